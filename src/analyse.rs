@@ -1,0 +1,119 @@
+//! Analysis: turns what a benchmark measured into a result row (summary, cycles, verdict,
+//! flags). Reads no clock and prints nothing.
+
+use crate::bench::{Benchmark, Measured, NotMeasured, Params};
+use crate::model::{Cycles, Flag, Row, Status, Validation, Verdict};
+use crate::sampler::{Method, SamplerConfig, StopReason};
+use crate::stats;
+use crate::timer::TimerInfo;
+
+/// Seed of every bootstrap, so a result file's CIs are reproducible from its samples.
+pub const BOOTSTRAP_SEED: u64 = 0x05_9121_3;
+
+/// Share of outliers above which a row is flagged.
+const OUTLIER_SHARE_FLAG: f64 = 0.10;
+
+/// A row for a benchmark that produced samples (or failed to).
+pub fn row(
+    bench: &dyn Benchmark,
+    params: Params,
+    outcome: Result<Measured, NotMeasured>,
+    cfg: &SamplerConfig,
+    timer: &TimerInfo,
+) -> Row {
+    let mut row = empty_row(bench.id(), bench.about(), params, cfg.method);
+    let measured = match outcome {
+        Ok(m) => m,
+        Err(NotMeasured::Skipped(reason)) => {
+            row.status = Status::Skipped;
+            row.reason = Some(reason);
+            return row;
+        }
+        Err(NotMeasured::Failed(reason)) => {
+            row.status = Status::Failed;
+            row.reason = Some(reason);
+            return row;
+        }
+    };
+    row.params.extend(measured.params);
+    row.notes = measured.notes;
+    row.iterations_per_sample = measured.samples.iterations_per_sample;
+    row.warmup_iterations = measured.samples.warmup_iterations;
+    row.stop = measured.samples.stop;
+    row.validation = Validation::from_checks(measured.checks);
+    row.samples_ns = measured.samples.per_op_ns;
+    match stats::summarize(&row.samples_ns, BOOTSTRAP_SEED) {
+        Ok(summary) => {
+            row.cycles = timer.counter_hz().map(|hz| Cycles {
+                source: "tsc".into(),
+                median: summary.median_ns * hz / 1e9,
+            });
+            row.flags = flags(&summary, row.validation.verdict, row.stop, cfg);
+            row.summary = Some(summary);
+            row.status = if row.flags.is_empty() {
+                Status::Ok
+            } else {
+                Status::Flagged
+            };
+        }
+        Err(e) => {
+            row.status = Status::Failed;
+            row.reason = Some(if row.stop == Some(StopReason::Interrupted) {
+                format!("interrupted before enough samples ({e})")
+            } else {
+                format!("samples unusable: {e}")
+            });
+        }
+    }
+    row
+}
+
+/// A row with nothing measured yet.
+pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
+    Row {
+        id: id.into(),
+        about: about.into(),
+        params,
+        status: Status::Skipped,
+        reason: None,
+        method,
+        iterations_per_sample: 0,
+        warmup_iterations: 0,
+        stop: None,
+        samples_ns: Vec::new(),
+        summary: None,
+        cycles: None,
+        breakdown: None,
+        derived: None,
+        fit: None,
+        validation: Validation::from_checks(Vec::new()),
+        flags: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// The flags a measured row earns.
+pub fn flags(
+    s: &stats::Summary,
+    verdict: Verdict,
+    stop: Option<StopReason>,
+    cfg: &SamplerConfig,
+) -> Vec<Flag> {
+    let mut f = Vec::new();
+    if verdict == Verdict::Failed {
+        f.push(Flag::CheckFailed);
+    }
+    if cfg.method == Method::Adaptive && s.median_ci_rel_halfwidth() > cfg.ci_target_rel {
+        f.push(Flag::CiTargetMissed);
+    }
+    if s.drift {
+        f.push(Flag::Drift);
+    }
+    if stop == Some(StopReason::Interrupted) {
+        f.push(Flag::Interrupted);
+    }
+    if s.outliers.total() as f64 > OUTLIER_SHARE_FLAG * s.n as f64 {
+        f.push(Flag::ManyOutliers);
+    }
+    f
+}

@@ -1,0 +1,277 @@
+//! Benchmarks: the [`Benchmark`] trait, the [`Ctx`] they measure through, and the checks
+//! they report. Each family lives in its own file; `registry.rs` lists them all.
+//!
+//! A benchmark sets up outside the clock, hands the sampler a routine (through [`Ctx::iter`]
+//! or [`Ctx::iter_custom`]), tears down, and returns its samples with [`Check`]s saying whether
+//! it measured what it claims. A benchmark never prints.
+
+pub mod dylib;
+pub mod fs;
+pub mod harness;
+pub mod id;
+pub mod signal;
+pub mod syscall;
+
+use crate::sampler::{self, SamplerConfig, Samples};
+use crate::timer::{Timer, TimerInfo};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Parameters of one result (placement, size, …), recorded in the result file.
+pub type Params = BTreeMap<String, serde_json::Value>;
+
+/// One measurable operation, e.g. `syscall.getpid`.
+pub trait Benchmark: Sync {
+    /// `family.operation[.variant]`.
+    fn id(&self) -> &'static str;
+    /// One line for `osprim list` and the table.
+    fn about(&self) -> &'static str;
+    /// Whether it can run on this machine; `Err(reason)` when not. Must be cheap.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// The parameter sets to run; one result each. Default: one, empty.
+    fn variants(&self, _ctx: &Ctx) -> Vec<Params> {
+        vec![Params::new()]
+    }
+    /// Sets up, measures through `ctx`, tears down, reports checks.
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured>;
+}
+
+/// What a benchmark measured.
+#[derive(Debug, Default)]
+pub struct Measured {
+    /// The samples.
+    pub samples: Samples,
+    /// Self-checks.
+    pub checks: Vec<Check>,
+    /// Remarks for the reader.
+    pub notes: Vec<String>,
+    /// Extra parameters learnt while running (e.g. the CPU the peer ran on).
+    pub params: Params,
+}
+
+impl Measured {
+    /// Samples with checks.
+    pub fn new(samples: Samples, checks: Vec<Check>) -> Measured {
+        Measured {
+            samples,
+            checks,
+            ..Measured::default()
+        }
+    }
+
+    /// Adds a note.
+    pub fn note(mut self, note: impl Into<String>) -> Measured {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// Why a benchmark produced no samples.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotMeasured {
+    /// Cannot run here (permission, kernel feature, hardware); the run goes on.
+    Skipped(String),
+    /// An error while measuring.
+    Failed(String),
+}
+
+/// One self-check: what was expected, what was seen, and whether they agree.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Check {
+    /// What is checked.
+    pub name: String,
+    /// The expectation.
+    pub expected: String,
+    /// What was seen (or why nothing could be seen).
+    pub observed: String,
+    /// `Some(true)` passed, `Some(false)` failed, `None` could not be checked.
+    pub ok: Option<bool>,
+}
+
+impl Check {
+    /// A check that was made.
+    pub fn new(
+        name: impl Into<String>,
+        expected: impl Into<String>,
+        observed: impl Into<String>,
+        ok: bool,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            expected: expected.into(),
+            observed: observed.into(),
+            ok: Some(ok),
+        }
+    }
+
+    /// A check that could not be made, and why.
+    pub fn impossible(name: impl Into<String>, why: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            expected: "-".into(),
+            observed: why.into(),
+            ok: None,
+        }
+    }
+
+    /// "`count` of `total` operations returned the expected value".
+    pub fn all_ok(name: impl Into<String>, failures: u64, total: u64) -> Check {
+        Check::new(
+            name,
+            format!("0 failures in {total}"),
+            format!("{failures} failures"),
+            failures == 0,
+        )
+    }
+}
+
+/// Costs of two reference operations, measured once per run when a check first needs them.
+#[derive(Clone, Copy, Debug)]
+pub struct References {
+    /// `clock_gettime(CLOCK_MONOTONIC)` through the vDSO (no kernel entry), ns.
+    pub vdso_ns: f64,
+    /// Bare `syscall` getppid, ns.
+    pub syscall_ns: f64,
+}
+
+/// What a benchmark measures through: the timer, the sampler settings, placement, scratch space.
+pub struct Ctx<'a> {
+    /// The run's timer.
+    pub timer: Timer,
+    /// What is known about it.
+    pub timer_info: &'a TimerInfo,
+    /// Sampler settings.
+    pub cfg: SamplerConfig,
+    /// The CPU the measuring thread is pinned to.
+    pub cpu: usize,
+    /// A private directory, removed at the end of the run.
+    pub scratch: &'a Path,
+    interrupt: &'a AtomicBool,
+    references: Option<References>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context for one run.
+    pub fn new(
+        timer: Timer,
+        timer_info: &'a TimerInfo,
+        cfg: SamplerConfig,
+        cpu: usize,
+        scratch: &'a Path,
+        interrupt: &'a AtomicBool,
+    ) -> Ctx<'a> {
+        Ctx {
+            timer,
+            timer_info,
+            cfg,
+            cpu,
+            scratch,
+            interrupt,
+            references: None,
+        }
+    }
+
+    /// Samples `op`, run `n` times back to back per sample.
+    ///
+    /// **Timing model:** `start`, then `n` calls of `op` with each result passed through
+    /// `black_box`, then `stop`. Nothing else is inside.
+    pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
+        let timer = self.timer;
+        sampler::sample(&self.cfg, &self.timer, self.interrupt, |n| {
+            time_loop(&timer, n, &mut op)
+        })
+    }
+
+    /// Samples a routine that times `n` operations itself and returns the ticks they took.
+    pub fn iter_custom(&self, routine: impl FnMut(u64) -> u64) -> Samples {
+        sampler::sample(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
+    /// Whether Ctrl-C has been pressed.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Reference costs (vDSO call, bare system call), measured on first use.
+    pub fn references(&mut self) -> References {
+        if let Some(r) = self.references {
+            return r;
+        }
+        let quick = |op: &mut dyn FnMut()| {
+            let mut best = f64::INFINITY;
+            for _ in 0..31 {
+                let t0 = self.timer.start();
+                for _ in 0..500 {
+                    op();
+                }
+                let t1 = self.timer.stop();
+                let ns = self
+                    .timer
+                    .ticks_to_ns(t1.wrapping_sub(t0) as f64 - self.timer.overhead_ticks())
+                    / 500.0;
+                best = best.min(ns);
+            }
+            best
+        };
+        let r = References {
+            vdso_ns: quick(&mut || {
+                black_box(nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).ok());
+            }),
+            syscall_ns: quick(&mut || {
+                black_box(crate::sys::raw::getppid());
+            }),
+        };
+        self.references = Some(r);
+        r
+    }
+
+    /// The check every kernel-entering benchmark makes: it costs clearly more than a vDSO call
+    /// (1.5 ×), or it did not enter the kernel. Not checkable when the vDSO itself falls back
+    /// to a system call (then the two cost the same).
+    pub fn enters_kernel_check(&mut self, median_ns: f64) -> Check {
+        let r = self.references();
+        let name = "costs more than a vDSO call (enters the kernel)";
+        if r.vdso_ns * 1.5 > r.syscall_ns {
+            return Check::impossible(
+                name,
+                format!(
+                    "the vDSO clock ({:.1} ns) costs about as much as a bare system call ({:.1} ns): the clocksource has no vDSO path",
+                    r.vdso_ns, r.syscall_ns
+                ),
+            );
+        }
+        Check::new(
+            name,
+            format!("> {:.1} ns (1.5 × vDSO clock_gettime)", r.vdso_ns * 1.5),
+            format!("{median_ns:.1} ns"),
+            median_ns > r.vdso_ns * 1.5,
+        )
+    }
+}
+
+/// The loop every [`Ctx::iter`] benchmark runs; not inlined so each benchmark's timed code is
+/// one function to read in a disassembly.
+#[inline(never)]
+fn time_loop<R>(timer: &Timer, n: u64, op: &mut impl FnMut() -> R) -> u64 {
+    let t0 = timer.start();
+    for _ in 0..n {
+        black_box(op());
+    }
+    let t1 = timer.stop();
+    t1.wrapping_sub(t0)
+}
+
+/// Median of the samples (for checks made right after sampling).
+pub fn quick_median(samples: &Samples) -> f64 {
+    let mut v = samples.per_op_ns.clone();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    crate::stats::median(&v)
+}

@@ -1,0 +1,138 @@
+//! System-call entry: `syscall.null`, `syscall.getpid`, `syscall.ioctl`, and the no-entry
+//! reference `vdso.clock_gettime`.
+//!
+//! Seed rows: L4Ka::Pistachio "empty system call" (`syscall.null`), Rhino "null call"
+//! (`syscall.getpid`), RightSpeed "simple I/O control request" (`syscall.ioctl`).
+//!
+//! **Timing model:** the sampler's loop around one call; nothing else.
+//! **Validation:** the returned value is right, and a kernel-entering call costs clearly more
+//! than a vDSO call; the vDSO call costs clearly less than a bare system call.
+
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
+use crate::sys;
+use nix::time::{ClockId, clock_gettime};
+use std::os::fd::AsFd;
+
+/// `getppid` through the bare `syscall` instruction.
+pub struct Null;
+
+impl Benchmark for Null {
+    fn id(&self) -> &'static str {
+        "syscall.null"
+    }
+    fn about(&self) -> &'static str {
+        "empty system call: getppid via the bare syscall instruction, no libc"
+    }
+    fn available(&self) -> Result<(), String> {
+        if sys::raw::AVAILABLE {
+            Ok(())
+        } else {
+            Err("no bare system-call path for this architecture".into())
+        }
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let expected = i64::from(nix::unistd::getppid().as_raw());
+        let samples = ctx.iter(sys::raw::getppid);
+        let got = sys::raw::getppid();
+        let median = quick_median(&samples);
+        let checks = vec![
+            Check::new(
+                "returns the parent pid",
+                expected.to_string(),
+                got.to_string(),
+                got == expected,
+            ),
+            ctx.enters_kernel_check(median),
+        ];
+        Ok(Measured::new(samples, checks))
+    }
+}
+
+/// libc's `getpid()` (glibc ≥ 2.25 no longer caches it, so it enters the kernel).
+pub struct Getpid;
+
+impl Benchmark for Getpid {
+    fn id(&self) -> &'static str {
+        "syscall.getpid"
+    }
+    fn about(&self) -> &'static str {
+        "getpid() through libc"
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let samples = ctx.iter(nix::unistd::getpid);
+        let got = nix::unistd::getpid().as_raw() as u32;
+        let median = quick_median(&samples);
+        let checks = vec![
+            Check::new(
+                "returns this process's pid",
+                std::process::id().to_string(),
+                got.to_string(),
+                got == std::process::id(),
+            ),
+            ctx.enters_kernel_check(median),
+        ];
+        Ok(Measured::new(samples, checks))
+    }
+}
+
+/// `ioctl(FIONREAD)` on a pipe holding 8 bytes.
+pub struct Ioctl;
+
+impl Benchmark for Ioctl {
+    fn id(&self) -> &'static str {
+        "syscall.ioctl"
+    }
+    fn about(&self) -> &'static str {
+        "simple I/O control: ioctl(FIONREAD) on a pipe holding 8 bytes"
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let (rd, wr) =
+            nix::unistd::pipe().map_err(|e| NotMeasured::Failed(format!("pipe: {e}")))?;
+        nix::unistd::write(&wr, &[7u8; 8])
+            .map_err(|e| NotMeasured::Failed(format!("write to pipe: {e}")))?;
+        let fd = rd.as_fd();
+        let mut wrong = 0u64;
+        let mut calls = 0u64;
+        let samples = ctx.iter(|| {
+            calls += 1;
+            if sys::thread::fionread(fd) != Some(8) {
+                wrong += 1;
+            }
+        });
+        let median = quick_median(&samples);
+        let checks = vec![
+            Check::all_ok("FIONREAD reports the 8 bytes waiting", wrong, calls),
+            ctx.enters_kernel_check(median),
+        ];
+        Ok(Measured::new(samples, checks))
+    }
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC)`, answered in user space by the vDSO.
+pub struct VdsoClock;
+
+impl Benchmark for VdsoClock {
+    fn id(&self) -> &'static str {
+        "vdso.clock_gettime"
+    }
+    fn about(&self) -> &'static str {
+        "clock_gettime(CLOCK_MONOTONIC) through the vDSO: no kernel entry"
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let samples = ctx.iter(|| clock_gettime(ClockId::CLOCK_MONOTONIC));
+        let median = quick_median(&samples);
+        let r = ctx.references();
+        let clocksource = std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+        let check = Check::new(
+            "costs clearly less than a bare system call (stays in user space)",
+            format!("< {:.1} ns (2/3 of bare getppid)", r.syscall_ns * 2.0 / 3.0),
+            format!("{median:.1} ns (clocksource {clocksource})"),
+            median < r.syscall_ns * 2.0 / 3.0,
+        );
+        Ok(Measured::new(samples, vec![check]))
+    }
+}

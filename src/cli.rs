@@ -1,0 +1,180 @@
+//! The command line (clap only): subcommands, flags, help with examples.
+
+use crate::sampler::Method;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// osprim measures what operating-system primitives cost on this machine, with confidence
+/// intervals and self-checks, beside the figures of five classic systems papers.
+#[derive(Parser, Debug)]
+#[command(name = "osprim", version, about, long_about = None, after_help = "\
+Examples:
+  osprim                      run the default suite, then show the seed tables
+  osprim run --quick syscall  the syscall family, about 0.2 s per benchmark
+  osprim list                 every benchmark and whether it can run here
+  osprim env                  what this machine is
+  osprim seeds osprim-results/2026-11-22T09-00-00Z.json")]
+pub struct Cli {
+    /// What to do (default: run the default suite, then show the seed tables).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure benchmarks and print a table; save a JSON result file.
+    #[command(after_help = "\
+Examples:
+  osprim run                          every benchmark, about 1 s each
+  osprim run --quick syscall id       two families, quickly
+  osprim run 'fs.*' --format json     JSON on stdout
+  osprim run syscall.null --method seed --cpu 1
+  osprim run --output today.json --thorough")]
+    Run(RunArgs),
+    /// List benchmarks: id, what it measures, the seed rows it answers, whether it can run here.
+    #[command(after_help = "Examples:\n  osprim list\n  osprim list syscall")]
+    List {
+        /// Only ids matching this pattern (family prefix, substring, or glob with *).
+        pattern: Option<String>,
+    },
+    /// Describe this machine (CPU, kernel, mitigations, virtualisation, timer…).
+    #[command(after_help = "Examples:\n  osprim env\n  osprim env --format json")]
+    Env {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = EnvFormat::Text)]
+        format: EnvFormat,
+    },
+    /// Show the five seed papers' tables beside today's figures.
+    #[command(after_help = "\
+Without RESULT, runs the benchmarks the tables need first (and saves them).
+
+Examples:
+  osprim seeds
+  osprim seeds osprim-results/2026-11-22T09-00-00Z.json")]
+    Seeds {
+        /// A result file from `osprim run`.
+        result: Option<PathBuf>,
+        /// Sampling options used when RESULT is not given.
+        #[command(flatten)]
+        sampling: SamplingArgs,
+    },
+}
+
+/// Options shared by every command that measures.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SamplingArgs {
+    /// About 0.2 s per benchmark.
+    #[arg(long, conflicts_with = "thorough")]
+    pub quick: bool,
+    /// About 5 s per benchmark and a 0.5 % CI target.
+    #[arg(long)]
+    pub thorough: bool,
+    /// Sampling method: adaptive, or the seed papers' 10,100 runs with 100 discarded.
+    #[arg(long, value_enum, default_value_t = Method::Adaptive)]
+    pub method: Method,
+    /// Pin the measuring thread to this CPU (default: the least loaded allowed CPU).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// The two CPUs for cross-CPU benchmarks, e.g. 0,1.
+    #[arg(long, value_name = "A,B", value_parser = parse_cpu_pair)]
+    pub cpus: Option<[usize; 2]>,
+    /// Target relative half-width of the median's 95 % CI, e.g. 0.01 for 1 %.
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub ci_target: Option<f64>,
+    /// Time budget per benchmark in seconds (overrides --quick/--thorough).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_budget)]
+    pub budget: Option<f64>,
+    /// Where to save the result file (default: osprim-results/<UTC time>.json).
+    #[arg(long, short, value_name = "FILE", conflicts_with = "no_save")]
+    pub output: Option<PathBuf>,
+    /// Do not save a result file.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// `osprim run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Benchmarks to run: ids, family prefixes (`syscall`), substrings or globs (`fs.*`).
+    pub patterns: Vec<String>,
+    /// Sampling and placement.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Output formats of `run`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A readable table.
+    Table,
+    /// The whole result document.
+    Json,
+    /// One line per result.
+    Csv,
+}
+
+/// Output formats of `env`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnvFormat {
+    /// key: value lines.
+    Text,
+    /// JSON.
+    Json,
+}
+
+fn parse_cpu_pair(s: &str) -> Result<[usize; 2], String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("expected two CPU numbers like 0,1, got '{s}'"))?;
+    let p = |x: &str| {
+        x.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("'{x}' is not a CPU number"))
+    };
+    let (a, b) = (p(a)?, p(b)?);
+    if a == b {
+        return Err("the two CPUs must differ".into());
+    }
+    Ok([a, b])
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!(
+            "expected a fraction between 0 and 1 (e.g. 0.01), got '{s}'"
+        )),
+    }
+}
+
+fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
+        _ => Err(format!("expected seconds between 0 and 3600, got '{s}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn value_parsers_reject_nonsense() {
+        assert_eq!(parse_cpu_pair("0,1"), Ok([0, 1]));
+        assert!(parse_cpu_pair("1,1").is_err());
+        assert!(parse_cpu_pair("x").is_err());
+        assert!(parse_fraction("0").is_err());
+        assert!(parse_fraction("0.02").is_ok());
+        assert!(parse_budget("-1").is_err());
+    }
+}

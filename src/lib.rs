@@ -1,0 +1,174 @@
+//! osprim measures what operating-system primitives cost on this machine — system calls,
+//! identity queries, file and signal operations, library loading, and more to come — with
+//! sound statistics and self-checks, beside the figures of five classic systems papers.
+//!
+//! Data flows one way: [`registry`] → [`sampler`] (a benchmark's samples) → [`stats`]
+//! (summary) → [`analyse`]/[`model`] (result rows) → [`report`].
+#![deny(unsafe_code)]
+
+pub mod analyse;
+pub mod bench;
+pub mod cli;
+pub mod env;
+pub mod interrupt;
+pub mod model;
+pub mod placement;
+pub mod registry;
+pub mod report;
+pub mod runner;
+pub mod sampler;
+pub mod seeds;
+pub mod stats;
+pub mod sys;
+pub mod timer;
+
+use anyhow::{Context, Result};
+use cli::{Cli, Command, EnvFormat, Format, RunArgs, SamplingArgs};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Runs a parsed command line; returns the process exit status.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        None => {
+            let args = RunArgs {
+                patterns: Vec::new(),
+                sampling: SamplingArgs::default(),
+                format: Format::Table,
+            };
+            run_and_report(&args, true)
+        }
+        Some(Command::Run(args)) => run_and_report(&args, false),
+        Some(Command::List { pattern }) => list(pattern.as_deref()),
+        Some(Command::Env { format }) => show_env(format),
+        Some(Command::Seeds {
+            result: Some(path), ..
+        }) => {
+            let run = model::read_result_file(&path)?;
+            emit(&report::seeds::render(&run))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Seeds {
+            result: None,
+            sampling,
+        }) => {
+            let ids = seed_benchmarks();
+            let args = RunArgs {
+                patterns: ids,
+                sampling,
+                format: Format::Table,
+            };
+            let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
+            let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
+            saved_note(&done);
+            emit(&report::seeds::render(&done.run))?;
+            Ok(exit_status(&done))
+        }
+    }
+}
+
+/// The ids the seed tables need that are registered.
+fn seed_benchmarks() -> Vec<String> {
+    let mut ids: Vec<String> = seeds::figures()
+        .iter()
+        .filter_map(|f| match seeds::target(f) {
+            seeds::Target::Bench(id) => Some(id.to_string()),
+            _ => None,
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+fn run_and_report(args: &RunArgs, with_seeds: bool) -> Result<ExitCode> {
+    let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
+    match args.format {
+        Format::Table => emit(&report::table::render(&done.run))?,
+        Format::Json => emit(&(serde_json::to_string_pretty(&done.run)? + "\n"))?,
+        Format::Csv => emit(&report::csv::render(&done.run)?)?,
+    }
+    if with_seeds && !done.interrupted {
+        emit(&report::seeds::render(&done.run))?;
+    }
+    saved_note(&done);
+    Ok(exit_status(&done))
+}
+
+fn saved_note(done: &runner::Finished) {
+    if let Some(p) = &done.saved_to {
+        let partial = if done.interrupted {
+            " (partial: interrupted)"
+        } else {
+            ""
+        };
+        eprintln!("results saved to {}{partial}", p.display());
+    }
+}
+
+fn exit_status(done: &runner::Finished) -> ExitCode {
+    if done.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn list(pattern: Option<&str>) -> Result<ExitCode> {
+    let patterns: Vec<String> = pattern.map(|p| vec![p.to_string()]).unwrap_or_default();
+    let benches = registry::select(&patterns)
+        .map_err(|p| runner::UsageError(format!("no benchmark matches '{p}' (see osprim list)")))?;
+    let mut table = report::new_table();
+    table.set_header(vec![
+        "benchmark",
+        "what it measures",
+        "seed rows",
+        "runs here",
+    ]);
+    for b in benches {
+        let rows: Vec<String> = seeds::figures()
+            .iter()
+            .filter(|f| seeds::target(f) == seeds::Target::Bench(b.id()))
+            .map(|f| format!("{} {}", &f.seed_file[..3], f.label()))
+            .collect();
+        let here = match b.available() {
+            Ok(()) => "yes".to_string(),
+            Err(why) => format!("no: {why}"),
+        };
+        table.add_row(vec![
+            b.id().to_string(),
+            b.about().to_string(),
+            rows.join("\n"),
+            here,
+        ]);
+    }
+    emit(&format!("{table}\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_env(format: EnvFormat) -> Result<ExitCode> {
+    let machine = env::capture();
+    match format {
+        EnvFormat::Json => emit(&(serde_json::to_string_pretty(&machine)? + "\n"))?,
+        EnvFormat::Text => {
+            let fields = machine.fields();
+            let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            let mut s = String::new();
+            for (k, v) in fields {
+                s.push_str(&format!("{k:width$}  {v}\n"));
+            }
+            emit(&s)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes to stdout; a closed pipe (`osprim … | head`) is not an error.
+fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to stdout"),
+    }
+}

@@ -1,0 +1,326 @@
+//! The result file: serde types of one run, versioned by [`SCHEMA`].
+//!
+//! The format is documented in `docs/results.md`. Readers refuse a file whose `schema` they
+//! do not know, with one clear line ([`ResultFileError`]).
+
+use crate::bench::{Check, Params};
+use crate::sampler::{Method, SamplerConfig, StopReason};
+use crate::stats::{Estimate, LineFit, Summary};
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The version of the result format this build writes and reads.
+pub const SCHEMA: u32 = 1;
+
+/// One run of osprim: what was measured, where, how, and every sample.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunFile {
+    /// Format version ([`SCHEMA`]).
+    pub schema: u32,
+    /// The build that measured.
+    pub osprim: BuildInfo,
+    /// UTC start, RFC 3339.
+    pub started_utc: String,
+    /// UTC end, RFC 3339 (absent while the run is going on).
+    pub finished_utc: Option<String>,
+    /// True when the run was interrupted or is still going on: not every benchmark ran.
+    pub partial: bool,
+    /// The command line.
+    pub command: Vec<String>,
+    /// Sampler settings.
+    pub config: SamplerConfig,
+    /// Where the measuring thread ran.
+    pub placement: Placement,
+    /// The clock.
+    pub timer: TimerInfo,
+    /// The machine.
+    pub machine: crate::env::Machine,
+    /// One row per benchmark and parameter set, in the order run.
+    pub results: Vec<Row>,
+}
+
+/// The build that produced a result.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BuildInfo {
+    /// Crate version.
+    pub version: String,
+    /// Git commit (with `-dirty` when the tree had changes), or "unknown".
+    pub commit: String,
+    /// `rustc --version` of the compiler.
+    pub rustc: String,
+    /// Cargo profile ("release" or "debug").
+    pub profile: String,
+}
+
+impl BuildInfo {
+    /// This binary's build.
+    pub fn current() -> BuildInfo {
+        BuildInfo {
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: env!("OSPRIM_GIT_COMMIT").into(),
+            rustc: env!("OSPRIM_RUSTC_VERSION").into(),
+            profile: env!("OSPRIM_PROFILE").into(),
+        }
+    }
+}
+
+/// CPU placement of the measuring thread.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Placement {
+    /// The CPU the measuring thread was pinned to.
+    pub cpu: usize,
+    /// How it was chosen ("--cpu", "least loaded of allowed set").
+    pub chosen_by: String,
+    /// CPUs the process was allowed to use.
+    pub allowed_cpus: Vec<usize>,
+    /// The pair `--cpus A,B` given for two-CPU benchmarks, if any.
+    pub cpu_pair: Option<[usize; 2]>,
+}
+
+/// What became of one benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Measured; validated, or honestly not validated.
+    Ok,
+    /// Measured, but a check failed or a quality target was missed: see `flags`.
+    Flagged,
+    /// Cannot run here; `reason` says why.
+    Skipped,
+    /// An error while measuring; `reason` says what.
+    Failed,
+}
+
+/// A warning attached to a measured row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// A validation check failed.
+    CheckFailed,
+    /// The median's CI did not reach the target within the budget.
+    CiTargetMissed,
+    /// The first and second halves of the samples disagree.
+    Drift,
+    /// Ctrl-C arrived while this benchmark was sampling.
+    Interrupted,
+    /// More than 10 % of samples are outliers.
+    ManyOutliers,
+}
+
+impl Flag {
+    /// One-line hint on what the flag means and what to do.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Flag::CheckFailed => {
+                "a validation check failed: the number may not measure what it claims (see checks)"
+            }
+            Flag::CiTargetMissed => {
+                "the 95 % CI of the median is wider than the target: the machine is noisy; retry on an idle machine or with --thorough"
+            }
+            Flag::Drift => {
+                "the first and second halves of the samples disagree: something changed during the run (frequency, load, caches)"
+            }
+            Flag::Interrupted => "interrupted: fewer samples than planned",
+            Flag::ManyOutliers => {
+                "over 10 % of samples are outliers: other activity disturbed the run"
+            }
+        }
+    }
+
+    /// Short label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Flag::CheckFailed => "check-failed",
+            Flag::CiTargetMissed => "ci-wide",
+            Flag::Drift => "drift",
+            Flag::Interrupted => "interrupted",
+            Flag::ManyOutliers => "outliers",
+        }
+    }
+}
+
+/// Outcome of a benchmark's self-checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every check passed.
+    Validated,
+    /// At least one check failed.
+    Failed,
+    /// No check could be made (each check says why).
+    NotValidated,
+}
+
+/// Checks and their verdict.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Validation {
+    /// Overall verdict.
+    pub verdict: Verdict,
+    /// Each check made.
+    pub checks: Vec<Check>,
+}
+
+impl Validation {
+    /// Verdict from checks: any failure fails; all passed validates; otherwise not validated.
+    pub fn from_checks(checks: Vec<Check>) -> Validation {
+        let verdict = if checks.iter().any(|c| c.ok == Some(false)) {
+            Verdict::Failed
+        } else if !checks.is_empty() && checks.iter().all(|c| c.ok == Some(true)) {
+            Verdict::Validated
+        } else if checks.iter().any(|c| c.ok == Some(true)) {
+            Verdict::Validated
+        } else {
+            Verdict::NotValidated
+        };
+        Validation { verdict, checks }
+    }
+}
+
+/// Cycles per operation at the counter's frequency.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Cycles {
+    /// "tsc" (reference cycles at the TSC's frequency, not core cycles), or "pmu".
+    pub source: String,
+    /// Median cycles per operation.
+    pub median: f64,
+}
+
+/// One stage of a breakdown (e.g. trap, other).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Stage {
+    /// Stage name.
+    pub name: String,
+    /// Summary of that stage's samples.
+    pub summary: Summary,
+}
+
+/// A result computed from other results (e.g. `ctx.address_space`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Derived {
+    /// How it was computed, e.g. "ctx.process − ctx.thread".
+    pub formula: String,
+    /// The estimate and its bootstrap CI.
+    pub estimate: Estimate,
+}
+
+/// One benchmark under one parameter set.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    /// Benchmark id, `family.operation[.variant]`.
+    pub id: String,
+    /// What it measures.
+    pub about: String,
+    /// Parameters (placement, size, …).
+    pub params: Params,
+    /// What became of it.
+    pub status: Status,
+    /// Why it was skipped or failed.
+    pub reason: Option<String>,
+    /// Sampling method.
+    pub method: Method,
+    /// Operations per sample.
+    pub iterations_per_sample: u64,
+    /// Operations run during warm-up.
+    pub warmup_iterations: u64,
+    /// Why sampling stopped.
+    pub stop: Option<StopReason>,
+    /// Every sample, ns per operation, in time order.
+    pub samples_ns: Vec<f64>,
+    /// Statistics of `samples_ns`.
+    pub summary: Option<Summary>,
+    /// Median in counter cycles.
+    pub cycles: Option<Cycles>,
+    /// Per-stage summaries, when the benchmark breaks its time down.
+    pub breakdown: Option<Vec<Stage>>,
+    /// Set when this row is derived from others.
+    pub derived: Option<Derived>,
+    /// Fitted fixed + per-byte cost, for sweeps.
+    pub fit: Option<LineFit>,
+    /// Self-checks.
+    pub validation: Validation,
+    /// Warnings.
+    pub flags: Vec<Flag>,
+    /// Remarks on how this was measured (e.g. what a figure includes).
+    pub notes: Vec<String>,
+}
+
+impl Row {
+    /// Median ns per operation, if measured.
+    pub fn median_ns(&self) -> Option<f64> {
+        self.summary
+            .as_ref()
+            .map(|s| s.median_ns)
+            .or(self.derived.as_ref().map(|d| d.estimate.point))
+    }
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultFileError {
+    /// Could not be opened or read.
+    #[error("cannot read result file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Not JSON, truncated, or not an osprim result.
+    #[error("{path} is not an osprim result file: {detail}")]
+    NotOsprim { path: PathBuf, detail: String },
+    /// A schema this build does not know.
+    #[error("{path} has result schema {found}; this osprim reads schema {SCHEMA}")]
+    Schema { path: PathBuf, found: u64 },
+}
+
+/// Reads and checks a result file.
+pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ResultFileError::NotOsprim {
+            path: path.into(),
+            detail: if e.is_eof() {
+                "the file is truncated".into()
+            } else {
+                format!("invalid JSON ({e})")
+            },
+        })?;
+    let schema = value.get("schema").and_then(|v| v.as_u64());
+    match schema {
+        None => {
+            return Err(ResultFileError::NotOsprim {
+                path: path.into(),
+                detail: "no \"schema\" field".into(),
+            });
+        }
+        Some(s) if s != u64::from(SCHEMA) => {
+            return Err(ResultFileError::Schema {
+                path: path.into(),
+                found: s,
+            });
+        }
+        _ => {}
+    }
+    serde_json::from_value(value).map_err(|e| ResultFileError::NotOsprim {
+        path: path.into(),
+        detail: format!("unexpected content ({e})"),
+    })
+}
+
+/// Writes `run` to `path` atomically: a temporary file in the same directory, then a rename.
+pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".osprim-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! The one list of benchmarks. A new benchmark is one struct in `bench/` and one line here.
+
+use crate::bench::{Benchmark, dylib, fs, harness, id, signal, syscall};
+
+static ALL: &[&dyn Benchmark] = &[
+    &harness::Empty,
+    &syscall::Null,
+    &syscall::Getpid,
+    &syscall::VdsoClock,
+    &syscall::Ioctl,
+    &id::Gettid,
+    &id::SchedGetcpu,
+    &id::ExeName,
+    &id::Comm,
+    &fs::OpenClose,
+    &fs::Stat,
+    &signal::Install,
+    &dylib::Dlopen,
+];
+
+/// Every benchmark, in the order a run takes them.
+pub fn all() -> &'static [&'static dyn Benchmark] {
+    ALL
+}
+
+/// Looks a benchmark up by exact id.
+pub fn find(id: &str) -> Option<&'static dyn Benchmark> {
+    ALL.iter().copied().find(|b| b.id() == id)
+}
+
+/// Benchmarks matching any of `patterns` (all when empty). A pattern matches an id equal to
+/// it, an id it is a dotted prefix of (`syscall` → `syscall.*`), or, with `*`, a glob.
+pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String> {
+    if patterns.is_empty() {
+        return Ok(ALL.to_vec());
+    }
+    for p in patterns {
+        if !ALL.iter().any(|b| matches(p, b.id())) {
+            return Err(p.clone());
+        }
+    }
+    Ok(ALL
+        .iter()
+        .copied()
+        .filter(|b| patterns.iter().any(|p| matches(p, b.id())))
+        .collect())
+}
+
+/// Whether `pattern` selects `id`.
+pub fn matches(pattern: &str, id: &str) -> bool {
+    if pattern.contains('*') {
+        return glob(pattern.as_bytes(), id.as_bytes());
+    }
+    id == pattern
+        || id
+            .strip_prefix(pattern)
+            .is_some_and(|rest| rest.starts_with('.'))
+        || id.contains(pattern)
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
+        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
+        _ => false,
+    }
+}
+
+/// The id closest to `name` (for "did you mean"), by edit distance.
+pub fn nearest(name: &str) -> Option<&'static str> {
+    ALL.iter()
+        .map(|b| (edit_distance(name, b.id()), b.id()))
+        .min()
+        .filter(|(d, _)| *d <= 4)
+        .map(|(_, id)| id)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push(
+                (prev[j] + usize::from(ca != *cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for b in all() {
+            let id = b.id();
+            assert!(seen.insert(id), "duplicate id {id}");
+            let parts: Vec<&str> = id.split('.').collect();
+            assert!(
+                (2..=3).contains(&parts.len()),
+                "{id}: family.operation[.variant]"
+            );
+            assert!(
+                parts.iter().all(|p| !p.is_empty()
+                    && p.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')),
+                "{id}"
+            );
+            assert!(!b.about().is_empty(), "{id} has no description");
+        }
+    }
+
+    #[test]
+    fn patterns_select_families_and_globs() {
+        assert!(matches("syscall", "syscall.null"));
+        assert!(matches("syscall.null", "syscall.null"));
+        assert!(matches("*.getpid", "syscall.getpid"));
+        assert!(!matches("*.getpid", "syscall.getppid"));
+        assert!(!matches("fault", "syscall.null"));
+        assert_eq!(select(&["nomatch".into()]).err(), Some("nomatch".into()));
+        assert_eq!(select(&[]).map(|v| v.len()).ok(), Some(all().len()));
+    }
+
+    #[test]
+    fn nearest_suggests_close_ids() {
+        assert_eq!(nearest("syscall.getpdi"), Some("syscall.getpid"));
+        assert_eq!(nearest("zzzzzzzzzzzzzzzzzzzz"), None);
+    }
+}

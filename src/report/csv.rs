@@ -1,0 +1,55 @@
+//! CSV: one line per result row, units in the column names.
+
+use crate::model::RunFile;
+
+/// The rows of `run` as CSV text.
+pub fn render(run: &RunFile) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "id",
+        "params",
+        "status",
+        "verdict",
+        "flags",
+        "n",
+        "iterations_per_sample",
+        "median_ns",
+        "median_ci95_lo_ns",
+        "median_ci95_hi_ns",
+        "mean_ns",
+        "min_ns",
+        "p99_ns",
+        "stddev_ns",
+        "cycles_median",
+        "reason",
+    ])?;
+    for r in &run.results {
+        let s = r.summary.as_ref();
+        let num =
+            |f: fn(&crate::stats::Summary) -> f64| s.map(|s| f(s).to_string()).unwrap_or_default();
+        let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
+        w.write_record([
+            r.id.clone(),
+            serde_json::to_string(&r.params).unwrap_or_default(),
+            format!("{:?}", r.status).to_lowercase(),
+            format!("{:?}", r.validation.verdict).to_lowercase(),
+            flags.join(" "),
+            s.map(|s| s.n.to_string()).unwrap_or_default(),
+            r.iterations_per_sample.to_string(),
+            num(|s| s.median_ns),
+            num(|s| s.median_ci95_ns[0]),
+            num(|s| s.median_ci95_ns[1]),
+            num(|s| s.mean_ns),
+            num(|s| s.min_ns),
+            num(|s| s.p99_ns),
+            num(|s| s.stddev_ns),
+            r.cycles
+                .as_ref()
+                .map(|c| c.median.to_string())
+                .unwrap_or_default(),
+            r.reason.clone().unwrap_or_default(),
+        ])?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,132 @@
+//! The seed view: each paper's table, every row beside today's figure on this machine.
+//!
+//! Columns: the published figure and its platform; today's benchmark; today's median in ns
+//! and in TSC cycles at this machine's counter frequency; and then/now ratios — in time where
+//! the paper's figure is a time or cycles at a stated clock, in cycles where it gives cycles
+//! (or a time and a clock). A ratio above 1 means today is faster.
+
+use super::{fmt_ns, sig4};
+use crate::model::{Row, RunFile};
+use crate::seeds::{self, Figure, Target};
+use comfy_table::CellAlignment;
+use std::fmt::Write;
+
+fn measured<'a>(run: &'a RunFile, id: &str) -> Option<&'a Row> {
+    run.results
+        .iter()
+        .find(|r| r.id == id && r.median_ns().is_some())
+}
+
+fn then_cell(f: &Figure) -> String {
+    let unit = if f.unit == "us" {
+        "µs"
+    } else {
+        f.unit.as_str()
+    };
+    format!("{} {unit}", f.value)
+}
+
+fn platform_cell(f: &Figure) -> String {
+    match f.clock_mhz {
+        Some(mhz) => format!("{}, {} @ {mhz} MHz", f.system, f.platform),
+        None => format!("{}, {}", f.system, f.platform),
+    }
+}
+
+/// All five tables.
+pub fn render(run: &RunFile) -> String {
+    let hz = run.timer.counter_hz();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Seed tables beside today ({}, Linux {}); cycles today are TSC cycles at {}; then/now > 1 means today is faster.",
+        run.machine.cpu.model_name,
+        run.machine.kernel.release,
+        hz.map(|h| format!("{:.1} MHz", h / 1e6))
+            .unwrap_or_else(|| "an unknown frequency".into())
+    );
+    for (prefix, title) in seeds::PAPERS {
+        let mut table = super::new_table();
+        table.set_header(vec![
+            "operation",
+            "then",
+            "platform",
+            "today",
+            "median",
+            "cycles",
+            "then/now time",
+            "then/now cycles",
+        ]);
+        for f in seeds::figures()
+            .iter()
+            .filter(|f| f.seed_file.starts_with(prefix))
+        {
+            table.add_row(row_cells(f, run, hz));
+        }
+        for i in [1, 4, 5, 6, 7] {
+            if let Some(c) = table.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let _ = writeln!(out, "\n{prefix} {title}\n{table}");
+    }
+    out
+}
+
+fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
+    let dash = || "-".to_string();
+    let mut cells = vec![f.label(), then_cell(f), platform_cell(f)];
+    let (today, median, cycles, rt, rc) = match seeds::target(f) {
+        Target::Bench(id) => match measured(run, id) {
+            Some(row) => {
+                let ns = row.median_ns().unwrap_or(f64::NAN);
+                let cyc = hz.map(|h| ns * h / 1e9);
+                let rt = f
+                    .then_ns()
+                    .map(|t| format!("{}×", sig4(t / ns)))
+                    .unwrap_or_else(dash);
+                let rc = match (f.then_cycles(), cyc) {
+                    (Some(t), Some(c)) => format!("{}×", sig4(t / c)),
+                    _ => dash(),
+                };
+                (
+                    id.to_string(),
+                    fmt_ns(ns),
+                    cyc.map(sig4).unwrap_or_else(dash),
+                    rt,
+                    rc,
+                )
+            }
+            None => (
+                format!("{id}: not in this result"),
+                dash(),
+                dash(),
+                dash(),
+                dash(),
+            ),
+        },
+        Target::Planned(id) => (
+            format!("not measured yet (planned: {id})"),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+        ),
+        Target::Counters(id) => (
+            format!("needs hardware counters (retired instructions); time: {id}"),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+        ),
+        Target::NotApplicable(why) => (
+            format!("not applicable: {why}"),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+        ),
+    };
+    cells.extend([today, median, cycles, rt, rc]);
+    cells
+}

@@ -1,0 +1,198 @@
+//! The run: select benchmarks, check the output path, pin, build the timer, measure each
+//! benchmark through the sampler, analyse, and save the result file after every benchmark so
+//! an interruption or a later failure loses nothing.
+
+use crate::analyse;
+use crate::bench::Ctx;
+use crate::cli::SamplingArgs;
+use crate::model::{BuildInfo, Placement, RunFile, SCHEMA, write_result_file};
+use crate::sampler::SamplerConfig;
+use crate::{env, placement, registry, timer};
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A usage mistake (exit status 2): an unknown benchmark, a bad value.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// What a finished run hands back.
+pub struct Finished {
+    /// The result document.
+    pub run: RunFile,
+    /// Where it was saved, if it was.
+    pub saved_to: Option<PathBuf>,
+    /// Whether Ctrl-C cut it short.
+    pub interrupted: bool,
+}
+
+/// The sampler settings the flags ask for.
+pub fn sampler_config(args: &SamplingArgs) -> SamplerConfig {
+    let mut cfg = if args.quick {
+        SamplerConfig::quick()
+    } else if args.thorough {
+        SamplerConfig::thorough()
+    } else {
+        SamplerConfig::standard()
+    };
+    cfg.method = args.method;
+    if let Some(t) = args.ci_target {
+        cfg.ci_target_rel = t;
+    }
+    if let Some(b) = args.budget {
+        cfg.budget_s = b;
+    }
+    cfg
+}
+
+/// Where results go: `--output`, nothing with `--no-save`, else `osprim-results/<UTC>.json`.
+fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Option<PathBuf> {
+    if args.no_save {
+        return None;
+    }
+    Some(args.output.clone().unwrap_or_else(|| {
+        let stamp = humantime::format_rfc3339_seconds(started)
+            .to_string()
+            .replace(':', "-");
+        Path::new("osprim-results").join(format!("{stamp}.json"))
+    }))
+}
+
+/// Fails now, before anything is measured, if `path` cannot be written.
+fn check_writable(path: &Path, default_dir: bool) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if default_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    if path.is_dir() {
+        anyhow::bail!(
+            "cannot write results to {}: it is a directory",
+            path.display()
+        );
+    }
+    tempfile::Builder::new()
+        .prefix(".osprim-")
+        .tempfile_in(dir)
+        .map(drop)
+        .with_context(|| format!("cannot write results to {}", path.display()))
+}
+
+/// Runs the benchmarks matching `patterns`.
+pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> Result<Finished> {
+    let benches = registry::select(patterns).map_err(|p| {
+        let hint = registry::nearest(&p)
+            .map(|n| format!("; did you mean '{n}'?"))
+            .unwrap_or_default();
+        UsageError(format!(
+            "no benchmark matches '{p}' (see osprim list){hint}"
+        ))
+    })?;
+    let cfg = sampler_config(args);
+    let started = std::time::SystemTime::now();
+    let out = output_path(args, started);
+    if let Some(path) = &out {
+        check_writable(path, args.output.is_none())?;
+    }
+    if let Some(pair) = args.cpus {
+        placement::check_pair(pair)?;
+    }
+    let chosen = placement::choose(args.cpu)?;
+    placement::pin(chosen.cpu)?;
+
+    let machine = env::capture();
+    let (timer, timer_info) = timer::detect();
+    let scratch = tempfile::Builder::new()
+        .prefix("osprim-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+
+    let mut run = RunFile {
+        schema: SCHEMA,
+        osprim: BuildInfo::current(),
+        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
+        finished_utc: None,
+        partial: true,
+        command: std::env::args().collect(),
+        config: cfg.clone(),
+        placement: Placement {
+            cpu: chosen.cpu,
+            chosen_by: chosen.chosen_by,
+            allowed_cpus: chosen.allowed,
+            cpu_pair: args.cpus,
+        },
+        timer: timer_info.clone(),
+        machine,
+        results: Vec::new(),
+    };
+
+    let progress = progress_bar(benches.len() as u64);
+    let mut ctx = Ctx::new(
+        timer,
+        &timer_info,
+        cfg.clone(),
+        chosen.cpu,
+        scratch.path(),
+        interrupt,
+    );
+    for bench in &benches {
+        if interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        progress.set_message(bench.id());
+        let variants = match bench.available() {
+            Ok(()) => bench.variants(&ctx),
+            Err(_) => vec![Default::default()],
+        };
+        for params in variants {
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            let outcome = match bench.available() {
+                Ok(()) => bench.run(&mut ctx, &params),
+                Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
+            };
+            run.results
+                .push(analyse::row(*bench, params, outcome, &cfg, &timer_info));
+            if let Some(path) = &out {
+                write_result_file(path, &run)
+                    .with_context(|| format!("cannot write results to {}", path.display()))?;
+            }
+        }
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+
+    let interrupted = interrupt.load(Ordering::Relaxed);
+    run.partial = interrupted;
+    run.finished_utc =
+        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    run.machine.scheduling.load_avg_end = env::load_average();
+    if let Some(path) = &out {
+        write_result_file(path, &run)
+            .with_context(|| format!("cannot write results to {}", path.display()))?;
+    }
+    drop(scratch);
+    Ok(Finished {
+        run,
+        saved_to: out,
+        interrupted,
+    })
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} [{pos}/{len}] {wide_msg} {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}

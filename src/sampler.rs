@@ -1,0 +1,351 @@
+//! The sampler: warm-up, batch sizing, sampling until the median is known well enough.
+//!
+//! **Timing model.** A benchmark hands over a routine that runs `n` operations and returns the
+//! ticks they took, read with [`Timer::start`]/[`Timer::stop`] around the `n` operations only.
+//! One sample is `(ticks − timer overhead) / n`, in nanoseconds per operation.
+//!
+//! **Adaptive method** (default): warm up for at least [`SamplerConfig::warmup_iters`]
+//! operations and [`SamplerConfig::warmup`] time; size batches so one sample lasts at least
+//! 1,000 × the timer's resolution (and 1,000 × its overhead); then take samples until the
+//! distribution-free 95 % confidence interval of the median is within the target relative
+//! half-width, or the time budget is spent; never fewer than [`SamplerConfig::min_samples`].
+//! The stopping rule uses order statistics (cheap, exact for any distribution); the reported
+//! interval is the bootstrap one from `stats`.
+//!
+//! **Seed method** (`--method seed`): the papers' own — 10,100 single-operation runs, the first
+//! 100 discarded; the mean is reported beside the median.
+//!
+//! Between samples (never inside one) the sampler checks the interrupt flag.
+
+use crate::stats;
+use crate::timer::Timer;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How samples are taken.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Warm-up, sized batches, stop when the median's CI meets the target.
+    #[default]
+    Adaptive,
+    /// 10,100 single-operation runs, first 100 discarded, mean reported.
+    Seed,
+}
+
+/// The seed papers' method: runs kept and runs discarded first.
+pub const SEED_RUNS: usize = 10_000;
+/// Runs discarded before the seed method's kept runs.
+pub const SEED_DISCARDED: usize = 100;
+
+/// Sampler settings; see the module doc for what each controls.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SamplerConfig {
+    /// Sampling method.
+    pub method: Method,
+    /// Time budget of one benchmark (warm-up excluded), in seconds.
+    pub budget_s: f64,
+    /// Minimum warm-up time, in seconds.
+    pub warmup_s: f64,
+    /// Minimum warm-up operations.
+    pub warmup_iters: u64,
+    /// Target relative half-width of the median's 95 % CI (0.01 = 1 %).
+    pub ci_target_rel: f64,
+    /// Fewest samples ever taken.
+    pub min_samples: usize,
+    /// Most samples ever taken (bounds memory).
+    pub max_samples: usize,
+    /// A sample lasts at least this many timer resolutions (and overheads).
+    pub min_sample_resolutions: f64,
+}
+
+impl SamplerConfig {
+    /// The default: about 1 s per benchmark, 1 % target.
+    pub fn standard() -> SamplerConfig {
+        SamplerConfig {
+            method: Method::Adaptive,
+            budget_s: 1.0,
+            warmup_s: 0.05,
+            warmup_iters: 100,
+            ci_target_rel: 0.01,
+            min_samples: 30,
+            max_samples: 50_000,
+            min_sample_resolutions: 1000.0,
+        }
+    }
+
+    /// `--quick`: about 0.2 s per benchmark.
+    pub fn quick() -> SamplerConfig {
+        SamplerConfig {
+            budget_s: 0.2,
+            warmup_s: 0.02,
+            ..SamplerConfig::standard()
+        }
+    }
+
+    /// `--thorough`: about 5 s per benchmark, a tighter target.
+    pub fn thorough() -> SamplerConfig {
+        SamplerConfig {
+            budget_s: 5.0,
+            warmup_s: 0.2,
+            ci_target_rel: 0.005,
+            ..SamplerConfig::standard()
+        }
+    }
+}
+
+/// Why sampling stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The median's CI met the target.
+    TargetMet,
+    /// The time budget ran out first.
+    BudgetSpent,
+    /// The sample cap was reached.
+    SampleCap,
+    /// The seed method's fixed count was reached.
+    FixedCount,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// What the sampler took.
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// Nanoseconds per operation, one per sample, in time order.
+    pub per_op_ns: Vec<f64>,
+    /// Operations per sample.
+    pub iterations_per_sample: u64,
+    /// Operations run during warm-up.
+    pub warmup_iterations: u64,
+    /// Why sampling stopped (`None` if it never started).
+    pub stop: Option<StopReason>,
+}
+
+/// Runs `routine(n)` (which returns the ticks `n` operations took) as the config says.
+pub fn sample(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    mut routine: impl FnMut(u64) -> u64,
+) -> Samples {
+    let to_ns =
+        |ticks: u64, n: u64| timer.ticks_to_ns(ticks as f64 - timer.overhead_ticks()) / n as f64;
+    match cfg.method {
+        Method::Seed => {
+            let mut out = Samples {
+                iterations_per_sample: 1,
+                ..Samples::default()
+            };
+            out.per_op_ns.reserve_exact(SEED_RUNS);
+            for i in 0..SEED_DISCARDED + SEED_RUNS {
+                if interrupt.load(Ordering::Relaxed) {
+                    out.stop = Some(StopReason::Interrupted);
+                    return out;
+                }
+                let t = routine(1);
+                if i < SEED_DISCARDED {
+                    out.warmup_iterations += 1;
+                } else {
+                    out.per_op_ns.push(to_ns(t, 1));
+                }
+            }
+            out.stop = Some(StopReason::FixedCount);
+            out
+        }
+        Method::Adaptive => adaptive(cfg, timer, interrupt, &mut routine, to_ns),
+    }
+}
+
+fn adaptive(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    routine: &mut impl FnMut(u64) -> u64,
+    to_ns: impl Fn(u64, u64) -> f64,
+) -> Samples {
+    let mut out = Samples::default();
+    // Warm-up: doubling batches until both minimums are met; the last batches estimate the
+    // cost of one operation.
+    let warm_start = Instant::now();
+    let mut n = 1u64;
+    let (mut warm_ticks, mut warm_ops) = (0u64, 0u64);
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            out.stop = Some(StopReason::Interrupted);
+            return out;
+        }
+        let t = routine(n);
+        out.warmup_iterations += n;
+        if n >= 8 {
+            warm_ticks += t;
+            warm_ops += n;
+        }
+        if out.warmup_iterations >= cfg.warmup_iters
+            && warm_start.elapsed().as_secs_f64() >= cfg.warmup_s
+        {
+            break;
+        }
+        // Grow the batch while one takes less than a tenth of the warm-up time.
+        if timer.ticks_to_ns(t as f64) < cfg.warmup_s * 1e8 {
+            n = n.saturating_mul(2);
+        }
+    }
+    let per_op_ns = if warm_ops > 0 {
+        timer.ticks_to_ns(warm_ticks as f64) / warm_ops as f64
+    } else {
+        1e6
+    };
+    let min_sample_ns = cfg.min_sample_resolutions
+        * timer
+            .ticks_to_ns(1.0)
+            .max(timer.ticks_to_ns(timer.overhead_ticks()))
+            .max(RESOLUTION_FLOOR_NS);
+    let n = ((min_sample_ns / per_op_ns.max(1e-3)).ceil() as u64).max(1);
+    out.iterations_per_sample = n;
+
+    let budget = Duration::from_secs_f64(cfg.budget_s);
+    let began = Instant::now();
+    out.per_op_ns.reserve(cfg.max_samples.min(4096));
+    let mut next_check = cfg.min_samples;
+    let mut sorted = Vec::new();
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            out.stop = Some(StopReason::Interrupted);
+            break;
+        }
+        let t = routine(n);
+        out.per_op_ns.push(to_ns(t, n));
+        let len = out.per_op_ns.len();
+        if len >= cfg.max_samples {
+            out.stop = Some(StopReason::SampleCap);
+            break;
+        }
+        if len >= next_check {
+            sorted.clear();
+            sorted.extend_from_slice(&out.per_op_ns);
+            sorted.sort_by(f64::total_cmp);
+            let (lo, hi) = stats::median_ci_order_stat(&sorted, 0.95);
+            let med = stats::median(&sorted);
+            if med.abs() > 0.0 && (hi - lo) / 2.0 / med.abs() <= cfg.ci_target_rel {
+                out.stop = Some(StopReason::TargetMet);
+                break;
+            }
+            // Check again after another eighth: sorting stays a small share of the time.
+            next_check = len + (len / 8).max(5);
+        }
+        if len >= cfg.min_samples && began.elapsed() >= budget {
+            out.stop = Some(StopReason::BudgetSpent);
+            break;
+        }
+    }
+    out
+}
+
+/// A timer step below this (ns) is not trusted for batch sizing: even a 1 GHz counter read
+/// back to back cannot resolve less.
+const RESOLUTION_FLOOR_NS: f64 = 1.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timer::TimerKind;
+
+    /// A fake routine: each operation "takes" `cost` ticks, plus `jitter` on every 7th sample.
+    fn fake(cost: u64) -> impl FnMut(u64) -> u64 {
+        let mut calls = 0u64;
+        move |n| {
+            calls += 1;
+            n * cost + if calls % 7 == 0 { cost } else { 0 }
+        }
+    }
+
+    fn timer() -> Timer {
+        Timer::with_scale(TimerKind::MonotonicRaw, 1.0)
+    }
+
+    #[test]
+    fn seed_method_takes_exactly_10000_after_100() {
+        let cfg = SamplerConfig {
+            method: Method::Seed,
+            ..SamplerConfig::quick()
+        };
+        let s = sample(&cfg, &timer(), &AtomicBool::new(false), fake(100));
+        assert_eq!(s.per_op_ns.len(), 10_000);
+        assert_eq!(s.warmup_iterations, 100);
+        assert_eq!(s.iterations_per_sample, 1);
+        assert_eq!(s.stop, Some(StopReason::FixedCount));
+    }
+
+    #[test]
+    fn adaptive_stops_when_target_met_and_takes_min_samples() {
+        let cfg = SamplerConfig {
+            warmup_s: 0.0,
+            ..SamplerConfig::quick()
+        };
+        let s = sample(&cfg, &timer(), &AtomicBool::new(false), fake(50));
+        assert_eq!(s.stop, Some(StopReason::TargetMet));
+        assert!(s.per_op_ns.len() >= cfg.min_samples);
+        // 1000 × 1 ns resolution floor / 50 ns per op.
+        assert_eq!(s.iterations_per_sample, 20);
+        assert!(s.per_op_ns.iter().all(|&v| v >= 50.0));
+    }
+
+    #[test]
+    fn interrupt_stops_before_sampling() {
+        let s = sample(
+            &SamplerConfig::quick(),
+            &timer(),
+            &AtomicBool::new(true),
+            fake(10),
+        );
+        assert_eq!(s.stop, Some(StopReason::Interrupted));
+        assert!(s.per_op_ns.is_empty());
+    }
+
+    #[test]
+    fn noisy_routine_spends_budget_not_forever() {
+        let cfg = SamplerConfig {
+            budget_s: 0.05,
+            warmup_s: 0.0,
+            ..SamplerConfig::quick()
+        };
+        let mut x = 1u64;
+        let noisy = move |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            n * (10 + (x >> 58))
+        };
+        let s = sample(&cfg, &timer(), &AtomicBool::new(false), noisy);
+        assert!(matches!(
+            s.stop,
+            Some(StopReason::BudgetSpent | StopReason::TargetMet)
+        ));
+        assert!(s.per_op_ns.len() >= cfg.min_samples);
+    }
+
+    #[test]
+    fn overhead_is_subtracted() {
+        let mut t = timer();
+        t = Timer::with_overhead(t, 40.0);
+        let cfg = SamplerConfig {
+            warmup_s: 0.0,
+            ..SamplerConfig::quick()
+        };
+        let s = sample(&cfg, &t, &AtomicBool::new(false), |n| 40 + n * 10);
+        let min = s.per_op_ns.iter().cloned().fold(f64::INFINITY, f64::min);
+        assert!((min - 10.0).abs() < 1e-9, "{min}");
+    }
+}

@@ -1,0 +1,236 @@
+//! The seed papers' figures (`data/figures.csv`, compiled in) and, for each, the osprim
+//! benchmark that answers it today — or the planned one, or why none can.
+//!
+//! Sources: the performance sections of RightSpeed (000), L4Ka::Pistachio on PowerPC (001),
+//! VMMC (002), Go! (003) and Rhino on SPIN (004); figures as published.
+
+use std::sync::OnceLock;
+
+static FIGURES_CSV: &str = include_str!("../data/figures.csv");
+
+/// One published figure.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct Figure {
+    /// Seed document, e.g. `001_73542dceb9b7de45.txt`.
+    pub seed_file: String,
+    /// System measured (e.g. "L4", "Rhino on SPIN").
+    pub system: String,
+    /// Hardware platform.
+    pub platform: String,
+    /// Clock in MHz, when the paper gives it.
+    pub clock_mhz: Option<f64>,
+    /// Table name in the paper.
+    pub table: String,
+    /// Operation.
+    pub operation: String,
+    /// Variant (cycles/instructions, best/worst case, trap/other…).
+    pub variant: String,
+    /// The figure.
+    pub value: f64,
+    /// Its unit: us, cycles, instructions, bytes, days.
+    pub unit: String,
+    /// Remark from the paper.
+    pub note: String,
+}
+
+impl Figure {
+    /// The figure in nanoseconds, when it is a time or cycles at a known clock.
+    pub fn then_ns(&self) -> Option<f64> {
+        match self.unit.as_str() {
+            "us" => Some(self.value * 1e3),
+            "cycles" => self.clock_mhz.map(|mhz| self.value / mhz * 1e3),
+            _ => None,
+        }
+    }
+
+    /// The figure in cycles of its own machine, when it is cycles or a time at a known clock.
+    pub fn then_cycles(&self) -> Option<f64> {
+        match self.unit.as_str() {
+            "cycles" => Some(self.value),
+            "us" => self.clock_mhz.map(|mhz| self.value * mhz),
+            _ => None,
+        }
+    }
+
+    /// Operation and variant in one label.
+    pub fn label(&self) -> String {
+        if self.variant.is_empty() {
+            self.operation.clone()
+        } else {
+            format!("{} ({})", self.operation, self.variant)
+        }
+    }
+}
+
+/// Every published figure, in file order.
+pub fn figures() -> &'static [Figure] {
+    static CELL: OnceLock<Vec<Figure>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        csv::Reader::from_reader(FIGURES_CSV.as_bytes())
+            .deserialize()
+            .collect::<Result<Vec<Figure>, _>>()
+            .expect("data/figures.csv is compiled in and checked by a test")
+    })
+}
+
+/// The five papers, in seed order: (file prefix, title).
+pub const PAPERS: [(&str, &str); 5] = [
+    (
+        "000",
+        "RightSpeed — time of common operations (AMD, 900 MHz, Windows)",
+    ),
+    (
+        "001",
+        "L4Ka::Pistachio — IPC and system-call costs (IBM PowerPC 750, 500 MHz)",
+    ),
+    (
+        "002",
+        "VMMC — receive-side notification, broken into stages",
+    ),
+    (
+        "003",
+        "Go! — OS comparison, ORB primitives, methods, exceptions, space (Pentium P54C, 90 MHz)",
+    ),
+    (
+        "004",
+        "Rhino on Digital UNIX vs SPIN — null call, transactions, page faults (Alpha)",
+    ),
+];
+
+/// What answers a seed row today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// An osprim benchmark (it may be missing from a given result file).
+    Bench(&'static str),
+    /// A benchmark planned but not written yet.
+    Planned(&'static str),
+    /// Needs hardware performance counters (retired instructions); `id` gives the time.
+    Counters(&'static str),
+    /// No Linux counterpart, and why.
+    NotApplicable(&'static str),
+}
+
+/// The benchmark that answers `f`.
+pub fn target(f: &Figure) -> Target {
+    use Target::*;
+    let op = f.operation.as_str();
+    match &f.seed_file[..3] {
+        "000" => match op {
+            "Load and initialize library for a process" => Bench("lib.dlopen"),
+            "Install message hook" => Bench("signal.install"),
+            "Open system task type group file" | "Open per-app task type group file" => {
+                Bench("fs.open_close")
+            }
+            "Get application name" => Bench("id.exe_name"),
+            "Intercept non-user-interface message"
+            | "Intercept and handle user interface message" => Planned("interpose.seccomp"),
+            "Simple I/O control request" => Bench("syscall.ioctl"),
+            "Evaluate message type" => {
+                NotApplicable("RightSpeed's own user-level classification of a window message")
+            }
+            _ => NotApplicable("RightSpeed task accounting is not a Linux primitive"),
+        },
+        "001" => {
+            if f.unit == "instructions" {
+                return Counters(match op {
+                    "empty system call" => "syscall.null",
+                    "address space switch" => "ctx.address_space",
+                    _ => "ipc.pipe",
+                });
+            }
+            match op {
+                "empty system call" => Bench("syscall.null"),
+                "address space switch" => Planned("ctx.address_space"),
+                _ => Planned("ipc.pipe"),
+            }
+        }
+        "002" => Planned("notify.signal"),
+        "003" => match (f.table.as_str(), op) {
+            ("OS comparison", "null RPC round trip") => Planned("rpc.pipe"),
+            ("OS comparison", _) => Planned("xfer.pipe"),
+            ("ORB primitives", "call") => Planned("call.direct"),
+            ("ORB primitives", "t-call") => Planned("call.indirect"),
+            ("ORB primitives", "f-call") => Planned("call.dylib"),
+            ("ORB primitives", _) => Planned("xfer.pipe"),
+            ("Exception latency", _) => Planned("exception.unwind"),
+            ("ORB methods", m) if m.starts_with("create") => Planned("thread.create_join"),
+            ("ORB methods", m) if m.starts_with("destroy") => Planned("thread.create_join"),
+            ("ORB methods", "install" | "uninstall") => Bench("lib.dlopen"),
+            ("ORB methods", "get_self") => Bench("id.gettid"),
+            ("ORB methods", "get_type") => Bench("syscall.getpid"),
+            ("ORB methods", "get_stack") => Bench("id.sched_getcpu"),
+            ("ORB methods", "switch_stacks") => Planned("ctx.user"),
+            ("ORB methods", "lock" | "unlock") => Planned("lock.mutex"),
+            ("ORB methods", _) => {
+                NotApplicable("Go!'s object-reference translation has no Linux counterpart")
+            }
+            ("Spatial", "memory per interface") => Planned("space.eventfd"),
+            ("Spatial", _) | ("Component sizes", _) => NotApplicable(
+                "code/data sizes of Go!'s own components; no Linux counterpart of the same meaning",
+            ),
+            ("sched overhead", _) => Planned("sched.preempt"),
+            ("GDT miss", _) => Planned("cold-cache mode"),
+            ("Stability", _) => Planned("osprim stress"),
+            _ => NotApplicable("not mapped"),
+        },
+        "004" => match op {
+            "null call" => Bench("syscall.getpid"),
+            o if o.starts_with("transaction begin") => Planned("txn.begin"),
+            o if o.starts_with("commit read-only") => Planned("txn.commit_ro"),
+            o if o.starts_with("commit") => Planned("txn.commit_8b"),
+            o if o.starts_with("page fault") => Planned("fault.user.sigsegv"),
+            _ => NotApplicable("not mapped"),
+        },
+        _ => NotApplicable("unknown seed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_parse_and_cover_five_papers() {
+        let f = figures();
+        assert_eq!(f.len(), 171);
+        for (prefix, _) in PAPERS {
+            assert!(
+                f.iter().any(|x| x.seed_file.starts_with(prefix)),
+                "{prefix}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_figure_is_mapped_and_existing_targets_are_registered() {
+        for f in figures() {
+            match target(f) {
+                Target::Bench(id) => assert!(
+                    crate::registry::find(id).is_some(),
+                    "{id} for {} is not registered",
+                    f.label()
+                ),
+                Target::Planned(id) | Target::Counters(id) => assert!(!id.is_empty()),
+                Target::NotApplicable(why) => {
+                    assert_ne!(why, "not mapped", "{} is not mapped", f.label())
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn conversions_use_the_clock() {
+        let f = figures()
+            .iter()
+            .find(|f| f.system == "L4Ka::Pistachio" && f.unit == "cycles")
+            .unwrap();
+        assert!((f.then_ns().unwrap() - 51.73 / 500.0 * 1e3).abs() < 1e-9);
+        let r = figures()
+            .iter()
+            .find(|f| f.operation == "Install message hook")
+            .unwrap();
+        assert!((r.then_cycles().unwrap() - 8.532 * 900.0).abs() < 1e-9);
+        let bsd = figures().iter().find(|f| f.system == "BSD").unwrap();
+        assert_eq!(bsd.then_ns(), None);
+    }
+}
