@@ -2,7 +2,7 @@
 //! flags). Reads no clock and prints nothing.
 
 use crate::bench::{Benchmark, Measured, NotMeasured, Params};
-use crate::model::{Cycles, Flag, Row, Status, Validation, Verdict};
+use crate::model::{Cycles, Flag, Row, Stage, Status, Validation, Verdict};
 use crate::sampler::{Method, SamplerConfig, StopReason};
 use crate::stats;
 use crate::timer::TimerInfo;
@@ -42,6 +42,16 @@ pub fn row(
     row.stop = measured.samples.stop;
     row.validation = Validation::from_checks(measured.checks);
     row.samples_ns = measured.samples.per_op_ns;
+    if !measured.breakdown.is_empty() {
+        let stages = measured
+            .breakdown
+            .into_iter()
+            .filter_map(|(name, samples)| {
+                stats::summarize(&samples, BOOTSTRAP_SEED).ok().map(|summary| Stage { name, summary })
+            })
+            .collect();
+        row.breakdown = Some(stages);
+    }
     match stats::summarize(&row.samples_ns, BOOTSTRAP_SEED) {
         Ok(summary) => {
             row.cycles = timer.counter_hz().map(|hz| Cycles {

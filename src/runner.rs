@@ -140,6 +140,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         scratch.path(),
         interrupt,
     );
+    ctx.cpu_pair = args.cpus;
     for bench in &benches {
         if interrupt.load(Ordering::Relaxed) {
             break;

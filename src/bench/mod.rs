@@ -52,6 +52,9 @@ pub struct Measured {
     pub notes: Vec<String>,
     /// Extra parameters learnt while running (e.g. the CPU the peer ran on).
     pub params: Params,
+    /// Per-stage samples (ns per operation), for benchmarks that break their time down
+    /// (e.g. "trap", "other"); each stage is summarised like the total.
+    pub breakdown: Vec<(String, Vec<f64>)>,
 }
 
 impl Measured {
@@ -151,6 +154,10 @@ pub struct Ctx<'a> {
     pub cpu: usize,
     /// A private directory, removed at the end of the run.
     pub scratch: &'a Path,
+    /// CPUs this process may use (for benchmarks that place a peer).
+    pub allowed_cpus: Vec<usize>,
+    /// The pair given with `--cpus A,B` for cross-CPU benchmarks, if any.
+    pub cpu_pair: Option<[usize; 2]>,
     interrupt: &'a AtomicBool,
     references: Option<References>,
 }
@@ -171,6 +178,8 @@ impl<'a> Ctx<'a> {
             cfg,
             cpu,
             scratch,
+            allowed_cpus: crate::sys::cpu::allowed_cpus(),
+            cpu_pair: None,
             interrupt,
             references: None,
         }
@@ -190,6 +199,11 @@ impl<'a> Ctx<'a> {
     /// Samples a routine that times `n` operations itself and returns the ticks they took.
     pub fn iter_custom(&self, routine: impl FnMut(u64) -> u64) -> Samples {
         sampler::sample(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
+    /// The interrupt flag, for benchmarks whose peers must stop when Ctrl-C arrives.
+    pub fn interrupt_flag(&self) -> &AtomicBool {
+        self.interrupt
     }
 
     /// Whether Ctrl-C has been pressed.

@@ -1,0 +1,252 @@
+//! Command-line behaviour from the outside: error paths, interruption, output formats.
+//! No test asserts a duration.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn osprim() -> Command {
+    let mut c = Command::cargo_bin("osprim").expect("binary built");
+    c.env("RUST_BACKTRACE", "1");
+    c
+}
+
+/// Exactly one non-empty stderr line, no panic.
+fn one_error_line(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr).into_owned();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one stderr line, got: {text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(!text.contains("stack backtrace"), "{text}");
+    lines[0].to_string()
+}
+
+#[test]
+fn unknown_benchmark_is_a_usage_error() {
+    let out = osprim().args(["run", "nosuchthing", "--no-save"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let line = one_error_line(&out.stderr);
+    assert!(line.contains("error: no benchmark matches 'nosuchthing' (see osprim list)"), "{line}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn near_miss_suggests_the_id() {
+    let out = osprim().args(["run", "syscall.getpdi", "--no-save"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_error_line(&out.stderr).contains("did you mean 'syscall.getpid'"));
+}
+
+#[test]
+fn bad_flag_values_are_one_line_exit_2() {
+    for args in [
+        vec!["run", "--cpu", "abc"],
+        vec!["run", "--budget", "-1"],
+        vec!["run", "--ci-target", "7"],
+        vec!["run", "--cpus", "1"],
+        vec!["run", "--format", "xml"],
+        vec!["run", "--method", "fastest"],
+        vec!["run", "--nosuchflag"],
+        vec!["env", "--format", "yaml"],
+    ] {
+        let out = osprim().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let line = one_error_line(&out.stderr);
+        assert!(line.starts_with("error:"), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn cpu_outside_allowed_set_is_refused() {
+    let out = osprim().args(["run", "harness", "--cpu", "100000", "--no-save"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(one_error_line(&out.stderr).contains("CPU 100000 is not in this process's allowed CPU set"));
+}
+
+#[test]
+fn unwritable_output_fails_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let target = blocker.join("results.json"); // parent is a regular file
+    let out = osprim().args(["run", "--quick", "harness"]).arg("--output").arg(&target).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let line = one_error_line(&out.stderr);
+    assert!(line.contains("cannot write results to"), "{line}");
+    assert!(out.stdout.is_empty(), "nothing may be measured");
+}
+
+#[test]
+fn output_that_is_a_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = osprim().args(["run", "--quick", "harness", "--output"]).arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(one_error_line(&out.stderr).contains("is a directory"));
+}
+
+fn seeds_error(content: Option<&[u8]>) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    if let Some(c) = content {
+        std::fs::write(&path, c).unwrap();
+    }
+    let out = osprim().arg("seeds").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let line = one_error_line(&out.stderr);
+    assert!(line.contains("r.json"), "names the file: {line}");
+    line
+}
+
+#[test]
+fn seeds_rejects_bad_result_files() {
+    assert!(seeds_error(None).contains("cannot read result file"));
+    assert!(seeds_error(Some(b"{\"schema\": 1, \"osprim\": {")).contains("truncated"));
+    assert!(seeds_error(Some(b"{\"hello\": 1}")).contains("not an osprim result file"));
+    assert!(seeds_error(Some(b"not json at all")).contains("not an osprim result file"));
+    assert!(seeds_error(Some(b"{\"schema\": 99}")).contains("schema 99"));
+    assert!(seeds_error(Some(b"{\"schema\": 1}")).contains("not an osprim result file"));
+}
+
+fn quick_json(args: &[&str]) -> serde_json::Value {
+    let out = osprim()
+        .args(["run", "--quick", "--budget", "0.05", "--no-save", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+#[test]
+fn json_output_has_schema_samples_and_checks() {
+    let v = quick_json(&["harness.empty", "syscall.getpid", "id.sched_getcpu"]);
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["partial"], false);
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let n = r["summary"]["n"].as_u64().unwrap();
+        assert!(n >= 30, "at least 30 samples");
+        assert_eq!(r["samples_ns"].as_array().unwrap().len() as u64, n, "every sample kept");
+        let s = &r["summary"];
+        let (lo, med, hi) = (s["median_ci95_ns"][0].as_f64().unwrap(), s["median_ns"].as_f64().unwrap(), s["median_ci95_ns"][1].as_f64().unwrap());
+        assert!(lo <= med && med <= hi, "CI contains the median");
+        assert!(!r["validation"]["checks"].as_array().unwrap().is_empty(), "{} makes checks", r["id"]);
+    }
+    // sched_getcpu's answer is checked against the CPU it was pinned to.
+    let cpu = v["placement"]["cpu"].as_u64().unwrap();
+    let getcpu = rows.iter().find(|r| r["id"] == "id.sched_getcpu").unwrap();
+    assert!(getcpu["validation"]["checks"][0]["expected"].as_str().unwrap().contains(&format!("cpu {cpu}")));
+    assert!(v["timer"]["overhead_ns"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn seed_method_keeps_10000_runs() {
+    let v = quick_json(&["--method", "seed", "harness.empty"]);
+    let r = &v["results"][0];
+    assert_eq!(r["summary"]["n"], 10_000);
+    assert_eq!(r["warmup_iterations"], 100);
+    assert_eq!(r["iterations_per_sample"], 1);
+}
+
+#[test]
+fn explicit_cpu_is_recorded_and_honoured() {
+    let v = quick_json(&["--cpu", "0", "id.sched_getcpu"]);
+    assert_eq!(v["placement"]["cpu"], 0);
+    assert_eq!(v["placement"]["chosen_by"], "--cpu");
+    assert_eq!(v["results"][0]["validation"]["verdict"], "validated");
+}
+
+#[test]
+fn csv_output_has_a_header_and_a_row_per_result() {
+    let out = osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--format", "csv", "syscall"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("id,params,status"));
+    assert_eq!(lines.len(), 1 + 3);
+}
+
+#[test]
+fn saved_result_reads_back_into_the_seed_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let out = osprim()
+        .args(["run", "--quick", "--budget", "0.05", "syscall.getpid", "lib.dlopen", "--output"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("results saved to"));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "only the result file remains: {left:?}");
+    let seeds = osprim().arg("seeds").arg(&path).output().unwrap();
+    assert!(seeds.status.success());
+    let text = String::from_utf8(seeds.stdout).unwrap();
+    for paper in ["000 RightSpeed", "001 L4Ka::Pistachio", "002 VMMC", "003 Go!", "004 Rhino"] {
+        assert!(text.contains(paper), "{paper}");
+    }
+    assert!(text.contains("lib.dlopen"));
+    assert!(text.contains("not measured yet (planned: ctx.address_space)"));
+    assert!(text.contains("not applicable"));
+    assert!(text.contains("syscall.null: not in this result"));
+}
+
+#[test]
+fn list_and_env_describe_themselves() {
+    let out = osprim().args(["list", "syscall"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("syscall.null") && text.contains("empty system call") && !text.contains("fs.stat"));
+    let out = osprim().args(["env", "--format", "json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["kernel"]["release"].is_string());
+    let out = osprim().arg("env").output().unwrap();
+    assert!(String::from_utf8(out.stdout).unwrap().contains("kernel.release"));
+}
+
+#[test]
+fn every_subcommand_has_help_with_examples() {
+    for sub in [vec!["--help"], vec!["run", "--help"], vec!["list", "--help"], vec!["env", "--help"], vec!["seeds", "--help"]] {
+        let out = osprim().args(&sub).output().unwrap();
+        assert!(out.status.success(), "{sub:?}");
+        assert!(String::from_utf8(out.stdout).unwrap().contains("Examples:"), "{sub:?}");
+    }
+}
+
+fn tmp_entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+}
+
+#[test]
+fn sigint_keeps_partial_results_and_cleans_up() {
+    let work = tempfile::tempdir().unwrap();
+    let private_tmp = tempfile::tempdir().unwrap();
+    let result = work.path().join("partial.json");
+    let bin = assert_cmd::cargo::cargo_bin("osprim");
+    let child = std::process::Command::new(bin)
+        .args(["run", "--budget", "1", "--output"])
+        .arg(&result)
+        .env("TMPDIR", private_tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least one benchmark has been saved, then interrupt.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !result.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(result.exists(), "a result is saved after the first benchmark");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    assert_eq!(v["partial"], true);
+    let n = v["results"].as_array().unwrap().len();
+    assert!(n >= 1 && n < 13, "some but not all benchmarks: {n}");
+    assert_eq!(tmp_entries(work.path()), vec!["partial.json".to_string()], "no temporary result file left");
+    assert!(tmp_entries(private_tmp.path()).is_empty(), "scratch directory removed: {:?}", tmp_entries(private_tmp.path()));
+}
