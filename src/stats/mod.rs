@@ -105,3 +105,5 @@ pub struct LineFit {
     pub slope_ci95: [f64; 2],
     pub r_squared: f64,
 }
+pub fn fit_line(xs: &[f64], ys: &[f64]) -> Result<LineFit, StatsError> { let _ = (xs, ys); Err(StatsError::TooFew { needed: 3, got: 0 }) }
+pub fn median_difference(a: &[f64], b: &[f64], seed: u64) -> Result<Estimate, StatsError> { let _ = seed; let mut a = a.to_vec(); let mut b = b.to_vec(); a.sort_by(f64::total_cmp); b.sort_by(f64::total_cmp); let d = median(&a) - median(&b); Ok(Estimate { point: d, ci95: [d, d] }) }
