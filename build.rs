@@ -13,16 +13,7 @@ fn main() {
     println!("cargo:rerun-if-changed={probe_src}");
     let probe = out.join("libosprim_probe.so");
     let status = Command::new(&rustc)
-        .args([
-            "--crate-type",
-            "cdylib",
-            "--edition",
-            "2021",
-            "-C",
-            "opt-level=2",
-            "-C",
-            "panic=abort",
-        ])
+        .args(["--crate-type", "cdylib", "--edition", "2021", "-C", "opt-level=2", "-C", "panic=abort"])
         .args(["-C", "strip=symbols", "--crate-name", "osprim_probe", "-o"])
         .arg(&probe)
         .arg(probe_src)
@@ -39,21 +30,10 @@ fn main() {
 
     let version = Command::new(&rustc).arg("--version").output().ok();
     let version = version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    println!(
-        "cargo:rustc-env=OSPRIM_RUSTC_VERSION={}",
-        version.unwrap_or_else(|| "unknown".into())
-    );
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .output()
-        .ok();
-    let commit = commit
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let dirty = Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .output()
-        .ok();
+    println!("cargo:rustc-env=OSPRIM_RUSTC_VERSION={}", version.unwrap_or_else(|| "unknown".into()));
+    let commit = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok();
+    let commit = commit.filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let dirty = Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]).output().ok();
     let dirty = dirty.map(|o| !o.stdout.is_empty()).unwrap_or(false);
     let commit = match commit {
         Some(c) if dirty => format!("{c}-dirty"),
@@ -61,10 +41,7 @@ fn main() {
         None => "unknown".into(),
     };
     println!("cargo:rustc-env=OSPRIM_GIT_COMMIT={commit}");
-    println!(
-        "cargo:rustc-env=OSPRIM_PROFILE={}",
-        env::var("PROFILE").unwrap_or_else(|_| "unknown".into())
-    );
+    println!("cargo:rustc-env=OSPRIM_PROFILE={}", env::var("PROFILE").unwrap_or_else(|_| "unknown".into()));
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
 }

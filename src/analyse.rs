@@ -8,7 +8,7 @@ use crate::stats;
 use crate::timer::TimerInfo;
 
 /// Seed of every bootstrap, so a result file's CIs are reproducible from its samples.
-pub const BOOTSTRAP_SEED: u64 = 0x05_9121_3;
+pub const BOOTSTRAP_SEED: u64 = 0x0059_1213;
 
 /// Share of outliers above which a row is flagged.
 const OUTLIER_SHARE_FLAG: f64 = 0.10;
@@ -54,17 +54,11 @@ pub fn row(
     }
     match stats::summarize(&row.samples_ns, BOOTSTRAP_SEED) {
         Ok(summary) => {
-            row.cycles = timer.counter_hz().map(|hz| Cycles {
-                source: "tsc".into(),
-                median: summary.median_ns * hz / 1e9,
-            });
+            row.cycles =
+                timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
             row.flags = flags(&summary, row.validation.verdict, row.stop, cfg);
             row.summary = Some(summary);
-            row.status = if row.flags.is_empty() {
-                Status::Ok
-            } else {
-                Status::Flagged
-            };
+            row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
         }
         Err(e) => {
             row.status = Status::Failed;
@@ -103,12 +97,7 @@ pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
 }
 
 /// The flags a measured row earns.
-pub fn flags(
-    s: &stats::Summary,
-    verdict: Verdict,
-    stop: Option<StopReason>,
-    cfg: &SamplerConfig,
-) -> Vec<Flag> {
+pub fn flags(s: &stats::Summary, verdict: Verdict, stop: Option<StopReason>, cfg: &SamplerConfig) -> Vec<Flag> {
     let mut f = Vec::new();
     if verdict == Verdict::Failed {
         f.push(Flag::CheckFailed);

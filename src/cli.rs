@@ -127,14 +127,8 @@ pub enum EnvFormat {
 }
 
 fn parse_cpu_pair(s: &str) -> Result<[usize; 2], String> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| format!("expected two CPU numbers like 0,1, got '{s}'"))?;
-    let p = |x: &str| {
-        x.trim()
-            .parse::<usize>()
-            .map_err(|_| format!("'{x}' is not a CPU number"))
-    };
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("expected two CPU numbers like 0,1, got '{s}'"))?;
+    let p = |x: &str| x.trim().parse::<usize>().map_err(|_| format!("'{x}' is not a CPU number"));
     let (a, b) = (p(a)?, p(b)?);
     if a == b {
         return Err("the two CPUs must differ".into());
@@ -145,9 +139,7 @@ fn parse_cpu_pair(s: &str) -> Result<[usize; 2], String> {
 fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!(
-            "expected a fraction between 0 and 1 (e.g. 0.01), got '{s}'"
-        )),
+        _ => Err(format!("expected a fraction between 0 and 1 (e.g. 0.01), got '{s}'")),
     }
 }
 

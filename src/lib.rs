@@ -31,33 +31,20 @@ use std::process::ExitCode;
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         None => {
-            let args = RunArgs {
-                patterns: Vec::new(),
-                sampling: SamplingArgs::default(),
-                format: Format::Table,
-            };
+            let args = RunArgs { patterns: Vec::new(), sampling: SamplingArgs::default(), format: Format::Table };
             run_and_report(&args, true)
         }
         Some(Command::Run(args)) => run_and_report(&args, false),
         Some(Command::List { pattern }) => list(pattern.as_deref()),
         Some(Command::Env { format }) => show_env(format),
-        Some(Command::Seeds {
-            result: Some(path), ..
-        }) => {
+        Some(Command::Seeds { result: Some(path), .. }) => {
             let run = model::read_result_file(&path)?;
             emit(&report::seeds::render(&run))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Seeds {
-            result: None,
-            sampling,
-        }) => {
+        Some(Command::Seeds { result: None, sampling }) => {
             let ids = seed_benchmarks();
-            let args = RunArgs {
-                patterns: ids,
-                sampling,
-                format: Format::Table,
-            };
+            let args = RunArgs { patterns: ids, sampling, format: Format::Table };
             let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
             let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
             saved_note(&done);
@@ -98,21 +85,13 @@ fn run_and_report(args: &RunArgs, with_seeds: bool) -> Result<ExitCode> {
 
 fn saved_note(done: &runner::Finished) {
     if let Some(p) = &done.saved_to {
-        let partial = if done.interrupted {
-            " (partial: interrupted)"
-        } else {
-            ""
-        };
+        let partial = if done.interrupted { " (partial: interrupted)" } else { "" };
         eprintln!("results saved to {}{partial}", p.display());
     }
 }
 
 fn exit_status(done: &runner::Finished) -> ExitCode {
-    if done.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    }
+    if done.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS }
 }
 
 fn list(pattern: Option<&str>) -> Result<ExitCode> {
@@ -120,12 +99,7 @@ fn list(pattern: Option<&str>) -> Result<ExitCode> {
     let benches = registry::select(&patterns)
         .map_err(|p| runner::UsageError(format!("no benchmark matches '{p}' (see osprim list)")))?;
     let mut table = report::new_table();
-    table.set_header(vec![
-        "benchmark",
-        "what it measures",
-        "seed rows",
-        "runs here",
-    ]);
+    table.set_header(vec!["benchmark", "what it measures", "seed rows", "runs here"]);
     for b in benches {
         let rows: Vec<String> = seeds::figures()
             .iter()
@@ -136,12 +110,7 @@ fn list(pattern: Option<&str>) -> Result<ExitCode> {
             Ok(()) => "yes".to_string(),
             Err(why) => format!("no: {why}"),
         };
-        table.add_row(vec![
-            b.id().to_string(),
-            b.about().to_string(),
-            rows.join("\n"),
-            here,
-        ]);
+        table.add_row(vec![b.id().to_string(), b.about().to_string(), rows.join("\n"), here]);
     }
     emit(&format!("{table}\n"))?;
     Ok(ExitCode::SUCCESS)

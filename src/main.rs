@@ -12,11 +12,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<osprim::runner::UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            if e.downcast_ref::<osprim::runner::UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::from(1) }
         }
     }
 }
@@ -25,18 +21,13 @@ fn main() -> ExitCode {
 fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             ExitCode::SUCCESS
         }
         _ => {
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("error: invalid arguments");
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid arguments");
             eprintln!("{first}");
             ExitCode::from(2)
         }

@@ -112,9 +112,7 @@ impl Flag {
     /// One-line hint on what the flag means and what to do.
     pub fn hint(self) -> &'static str {
         match self {
-            Flag::CheckFailed => {
-                "a validation check failed: the number may not measure what it claims (see checks)"
-            }
+            Flag::CheckFailed => "a validation check failed: the number may not measure what it claims (see checks)",
             Flag::CiTargetMissed => {
                 "the 95 % CI of the median is wider than the target: the machine is noisy; retry on an idle machine or with --thorough"
             }
@@ -122,9 +120,7 @@ impl Flag {
                 "the first and second halves of the samples disagree: something changed during the run (frequency, load, caches)"
             }
             Flag::Interrupted => "interrupted: fewer samples than planned",
-            Flag::ManyOutliers => {
-                "over 10 % of samples are outliers: other activity disturbed the run"
-            }
+            Flag::ManyOutliers => "over 10 % of samples are outliers: other activity disturbed the run",
         }
     }
 
@@ -162,12 +158,11 @@ pub struct Validation {
 }
 
 impl Validation {
-    /// Verdict from checks: any failure fails; all passed validates; otherwise not validated.
+    /// Verdict from checks: any failure fails; otherwise any passed check validates (checks
+    /// that could not be made stay listed with their reason); no check made: not validated.
     pub fn from_checks(checks: Vec<Check>) -> Validation {
         let verdict = if checks.iter().any(|c| c.ok == Some(false)) {
             Verdict::Failed
-        } else if !checks.is_empty() && checks.iter().all(|c| c.ok == Some(true)) {
-            Verdict::Validated
         } else if checks.iter().any(|c| c.ok == Some(true)) {
             Verdict::Validated
         } else {
@@ -248,10 +243,7 @@ pub struct Row {
 impl Row {
     /// Median ns per operation, if measured.
     pub fn median_ns(&self) -> Option<f64> {
-        self.summary
-            .as_ref()
-            .map(|s| s.median_ns)
-            .or(self.derived.as_ref().map(|d| d.estimate.point))
+        self.summary.as_ref().map(|s| s.median_ns).or(self.derived.as_ref().map(|d| d.estimate.point))
     }
 }
 
@@ -260,10 +252,7 @@ impl Row {
 pub enum ResultFileError {
     /// Could not be opened or read.
     #[error("cannot read result file {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     /// Not JSON, truncated, or not an osprim result.
     #[error("{path} is not an osprim result file: {detail}")]
     NotOsprim { path: PathBuf, detail: String },
@@ -274,51 +263,29 @@ pub enum ResultFileError {
 
 /// Reads and checks a result file.
 pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io { path: path.into(), source })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| ResultFileError::NotOsprim {
         path: path.into(),
-        source,
+        detail: if e.is_eof() { "the file is truncated".into() } else { format!("invalid JSON ({e})") },
     })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| ResultFileError::NotOsprim {
-            path: path.into(),
-            detail: if e.is_eof() {
-                "the file is truncated".into()
-            } else {
-                format!("invalid JSON ({e})")
-            },
-        })?;
     let schema = value.get("schema").and_then(|v| v.as_u64());
     match schema {
         None => {
-            return Err(ResultFileError::NotOsprim {
-                path: path.into(),
-                detail: "no \"schema\" field".into(),
-            });
+            return Err(ResultFileError::NotOsprim { path: path.into(), detail: "no \"schema\" field".into() });
         }
         Some(s) if s != u64::from(SCHEMA) => {
-            return Err(ResultFileError::Schema {
-                path: path.into(),
-                found: s,
-            });
+            return Err(ResultFileError::Schema { path: path.into(), found: s });
         }
         _ => {}
     }
-    serde_json::from_value(value).map_err(|e| ResultFileError::NotOsprim {
-        path: path.into(),
-        detail: format!("unexpected content ({e})"),
-    })
+    serde_json::from_value(value)
+        .map_err(|e| ResultFileError::NotOsprim { path: path.into(), detail: format!("unexpected content ({e})") })
 }
 
 /// Writes `run` to `path` atomically: a temporary file in the same directory, then a rename.
 pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".osprim-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
     serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
     tmp.as_file().sync_data()?;
     tmp.persist(path).map_err(|e| e.error)?;

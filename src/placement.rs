@@ -43,21 +43,13 @@ pub fn choose(requested: Option<usize>) -> Result<Chosen, PlacementError> {
         if !allowed.contains(&c) {
             return Err(PlacementError::NotAllowed { cpu: c, allowed });
         }
-        return Ok(Chosen {
-            cpu: c,
-            chosen_by: "--cpu".into(),
-            allowed,
-        });
+        return Ok(Chosen { cpu: c, chosen_by: "--cpu".into(), allowed });
     }
     let before = read_proc_stat();
     std::thread::sleep(Duration::from_millis(50));
     let after = read_proc_stat();
     let cpu = least_loaded(&before, &after, &allowed);
-    Ok(Chosen {
-        cpu,
-        chosen_by: "least loaded of the allowed set (/proc/stat over 50 ms)".into(),
-        allowed,
-    })
+    Ok(Chosen { cpu, chosen_by: "least loaded of the allowed set (/proc/stat over 50 ms)".into(), allowed })
 }
 
 /// Checks that every CPU of a pair is allowed.
@@ -73,17 +65,12 @@ pub fn check_pair(pair: [usize; 2]) -> Result<(), PlacementError> {
 
 /// Pins the calling thread.
 pub fn pin(cpu_id: usize) -> Result<(), PlacementError> {
-    cpu::pin_current_thread(cpu_id).map_err(|e| PlacementError::Pin {
-        cpu: cpu_id,
-        reason: e.to_string(),
-    })
+    cpu::pin_current_thread(cpu_id).map_err(|e| PlacementError::Pin { cpu: cpu_id, reason: e.to_string() })
 }
 
 /// Busy jiffies per CPU from `/proc/stat` (user+nice+system+irq+softirq+steal).
 fn read_proc_stat() -> Vec<(usize, u64)> {
-    std::fs::read_to_string("/proc/stat")
-        .map(|s| parse_proc_stat(&s))
-        .unwrap_or_default()
+    std::fs::read_to_string("/proc/stat").map(|s| parse_proc_stat(&s)).unwrap_or_default()
 }
 
 /// Parses the per-CPU lines of `/proc/stat` into (cpu, busy jiffies).
@@ -110,11 +97,7 @@ pub fn least_loaded(before: &[(usize, u64)], after: &[(usize, u64)], allowed: &[
             _ => u64::MAX,
         }
     };
-    allowed
-        .iter()
-        .copied()
-        .min_by_key(|&c| (busy(c), std::cmp::Reverse(c)))
-        .unwrap_or(allowed[0])
+    allowed.iter().copied().min_by_key(|&c| (busy(c), std::cmp::Reverse(c))).unwrap_or(allowed[0])
 }
 
 #[cfg(test)]
@@ -131,26 +114,14 @@ mod tests {
     #[test]
     fn picks_least_busy_and_breaks_ties_high() {
         let before = [(0, 10), (1, 10), (2, 10)];
-        assert_eq!(
-            least_loaded(&before, &[(0, 20), (1, 11), (2, 15)], &[0, 1, 2]),
-            1
-        );
-        assert_eq!(
-            least_loaded(&before, &[(0, 10), (1, 10), (2, 10)], &[0, 1, 2]),
-            2
-        );
-        assert_eq!(
-            least_loaded(&before, &[(0, 10), (1, 99), (2, 10)], &[0, 1]),
-            0
-        );
+        assert_eq!(least_loaded(&before, &[(0, 20), (1, 11), (2, 15)], &[0, 1, 2]), 1);
+        assert_eq!(least_loaded(&before, &[(0, 10), (1, 10), (2, 10)], &[0, 1, 2]), 2);
+        assert_eq!(least_loaded(&before, &[(0, 10), (1, 99), (2, 10)], &[0, 1]), 0);
     }
 
     #[test]
     fn rejects_cpu_outside_allowed_set() {
         let err = choose(Some(100_000)).unwrap_err();
-        assert!(matches!(
-            err,
-            PlacementError::NotAllowed { cpu: 100_000, .. }
-        ));
+        assert!(matches!(err, PlacementError::NotAllowed { cpu: 100_000, .. }));
     }
 }

@@ -39,11 +39,7 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String
             return Err(p.clone());
         }
     }
-    Ok(ALL
-        .iter()
-        .copied()
-        .filter(|b| patterns.iter().any(|p| matches(p, b.id())))
-        .collect())
+    Ok(ALL.iter().copied().filter(|b| patterns.iter().any(|p| matches(p, b.id()))).collect())
 }
 
 /// Whether `pattern` selects `id`.
@@ -51,11 +47,7 @@ pub fn matches(pattern: &str, id: &str) -> bool {
     if pattern.contains('*') {
         return glob(pattern.as_bytes(), id.as_bytes());
     }
-    id == pattern
-        || id
-            .strip_prefix(pattern)
-            .is_some_and(|rest| rest.starts_with('.'))
-        || id.contains(pattern)
+    id == pattern || id.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('.')) || id.contains(pattern)
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
@@ -69,11 +61,7 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 
 /// The id closest to `name` (for "did you mean"), by edit distance.
 pub fn nearest(name: &str) -> Option<&'static str> {
-    ALL.iter()
-        .map(|b| (edit_distance(name, b.id()), b.id()))
-        .min()
-        .filter(|(d, _)| *d <= 4)
-        .map(|(_, id)| id)
+    ALL.iter().map(|b| (edit_distance(name, b.id()), b.id())).min().filter(|(d, _)| *d <= 4).map(|(_, id)| id)
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -82,11 +70,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur.push(
-                (prev[j] + usize::from(ca != *cb))
-                    .min(prev[j + 1] + 1)
-                    .min(cur[j] + 1),
-            );
+            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
         }
         prev = cur;
     }
@@ -104,14 +88,12 @@ mod tests {
             let id = b.id();
             assert!(seen.insert(id), "duplicate id {id}");
             let parts: Vec<&str> = id.split('.').collect();
+            assert!((2..=3).contains(&parts.len()), "{id}: family.operation[.variant]");
             assert!(
-                (2..=3).contains(&parts.len()),
-                "{id}: family.operation[.variant]"
-            );
-            assert!(
-                parts.iter().all(|p| !p.is_empty()
-                    && p.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')),
+                parts
+                    .iter()
+                    .all(|p| !p.is_empty()
+                        && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')),
                 "{id}"
             );
             assert!(!b.about().is_empty(), "{id} has no description");

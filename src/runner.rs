@@ -54,27 +54,19 @@ fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Option<Pa
         return None;
     }
     Some(args.output.clone().unwrap_or_else(|| {
-        let stamp = humantime::format_rfc3339_seconds(started)
-            .to_string()
-            .replace(':', "-");
+        let stamp = humantime::format_rfc3339_seconds(started).to_string().replace(':', "-");
         Path::new("osprim-results").join(format!("{stamp}.json"))
     }))
 }
 
 /// Fails now, before anything is measured, if `path` cannot be written.
 fn check_writable(path: &Path, default_dir: bool) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if default_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     if path.is_dir() {
-        anyhow::bail!(
-            "cannot write results to {}: it is a directory",
-            path.display()
-        );
+        anyhow::bail!("cannot write results to {}: it is a directory", path.display());
     }
     tempfile::Builder::new()
         .prefix(".osprim-")
@@ -86,12 +78,8 @@ fn check_writable(path: &Path, default_dir: bool) -> Result<()> {
 /// Runs the benchmarks matching `patterns`.
 pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> Result<Finished> {
     let benches = registry::select(patterns).map_err(|p| {
-        let hint = registry::nearest(&p)
-            .map(|n| format!("; did you mean '{n}'?"))
-            .unwrap_or_default();
-        UsageError(format!(
-            "no benchmark matches '{p}' (see osprim list){hint}"
-        ))
+        let hint = registry::nearest(&p).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+        UsageError(format!("no benchmark matches '{p}' (see osprim list){hint}"))
     })?;
     let cfg = sampler_config(args);
     let started = std::time::SystemTime::now();
@@ -107,10 +95,8 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
 
     let machine = env::capture();
     let (timer, timer_info) = timer::detect();
-    let scratch = tempfile::Builder::new()
-        .prefix("osprim-")
-        .tempdir()
-        .context("cannot create a temporary directory")?;
+    let scratch =
+        tempfile::Builder::new().prefix("osprim-").tempdir().context("cannot create a temporary directory")?;
 
     let mut run = RunFile {
         schema: SCHEMA,
@@ -132,14 +118,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     };
 
     let progress = progress_bar(benches.len() as u64);
-    let mut ctx = Ctx::new(
-        timer,
-        &timer_info,
-        cfg.clone(),
-        chosen.cpu,
-        scratch.path(),
-        interrupt,
-    );
+    let mut ctx = Ctx::new(timer, &timer_info, cfg.clone(), chosen.cpu, scratch.path(), interrupt);
     ctx.cpu_pair = args.cpus;
     for bench in &benches {
         if interrupt.load(Ordering::Relaxed) {
@@ -158,11 +137,9 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                 Ok(()) => bench.run(&mut ctx, &params),
                 Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
             };
-            run.results
-                .push(analyse::row(*bench, params, outcome, &cfg, &timer_info));
+            run.results.push(analyse::row(*bench, params, outcome, &cfg, &timer_info));
             if let Some(path) = &out {
-                write_result_file(path, &run)
-                    .with_context(|| format!("cannot write results to {}", path.display()))?;
+                write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
             }
         }
         progress.inc(1);
@@ -171,19 +148,13 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
 
     let interrupted = interrupt.load(Ordering::Relaxed);
     run.partial = interrupted;
-    run.finished_utc =
-        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    run.finished_utc = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     run.machine.scheduling.load_avg_end = env::load_average();
     if let Some(path) = &out {
-        write_result_file(path, &run)
-            .with_context(|| format!("cannot write results to {}", path.display()))?;
+        write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
     }
     drop(scratch);
-    Ok(Finished {
-        run,
-        saved_to: out,
-        interrupted,
-    })
+    Ok(Finished { run, saved_to: out, interrupted })
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
@@ -191,8 +162,7 @@ fn progress_bar(len: u64) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("{spinner} [{pos}/{len}] {wide_msg} {elapsed}")
-    {
+    if let Ok(style) = ProgressStyle::with_template("{spinner} [{pos}/{len}] {wide_msg} {elapsed}") {
         bar.set_style(style);
     }
     bar

@@ -54,11 +54,7 @@ impl Figure {
 
     /// Operation and variant in one label.
     pub fn label(&self) -> String {
-        if self.variant.is_empty() {
-            self.operation.clone()
-        } else {
-            format!("{} ({})", self.operation, self.variant)
-        }
+        if self.variant.is_empty() { self.operation.clone() } else { format!("{} ({})", self.operation, self.variant) }
     }
 }
 
@@ -75,26 +71,11 @@ pub fn figures() -> &'static [Figure] {
 
 /// The five papers, in seed order: (file prefix, title).
 pub const PAPERS: [(&str, &str); 5] = [
-    (
-        "000",
-        "RightSpeed — time of common operations (AMD, 900 MHz, Windows)",
-    ),
-    (
-        "001",
-        "L4Ka::Pistachio — IPC and system-call costs (IBM PowerPC 750, 500 MHz)",
-    ),
-    (
-        "002",
-        "VMMC — receive-side notification, broken into stages",
-    ),
-    (
-        "003",
-        "Go! — OS comparison, ORB primitives, methods, exceptions, space (Pentium P54C, 90 MHz)",
-    ),
-    (
-        "004",
-        "Rhino on Digital UNIX vs SPIN — null call, transactions, page faults (Alpha)",
-    ),
+    ("000", "RightSpeed — time of common operations (AMD, 900 MHz, Windows)"),
+    ("001", "L4Ka::Pistachio — IPC and system-call costs (IBM PowerPC 750, 500 MHz)"),
+    ("002", "VMMC — receive-side notification, broken into stages"),
+    ("003", "Go! — OS comparison, ORB primitives, methods, exceptions, space (Pentium P54C, 90 MHz)"),
+    ("004", "Rhino on Digital UNIX vs SPIN — null call, transactions, page faults (Alpha)"),
 ];
 
 /// What answers a seed row today.
@@ -118,16 +99,13 @@ pub fn target(f: &Figure) -> Target {
         "000" => match op {
             "Load and initialize library for a process" => Bench("lib.dlopen"),
             "Install message hook" => Bench("signal.install"),
-            "Open system task type group file" | "Open per-app task type group file" => {
-                Bench("fs.open_close")
-            }
+            "Open system task type group file" | "Open per-app task type group file" => Bench("fs.open_close"),
             "Get application name" => Bench("id.exe_name"),
-            "Intercept non-user-interface message"
-            | "Intercept and handle user interface message" => Planned("interpose.seccomp"),
-            "Simple I/O control request" => Bench("syscall.ioctl"),
-            "Evaluate message type" => {
-                NotApplicable("RightSpeed's own user-level classification of a window message")
+            "Intercept non-user-interface message" | "Intercept and handle user interface message" => {
+                Planned("interpose.seccomp")
             }
+            "Simple I/O control request" => Bench("syscall.ioctl"),
+            "Evaluate message type" => NotApplicable("RightSpeed's own user-level classification of a window message"),
             _ => NotApplicable("RightSpeed task accounting is not a Linux primitive"),
         },
         "001" => {
@@ -161,13 +139,11 @@ pub fn target(f: &Figure) -> Target {
             ("ORB methods", "get_stack") => Bench("id.sched_getcpu"),
             ("ORB methods", "switch_stacks") => Planned("ctx.user"),
             ("ORB methods", "lock" | "unlock") => Planned("lock.mutex"),
-            ("ORB methods", _) => {
-                NotApplicable("Go!'s object-reference translation has no Linux counterpart")
-            }
+            ("ORB methods", _) => NotApplicable("Go!'s object-reference translation has no Linux counterpart"),
             ("Spatial", "memory per interface") => Planned("space.eventfd"),
-            ("Spatial", _) | ("Component sizes", _) => NotApplicable(
-                "code/data sizes of Go!'s own components; no Linux counterpart of the same meaning",
-            ),
+            ("Spatial", _) | ("Component sizes", _) => {
+                NotApplicable("code/data sizes of Go!'s own components; no Linux counterpart of the same meaning")
+            }
             ("sched overhead", _) => Planned("sched.preempt"),
             ("GDT miss", _) => Planned("cold-cache mode"),
             ("Stability", _) => Planned("osprim stress"),
@@ -194,10 +170,7 @@ mod tests {
         let f = figures();
         assert_eq!(f.len(), 171);
         for (prefix, _) in PAPERS {
-            assert!(
-                f.iter().any(|x| x.seed_file.starts_with(prefix)),
-                "{prefix}"
-            );
+            assert!(f.iter().any(|x| x.seed_file.starts_with(prefix)), "{prefix}");
         }
     }
 
@@ -205,11 +178,9 @@ mod tests {
     fn every_figure_is_mapped_and_existing_targets_are_registered() {
         for f in figures() {
             match target(f) {
-                Target::Bench(id) => assert!(
-                    crate::registry::find(id).is_some(),
-                    "{id} for {} is not registered",
-                    f.label()
-                ),
+                Target::Bench(id) => {
+                    assert!(crate::registry::find(id).is_some(), "{id} for {} is not registered", f.label())
+                }
                 Target::Planned(id) | Target::Counters(id) => assert!(!id.is_empty()),
                 Target::NotApplicable(why) => {
                     assert_ne!(why, "not mapped", "{} is not mapped", f.label())
@@ -220,15 +191,9 @@ mod tests {
 
     #[test]
     fn conversions_use_the_clock() {
-        let f = figures()
-            .iter()
-            .find(|f| f.system == "L4Ka::Pistachio" && f.unit == "cycles")
-            .unwrap();
+        let f = figures().iter().find(|f| f.system == "L4Ka::Pistachio" && f.unit == "cycles").unwrap();
         assert!((f.then_ns().unwrap() - 51.73 / 500.0 * 1e3).abs() < 1e-9);
-        let r = figures()
-            .iter()
-            .find(|f| f.operation == "Install message hook")
-            .unwrap();
+        let r = figures().iter().find(|f| f.operation == "Install message hook").unwrap();
         assert!((r.then_cycles().unwrap() - 8.532 * 900.0).abs() < 1e-9);
         let bsd = figures().iter().find(|f| f.system == "BSD").unwrap();
         assert_eq!(bsd.then_ns(), None);

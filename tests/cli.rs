@@ -128,7 +128,11 @@ fn json_output_has_schema_samples_and_checks() {
         assert!(n >= 30, "at least 30 samples");
         assert_eq!(r["samples_ns"].as_array().unwrap().len() as u64, n, "every sample kept");
         let s = &r["summary"];
-        let (lo, med, hi) = (s["median_ci95_ns"][0].as_f64().unwrap(), s["median_ns"].as_f64().unwrap(), s["median_ci95_ns"][1].as_f64().unwrap());
+        let (lo, med, hi) = (
+            s["median_ci95_ns"][0].as_f64().unwrap(),
+            s["median_ns"].as_f64().unwrap(),
+            s["median_ci95_ns"][1].as_f64().unwrap(),
+        );
         assert!(lo <= med && med <= hi, "CI contains the median");
         assert!(!r["validation"]["checks"].as_array().unwrap().is_empty(), "{} makes checks", r["id"]);
     }
@@ -158,7 +162,10 @@ fn explicit_cpu_is_recorded_and_honoured() {
 
 #[test]
 fn csv_output_has_a_header_and_a_row_per_result() {
-    let out = osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--format", "csv", "syscall"]).output().unwrap();
+    let out = osprim()
+        .args(["run", "--quick", "--budget", "0.05", "--no-save", "--format", "csv", "syscall"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -207,7 +214,9 @@ fn list_and_env_describe_themselves() {
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in [vec!["--help"], vec!["run", "--help"], vec!["list", "--help"], vec!["env", "--help"], vec!["seeds", "--help"]] {
+    for sub in
+        [vec!["--help"], vec!["run", "--help"], vec!["list", "--help"], vec!["env", "--help"], vec!["seeds", "--help"]]
+    {
         let out = osprim().args(&sub).output().unwrap();
         assert!(out.status.success(), "{sub:?}");
         assert!(String::from_utf8(out.stdout).unwrap().contains("Examples:"), "{sub:?}");
@@ -248,5 +257,9 @@ fn sigint_keeps_partial_results_and_cleans_up() {
     let n = v["results"].as_array().unwrap().len();
     assert!(n >= 1 && n < 13, "some but not all benchmarks: {n}");
     assert_eq!(tmp_entries(work.path()), vec!["partial.json".to_string()], "no temporary result file left");
-    assert!(tmp_entries(private_tmp.path()).is_empty(), "scratch directory removed: {:?}", tmp_entries(private_tmp.path()));
+    assert!(
+        tmp_entries(private_tmp.path()).is_empty(),
+        "scratch directory removed: {:?}",
+        tmp_entries(private_tmp.path())
+    );
 }

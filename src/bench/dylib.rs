@@ -21,9 +21,7 @@ static PROBE_SO: &[u8] = include_bytes!(env!("OSPRIM_PROBE_SO"));
 pub struct Dlopen;
 
 fn mapped(path: &str) -> Option<bool> {
-    std::fs::read_to_string("/proc/self/maps")
-        .ok()
-        .map(|m| m.lines().any(|l| l.ends_with(path)))
+    std::fs::read_to_string("/proc/self/maps").ok().map(|m| m.lines().any(|l| l.ends_with(path)))
 }
 
 impl Benchmark for Dlopen {
@@ -43,14 +41,11 @@ impl Benchmark for Dlopen {
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         self.available().map_err(NotMeasured::Skipped)?;
         let path = ctx.scratch.join("libosprim_probe.so");
-        std::fs::write(&path, PROBE_SO)
-            .map_err(|e| NotMeasured::Failed(format!("write {}: {e}", path.display())))?;
+        std::fs::write(&path, PROBE_SO).map_err(|e| NotMeasured::Failed(format!("write {}: {e}", path.display())))?;
         let path_str = path.to_string_lossy().into_owned();
-        let cpath = CString::new(path_str.clone())
-            .map_err(|_| NotMeasured::Failed("path contains NUL".into()))?;
+        let cpath = CString::new(path_str.clone()).map_err(|_| NotMeasured::Failed("path contains NUL".into()))?;
 
-        let lib =
-            dl::Library::open(&cpath).map_err(|e| NotMeasured::Failed(format!("dlopen: {e}")))?;
+        let lib = dl::Library::open(&cpath).map_err(|e| NotMeasured::Failed(format!("dlopen: {e}")))?;
         let answer = lib.probe_answer();
         let while_open = mapped(&path_str);
         drop(lib);
@@ -74,18 +69,10 @@ impl Benchmark for Dlopen {
                 ),
                 o && !c,
             ),
-            _ => Check::impossible(
-                "mapped while open, unmapped after dlclose",
-                "/proc/self/maps is not readable",
-            ),
+            _ => Check::impossible("mapped while open, unmapped after dlclose", "/proc/self/maps is not readable"),
         };
         let checks = vec![
-            Check::new(
-                "probe function answers",
-                "42",
-                format!("{answer:?}"),
-                answer == Some(42),
-            ),
+            Check::new("probe function answers", "42", format!("{answer:?}"), answer == Some(42)),
             maps_check,
             Check::all_ok("every dlopen succeeds", failed, calls),
         ];

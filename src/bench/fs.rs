@@ -21,26 +21,17 @@ fn prepare(ctx: &Ctx) -> Result<CString, NotMeasured> {
     let path = ctx.scratch.join("cached-file");
     std::fs::write(&path, vec![0x5a; FILE_BYTES])
         .map_err(|e| NotMeasured::Failed(format!("write {}: {e}", path.display())))?;
-    std::fs::read(&path)
-        .map_err(|e| NotMeasured::Failed(format!("read {}: {e}", path.display())))?;
-    CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| NotMeasured::Failed("path contains NUL".into()))
+    std::fs::read(&path).map_err(|e| NotMeasured::Failed(format!("read {}: {e}", path.display())))?;
+    CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| NotMeasured::Failed("path contains NUL".into()))
 }
 
 fn blocks_read() -> Option<i64> {
-    getrusage(UsageWho::RUSAGE_THREAD)
-        .ok()
-        .map(|u| u.block_reads())
+    getrusage(UsageWho::RUSAGE_THREAD).ok().map(|u| u.block_reads())
 }
 
 fn no_disk_reads(before: Option<i64>, after: Option<i64>) -> Check {
     match (before, after) {
-        (Some(b), Some(a)) => Check::new(
-            "no block reads (file cached)",
-            "0 ru_inblock",
-            format!("{}", a - b),
-            a == b,
-        ),
+        (Some(b), Some(a)) => Check::new("no block reads (file cached)", "0 ru_inblock", format!("{}", a - b), a == b),
         _ => Check::impossible("no block reads (file cached)", "getrusage failed"),
     }
 }
@@ -61,11 +52,7 @@ impl Benchmark for OpenClose {
         let (mut failed, mut calls) = (0u64, 0u64);
         let samples = ctx.iter(|| {
             calls += 1;
-            match open(
-                path.as_c_str(),
-                OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-                Mode::empty(),
-            ) {
+            match open(path.as_c_str(), OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty()) {
                 Ok(fd) => drop(fd),
                 Err(_) => failed += 1,
             }
@@ -73,10 +60,7 @@ impl Benchmark for OpenClose {
         let after = blocks_read();
         Ok(Measured::new(
             samples,
-            vec![
-                Check::all_ok("every open succeeds", failed, calls),
-                no_disk_reads(before, after),
-            ],
+            vec![Check::all_ok("every open succeeds", failed, calls), no_disk_reads(before, after)],
         ))
     }
 }
@@ -105,10 +89,7 @@ impl Benchmark for Stat {
         let after = blocks_read();
         Ok(Measured::new(
             samples,
-            vec![
-                Check::all_ok("every stat succeeds with the right size", wrong, calls),
-                no_disk_reads(before, after),
-            ],
+            vec![Check::all_ok("every stat succeeds with the right size", wrong, calls), no_disk_reads(before, after)],
         ))
     }
 }

@@ -31,21 +31,10 @@ impl Benchmark for Gettid {
         let median = quick_median(&samples);
         let got = nix::unistd::gettid().as_raw();
         let id_check = match thread_self_tid() {
-            Some(t) => Check::new(
-                "matches /proc/thread-self",
-                t.to_string(),
-                got.to_string(),
-                t == got,
-            ),
-            None => Check::impossible(
-                "matches /proc/thread-self",
-                "/proc/thread-self is not readable",
-            ),
+            Some(t) => Check::new("matches /proc/thread-self", t.to_string(), got.to_string(), t == got),
+            None => Check::impossible("matches /proc/thread-self", "/proc/thread-self is not readable"),
         };
-        Ok(Measured::new(
-            samples,
-            vec![id_check, ctx.enters_kernel_check(median)],
-        ))
+        Ok(Measured::new(samples, vec![id_check, ctx.enters_kernel_check(median)]))
     }
 }
 
@@ -89,8 +78,7 @@ impl Benchmark for ExeName {
         "application name: readlink(/proc/self/exe)"
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let truth = std::env::current_exe()
-            .map_err(|e| NotMeasured::Skipped(format!("current_exe: {e}")))?;
+        let truth = std::env::current_exe().map_err(|e| NotMeasured::Skipped(format!("current_exe: {e}")))?;
         let truth = truth.as_os_str().as_encoded_bytes().to_vec();
         let mut buf = vec![0u8; 4096];
         let mut wrong = 0u64;
@@ -105,10 +93,7 @@ impl Benchmark for ExeName {
         let median = quick_median(&samples);
         Ok(Measured::new(
             samples,
-            vec![
-                Check::all_ok("returns the executable's path", wrong, calls),
-                ctx.enters_kernel_check(median),
-            ],
+            vec![Check::all_ok("returns the executable's path", wrong, calls), ctx.enters_kernel_check(median)],
         ))
     }
 }
@@ -139,10 +124,7 @@ impl Benchmark for Comm {
         let median = quick_median(&samples);
         Ok(Measured::new(
             samples,
-            vec![
-                Check::all_ok("matches /proc/thread-self/comm", wrong, calls),
-                ctx.enters_kernel_check(median),
-            ],
+            vec![Check::all_ok("matches /proc/thread-self/comm", wrong, calls), ctx.enters_kernel_check(median)],
         ))
     }
 }

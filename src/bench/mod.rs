@@ -60,11 +60,7 @@ pub struct Measured {
 impl Measured {
     /// Samples with checks.
     pub fn new(samples: Samples, checks: Vec<Check>) -> Measured {
-        Measured {
-            samples,
-            checks,
-            ..Measured::default()
-        }
+        Measured { samples, checks, ..Measured::default() }
     }
 
     /// Adds a note.
@@ -98,38 +94,18 @@ pub struct Check {
 
 impl Check {
     /// A check that was made.
-    pub fn new(
-        name: impl Into<String>,
-        expected: impl Into<String>,
-        observed: impl Into<String>,
-        ok: bool,
-    ) -> Check {
-        Check {
-            name: name.into(),
-            expected: expected.into(),
-            observed: observed.into(),
-            ok: Some(ok),
-        }
+    pub fn new(name: impl Into<String>, expected: impl Into<String>, observed: impl Into<String>, ok: bool) -> Check {
+        Check { name: name.into(), expected: expected.into(), observed: observed.into(), ok: Some(ok) }
     }
 
     /// A check that could not be made, and why.
     pub fn impossible(name: impl Into<String>, why: impl Into<String>) -> Check {
-        Check {
-            name: name.into(),
-            expected: "-".into(),
-            observed: why.into(),
-            ok: None,
-        }
+        Check { name: name.into(), expected: "-".into(), observed: why.into(), ok: None }
     }
 
     /// "`count` of `total` operations returned the expected value".
     pub fn all_ok(name: impl Into<String>, failures: u64, total: u64) -> Check {
-        Check::new(
-            name,
-            format!("0 failures in {total}"),
-            format!("{failures} failures"),
-            failures == 0,
-        )
+        Check::new(name, format!("0 failures in {total}"), format!("{failures} failures"), failures == 0)
     }
 }
 
@@ -191,9 +167,7 @@ impl<'a> Ctx<'a> {
     /// `black_box`, then `stop`. Nothing else is inside.
     pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
         let timer = self.timer;
-        sampler::sample(&self.cfg, &self.timer, self.interrupt, |n| {
-            time_loop(&timer, n, &mut op)
-        })
+        sampler::sample(&self.cfg, &self.timer, self.interrupt, |n| time_loop(&timer, n, &mut op))
     }
 
     /// Samples a routine that times `n` operations itself and returns the ticks they took.
@@ -224,10 +198,7 @@ impl<'a> Ctx<'a> {
                     op();
                 }
                 let t1 = self.timer.stop();
-                let ns = self
-                    .timer
-                    .ticks_to_ns(t1.wrapping_sub(t0) as f64 - self.timer.overhead_ticks())
-                    / 500.0;
+                let ns = self.timer.ticks_to_ns(t1.wrapping_sub(t0) as f64 - self.timer.overhead_ticks()) / 500.0;
                 best = best.min(ns);
             }
             best

@@ -22,8 +22,8 @@ impl Benchmark for Install {
         "install a signal handler and restore the previous one (2 × sigaction)"
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let original = sig::current_action(Signal::SIGUSR1)
-            .map_err(|e| NotMeasured::Failed(format!("sigaction: {e}")))?;
+        let original =
+            sig::current_action(Signal::SIGUSR1).map_err(|e| NotMeasured::Failed(format!("sigaction: {e}")))?;
         let action = sig::counting_action();
         let (mut wrong, mut calls) = (0u64, 0u64);
         let samples = ctx.iter(|| {
@@ -34,8 +34,7 @@ impl Benchmark for Install {
         });
         // Install once more, raise, and see the handler run.
         let before = sig::delivered();
-        let delivered =
-            sig::with_action(Signal::SIGUSR1, &action, || raise(Signal::SIGUSR1).is_ok());
+        let delivered = sig::with_action(Signal::SIGUSR1, &action, || raise(Signal::SIGUSR1).is_ok());
         let after = sig::delivered();
         let checks = vec![
             Check::all_ok("each install took effect", wrong, calls),

@@ -24,11 +24,7 @@ impl Benchmark for Null {
         "empty system call: getppid via the bare syscall instruction, no libc"
     }
     fn available(&self) -> Result<(), String> {
-        if sys::raw::AVAILABLE {
-            Ok(())
-        } else {
-            Err("no bare system-call path for this architecture".into())
-        }
+        if sys::raw::AVAILABLE { Ok(()) } else { Err("no bare system-call path for this architecture".into()) }
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let expected = i64::from(nix::unistd::getppid().as_raw());
@@ -36,12 +32,7 @@ impl Benchmark for Null {
         let got = sys::raw::getppid();
         let median = quick_median(&samples);
         let checks = vec![
-            Check::new(
-                "returns the parent pid",
-                expected.to_string(),
-                got.to_string(),
-                got == expected,
-            ),
+            Check::new("returns the parent pid", expected.to_string(), got.to_string(), got == expected),
             ctx.enters_kernel_check(median),
         ];
         Ok(Measured::new(samples, checks))
@@ -86,10 +77,8 @@ impl Benchmark for Ioctl {
         "simple I/O control: ioctl(FIONREAD) on a pipe holding 8 bytes"
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let (rd, wr) =
-            nix::unistd::pipe().map_err(|e| NotMeasured::Failed(format!("pipe: {e}")))?;
-        nix::unistd::write(&wr, &[7u8; 8])
-            .map_err(|e| NotMeasured::Failed(format!("write to pipe: {e}")))?;
+        let (rd, wr) = nix::unistd::pipe().map_err(|e| NotMeasured::Failed(format!("pipe: {e}")))?;
+        nix::unistd::write(&wr, &[7u8; 8]).map_err(|e| NotMeasured::Failed(format!("write to pipe: {e}")))?;
         let fd = rd.as_fd();
         let mut wrong = 0u64;
         let mut calls = 0u64;
@@ -100,10 +89,8 @@ impl Benchmark for Ioctl {
             }
         });
         let median = quick_median(&samples);
-        let checks = vec![
-            Check::all_ok("FIONREAD reports the 8 bytes waiting", wrong, calls),
-            ctx.enters_kernel_check(median),
-        ];
+        let checks =
+            vec![Check::all_ok("FIONREAD reports the 8 bytes waiting", wrong, calls), ctx.enters_kernel_check(median)];
         Ok(Measured::new(samples, checks))
     }
 }
@@ -122,11 +109,9 @@ impl Benchmark for VdsoClock {
         let samples = ctx.iter(|| clock_gettime(ClockId::CLOCK_MONOTONIC));
         let median = quick_median(&samples);
         let r = ctx.references();
-        let clocksource = std::fs::read_to_string(
-            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-        )
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into());
+        let clocksource = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
         let check = Check::new(
             "costs clearly less than a bare system call (stays in user space)",
             format!("< {:.1} ns (2/3 of bare getppid)", r.syscall_ns * 2.0 / 3.0),

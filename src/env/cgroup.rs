@@ -23,15 +23,8 @@ pub(super) struct ContainerSignals<'a> {
 /// Names the container runtime, `"none"` when the cgroup files were readable
 /// and show nothing, `"unknown"` when there was nothing to look at.
 pub(super) fn detect_container(sig: &ContainerSignals<'_>) -> String {
-    let from_cgroup: Vec<&str> = sig
-        .cgroups
-        .iter()
-        .filter_map(|t| parse::container_from_cgroup(t))
-        .collect();
-    let systemd = sig
-        .systemd_container
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
+    let from_cgroup: Vec<&str> = sig.cgroups.iter().filter_map(|t| parse::container_from_cgroup(t)).collect();
+    let systemd = sig.systemd_container.map(str::trim).filter(|s| !s.is_empty());
     let name = if from_cgroup.contains(&"kubernetes") {
         Some("kubernetes")
     } else if sig.containerenv {
@@ -55,31 +48,20 @@ pub(super) fn read_container(fs: &Fs, self_cgroup: Option<&str>) -> String {
         dockerenv: fs.exists(".dockerenv"),
         containerenv: fs.exists("run/.containerenv"),
         systemd_container: systemd.as_deref(),
-        cgroups: [pid1.as_deref(), self_cgroup]
-            .into_iter()
-            .flatten()
-            .collect(),
+        cgroups: [pid1.as_deref(), self_cgroup].into_iter().flatten().collect(),
     };
     detect_container(&sig)
 }
 
 pub(super) fn read_cgroup(fs: &Fs, self_cgroup: Option<&str>) -> Cgroup {
     let entries = self_cgroup.map(parse::parse_cgroup).unwrap_or_default();
-    let unified = entries
-        .iter()
-        .find(|e| e.is_unified())
-        .map(|e| e.path.clone());
-    let v1_paths: BTreeMap<String, String> = entries
-        .iter()
-        .filter(|e| !e.is_unified())
-        .map(|e| (e.controllers.join(","), e.path.clone()))
-        .collect();
+    let unified = entries.iter().find(|e| e.is_unified()).map(|e| e.path.clone());
+    let v1_paths: BTreeMap<String, String> =
+        entries.iter().filter(|e| !e.is_unified()).map(|e| (e.controllers.join(","), e.path.clone())).collect();
 
     let v2_file = |file: &str| -> Option<String> {
         let p = unified.as_deref()?;
-        ["sys/fs/cgroup", "sys/fs/cgroup/unified"]
-            .iter()
-            .find_map(|mnt| first_in_cgroup(fs, mnt, p, file))
+        ["sys/fs/cgroup", "sys/fs/cgroup/unified"].iter().find_map(|mnt| first_in_cgroup(fs, mnt, p, file))
     };
     let cpu_max = v2_file("cpu.max").or_else(|| {
         let (mnt, p) = v1_mount(&entries, "cpu")?;
@@ -103,13 +85,8 @@ pub(super) fn read_cgroup(fs: &Fs, self_cgroup: Option<&str>) -> Cgroup {
 /// The v1 mount directory (`sys/fs/cgroup/cpu,cpuacct`) and path of the
 /// hierarchy carrying `controller`.
 fn v1_mount(entries: &[CgroupEntry], controller: &str) -> Option<(String, String)> {
-    let e = entries
-        .iter()
-        .find(|e| e.controllers.iter().any(|c| c == controller))?;
-    Some((
-        format!("sys/fs/cgroup/{}", e.controllers.join(",")),
-        e.path.clone(),
-    ))
+    let e = entries.iter().find(|e| e.controllers.iter().any(|c| c == controller))?;
+    Some((format!("sys/fs/cgroup/{}", e.controllers.join(",")), e.path.clone()))
 }
 
 /// Reads `file` of cgroup `path` under mount `mnt`. If that cgroup directory
@@ -121,14 +98,8 @@ fn first_in_cgroup(fs: &Fs, mnt: &str, path: &str, file: &str) -> Option<String>
         return None;
     }
     let at = |p: &str| {
-        let rel = if p.is_empty() {
-            format!("{mnt}/{file}")
-        } else {
-            format!("{mnt}/{p}/{file}")
-        };
-        fs.read(&rel)
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
+        let rel = if p.is_empty() { format!("{mnt}/{file}") } else { format!("{mnt}/{p}/{file}") };
+        fs.read(&rel).map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
     };
     at(path).or_else(|| if path.is_empty() { None } else { at("") })
 }

@@ -5,10 +5,7 @@
 /// What `CPUID` says about the CPU; every field is optional so a partial or
 /// absent answer is representable.
 #[derive(Debug, Clone, Default, PartialEq)]
-#[cfg_attr(
-    not(any(target_arch = "x86", target_arch = "x86_64")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
 pub struct CpuidInfo {
     /// Vendor string, e.g. `"AuthenticAMD"`.
     pub vendor: Option<String>,
@@ -38,10 +35,7 @@ pub struct CpuidInfo {
 }
 
 /// Queries `CPUID` on x86; `None` elsewhere.
-#[cfg(any(
-    target_arch = "x86_64",
-    all(target_arch = "x86", target_feature = "sse")
-))]
+#[cfg(any(target_arch = "x86_64", all(target_arch = "x86", target_feature = "sse")))]
 pub fn probe() -> Option<CpuidInfo> {
     use raw_cpuid::{CpuId, Hypervisor};
 
@@ -73,20 +67,14 @@ pub fn probe() -> Option<CpuidInfo> {
     };
     Some(CpuidInfo {
         vendor: cpuid.get_vendor_info().and_then(|v| nonempty(v.as_str())),
-        brand: cpuid
-            .get_processor_brand_string()
-            .and_then(|b| nonempty(b.as_str())),
+        brand: cpuid.get_processor_brand_string().and_then(|b| nonempty(b.as_str())),
         family: feat.as_ref().map(|f| u32::from(f.family_id())),
         model: feat.as_ref().map(|f| u32::from(f.model_id())),
         stepping: feat.as_ref().map(|f| u32::from(f.stepping_id())),
-        invariant_tsc: cpuid
-            .get_advanced_power_mgmt_info()
-            .map(|a| a.has_invariant_tsc()),
+        invariant_tsc: cpuid.get_advanced_power_mgmt_info().map(|a| a.has_invariant_tsc()),
         hypervisor_bit,
         hypervisor_vendor,
-        rdtscp: cpuid
-            .get_extended_processor_and_feature_identifiers()
-            .map(|e| e.has_rdtscp()),
+        rdtscp: cpuid.get_extended_processor_and_feature_identifiers().map(|e| e.has_rdtscp()),
         rdpid: ext7.as_ref().map(|e| e.has_rdpid()),
         pku: ext7.as_ref().map(|e| e.has_pku()),
         ospke: ext7.as_ref().map(|e| e.has_ospke()),
@@ -94,40 +82,21 @@ pub fn probe() -> Option<CpuidInfo> {
 }
 
 /// Queries `CPUID` on x86; `None` elsewhere.
-#[cfg(not(any(
-    target_arch = "x86_64",
-    all(target_arch = "x86", target_feature = "sse")
-)))]
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "x86", target_feature = "sse"))))]
 pub fn probe() -> Option<CpuidInfo> {
     None
 }
 
 /// Renders an unrecognised 12-byte hypervisor signature (EBX, ECX, EDX of
 /// leaf 0x40000000) as printable text, e.g. `"TCGTCGTCGTCG"`.
-#[cfg_attr(
-    not(any(target_arch = "x86", target_arch = "x86_64")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
 pub fn signature_text(ebx: u32, ecx: u32, edx: u32) -> String {
-    let bytes: Vec<u8> = [ebx, ecx, edx]
-        .iter()
-        .flat_map(|r| r.to_le_bytes())
-        .collect();
+    let bytes: Vec<u8> = [ebx, ecx, edx].iter().flat_map(|r| r.to_le_bytes()).collect();
     let text: String = bytes
         .iter()
         .filter(|b| **b != 0)
-        .map(|&b| {
-            if b.is_ascii_graphic() || b == b' ' {
-                char::from(b)
-            } else {
-                '?'
-            }
-        })
+        .map(|&b| if b.is_ascii_graphic() || b == b' ' { char::from(b) } else { '?' })
         .collect();
     let text = text.trim();
-    if text.is_empty() {
-        "unknown".to_string()
-    } else {
-        text.to_string()
-    }
+    if text.is_empty() { "unknown".to_string() } else { text.to_string() }
 }

@@ -24,20 +24,12 @@ pub(super) fn format_bytes(n: u64) -> String {
         unit += 1;
     }
     let name = UNITS.get(unit).copied().unwrap_or("B");
-    if n.is_multiple_of(div) {
-        format!("{} {name}", n / div)
-    } else {
-        format!("{:.1} {name}", n as f64 / div as f64)
-    }
+    if n.is_multiple_of(div) { format!("{} {name}", n / div) } else { format!("{:.1} {name}", n as f64 / div as f64) }
 }
 
 /// Formats a frequency given in kHz as MHz.
 pub(super) fn format_khz(khz: u64) -> String {
-    if khz.is_multiple_of(1000) {
-        format!("{} MHz", khz / 1000)
-    } else {
-        format!("{:.1} MHz", khz as f64 / 1000.0)
-    }
+    if khz.is_multiple_of(1000) { format!("{} MHz", khz / 1000) } else { format!("{:.1} MHz", khz as f64 / 1000.0) }
 }
 
 /// Short cache label: `"L1d"`, `"L1i"`, `"L2"`.
@@ -106,24 +98,12 @@ impl Machine {
         let num = |n: Option<u32>| opt(n, |n| n.to_string());
         add(
             "cpu",
-            format!(
-                "{} (family {} model {} stepping {})",
-                c.model_name,
-                num(c.family),
-                num(c.model),
-                num(c.stepping)
-            ),
+            format!("{} (family {} model {} stepping {})", c.model_name, num(c.family), num(c.model), num(c.stepping)),
         );
         add("cpu.vendor", c.vendor.clone());
         add("cpu.microcode", c.microcode.clone());
-        add(
-            "cpu.logical",
-            opt(c.logical_cpus, |n| format!("{n} online")),
-        );
-        add(
-            "cpu.physical_cores",
-            opt(c.physical_cores, |n| n.to_string()),
-        );
+        add("cpu.logical", opt(c.logical_cpus, |n| format!("{n} online")));
+        add("cpu.physical_cores", opt(c.physical_cores, |n| n.to_string()));
         add("cpu.smt_active", yes_no(c.smt_active));
         add("caches", format_caches(&c.caches));
         let fl = &c.flags;
@@ -146,20 +126,11 @@ impl Machine {
         add("kernel.cmdline", k.cmdline.clone());
         add("kernel.preempt", k.preempt_model.clone());
         add("kernel.preempt_dynamic", k.preempt_dynamic.clone());
-        add(
-            "kernel.clocksource",
-            format!(
-                "{} (available: {})",
-                k.clocksource, k.available_clocksources
-            ),
-        );
+        add("kernel.clocksource", format!("{} (available: {})", k.clocksource, k.available_clocksources));
         add("kernel.thp", k.transparent_hugepages.clone());
         let int = |n: Option<i32>| opt(n, |n| n.to_string());
         add("kernel.perf_event_paranoid", int(k.perf_event_paranoid));
-        add(
-            "vm.unprivileged_userfaultfd",
-            int(k.unprivileged_userfaultfd),
-        );
+        add("vm.unprivileged_userfaultfd", int(k.unprivileged_userfaultfd));
         add("kernel.yama.ptrace_scope", int(k.ptrace_scope));
         add("memory.total", opt(k.mem_total_bytes, format_bytes));
         if k.vulnerabilities.is_empty() {
@@ -174,10 +145,7 @@ impl Machine {
         add("freq.min", opt(f.min_khz, format_khz));
         add("freq.max", opt(f.max_khz, format_khz));
         add("freq.cur", opt(f.cur_khz, format_khz));
-        add(
-            "freq.cpuinfo",
-            opt(f.cpuinfo_mhz, |m| format!("{m:.3} MHz")),
-        );
+        add("freq.cpuinfo", opt(f.cpuinfo_mhz, |m| format!("{m:.3} MHz")));
 
         add("virt.hypervisor", v.hypervisor_vendor.clone());
         add("virt.sys_hypervisor_type", v.sys_hypervisor_type.clone());
@@ -199,11 +167,7 @@ impl Machine {
             if s.allowed_cpus.is_empty() {
                 UNKNOWN.to_string()
             } else {
-                format!(
-                    "{} ({} cpus)",
-                    format_cpu_list(&s.allowed_cpus),
-                    s.allowed_cpus.len()
-                )
+                format!("{} ({} cpus)", format_cpu_list(&s.allowed_cpus), s.allowed_cpus.len())
             },
         );
         add("load_avg.start", format_load(s.load_avg_start));

@@ -18,10 +18,7 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
             continue;
         }
         let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (
-                a.trim().parse::<usize>().ok()?,
-                b.trim().parse::<usize>().ok()?,
-            ),
+            Some((a, b)) => (a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?),
             None => {
                 let n = part.parse::<usize>().ok()?;
                 (n, n)
@@ -76,11 +73,7 @@ pub fn parse_loadavg(s: &str) -> Option<[f64; 3]> {
     let a = it.next()??;
     let b = it.next()??;
     let c = it.next()??;
-    if [a, b, c].iter().all(|v| v.is_finite() && *v >= 0.0) {
-        Some([a, b, c])
-    } else {
-        None
-    }
+    if [a, b, c].iter().all(|v| v.is_finite() && *v >= 0.0) { Some([a, b, c]) } else { None }
 }
 
 /// Returns the choice marked with `open`/`close` delimiters in a sysfs
@@ -112,10 +105,7 @@ pub struct CpuInfo {
 impl CpuInfo {
     /// The value of `key` in the first block, if present and non-empty.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.first
-            .get(key)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
+        self.first.get(key).map(String::as_str).filter(|v| !v.is_empty())
     }
 
     /// The CPU flag list (`flags` on x86, `Features` on arm64), if present.
@@ -148,9 +138,7 @@ pub fn parse_cpuinfo(s: &str) -> CpuInfo {
             info.processors += 1;
         }
         if info.processors <= 1 {
-            info.first
-                .entry(k.to_string())
-                .or_insert_with(|| v.to_string());
+            info.first.entry(k.to_string()).or_insert_with(|| v.to_string());
         }
     }
     info
@@ -253,18 +241,9 @@ pub fn parse_cgroup(s: &str) -> Vec<CgroupEntry> {
         .filter_map(|line| {
             let mut parts = line.splitn(3, ':');
             let hierarchy = parts.next()?.trim().parse().ok()?;
-            let controllers = parts
-                .next()?
-                .split(',')
-                .filter(|c| !c.is_empty())
-                .map(str::to_string)
-                .collect();
+            let controllers = parts.next()?.split(',').filter(|c| !c.is_empty()).map(str::to_string).collect();
             let path = parts.next()?.trim().to_string();
-            Some(CgroupEntry {
-                hierarchy,
-                controllers,
-                path,
-            })
+            Some(CgroupEntry { hierarchy, controllers, path })
         })
         .collect()
 }
@@ -292,12 +271,9 @@ pub fn container_from_cgroup(s: &str) -> Option<&'static str> {
         ("containerd", "containerd"),
         ("lxc", "lxc"),
     ];
-    parse_cgroup(s).iter().find_map(|e| {
-        MARKERS
-            .iter()
-            .find(|(needle, _)| e.path.contains(needle))
-            .map(|(_, name)| *name)
-    })
+    parse_cgroup(s)
+        .iter()
+        .find_map(|e| MARKERS.iter().find(|(needle, _)| e.path.contains(needle)).map(|(_, name)| *name))
 }
 
 /// Parses cgroup v2 `cpu.max` (`"max 100000"` or `"200000 100000"`) into the
@@ -330,22 +306,14 @@ pub fn parse_memory_max(s: &str) -> Option<Option<u64>> {
 pub fn cpu_max_from_v1(quota: &str, period: &str) -> Option<String> {
     let quota: i64 = quota.trim().parse().ok()?;
     let period: u64 = period.trim().parse().ok()?;
-    Some(if quota < 0 {
-        format!("max {period}")
-    } else {
-        format!("{quota} {period}")
-    })
+    Some(if quota < 0 { format!("max {period}") } else { format!("{quota} {period}") })
 }
 
 /// Converts cgroup v1 `memory.limit_in_bytes` into the v2 `memory.max` form;
 /// v1 reports "no limit" as a value near `i64::MAX`.
 pub fn memory_max_from_v1(limit: &str) -> Option<String> {
     let n: u64 = limit.trim().parse().ok()?;
-    Some(if n >= 1 << 62 {
-        "max".to_string()
-    } else {
-        n.to_string()
-    })
+    Some(if n >= 1 << 62 { "max".to_string() } else { n.to_string() })
 }
 
 /// Parses a small signed integer sysctl such as `perf_event_paranoid`.

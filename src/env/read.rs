@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use super::cgroup;
 use super::cpuid::CpuidInfo;
 use super::parse::{self, CpuInfo};
-use super::{
-    Cache, Cpu, CpuFlags, Frequency, Kernel, Machine, Scheduling, UNKNOWN, Virtualization,
-};
+use super::{Cache, Cpu, CpuFlags, Frequency, Kernel, Machine, Scheduling, UNKNOWN, Virtualization};
 
 /// Upper bound on bytes read from any one file, so a strange file cannot
 /// exhaust memory.
@@ -25,18 +23,12 @@ pub(super) struct Fs {
 impl Fs {
     /// A view whose `/` is `root`.
     pub(super) fn new(root: &Path) -> Self {
-        Fs {
-            root: root.to_path_buf(),
-        }
+        Fs { root: root.to_path_buf() }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
         let rel = rel.trim_start_matches('/');
-        if rel.is_empty() {
-            self.root.clone()
-        } else {
-            self.root.join(rel)
-        }
+        if rel.is_empty() { self.root.clone() } else { self.root.join(rel) }
     }
 
     /// File contents with trailing whitespace removed; `None` if unreadable.
@@ -51,10 +43,7 @@ impl Fs {
 
     /// Trimmed contents, or `"unknown"` if unreadable or blank.
     fn text(&self, rel: &str) -> String {
-        self.read(rel)
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| UNKNOWN.to_string())
+        self.read(rel).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).unwrap_or_else(|| UNKNOWN.to_string())
     }
 
     pub(super) fn exists(&self, rel: &str) -> bool {
@@ -64,11 +53,7 @@ impl Fs {
     /// Sorted entry names of a directory; empty if unreadable.
     fn list(&self, rel: &str) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(self.path(rel))
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
         names.sort();
         names
@@ -76,11 +61,8 @@ impl Fs {
 
     /// Entries named `<prefix><number>`, sorted by number.
     fn numbered(&self, rel: &str, prefix: &str) -> Vec<(usize, String)> {
-        let mut v: Vec<(usize, String)> = self
-            .list(rel)
-            .into_iter()
-            .filter_map(|n| Some((n.strip_prefix(prefix)?.parse().ok()?, n)))
-            .collect();
+        let mut v: Vec<(usize, String)> =
+            self.list(rel).into_iter().filter_map(|n| Some((n.strip_prefix(prefix)?.parse().ok()?, n))).collect();
         v.sort();
         v
     }
@@ -90,9 +72,7 @@ impl Fs {
     }
 
     pub(super) fn allowed_cpus(&self) -> Vec<usize> {
-        self.read("proc/self/status")
-            .and_then(|s| parse::parse_status_cpus_allowed(&s))
-            .unwrap_or_default()
+        self.read("proc/self/status").and_then(|s| parse::parse_status_cpus_allowed(&s)).unwrap_or_default()
     }
 }
 
@@ -100,10 +80,7 @@ impl Fs {
 pub(super) fn capture_with(root: &Path, cpuid: Option<CpuidInfo>) -> Machine {
     let fs = Fs::new(root);
     let cpuid = cpuid.unwrap_or_default();
-    let cpuinfo = fs
-        .read("proc/cpuinfo")
-        .map(|s| parse::parse_cpuinfo(&s))
-        .unwrap_or_default();
+    let cpuinfo = fs.read("proc/cpuinfo").map(|s| parse::parse_cpuinfo(&s)).unwrap_or_default();
     let self_cgroup = fs.read("proc/self/cgroup");
     let cpu = read_cpu(&fs, &cpuinfo, &cpuid);
     let virtualization = read_virtualization(&fs, &cpuid, cpu.flags.hypervisor);
@@ -125,21 +102,14 @@ pub(super) fn capture_with(root: &Path, cpuid: Option<CpuidInfo>) -> Machine {
 }
 
 pub(super) fn or_unknown(v: Option<&str>) -> String {
-    v.map(str::trim)
-        .filter(|s| !s.is_empty())
-        .unwrap_or(UNKNOWN)
-        .to_string()
+    v.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN).to_string()
 }
 
 fn read_cpu(fs: &Fs, ci: &CpuInfo, id: &CpuidInfo) -> Cpu {
     let arm_vendor = ci
         .number("CPU implementer")
         .map(|c| parse::arm_implementer_name(c).map_or_else(|| format!("{c:#x}"), str::to_string));
-    let vendor = id
-        .vendor
-        .clone()
-        .or_else(|| ci.get("vendor_id").map(str::to_string))
-        .or(arm_vendor);
+    let vendor = id.vendor.clone().or_else(|| ci.get("vendor_id").map(str::to_string)).or(arm_vendor);
     let model_name = id
         .brand
         .clone()
@@ -155,24 +125,13 @@ fn read_cpu(fs: &Fs, ci: &CpuInfo, id: &CpuidInfo) -> Cpu {
     Cpu {
         vendor: or_unknown(vendor.as_deref()),
         model_name: or_unknown(model_name.as_deref()),
-        family: id
-            .family
-            .or_else(|| ci.number("cpu family"))
-            .or_else(|| ci.number("CPU architecture")),
-        model: id
-            .model
-            .or_else(|| ci.number("model"))
-            .or_else(|| ci.number("CPU part")),
-        stepping: id
-            .stepping
-            .or_else(|| ci.number("stepping"))
-            .or_else(|| ci.number("CPU revision")),
+        family: id.family.or_else(|| ci.number("cpu family")).or_else(|| ci.number("CPU architecture")),
+        model: id.model.or_else(|| ci.number("model")).or_else(|| ci.number("CPU part")),
+        stepping: id.stepping.or_else(|| ci.number("stepping")).or_else(|| ci.number("CPU revision")),
         microcode: or_unknown(ci.get("microcode")),
         logical_cpus,
         physical_cores: physical_cores(fs),
-        smt_active: fs
-            .read("sys/devices/system/cpu/smt/active")
-            .and_then(|s| parse::parse_bool01(&s)),
+        smt_active: fs.read("sys/devices/system/cpu/smt/active").and_then(|s| parse::parse_bool01(&s)),
         caches: caches(fs),
         flags: CpuFlags {
             constant_tsc: flag("constant_tsc"),
@@ -185,8 +144,7 @@ fn read_cpu(fs: &Fs, ci: &CpuInfo, id: &CpuidInfo) -> Cpu {
             invariant_tsc: id.invariant_tsc,
             hypervisor: id.hypervisor_bit.or_else(|| {
                 // Only x86 kernels print a `hypervisor` flag.
-                ci.get("flags")
-                    .map(|f| f.split_whitespace().any(|w| w == "hypervisor"))
+                ci.get("flags").map(|f| f.split_whitespace().any(|w| w == "hypervisor"))
             }),
         },
     }
@@ -230,11 +188,7 @@ fn caches(fs: &Fs) -> Vec<Cache> {
 
 fn read_kernel(fs: &Fs) -> Kernel {
     let version = fs.text("proc/sys/kernel/version");
-    let preempt_model = if version == UNKNOWN {
-        UNKNOWN.to_string()
-    } else {
-        parse::parse_preempt_model(&version)
-    };
+    let preempt_model = if version == UNKNOWN { UNKNOWN.to_string() } else { parse::parse_preempt_model(&version) };
     let vdir = "sys/devices/system/cpu/vulnerabilities";
     let vulnerabilities: BTreeMap<String, String> = fs
         .list(vdir)
@@ -252,48 +206,30 @@ fn read_kernel(fs: &Fs) -> Kernel {
         available_clocksources: fs.text(&format!("{cs}/available_clocksource")),
         preempt_model,
         preempt_dynamic: or_unknown(
-            fs.read("sys/kernel/debug/sched/preempt")
-                .and_then(|s| parse::parse_preempt_dynamic(&s))
-                .as_deref(),
+            fs.read("sys/kernel/debug/sched/preempt").and_then(|s| parse::parse_preempt_dynamic(&s)).as_deref(),
         ),
         version,
         vulnerabilities,
         transparent_hugepages: or_unknown(
-            fs.read("sys/kernel/mm/transparent_hugepage/enabled")
-                .and_then(|s| parse::parse_thp(&s))
-                .as_deref(),
+            fs.read("sys/kernel/mm/transparent_hugepage/enabled").and_then(|s| parse::parse_thp(&s)).as_deref(),
         ),
-        perf_event_paranoid: fs
-            .read("proc/sys/kernel/perf_event_paranoid")
-            .and_then(|s| parse::parse_i32(&s)),
-        unprivileged_userfaultfd: fs
-            .read("proc/sys/vm/unprivileged_userfaultfd")
-            .and_then(|s| parse::parse_i32(&s)),
-        ptrace_scope: fs
-            .read("proc/sys/kernel/yama/ptrace_scope")
-            .and_then(|s| parse::parse_i32(&s)),
-        mem_total_bytes: fs
-            .read("proc/meminfo")
-            .and_then(|s| parse::parse_meminfo_total(&s)),
+        perf_event_paranoid: fs.read("proc/sys/kernel/perf_event_paranoid").and_then(|s| parse::parse_i32(&s)),
+        unprivileged_userfaultfd: fs.read("proc/sys/vm/unprivileged_userfaultfd").and_then(|s| parse::parse_i32(&s)),
+        ptrace_scope: fs.read("proc/sys/kernel/yama/ptrace_scope").and_then(|s| parse::parse_i32(&s)),
+        mem_total_bytes: fs.read("proc/meminfo").and_then(|s| parse::parse_meminfo_total(&s)),
     }
 }
 
 fn read_frequency(fs: &Fs, ci: &CpuInfo) -> Frequency {
     let dir = "sys/devices/system/cpu/cpu0/cpufreq";
-    let khz = |f: &str| {
-        fs.read(&format!("{dir}/{f}"))
-            .and_then(|s| parse::parse_u64(&s))
-    };
+    let khz = |f: &str| fs.read(&format!("{dir}/{f}")).and_then(|s| parse::parse_u64(&s));
     Frequency {
         governor: fs.text(&format!("{dir}/scaling_governor")),
         driver: fs.text(&format!("{dir}/scaling_driver")),
         min_khz: khz("scaling_min_freq"),
         max_khz: khz("scaling_max_freq"),
         cur_khz: khz("scaling_cur_freq"),
-        cpuinfo_mhz: ci
-            .get("cpu MHz")
-            .and_then(|s| s.parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v > 0.0),
+        cpuinfo_mhz: ci.get("cpu MHz").and_then(|s| s.parse::<f64>().ok()).filter(|v| v.is_finite() && *v > 0.0),
     }
 }
 
@@ -309,13 +245,7 @@ fn read_virtualization(fs: &Fs, id: &CpuidInfo, hypervisor_bit: Option<bool>) ->
         &dmi_sys_vendor,
         &dmi_product_name,
     );
-    Virtualization {
-        hypervisor_vendor,
-        sys_hypervisor_type,
-        dmi_sys_vendor,
-        dmi_product_name,
-        virtualized,
-    }
+    Virtualization { hypervisor_vendor, sys_hypervisor_type, dmi_sys_vendor, dmi_product_name, virtualized }
 }
 
 /// Combines the hypervisor evidence into one verdict: `Some(true)` on any

@@ -19,8 +19,7 @@ impl TempDir {
     fn new(tag: &str) -> Self {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("osprim-env-test-{tag}-{}-{n}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("osprim-env-test-{tag}-{}-{n}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("create temp dir");
         TempDir(dir)
@@ -112,14 +111,8 @@ fn status_and_meminfo() {
 
 #[test]
 fn loadavg() {
-    assert_eq!(
-        parse_loadavg("0.12 0.04 0.01 1/81 2438\n"),
-        Some([0.12, 0.04, 0.01])
-    );
-    assert_eq!(
-        parse_loadavg("12.50 7.00 3.25 9/1000 1"),
-        Some([12.5, 7.0, 3.25])
-    );
+    assert_eq!(parse_loadavg("0.12 0.04 0.01 1/81 2438\n"), Some([0.12, 0.04, 0.01]));
+    assert_eq!(parse_loadavg("12.50 7.00 3.25 9/1000 1"), Some([12.5, 7.0, 3.25]));
     assert_eq!(parse_loadavg("0.12 0.04"), None);
     assert_eq!(parse_loadavg("x y z"), None);
     assert_eq!(parse_loadavg(""), None);
@@ -131,28 +124,16 @@ fn selectors() {
     assert_eq!(parse_thp("[always] madvise never\n"), Some("always".into()));
     assert_eq!(parse_thp("always madvise never"), None);
     assert_eq!(parse_thp("[] x"), None);
-    assert_eq!(
-        parse_preempt_dynamic("none voluntary (full) lazy"),
-        Some("full".into())
-    );
-    assert_eq!(
-        parse_preempt_dynamic("(none) voluntary full"),
-        Some("none".into())
-    );
+    assert_eq!(parse_preempt_dynamic("none voluntary (full) lazy"), Some("full".into()));
+    assert_eq!(parse_preempt_dynamic("(none) voluntary full"), Some("none".into()));
 }
 
 #[test]
 fn preempt_model_from_version() {
     let m = |s| parse_preempt_model(s);
     assert_eq!(m("#1 SMP PREEMPT_DYNAMIC @0"), "PREEMPT_DYNAMIC");
-    assert_eq!(
-        m("#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)"),
-        "PREEMPT_DYNAMIC"
-    );
-    assert_eq!(
-        m("#1 SMP PREEMPT_RT Thu Jan 1 00:00:00 UTC 2024"),
-        "PREEMPT_RT"
-    );
+    assert_eq!(m("#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)"), "PREEMPT_DYNAMIC");
+    assert_eq!(m("#1 SMP PREEMPT_RT Thu Jan 1 00:00:00 UTC 2024"), "PREEMPT_RT");
     assert_eq!(m("#1 SMP PREEMPT RT Fri Mar 3 2017"), "PREEMPT_RT");
     assert_eq!(m("#1 SMP PREEMPT Tue Oct 3 12:00:00 UTC 2023"), "PREEMPT");
     assert_eq!(m("#42-Ubuntu SMP Mon Apr 1 2024"), "none");
@@ -231,19 +212,10 @@ fn cgroup_lines() {
 
     let k8s = "0::/kubepods.slice/kubepods-burstable.slice/cri-containerd-ab.scope\n";
     assert_eq!(container_from_cgroup(k8s), Some("kubernetes"));
-    assert_eq!(
-        container_from_cgroup("0::/machine.slice/libpod-1.scope"),
-        Some("podman")
-    );
+    assert_eq!(container_from_cgroup("0::/machine.slice/libpod-1.scope"), Some("podman"));
     assert_eq!(container_from_cgroup("0::/lxc.payload.c1\n"), Some("lxc"));
-    assert_eq!(
-        container_from_cgroup("0::/system.slice/containerd.service"),
-        Some("containerd")
-    );
-    assert_eq!(
-        container_from_cgroup("0::/user.slice/user-1000.slice\n"),
-        None
-    );
+    assert_eq!(container_from_cgroup("0::/system.slice/containerd.service"), Some("containerd"));
+    assert_eq!(container_from_cgroup("0::/user.slice/user-1000.slice\n"), None);
 }
 
 #[test]
@@ -255,81 +227,38 @@ fn cgroup_limits() {
     assert_eq!(parse_memory_max("max\n"), Some(None));
     assert_eq!(parse_memory_max("1073741824"), Some(Some(1 << 30)));
     assert_eq!(cpu_max_from_v1("-1", "100000"), Some("max 100000".into()));
-    assert_eq!(
-        cpu_max_from_v1("150000\n", "100000"),
-        Some("150000 100000".into())
-    );
-    assert_eq!(
-        memory_max_from_v1("9223372036854771712"),
-        Some("max".into())
-    );
+    assert_eq!(cpu_max_from_v1("150000\n", "100000"), Some("150000 100000".into()));
+    assert_eq!(memory_max_from_v1("9223372036854771712"), Some("max".into()));
     assert_eq!(memory_max_from_v1("536870912"), Some("536870912".into()));
 }
 
 #[test]
 fn container_detection() {
-    let none = ContainerSignals {
-        cgroups: vec!["0::/user.slice\n"],
-        ..Default::default()
-    };
+    let none = ContainerSignals { cgroups: vec!["0::/user.slice\n"], ..Default::default() };
     assert_eq!(detect_container(&none), "none");
     assert_eq!(detect_container(&ContainerSignals::default()), "unknown");
-    let docker = ContainerSignals {
-        dockerenv: true,
-        ..Default::default()
-    };
+    let docker = ContainerSignals { dockerenv: true, ..Default::default() };
     assert_eq!(detect_container(&docker), "docker");
-    let podman = ContainerSignals {
-        containerenv: true,
-        dockerenv: true,
-        ..Default::default()
-    };
+    let podman = ContainerSignals { containerenv: true, dockerenv: true, ..Default::default() };
     assert_eq!(detect_container(&podman), "podman");
-    let nspawn = ContainerSignals {
-        systemd_container: Some("systemd-nspawn\n"),
-        cgroups: vec!["0::/\n"],
-        ..Default::default()
-    };
+    let nspawn =
+        ContainerSignals { systemd_container: Some("systemd-nspawn\n"), cgroups: vec!["0::/\n"], ..Default::default() };
     assert_eq!(detect_container(&nspawn), "systemd-nspawn");
-    let k8s = ContainerSignals {
-        dockerenv: true,
-        cgroups: vec!["0::/kubepods/besteffort/pod1/abc\n"],
-        ..Default::default()
-    };
+    let k8s =
+        ContainerSignals { dockerenv: true, cgroups: vec!["0::/kubepods/besteffort/pod1/abc\n"], ..Default::default() };
     assert_eq!(detect_container(&k8s), "kubernetes");
 }
 
 #[test]
 fn virtualization_verdict() {
-    assert_eq!(
-        derive_virtualized(Some(true), "KVM", "unknown", "unknown", "unknown"),
-        Some(true)
-    );
-    assert_eq!(
-        derive_virtualized(Some(false), "none", "unknown", "Dell Inc.", "R640"),
-        Some(false)
-    );
-    assert_eq!(
-        derive_virtualized(None, "unknown", "xen", "unknown", "unknown"),
-        Some(true)
-    );
-    assert_eq!(
-        derive_virtualized(None, "unknown", "unknown", "QEMU", "Standard PC"),
-        Some(true)
-    );
-    assert_eq!(
-        derive_virtualized(None, "unknown", "unknown", "unknown", "unknown"),
-        None
-    );
-    assert!(dmi_looks_virtual(
-        "Microsoft Corporation",
-        "Virtual Machine"
-    ));
+    assert_eq!(derive_virtualized(Some(true), "KVM", "unknown", "unknown", "unknown"), Some(true));
+    assert_eq!(derive_virtualized(Some(false), "none", "unknown", "Dell Inc.", "R640"), Some(false));
+    assert_eq!(derive_virtualized(None, "unknown", "xen", "unknown", "unknown"), Some(true));
+    assert_eq!(derive_virtualized(None, "unknown", "unknown", "QEMU", "Standard PC"), Some(true));
+    assert_eq!(derive_virtualized(None, "unknown", "unknown", "unknown", "unknown"), None);
+    assert!(dmi_looks_virtual("Microsoft Corporation", "Virtual Machine"));
     assert!(!dmi_looks_virtual("LENOVO", "ThinkPad"));
-    assert_eq!(
-        signature_text(0x54474354, 0x43544743, 0x47435447),
-        "TCGTCGTCGTCG"
-    );
+    assert_eq!(signature_text(0x54474354, 0x43544743, 0x47435447), "TCGTCGTCGTCG");
     assert_eq!(signature_text(0, 0, 0), "unknown");
 }
 
@@ -337,16 +266,9 @@ fn virtualization_verdict() {
 fn empty_root_is_all_unknown() {
     let dir = TempDir::new("empty");
     let m = capture_from_root(dir.path());
-    let expected = Machine {
-        arch: std::env::consts::ARCH.to_string(),
-        ..Machine::default()
-    };
+    let expected = Machine { arch: std::env::consts::ARCH.to_string(), ..Machine::default() };
     assert_eq!(m, expected);
-    assert!(
-        m.fields()
-            .iter()
-            .any(|(k, v)| k == "cpu.logical" && v == "unknown")
-    );
+    assert!(m.fields().iter().any(|(k, v)| k == "cpu.logical" && v == "unknown"));
     // Nonexistent root too.
     let m = capture_from_root(&dir.path().join("does/not/exist"));
     assert_eq!(m, expected);
@@ -358,33 +280,21 @@ fn fake_root() {
     d.write("proc/cpuinfo", CPUINFO_X86);
     d.write("proc/sys/kernel/hostname", "box\n");
     d.write("proc/sys/kernel/osrelease", "6.1.0-18-amd64\n");
-    d.write(
-        "proc/sys/kernel/version",
-        "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1\n",
-    );
+    d.write("proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1\n");
     d.write("proc/cmdline", "quiet isolcpus=3\n");
     d.write("proc/loadavg", "0.50 0.25 0.10 2/300 999\n");
     d.write("proc/meminfo", "MemTotal:  16384 kB\n");
     d.write("proc/self/status", "Cpus_allowed_list:\t0-1,3\n");
     d.write("proc/self/cgroup", "0::/system.slice/docker-ab.scope\n");
     d.write("proc/sys/kernel/perf_event_paranoid", "2\n");
-    d.write(
-        "sys/fs/cgroup/system.slice/docker-ab.scope/cpu.max",
-        "150000 100000\n",
-    );
-    d.write(
-        "sys/fs/cgroup/system.slice/docker-ab.scope/memory.max",
-        "max\n",
-    );
+    d.write("sys/fs/cgroup/system.slice/docker-ab.scope/cpu.max", "150000 100000\n");
+    d.write("sys/fs/cgroup/system.slice/docker-ab.scope/memory.max", "max\n");
     let cpu = "sys/devices/system/cpu";
     d.write(&format!("{cpu}/online"), "0-3\n");
     d.write(&format!("{cpu}/smt/active"), "1\n");
     for (n, core) in [(0, 0), (1, 0), (2, 1), (3, 1)] {
         d.write(&format!("{cpu}/cpu{n}/topology/physical_package_id"), "0\n");
-        d.write(
-            &format!("{cpu}/cpu{n}/topology/core_id"),
-            &format!("{core}\n"),
-        );
+        d.write(&format!("{cpu}/cpu{n}/topology/core_id"), &format!("{core}\n"));
     }
     for (i, (lvl, kind, size, shared)) in [
         (1, "Data", "32K", "0,1"),
@@ -401,29 +311,17 @@ fn fake_root() {
         d.write(&format!("{dir}/size"), &format!("{size}\n"));
         d.write(&format!("{dir}/shared_cpu_list"), &format!("{shared}\n"));
     }
-    d.write(
-        &format!("{cpu}/vulnerabilities/spectre_v2"),
-        "Mitigation: Retpolines\n",
-    );
+    d.write(&format!("{cpu}/vulnerabilities/spectre_v2"), "Mitigation: Retpolines\n");
     d.write(&format!("{cpu}/vulnerabilities/meltdown"), "Not affected\n");
-    d.write(
-        &format!("{cpu}/cpu0/cpufreq/scaling_governor"),
-        "performance\n",
-    );
+    d.write(&format!("{cpu}/cpu0/cpufreq/scaling_governor"), "performance\n");
     d.write(&format!("{cpu}/cpu0/cpufreq/scaling_max_freq"), "3500000\n");
-    d.write(
-        "sys/kernel/mm/transparent_hugepage/enabled",
-        "always [madvise] never\n",
-    );
+    d.write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
     d.write("sys/class/dmi/id/sys_vendor", "QEMU\n");
 
     let m = capture_from_root(d.path());
     assert_eq!(m.hostname, "box");
     assert_eq!(m.cpu.vendor, "AuthenticAMD");
-    assert_eq!(
-        (m.cpu.family, m.cpu.model, m.cpu.stepping),
-        (Some(25), Some(17), Some(1))
-    );
+    assert_eq!((m.cpu.family, m.cpu.model, m.cpu.stepping), (Some(25), Some(17), Some(1)));
     assert_eq!(m.cpu.logical_cpus, Some(4));
     assert_eq!(m.cpu.physical_cores, Some(2));
     assert_eq!(m.cpu.smt_active, Some(true));
@@ -461,10 +359,7 @@ fn fake_root() {
             "L1d 32 KiB (shared by 2 cpus), L1i 32 KiB (shared by 2 cpus), L2 512 KiB (shared by 2 cpus), L3 32 MiB (shared by 4 cpus)"
         )
     );
-    assert_eq!(
-        get("vulnerability.spectre_v2"),
-        Some("Mitigation: Retpolines")
-    );
+    assert_eq!(get("vulnerability.spectre_v2"), Some("Mitigation: Retpolines"));
     assert_eq!(get("freq.max"), Some("3500 MHz"));
     assert_eq!(get("freq.min"), Some("unknown"));
     assert_eq!(get("cgroup.cpu_max"), Some("1.50 CPUs (150000 100000)"));
@@ -476,26 +371,14 @@ fn fake_root() {
 #[test]
 fn cgroup_v1_limits_from_fake_root() {
     let d = TempDir::new("v1");
-    d.write(
-        "proc/self/cgroup",
-        "4:memory:/job\n2:cpu,cpuacct:/job\n0::/\n",
-    );
-    d.write(
-        "sys/fs/cgroup/memory/job/memory.limit_in_bytes",
-        "1073741824\n",
-    );
+    d.write("proc/self/cgroup", "4:memory:/job\n2:cpu,cpuacct:/job\n0::/\n");
+    d.write("sys/fs/cgroup/memory/job/memory.limit_in_bytes", "1073741824\n");
     d.write("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "-1\n");
-    d.write(
-        "sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us",
-        "100000\n",
-    );
+    d.write("sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us", "100000\n");
     let m = capture_from_root(d.path());
     assert_eq!(m.cgroup.version, "hybrid");
     assert_eq!(m.cgroup.path, "/");
-    assert_eq!(
-        m.cgroup.v1_paths.get("memory").map(String::as_str),
-        Some("/job")
-    );
+    assert_eq!(m.cgroup.v1_paths.get("memory").map(String::as_str), Some("/job"));
     assert_eq!(m.cgroup.memory_max, "1073741824");
     assert_eq!(m.cgroup.cpu_max, "max 100000");
     assert_eq!(m.container, "none");
@@ -531,8 +414,7 @@ fn serde_round_trip() {
     assert_eq!(back, empty);
 
     // Older files with missing fields still load.
-    let partial: Machine =
-        serde_json::from_str(r#"{"hostname":"h","cpu":{"vendor":"X"}}"#).unwrap();
+    let partial: Machine = serde_json::from_str(r#"{"hostname":"h","cpu":{"vendor":"X"}}"#).unwrap();
     assert_eq!(partial.hostname, "h");
     assert_eq!(partial.cpu.vendor, "X");
     assert_eq!(partial.kernel.release, "unknown");

@@ -25,8 +25,7 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
     ])?;
     for r in &run.results {
         let s = r.summary.as_ref();
-        let num =
-            |f: fn(&crate::stats::Summary) -> f64| s.map(|s| f(s).to_string()).unwrap_or_default();
+        let num = |f: fn(&crate::stats::Summary) -> f64| s.map(|s| f(s).to_string()).unwrap_or_default();
         let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
         w.write_record([
             r.id.clone(),
@@ -43,10 +42,7 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
             num(|s| s.min_ns),
             num(|s| s.p99_ns),
             num(|s| s.stddev_ns),
-            r.cycles
-                .as_ref()
-                .map(|c| c.median.to_string())
-                .unwrap_or_default(),
+            r.cycles.as_ref().map(|c| c.median.to_string()).unwrap_or_default(),
             r.reason.clone().unwrap_or_default(),
         ])?;
     }

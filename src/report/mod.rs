@@ -9,11 +9,8 @@ pub mod table;
 pub fn new_table() -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     let rule = comfy_table::LineStyle::none().fill('─').junction('─');
-    let style = comfy_table::TableStyle::new()
-        .header_separator(rule)
-        .bottom_border(rule);
-    t.load_style(style)
-        .set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    let style = comfy_table::TableStyle::new().header_separator(rule).bottom_border(rule);
+    t.load_style(style).set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     t
 }
 
@@ -51,7 +48,7 @@ pub fn fmt_count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

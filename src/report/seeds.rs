@@ -12,17 +12,11 @@ use comfy_table::CellAlignment;
 use std::fmt::Write;
 
 fn measured<'a>(run: &'a RunFile, id: &str) -> Option<&'a Row> {
-    run.results
-        .iter()
-        .find(|r| r.id == id && r.median_ns().is_some())
+    run.results.iter().find(|r| r.id == id && r.median_ns().is_some())
 }
 
 fn then_cell(f: &Figure) -> String {
-    let unit = if f.unit == "us" {
-        "µs"
-    } else {
-        f.unit.as_str()
-    };
+    let unit = if f.unit == "us" { "µs" } else { f.unit.as_str() };
     format!("{} {unit}", f.value)
 }
 
@@ -42,8 +36,7 @@ pub fn render(run: &RunFile) -> String {
         "Seed tables beside today ({}, Linux {}); cycles today are TSC cycles at {}; then/now > 1 means today is faster.",
         run.machine.cpu.model_name,
         run.machine.kernel.release,
-        hz.map(|h| format!("{:.1} MHz", h / 1e6))
-            .unwrap_or_else(|| "an unknown frequency".into())
+        hz.map(|h| format!("{:.1} MHz", h / 1e6)).unwrap_or_else(|| "an unknown frequency".into())
     );
     for (prefix, title) in seeds::PAPERS {
         let mut table = super::new_table();
@@ -57,10 +50,7 @@ pub fn render(run: &RunFile) -> String {
             "then/now time",
             "then/now cycles",
         ]);
-        for f in seeds::figures()
-            .iter()
-            .filter(|f| f.seed_file.starts_with(prefix))
-        {
+        for f in seeds::figures().iter().filter(|f| f.seed_file.starts_with(prefix)) {
             table.add_row(row_cells(f, run, hz));
         }
         for i in [1, 4, 5, 6, 7] {
@@ -81,51 +71,20 @@ fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
             Some(row) => {
                 let ns = row.median_ns().unwrap_or(f64::NAN);
                 let cyc = hz.map(|h| ns * h / 1e9);
-                let rt = f
-                    .then_ns()
-                    .map(|t| format!("{}×", sig4(t / ns)))
-                    .unwrap_or_else(dash);
+                let rt = f.then_ns().map(|t| format!("{}×", sig4(t / ns))).unwrap_or_else(dash);
                 let rc = match (f.then_cycles(), cyc) {
                     (Some(t), Some(c)) => format!("{}×", sig4(t / c)),
                     _ => dash(),
                 };
-                (
-                    id.to_string(),
-                    fmt_ns(ns),
-                    cyc.map(sig4).unwrap_or_else(dash),
-                    rt,
-                    rc,
-                )
+                (id.to_string(), fmt_ns(ns), cyc.map(sig4).unwrap_or_else(dash), rt, rc)
             }
-            None => (
-                format!("{id}: not in this result"),
-                dash(),
-                dash(),
-                dash(),
-                dash(),
-            ),
+            None => (format!("{id}: not in this result"), dash(), dash(), dash(), dash()),
         },
-        Target::Planned(id) => (
-            format!("not measured yet (planned: {id})"),
-            dash(),
-            dash(),
-            dash(),
-            dash(),
-        ),
-        Target::Counters(id) => (
-            format!("needs hardware counters (retired instructions); time: {id}"),
-            dash(),
-            dash(),
-            dash(),
-            dash(),
-        ),
-        Target::NotApplicable(why) => (
-            format!("not applicable: {why}"),
-            dash(),
-            dash(),
-            dash(),
-            dash(),
-        ),
+        Target::Planned(id) => (format!("not measured yet (planned: {id})"), dash(), dash(), dash(), dash()),
+        Target::Counters(id) => {
+            (format!("needs hardware counters (retired instructions); time: {id}"), dash(), dash(), dash(), dash())
+        }
+        Target::NotApplicable(why) => (format!("not applicable: {why}"), dash(), dash(), dash(), dash()),
     };
     cells.extend([today, median, cycles, rt, rc]);
     cells

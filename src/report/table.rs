@@ -43,10 +43,7 @@ pub fn header(run: &RunFile) -> String {
         "osprim {} — {} ({} logical CPUs), Linux {}, {}",
         run.osprim.version,
         m.cpu.model_name,
-        m.cpu
-            .logical_cpus
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "?".into()),
+        m.cpu.logical_cpus.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
         m.kernel.release,
         if m.virtualization.virtualized == Some(true) {
             format!("virtualised ({})", m.virtualization.hypervisor_vendor)
@@ -62,10 +59,7 @@ pub fn header(run: &RunFile) -> String {
         t.freq_source,
         t.overhead_ns,
         t.resolution_ns,
-        t.fallback_reason
-            .as_ref()
-            .map(|r| format!("; counter not used: {r}"))
-            .unwrap_or_default()
+        t.fallback_reason.as_ref().map(|r| format!("; counter not used: {r}")).unwrap_or_default()
     );
     let _ = writeln!(
         s,
@@ -75,11 +69,7 @@ pub fn header(run: &RunFile) -> String {
         run.config.method,
         run.config.budget_s,
         run.config.ci_target_rel * 100.0,
-        if run.partial {
-            "; PARTIAL (interrupted)"
-        } else {
-            ""
-        }
+        if run.partial { "; PARTIAL (interrupted)" } else { "" }
     );
     s
 }
@@ -106,18 +96,10 @@ pub fn render(run: &RunFile) -> String {
                 id,
                 r.about.clone(),
                 fmt_ns(s.median_ns),
-                format!(
-                    "{} – {}",
-                    fmt_ns(s.median_ci95_ns[0]),
-                    fmt_ns(s.median_ci95_ns[1])
-                ),
+                format!("{} – {}", fmt_ns(s.median_ci95_ns[0]), fmt_ns(s.median_ci95_ns[1])),
                 fmt_ns(s.min_ns),
                 fmt_ns(s.p99_ns),
-                format!(
-                    "{} × {}",
-                    fmt_count(s.n as u64),
-                    fmt_count(r.iterations_per_sample)
-                ),
+                format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
                 check_label(r).into(),
                 flags.join(" "),
             ],
@@ -158,11 +140,8 @@ pub fn footnotes(run: &RunFile) -> String {
         for c in &r.validation.checks {
             match c.ok {
                 Some(false) => {
-                    let _ = writeln!(
-                        s,
-                        "  {name}: check failed: {} (expected {}, saw {})",
-                        c.name, c.expected, c.observed
-                    );
+                    let _ =
+                        writeln!(s, "  {name}: check failed: {} (expected {}, saw {})", c.name, c.expected, c.observed);
                 }
                 None if r.validation.verdict == Verdict::NotValidated => {
                     let _ = writeln!(s, "  {name}: not validated: {}: {}", c.name, c.observed);
@@ -185,9 +164,5 @@ pub fn footnotes(run: &RunFile) -> String {
     for f in seen_flags {
         let _ = writeln!(s, "  flag {}: {}", f.label(), f.hint());
     }
-    if s.is_empty() {
-        s
-    } else {
-        format!("notes:\n{s}")
-    }
+    if s.is_empty() { s } else { format!("notes:\n{s}") }
 }

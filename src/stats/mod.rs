@@ -43,11 +43,7 @@ impl Summary {
 }
 pub fn median(s: &[f64]) -> f64 {
     let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
 }
 pub fn percentile(s: &[f64], p: f64) -> f64 {
     s[((p / 100.0) * (s.len() - 1) as f64).round() as usize]
@@ -61,10 +57,7 @@ pub fn median_ci_order_stat(s: &[f64], _c: f64) -> (f64, f64) {
 }
 pub fn summarize(x: &[f64], _seed: u64) -> Result<Summary, StatsError> {
     if x.len() < 2 {
-        return Err(StatsError::TooFew {
-            needed: 2,
-            got: x.len(),
-        });
+        return Err(StatsError::TooFew { needed: 2, got: x.len() });
     }
     let mut s = x.to_vec();
     s.sort_by(f64::total_cmp);
@@ -105,5 +98,16 @@ pub struct LineFit {
     pub slope_ci95: [f64; 2],
     pub r_squared: f64,
 }
-pub fn fit_line(xs: &[f64], ys: &[f64]) -> Result<LineFit, StatsError> { let _ = (xs, ys); Err(StatsError::TooFew { needed: 3, got: 0 }) }
-pub fn median_difference(a: &[f64], b: &[f64], seed: u64) -> Result<Estimate, StatsError> { let _ = seed; let mut a = a.to_vec(); let mut b = b.to_vec(); a.sort_by(f64::total_cmp); b.sort_by(f64::total_cmp); let d = median(&a) - median(&b); Ok(Estimate { point: d, ci95: [d, d] }) }
+pub fn fit_line(xs: &[f64], ys: &[f64]) -> Result<LineFit, StatsError> {
+    let _ = (xs, ys);
+    Err(StatsError::TooFew { needed: 3, got: 0 })
+}
+pub fn median_difference(a: &[f64], b: &[f64], seed: u64) -> Result<Estimate, StatsError> {
+    let _ = seed;
+    let mut a = a.to_vec();
+    let mut b = b.to_vec();
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    let d = median(&a) - median(&b);
+    Ok(Estimate { point: d, ci95: [d, d] })
+}

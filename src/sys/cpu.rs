@@ -6,9 +6,7 @@ use nix::unistd::Pid;
 /// CPUs this thread may run on (its affinity mask; a container's cpuset shows here).
 pub fn allowed_cpus() -> Vec<usize> {
     match sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .collect(),
+        Ok(set) => (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
         Err(_) => Vec::new(),
     }
 }

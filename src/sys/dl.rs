@@ -16,11 +16,7 @@ impl Library {
     pub fn open(path: &CStr) -> Result<Library, String> {
         // SAFETY: `path` is NUL-terminated; see the module doc for which library this is.
         let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if h.is_null() {
-            Err(last_error())
-        } else {
-            Ok(Library(h))
-        }
+        if h.is_null() { Err(last_error()) } else { Ok(Library(h)) }
     }
 
     /// Calls the probe's `osprim_probe_answer`, or `None` if the symbol is missing.

@@ -21,11 +21,7 @@ pub fn delivered() -> u64 {
 
 /// The counting handler's action for `sig`.
 pub fn counting_action() -> SigAction {
-    SigAction::new(
-        SigHandler::Handler(count_delivery),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    )
+    SigAction::new(SigHandler::Handler(count_delivery), SaFlags::SA_RESTART, SigSet::empty())
 }
 
 /// Installs `action` for `sig`, then restores `previous`. Returns whether the disposition that

@@ -12,15 +12,7 @@ use std::ffi::CStr;
 pub fn get_comm(buf: &mut [u8; 16]) -> Option<usize> {
     // SAFETY: PR_GET_NAME writes at most 16 bytes (NUL included) into the buffer we pass,
     // which is exactly 16 bytes long.
-    let rc = unsafe {
-        libc::prctl(
-            libc::PR_GET_NAME,
-            buf.as_mut_ptr() as libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    };
+    let rc = unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr() as libc::c_ulong, 0, 0, 0) };
     (rc == 0).then(|| buf.iter().position(|&b| b == 0).unwrap_or(16))
 }
 

@@ -100,20 +100,13 @@ impl CounterFacts {
     /// Chooses the clock: the counter when it is invariant and readable with ordering,
     /// `CLOCK_MONOTONIC_RAW` otherwise.
     pub fn choose(&self) -> Choice {
-        let counter_kind = if cfg!(target_arch = "aarch64") {
-            TimerKind::Cntvct
-        } else {
-            TimerKind::Tsc
-        };
+        let counter_kind = if cfg!(target_arch = "aarch64") { TimerKind::Cntvct } else { TimerKind::Tsc };
         let (invariant, source) = if self.architecturally_constant {
             (Some(true), "architecture (generic timer)".to_string())
         } else if let Some(inv) = self.invariant_cpuid {
             (Some(inv), "CPUID 0x80000007 EDX bit 8".to_string())
         } else if self.constant_and_nonstop {
-            (
-                Some(true),
-                "cpuinfo flags constant_tsc + nonstop_tsc".to_string(),
-            )
+            (Some(true), "cpuinfo flags constant_tsc + nonstop_tsc".to_string())
         } else {
             (None, "not stated by CPUID or cpuinfo".to_string())
         };
@@ -125,20 +118,14 @@ impl CounterFacts {
         let fallback_reason = if !self.available {
             Some("no cycle counter on this architecture".to_string())
         } else if invariant != Some(true) {
-            Some(format!(
-                "the cycle counter is not known to be invariant ({source})"
-            ))
+            Some(format!("the cycle counter is not known to be invariant ({source})"))
         } else if !self.rdtscp {
             Some("rdtscp is not supported, so reads cannot be ordered".to_string())
         } else {
             None
         };
         Choice {
-            kind: if fallback_reason.is_some() {
-                TimerKind::MonotonicRaw
-            } else {
-                counter_kind
-            },
+            kind: if fallback_reason.is_some() { TimerKind::MonotonicRaw } else { counter_kind },
             invariant,
             invariant_source: source,
             fallback_reason,
@@ -147,20 +134,14 @@ impl CounterFacts {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn stated_tsc_hz(
-    cpuid: &raw_cpuid::CpuId<raw_cpuid::CpuIdReaderNative>,
-) -> Option<(f64, &'static str)> {
+fn stated_tsc_hz(cpuid: &raw_cpuid::CpuId<raw_cpuid::CpuIdReaderNative>) -> Option<(f64, &'static str)> {
     if let Some(hz) = cpuid.get_tsc_info().and_then(|t| t.tsc_frequency()) {
         return Some((hz as f64, "CPUID 0x15"));
     }
-    if let Some(khz) = cpuid.get_hypervisor_info().and_then(|h| h.tsc_frequency()) {
-        if khz > 0 {
-            return Some((f64::from(khz) * 1e3, "CPUID 0x40000010 (hypervisor)"));
-        }
+    if let Some(khz) = cpuid.get_hypervisor_info().and_then(|h| h.tsc_frequency()).filter(|&k| k > 0) {
+        return Some((f64::from(khz) * 1e3, "CPUID 0x40000010 (hypervisor)"));
     }
-    let mhz = cpuid
-        .get_processor_frequency_info()
-        .map(|f| f.processor_base_frequency())?;
+    let mhz = cpuid.get_processor_frequency_info().map(|f| f.processor_base_frequency())?;
     (mhz > 0).then_some((f64::from(mhz) * 1e6, "CPUID 0x16 (base frequency)"))
 }
 
@@ -217,19 +198,12 @@ impl Timer {
 
     /// A timer with the given kind and scale and no overhead (tests and calibration).
     pub fn with_scale(kind: TimerKind, ns_per_tick: f64) -> Timer {
-        Timer {
-            kind,
-            ns_per_tick,
-            overhead_ticks: 0.0,
-        }
+        Timer { kind, ns_per_tick, overhead_ticks: 0.0 }
     }
 
     /// The same timer with a given overhead in ticks (tests).
     pub fn with_overhead(timer: Timer, overhead_ticks: f64) -> Timer {
-        Timer {
-            overhead_ticks,
-            ..timer
-        }
+        Timer { overhead_ticks, ..timer }
     }
 }
 
@@ -311,15 +285,9 @@ fn pick_frequency(stated: Option<(f64, &'static str)>, calibrated: f64) -> (f64,
         }
         Some((hz, src)) if calibrated > 0.0 => (
             calibrated,
-            format!(
-                "calibrated against CLOCK_MONOTONIC_RAW ({src} stated {:.0} MHz, disagrees)",
-                hz / 1e6
-            ),
+            format!("calibrated against CLOCK_MONOTONIC_RAW ({src} stated {:.0} MHz, disagrees)", hz / 1e6),
         ),
-        _ => (
-            calibrated,
-            "calibrated against CLOCK_MONOTONIC_RAW over 50 ms".to_string(),
-        ),
+        _ => (calibrated, "calibrated against CLOCK_MONOTONIC_RAW over 50 ms".to_string()),
     }
 }
 
@@ -346,11 +314,7 @@ fn calibrate_counter_hz() -> f64 {
     }
     let (c1, n1) = pair();
     let dn = n1.saturating_sub(n0) as f64;
-    if dn <= 0.0 {
-        0.0
-    } else {
-        c1.wrapping_sub(c0) as f64 * 1e9 / dn
-    }
+    if dn <= 0.0 { 0.0 } else { c1.wrapping_sub(c0) as f64 * 1e9 / dn }
 }
 
 /// Median ticks of an empty timed region, and the smallest non-zero step between reads.
@@ -398,11 +362,7 @@ mod tests {
 
     #[test]
     fn non_invariant_counter_falls_back_with_reason() {
-        let facts = CounterFacts {
-            invariant_cpuid: Some(false),
-            constant_and_nonstop: false,
-            ..invariant_x86()
-        };
+        let facts = CounterFacts { invariant_cpuid: Some(false), constant_and_nonstop: false, ..invariant_x86() };
         let c = facts.choose();
         assert_eq!(c.kind, TimerKind::MonotonicRaw);
         assert!(c.fallback_reason.unwrap().contains("invariant"));
@@ -410,29 +370,19 @@ mod tests {
 
     #[test]
     fn unknown_invariance_falls_back() {
-        let facts = CounterFacts {
-            invariant_cpuid: None,
-            constant_and_nonstop: false,
-            ..invariant_x86()
-        };
+        let facts = CounterFacts { invariant_cpuid: None, constant_and_nonstop: false, ..invariant_x86() };
         assert_eq!(facts.choose().kind, TimerKind::MonotonicRaw);
     }
 
     #[test]
     fn kernel_flags_count_when_cpuid_bit_is_hidden() {
-        let facts = CounterFacts {
-            invariant_cpuid: Some(false),
-            ..invariant_x86()
-        };
+        let facts = CounterFacts { invariant_cpuid: Some(false), ..invariant_x86() };
         assert_eq!(facts.choose().invariant, Some(true));
     }
 
     #[test]
     fn missing_rdtscp_falls_back() {
-        let facts = CounterFacts {
-            rdtscp: false,
-            ..invariant_x86()
-        };
+        let facts = CounterFacts { rdtscp: false, ..invariant_x86() };
         assert!(facts.choose().fallback_reason.unwrap().contains("rdtscp"));
     }
 
@@ -445,10 +395,7 @@ mod tests {
 
     #[test]
     fn fallback_timer_measures_nanoseconds() {
-        let facts = CounterFacts {
-            available: false,
-            ..CounterFacts::default()
-        };
+        let facts = CounterFacts { available: false, ..CounterFacts::default() };
         let (timer, info) = detect_with(&facts);
         assert_eq!(info.kind, TimerKind::MonotonicRaw);
         assert_eq!(info.freq_hz, 1e9);

@@ -54,9 +54,7 @@ pub fn start() -> u64 {
     let v: u64;
     // SAFETY: `isb` waits for earlier instructions; `mrs` reads cntvct_el0, which EL0 may read
     // on Linux. Only the output register is written.
-    unsafe {
-        core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nomem, nostack))
-    };
+    unsafe { core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nomem, nostack)) };
     v
 }
 
@@ -66,9 +64,7 @@ pub fn start() -> u64 {
 pub fn stop() -> u64 {
     let v: u64;
     // SAFETY: as in `start`; the trailing `isb` keeps later instructions from starting early.
-    unsafe {
-        core::arch::asm!("isb", "mrs {v}, cntvct_el0", "isb", v = out(reg) v, options(nomem, nostack))
-    };
+    unsafe { core::arch::asm!("isb", "mrs {v}, cntvct_el0", "isb", v = out(reg) v, options(nomem, nostack)) };
     v
 }
 
