@@ -254,8 +254,9 @@ fn sigint_keeps_partial_results_and_cleans_up() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
     assert_eq!(v["partial"], true);
-    let n = v["results"].as_array().unwrap().len();
-    assert!(n >= 1 && n < 13, "some but not all benchmarks: {n}");
+    let ids: std::collections::HashSet<&str> =
+        v["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
+    assert!(!ids.is_empty() && ids.len() < osprim::registry::all().len(), "some but not all benchmarks: {ids:?}");
     assert_eq!(tmp_entries(work.path()), vec!["partial.json".to_string()], "no temporary result file left");
     assert!(
         tmp_entries(private_tmp.path()).is_empty(),
