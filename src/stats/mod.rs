@@ -1,113 +1,97 @@
-//! TEMPORARY stub, replaced by the real statistics module.
-use serde::{Deserialize, Serialize};
+//! Statistics for osprim: turns per-operation samples (nanoseconds, `f64`)
+//! into summaries that say what an OS primitive costs and how sure we are.
+//!
+//! - [`summarize`] — location, spread, percentiles, bootstrap CIs of the
+//!   median and mean, outlier counts and a drift check, in a [`Summary`].
+//! - [`percentile`], [`median`], [`median_ci_order_stat`] — order
+//!   statistics; the last is the cheap CI the sampler's stopping rule uses.
+//! - [`bootstrap_ci`], [`median_difference`] — seeded percentile bootstrap.
+//! - [`classify_outliers`] — Tukey's fences, counted, never dropped.
+//! - [`fit_line`] — least-squares line with t-based CIs for size sweeps.
+//!
+//! Everything is deterministic: randomness comes only from the seeded
+//! generator in [`rng`], so a result can be reproduced from its inputs and
+//! seed forever. The module does no I/O and never panics on bad input;
+//! invalid input is reported through [`StatsError`].
+
+pub mod bootstrap;
+pub mod fit;
+pub mod order;
+pub mod outliers;
+pub mod rng;
+pub mod special;
+pub mod summary;
+
+pub use bootstrap::{DEFAULT_RESAMPLES, Estimate, bootstrap_ci, median_difference};
+pub use fit::{LineFit, fit_line};
+pub use order::{median, median_ci_order_stat, median_ci_ranks, median_in_place, percentile};
+pub use outliers::{Outliers, classify_outliers};
+pub use summary::{DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, Summary, summarize};
+
+/// Why a statistic could not be computed from the given input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {
+    /// Fewer samples (or points) than the statistic needs.
     #[error("need at least {needed} samples, got {got}")]
-    TooFew { needed: usize, got: usize },
+    TooFew {
+        /// Minimum number required.
+        needed: usize,
+        /// Number supplied.
+        got: usize,
+    },
+    /// A sample is NaN or infinite.
+    #[error("sample {index} is not a finite number ({value})")]
+    NotFinite {
+        /// Position of the offending sample in its slice.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// The x and y slices of a line fit differ in length.
+    #[error("x and y must have the same length, got {xs} and {ys}")]
+    LengthMismatch {
+        /// Number of x values.
+        xs: usize,
+        /// Number of y values.
+        ys: usize,
+    },
+    /// All x values of a line fit are equal, so the slope is undefined.
+    #[error("all x values are equal: a line cannot be fitted")]
+    Degenerate,
 }
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Outliers {
-    pub low_severe: usize,
-    pub low_mild: usize,
-    pub high_mild: usize,
-    pub high_severe: usize,
-}
-impl Outliers {
-    pub fn total(&self) -> usize {
-        self.low_severe + self.low_mild + self.high_mild + self.high_severe
+
+/// Checks that `samples` has at least `needed` values, all finite.
+pub(crate) fn check_samples(samples: &[f64], needed: usize) -> Result<(), StatsError> {
+    if samples.len() < needed {
+        return Err(StatsError::TooFew { needed, got: samples.len() });
+    }
+    match samples.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(StatsError::NotFinite { index, value: samples[index] }),
+        None => Ok(()),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub n: usize,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    pub mean_ns: f64,
-    pub median_ns: f64,
-    pub stddev_ns: f64,
-    pub mad_ns: f64,
-    pub p1_ns: f64,
-    pub p5_ns: f64,
-    pub p95_ns: f64,
-    pub p99_ns: f64,
-    pub median_ci95_ns: [f64; 2],
-    pub mean_ci95_ns: [f64; 2],
-    pub outliers: Outliers,
-    pub drift: bool,
-    pub drift_rel: f64,
-}
-impl Summary {
-    pub fn median_ci_rel_halfwidth(&self) -> f64 {
-        (self.median_ci95_ns[1] - self.median_ci95_ns[0]) / 2.0 / self.median_ns.abs()
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_render_readably() {
+        let e = StatsError::TooFew { needed: 2, got: 1 };
+        assert_eq!(e.to_string(), "need at least 2 samples, got 1");
+        let e = StatsError::NotFinite { index: 3, value: f64::NAN };
+        assert_eq!(e.to_string(), "sample 3 is not a finite number (NaN)");
+        let e = StatsError::NotFinite { index: 0, value: f64::NEG_INFINITY };
+        assert_eq!(e.to_string(), "sample 0 is not a finite number (-inf)");
     }
-}
-pub fn median(s: &[f64]) -> f64 {
-    let n = s.len();
-    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
-}
-pub fn percentile(s: &[f64], p: f64) -> f64 {
-    s[((p / 100.0) * (s.len() - 1) as f64).round() as usize]
-}
-pub fn median_ci_order_stat(s: &[f64], _c: f64) -> (f64, f64) {
-    let n = s.len() as f64;
-    let h = 0.98 * n.sqrt();
-    let lo = (n / 2.0 - h).floor().max(0.0) as usize;
-    let hi = ((n / 2.0 + h).ceil() as usize).min(s.len() - 1);
-    (s[lo], s[hi])
-}
-pub fn summarize(x: &[f64], _seed: u64) -> Result<Summary, StatsError> {
-    if x.len() < 2 {
-        return Err(StatsError::TooFew { needed: 2, got: x.len() });
+
+    #[test]
+    fn check_samples_reports_the_first_problem() {
+        assert_eq!(check_samples(&[1.0, 2.0], 2), Ok(()));
+        assert_eq!(check_samples(&[1.0], 2), Err(StatsError::TooFew { needed: 2, got: 1 }));
+        assert_eq!(
+            check_samples(&[1.0, f64::INFINITY, f64::NAN], 2),
+            Err(StatsError::NotFinite { index: 1, value: f64::INFINITY })
+        );
     }
-    let mut s = x.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    let mean = s.iter().sum::<f64>() / n as f64;
-    let med = median(&s);
-    let ci = median_ci_order_stat(&s, 0.95);
-    Ok(Summary {
-        n,
-        min_ns: s[0],
-        max_ns: s[n - 1],
-        mean_ns: mean,
-        median_ns: med,
-        stddev_ns: 0.0,
-        mad_ns: 0.0,
-        p1_ns: percentile(&s, 1.0),
-        p5_ns: percentile(&s, 5.0),
-        p95_ns: percentile(&s, 95.0),
-        p99_ns: percentile(&s, 99.0),
-        median_ci95_ns: [ci.0, ci.1],
-        mean_ci95_ns: [mean, mean],
-        outliers: Outliers::default(),
-        drift: false,
-        drift_rel: 0.0,
-    })
-}
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    pub point: f64,
-    pub ci95: [f64; 2],
-}
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LineFit {
-    pub n: usize,
-    pub intercept: f64,
-    pub intercept_ci95: [f64; 2],
-    pub slope: f64,
-    pub slope_ci95: [f64; 2],
-    pub r_squared: f64,
-}
-pub fn fit_line(xs: &[f64], ys: &[f64]) -> Result<LineFit, StatsError> {
-    let _ = (xs, ys);
-    Err(StatsError::TooFew { needed: 3, got: 0 })
-}
-pub fn median_difference(a: &[f64], b: &[f64], seed: u64) -> Result<Estimate, StatsError> {
-    let _ = seed;
-    let mut a = a.to_vec();
-    let mut b = b.to_vec();
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let d = median(&a) - median(&b);
-    Ok(Estimate { point: d, ci95: [d, d] })
 }
