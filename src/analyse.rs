@@ -10,8 +10,9 @@ use crate::timer::TimerInfo;
 /// Seed of every bootstrap, so a result file's CIs are reproducible from its samples.
 pub const BOOTSTRAP_SEED: u64 = 0x0059_1213;
 
-/// Share of outliers above which a row is flagged.
-const OUTLIER_SHARE_FLAG: f64 = 0.10;
+/// Share of severe outliers (beyond 3 IQR) above which a row is flagged. Mild outliers are
+/// common in tight distributions (an IQR of a fraction of a nanosecond) and only counted.
+const SEVERE_OUTLIER_SHARE_FLAG: f64 = 0.05;
 
 /// A row for a benchmark that produced samples (or failed to).
 pub fn row(
@@ -111,7 +112,7 @@ pub fn flags(s: &stats::Summary, verdict: Verdict, stop: Option<StopReason>, cfg
     if stop == Some(StopReason::Interrupted) {
         f.push(Flag::Interrupted);
     }
-    if s.outliers.total() as f64 > OUTLIER_SHARE_FLAG * s.n as f64 {
+    if s.outliers.severe() as f64 > SEVERE_OUTLIER_SHARE_FLAG * s.n as f64 {
         f.push(Flag::ManyOutliers);
     }
     f

@@ -104,7 +104,7 @@ pub enum Flag {
     Drift,
     /// Ctrl-C arrived while this benchmark was sampling.
     Interrupted,
-    /// More than 10 % of samples are outliers.
+    /// More than 5 % of samples are severe outliers.
     ManyOutliers,
 }
 
@@ -120,7 +120,7 @@ impl Flag {
                 "the first and second halves of the samples disagree: something changed during the run (frequency, load, caches)"
             }
             Flag::Interrupted => "interrupted: fewer samples than planned",
-            Flag::ManyOutliers => "over 10 % of samples are outliers: other activity disturbed the run",
+            Flag::ManyOutliers => "over 5 % of samples are severe outliers (beyond 3 IQR): other activity disturbed the run",
         }
     }
 
