@@ -120,7 +120,9 @@ impl Flag {
                 "the first and second halves of the samples disagree: something changed during the run (frequency, load, caches)"
             }
             Flag::Interrupted => "interrupted: fewer samples than planned",
-            Flag::ManyOutliers => "over 5 % of samples are severe outliers (beyond 3 IQR): other activity disturbed the run",
+            Flag::ManyOutliers => {
+                "over 5 % of samples are severe outliers (beyond 3 IQR): other activity disturbed the run"
+            }
         }
     }
 

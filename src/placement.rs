@@ -100,6 +100,19 @@ pub fn least_loaded(before: &[(usize, u64)], after: &[(usize, u64)], allowed: &[
     allowed.iter().copied().min_by_key(|&c| (busy(c), std::cmp::Reverse(c))).unwrap_or(allowed[0])
 }
 
+/// Jiffies the hypervisor took from `cpu` so far (the `steal` column of `/proc/stat`), if known.
+pub fn steal_jiffies(cpu: usize) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_steal(&text, cpu)
+}
+
+/// The steal column of CPU `cpu` in `/proc/stat` text.
+pub fn parse_steal(text: &str, cpu: usize) -> Option<u64> {
+    let name = format!("cpu{cpu}");
+    let line = text.lines().find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
+    line.split_whitespace().nth(8)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +122,14 @@ mod tests {
     #[test]
     fn parses_per_cpu_lines_only() {
         assert_eq!(parse_proc_stat(STAT), vec![(0, 10), (1, 10)]);
+    }
+
+    #[test]
+    fn reads_steal_of_one_cpu() {
+        let text = "cpu  1 2 3 4 5 6 7 99 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\ncpu1 1 2 3 4 5 6 7 42 0 0\n";
+        assert_eq!(parse_steal(text, 1), Some(42));
+        assert_eq!(parse_steal(text, 0), Some(8));
+        assert_eq!(parse_steal(text, 2), None);
     }
 
     #[test]

@@ -133,11 +133,22 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
             if interrupt.load(Ordering::Relaxed) {
                 break;
             }
+            let steal_before = placement::steal_jiffies(chosen.cpu);
             let outcome = match bench.available() {
                 Ok(()) => bench.run(&mut ctx, &params),
                 Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
             };
-            run.results.push(analyse::row(*bench, params, outcome, &cfg, &timer_info));
+            let mut row = analyse::row(*bench, params, outcome, &cfg, &timer_info);
+            if let (Some(b), Some(a)) = (steal_before, placement::steal_jiffies(chosen.cpu))
+                && a > b
+            {
+                row.notes.push(format!(
+                    "the hypervisor took {} ms from CPU {} while this ran (steal time): figures may be inflated",
+                    (a - b) * 1000 / clock_ticks_per_second(),
+                    chosen.cpu
+                ));
+            }
+            run.results.push(row);
             if let Some(path) = &out {
                 write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
             }
@@ -155,6 +166,11 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     }
     drop(scratch);
     Ok(Finished { run, saved_to: out, interrupted })
+}
+
+/// `USER_HZ`, the unit of `/proc/stat` (100 on every Linux architecture osprim supports).
+fn clock_ticks_per_second() -> u64 {
+    100
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
