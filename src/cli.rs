@@ -91,6 +91,31 @@ pub struct SamplingArgs {
     /// Do not save a result file.
     #[arg(long)]
     pub no_save: bool,
+    /// Measure payload-carrying benchmarks over the default message sizes
+    /// (0, 8, 64, 512, 4K, 64K, 1M) and fit fixed + per-byte cost.
+    #[arg(long, conflicts_with = "sizes")]
+    pub sweep: bool,
+    /// Measure payload-carrying benchmarks at these message sizes, e.g. 0,64,4K,1M.
+    #[arg(long, value_name = "LIST", value_parser = parse_sizes)]
+    pub sizes: Option<Sizes>,
+}
+
+/// Message sizes in bytes, from `--sizes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sizes(pub Vec<usize>);
+
+/// The sizes `--sweep` measures: L4's message registers (0–80 bytes) are covered by `--sizes`.
+pub const DEFAULT_SWEEP: [usize; 7] = [0, 8, 64, 512, 4 << 10, 64 << 10, 1 << 20];
+
+impl SamplingArgs {
+    /// The message sizes asked for: `--sizes`, the default sweep with `--sweep`, else none.
+    pub fn sizes(&self) -> Option<Vec<usize>> {
+        match (&self.sizes, self.sweep) {
+            (Some(s), _) => Some(s.0.clone()),
+            (None, true) => Some(DEFAULT_SWEEP.to_vec()),
+            (None, false) => None,
+        }
+    }
 }
 
 /// `osprim run`.
@@ -136,6 +161,28 @@ fn parse_cpu_pair(s: &str) -> Result<[usize; 2], String> {
     Ok([a, b])
 }
 
+fn parse_sizes(s: &str) -> Result<Sizes, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let (digits, mult) = match part.to_ascii_uppercase().chars().last() {
+            Some('K') => (&part[..part.len() - 1], 1usize << 10),
+            Some('M') => (&part[..part.len() - 1], 1 << 20),
+            _ => (part, 1),
+        };
+        let n = digits
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_mul(mult))
+            .filter(|&n| n <= 64 << 20)
+            .ok_or_else(|| format!("'{part}' is not a size in bytes up to 64M (e.g. 0,64,4K,1M)"))?;
+        out.push(n);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(Sizes(out))
+}
+
 fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
@@ -168,5 +215,9 @@ mod tests {
         assert!(parse_fraction("0").is_err());
         assert!(parse_fraction("0.02").is_ok());
         assert!(parse_budget("-1").is_err());
+        assert_eq!(parse_sizes("4K,0,64,1m,64"), Ok(Sizes(vec![0, 64, 4096, 1 << 20])));
+        assert!(parse_sizes("x").is_err());
+        assert!(parse_sizes("1,").is_err());
+        assert!(parse_sizes("65M").is_err());
     }
 }

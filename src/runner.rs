@@ -120,6 +120,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     let progress = progress_bar(benches.len() as u64);
     let mut ctx = Ctx::new(timer, &timer_info, cfg.clone(), chosen.cpu, scratch.path(), interrupt);
     ctx.cpu_pair = args.cpus;
+    ctx.sizes = args.sizes();
     for bench in &benches {
         if interrupt.load(Ordering::Relaxed) {
             break;

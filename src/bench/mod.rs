@@ -134,6 +134,9 @@ pub struct Ctx<'a> {
     pub allowed_cpus: Vec<usize>,
     /// The pair given with `--cpus A,B` for cross-CPU benchmarks, if any.
     pub cpu_pair: Option<[usize; 2]>,
+    /// Message sizes in bytes asked for with `--sweep`/`--sizes`; `None`: each
+    /// payload-carrying benchmark's own default size.
+    pub sizes: Option<Vec<usize>>,
     interrupt: &'a AtomicBool,
     references: Option<References>,
 }
@@ -156,6 +159,7 @@ impl<'a> Ctx<'a> {
             scratch,
             allowed_cpus: crate::sys::cpu::allowed_cpus(),
             cpu_pair: None,
+            sizes: None,
             interrupt,
             references: None,
         }
