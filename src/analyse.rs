@@ -10,9 +10,12 @@ use crate::timer::TimerInfo;
 /// Seed of every bootstrap, so a result file's CIs are reproducible from its samples.
 pub const BOOTSTRAP_SEED: u64 = 0x0059_1213;
 
-/// Share of severe outliers (beyond 3 IQR) above which a row is flagged. Mild outliers are
-/// common in tight distributions (an IQR of a fraction of a nanosecond) and only counted.
-const SEVERE_OUTLIER_SHARE_FLAG: f64 = 0.05;
+/// Share of material outliers (beyond 3 IQR and over [`OUTLIER_MIN_REL`] from the median)
+/// above which a row is flagged. Other outliers are only counted: in a tight distribution (an
+/// IQR of a fraction of a nanosecond) ordinary jitter crosses Tukey's fences.
+const OUTLIER_SHARE_FLAG: f64 = 0.05;
+/// How far from the median an outlier must lie to count towards the flag.
+const OUTLIER_MIN_REL: f64 = 0.10;
 
 /// A row for a benchmark that produced samples (or failed to).
 pub fn row(
@@ -57,7 +60,10 @@ pub fn row(
         Ok(summary) => {
             row.cycles =
                 timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
-            row.flags = flags(&summary, row.validation.verdict, row.stop, cfg);
+            let mut sorted = row.samples_ns.clone();
+            sorted.sort_by(f64::total_cmp);
+            let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL);
+            row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);
             row.summary = Some(summary);
             row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
         }
@@ -98,7 +104,14 @@ pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
 }
 
 /// The flags a measured row earns.
-pub fn flags(s: &stats::Summary, verdict: Verdict, stop: Option<StopReason>, cfg: &SamplerConfig) -> Vec<Flag> {
+/// `material_outliers` counts the samples beyond 3 IQR and over 10 % from the median.
+pub fn flags(
+    s: &stats::Summary,
+    material_outliers: usize,
+    verdict: Verdict,
+    stop: Option<StopReason>,
+    cfg: &SamplerConfig,
+) -> Vec<Flag> {
     let mut f = Vec::new();
     if verdict == Verdict::Failed {
         f.push(Flag::CheckFailed);
@@ -112,7 +125,7 @@ pub fn flags(s: &stats::Summary, verdict: Verdict, stop: Option<StopReason>, cfg
     if stop == Some(StopReason::Interrupted) {
         f.push(Flag::Interrupted);
     }
-    if s.outliers.severe() as f64 > SEVERE_OUTLIER_SHARE_FLAG * s.n as f64 {
+    if material_outliers as f64 > OUTLIER_SHARE_FLAG * s.n as f64 {
         f.push(Flag::ManyOutliers);
     }
     f

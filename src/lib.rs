@@ -9,6 +9,7 @@
 pub mod analyse;
 pub mod bench;
 pub mod cli;
+pub mod derive;
 pub mod env;
 pub mod interrupt;
 pub mod model;
@@ -56,13 +57,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 
 /// The ids the seed tables need that are registered.
 fn seed_benchmarks() -> Vec<String> {
-    let mut ids: Vec<String> = seeds::figures()
-        .iter()
-        .filter_map(|f| match seeds::target(f) {
-            seeds::Target::Bench(id) => Some(id.to_string()),
-            _ => None,
-        })
-        .collect();
+    let mut ids: Vec<String> =
+        seeds::figures().iter().filter_map(|f| seeds::target(f).bench_id().map(str::to_string)).collect();
     ids.sort();
     ids.dedup();
     ids
@@ -103,7 +99,7 @@ fn list(pattern: Option<&str>) -> Result<ExitCode> {
     for b in benches {
         let rows: Vec<String> = seeds::figures()
             .iter()
-            .filter(|f| seeds::target(f) == seeds::Target::Bench(b.id()))
+            .filter(|f| seeds::target(f).bench_id() == Some(b.id()))
             .map(|f| format!("{} {}", &f.seed_file[..3], f.label()))
             .collect();
         let here = match b.available() {

@@ -106,6 +106,8 @@ pub enum Flag {
     Interrupted,
     /// More than 5 % of samples are severe outliers.
     ManyOutliers,
+    /// A sweep's fitted line explains too little of the variation across sizes.
+    PoorFit,
 }
 
 impl Flag {
@@ -121,7 +123,10 @@ impl Flag {
             }
             Flag::Interrupted => "interrupted: fewer samples than planned",
             Flag::ManyOutliers => {
-                "over 5 % of samples are severe outliers (beyond 3 IQR): other activity disturbed the run"
+                "over 5 % of samples are severe outliers (beyond 3 IQR and over 10 % from the median): other activity disturbed the run"
+            }
+            Flag::PoorFit => {
+                "the fitted line explains under 95 % of the variation across sizes (R² < 0.95): the cost is not linear in the size; read the points"
             }
         }
     }
@@ -134,6 +139,7 @@ impl Flag {
             Flag::Drift => "drift",
             Flag::Interrupted => "interrupted",
             Flag::ManyOutliers => "outliers",
+            Flag::PoorFit => "poor-fit",
         }
     }
 }

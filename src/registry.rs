@@ -1,6 +1,16 @@
-//! The one list of benchmarks. A new benchmark is one struct in `bench/` and one line here.
+//! The one list of benchmarks. A new benchmark is one struct in `bench/` and one line here;
+//! a result derived from two benchmarks is one entry in [`DIFFERENCES`].
 
 use crate::bench::{Benchmark, dylib, fs, harness, id, signal, syscall};
+use crate::derive::Difference;
+
+/// Results computed as the difference of two benchmarks under equal parameters.
+pub static DIFFERENCES: &[Difference] = &[Difference {
+    id: "ctx.address_space",
+    about: "address-space switch: a switch between processes minus one between threads (derived)",
+    minuend: "ctx.process",
+    subtrahend: "ctx.thread",
+}];
 
 static ALL: &[&dyn Benchmark] = &[
     &harness::Empty,
@@ -29,17 +39,26 @@ pub fn find(id: &str) -> Option<&'static dyn Benchmark> {
 }
 
 /// Benchmarks matching any of `patterns` (all when empty). A pattern matches an id equal to
-/// it, an id it is a dotted prefix of (`syscall` → `syscall.*`), or, with `*`, a glob.
+/// it, an id it is a dotted prefix of (`syscall` → `syscall.*`), or, with `*`, a glob. A
+/// pattern naming a derived result selects the benchmarks it is computed from.
 pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String> {
     if patterns.is_empty() {
         return Ok(ALL.to_vec());
     }
+    let sources = |p: &str| -> Vec<&'static str> {
+        DIFFERENCES.iter().filter(|d| matches(p, d.id)).flat_map(|d| [d.minuend, d.subtrahend]).collect()
+    };
     for p in patterns {
-        if !ALL.iter().any(|b| matches(p, b.id())) {
+        let derived_ok = sources(p).iter().any(|id| find(id).is_some());
+        if !derived_ok && !ALL.iter().any(|b| matches(p, b.id())) {
             return Err(p.clone());
         }
     }
-    Ok(ALL.iter().copied().filter(|b| patterns.iter().any(|p| matches(p, b.id()))).collect())
+    Ok(ALL
+        .iter()
+        .copied()
+        .filter(|b| patterns.iter().any(|p| matches(p, b.id()) || sources(p).contains(&b.id())))
+        .collect())
 }
 
 /// Whether `pattern` selects `id`.
@@ -84,8 +103,8 @@ mod tests {
     #[test]
     fn ids_are_unique_and_well_formed() {
         let mut seen = std::collections::HashSet::new();
-        for b in all() {
-            let id = b.id();
+        let derived = DIFFERENCES.iter().map(|d| (d.id, d.about));
+        for (id, about) in all().iter().map(|b| (b.id(), b.about())).chain(derived) {
             assert!(seen.insert(id), "duplicate id {id}");
             let parts: Vec<&str> = id.split('.').collect();
             assert!((2..=3).contains(&parts.len()), "{id}: family.operation[.variant]");
@@ -96,7 +115,7 @@ mod tests {
                         && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')),
                 "{id}"
             );
-            assert!(!b.about().is_empty(), "{id} has no description");
+            assert!(!about.is_empty(), "{id} has no description");
         }
     }
 

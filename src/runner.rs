@@ -157,6 +157,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         progress.inc(1);
     }
     progress.finish_and_clear();
+    crate::derive::add_derived(&mut run.results, registry::DIFFERENCES, cfg.method);
 
     let interrupted = interrupt.load(Ordering::Relaxed);
     run.partial = interrupted;

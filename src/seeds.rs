@@ -78,17 +78,66 @@ pub const PAPERS: [(&str, &str); 5] = [
     ("004", "Rhino on Digital UNIX vs SPIN — null call, transactions, page faults (Alpha)"),
 ];
 
+/// One result of a benchmark: its parameters where it has several (e.g. placement), and one
+/// stage of its breakdown where the seed gives a part (e.g. Rhino's "trap").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Want {
+    /// Benchmark id.
+    pub id: &'static str,
+    /// Parameters the result must have (values compared as text).
+    pub params: &'static [(&'static str, &'static str)],
+    /// A stage of the breakdown instead of the total.
+    pub stage: Option<&'static str>,
+}
+
+impl Want {
+    /// `id [k=v …] stage` for the seed view.
+    pub fn label(&self) -> String {
+        let mut s = self.id.to_string();
+        if !self.params.is_empty() {
+            let p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!(" [{}]", p.join(" ")));
+        }
+        if let Some(stage) = self.stage {
+            s.push_str(&format!(" ({stage})"));
+        }
+        s
+    }
+}
+
 /// What answers a seed row today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     /// An osprim benchmark (it may be missing from a given result file).
     Bench(&'static str),
+    /// One result of an osprim benchmark, picked by parameters and stage.
+    Pick(Want),
     /// A benchmark planned but not written yet.
     Planned(&'static str),
     /// Needs hardware performance counters (retired instructions); `id` gives the time.
     Counters(&'static str),
     /// No Linux counterpart, and why.
     NotApplicable(&'static str),
+}
+
+impl Target {
+    /// The benchmark id this target runs, if it runs one.
+    pub fn bench_id(&self) -> Option<&'static str> {
+        match self {
+            Target::Bench(id) => Some(id),
+            Target::Pick(w) => Some(w.id),
+            _ => None,
+        }
+    }
+
+    /// What it asks for: the id alone, or the id with parameters and stage.
+    pub fn want(&self) -> Option<Want> {
+        match *self {
+            Target::Bench(id) => Some(Want { id, params: &[], stage: None }),
+            Target::Pick(w) => Some(w),
+            _ => None,
+        }
+    }
 }
 
 /// The benchmark that answers `f`.
@@ -178,9 +227,11 @@ mod tests {
     fn every_figure_is_mapped_and_existing_targets_are_registered() {
         for f in figures() {
             match target(f) {
-                Target::Bench(id) => {
-                    assert!(crate::registry::find(id).is_some(), "{id} for {} is not registered", f.label())
-                }
+                Target::Bench(id) | Target::Pick(Want { id, .. }) => assert!(
+                    crate::registry::find(id).is_some() || crate::registry::DIFFERENCES.iter().any(|d| d.id == id),
+                    "{id} for {} is not registered",
+                    f.label()
+                ),
                 Target::Planned(id) | Target::Counters(id) => assert!(!id.is_empty()),
                 Target::NotApplicable(why) => {
                     assert_ne!(why, "not mapped", "{} is not mapped", f.label())

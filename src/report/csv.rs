@@ -21,6 +21,12 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
         "p99_ns",
         "stddev_ns",
         "cycles_median",
+        "fit_fixed_ns",
+        "fit_ns_per_byte",
+        "fit_r_squared",
+        "derived_ns",
+        "derived_ci95_lo_ns",
+        "derived_ci95_hi_ns",
         "reason",
     ])?;
     for r in &run.results {
@@ -43,6 +49,12 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
             num(|s| s.p99_ns),
             num(|s| s.stddev_ns),
             r.cycles.as_ref().map(|c| c.median.to_string()).unwrap_or_default(),
+            r.fit.as_ref().map(|f| f.intercept.to_string()).unwrap_or_default(),
+            r.fit.as_ref().map(|f| f.slope.to_string()).unwrap_or_default(),
+            r.fit.as_ref().map(|f| f.r_squared.to_string()).unwrap_or_default(),
+            r.derived.as_ref().map(|d| d.estimate.point.to_string()).unwrap_or_default(),
+            r.derived.as_ref().map(|d| d.estimate.ci95[0].to_string()).unwrap_or_default(),
+            r.derived.as_ref().map(|d| d.estimate.ci95[1].to_string()).unwrap_or_default(),
             r.reason.clone().unwrap_or_default(),
         ])?;
     }

@@ -7,12 +7,34 @@
 
 use super::{fmt_ns, sig4};
 use crate::model::{Row, RunFile};
-use crate::seeds::{self, Figure, Target};
+use crate::seeds::{self, Figure, Target, Want};
 use comfy_table::CellAlignment;
 use std::fmt::Write;
 
-fn measured<'a>(run: &'a RunFile, id: &str) -> Option<&'a Row> {
-    run.results.iter().find(|r| r.id == id && r.median_ns().is_some())
+/// Whether a parameter value reads as `want` (strings as they are, numbers as written).
+fn param_is(v: &serde_json::Value, want: &str) -> bool {
+    match v {
+        serde_json::Value::String(s) => s == want,
+        serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| want.parse::<f64>().ok() == Some(x)),
+        serde_json::Value::Bool(b) => want.parse::<bool>().ok() == Some(*b),
+        _ => false,
+    }
+}
+
+/// The row that answers `want`, and its median (or its stage's median) in ns.
+fn measured(run: &RunFile, want: Want) -> Option<(&Row, f64)> {
+    run.results
+        .iter()
+        .filter(|r| {
+            r.id == want.id && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| param_is(x, v)))
+        })
+        .find_map(|r| {
+            let ns = match want.stage {
+                None => r.median_ns(),
+                Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| s.summary.median_ns),
+            }?;
+            Some((r, ns))
+        })
 }
 
 fn then_cell(f: &Figure) -> String {
@@ -66,25 +88,26 @@ pub fn render(run: &RunFile) -> String {
 fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
     let dash = || "-".to_string();
     let mut cells = vec![f.label(), then_cell(f), platform_cell(f)];
-    let (today, median, cycles, rt, rc) = match seeds::target(f) {
-        Target::Bench(id) => match measured(run, id) {
-            Some(row) => {
-                let ns = row.median_ns().unwrap_or(f64::NAN);
+    let target = seeds::target(f);
+    let (today, median, cycles, rt, rc) = match (target.want(), target) {
+        (Some(want), _) => match measured(run, want) {
+            Some((_, ns)) => {
                 let cyc = hz.map(|h| ns * h / 1e9);
                 let rt = f.then_ns().map(|t| format!("{}×", sig4(t / ns))).unwrap_or_else(dash);
                 let rc = match (f.then_cycles(), cyc) {
                     (Some(t), Some(c)) => format!("{}×", sig4(t / c)),
                     _ => dash(),
                 };
-                (id.to_string(), fmt_ns(ns), cyc.map(sig4).unwrap_or_else(dash), rt, rc)
+                (want.label(), fmt_ns(ns), cyc.map(sig4).unwrap_or_else(dash), rt, rc)
             }
-            None => (format!("{id}: not in this result"), dash(), dash(), dash(), dash()),
+            None => (format!("{}: not in this result", want.label()), dash(), dash(), dash(), dash()),
         },
-        Target::Planned(id) => (format!("not measured yet (planned: {id})"), dash(), dash(), dash(), dash()),
-        Target::Counters(id) => {
+        (None, Target::Planned(id)) => (format!("not measured yet (planned: {id})"), dash(), dash(), dash(), dash()),
+        (None, Target::Counters(id)) => {
             (format!("needs hardware counters (retired instructions); time: {id}"), dash(), dash(), dash(), dash())
         }
-        Target::NotApplicable(why) => (format!("not applicable: {why}"), dash(), dash(), dash(), dash()),
+        (None, Target::NotApplicable(why)) => (format!("not applicable: {why}"), dash(), dash(), dash(), dash()),
+        (None, Target::Bench(_) | Target::Pick(_)) => (dash(), dash(), dash(), dash(), dash()),
     };
     cells.extend([today, median, cycles, rt, rc]);
     cells

@@ -1,6 +1,8 @@
 //! The readable table of a run, with the footnotes that explain flags, skips and checks.
 
 use super::{fmt_count, fmt_ns};
+use crate::bench::Params;
+use crate::derive::SIZE_PARAM;
 use crate::model::{Row, RunFile, Status, Verdict};
 use comfy_table::CellAlignment;
 use std::fmt::Write;
@@ -13,6 +15,7 @@ pub fn fmt_params(row: &Row) -> String {
     let parts: Vec<String> = row
         .params
         .iter()
+        .filter(|(k, _)| k.as_str() != "sizes")
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -88,37 +91,12 @@ pub fn render(run: &RunFile) -> String {
         "check",
         "flags",
     ]);
+    let fitted = fitted_groups(run);
     for r in &run.results {
-        let id = format!("{}{}", r.id, fmt_params(r));
-        let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
-        let cells = match &r.summary {
-            Some(s) => vec![
-                id,
-                r.about.clone(),
-                fmt_ns(s.median_ns),
-                format!("{} – {}", fmt_ns(s.median_ci95_ns[0]), fmt_ns(s.median_ci95_ns[1])),
-                fmt_ns(s.min_ns),
-                fmt_ns(s.p99_ns),
-                format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
-                check_label(r).into(),
-                flags.join(" "),
-            ],
-            None => {
-                let reason = r.reason.clone().unwrap_or_default();
-                vec![
-                    id,
-                    r.about.clone(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    check_label(r).into(),
-                    reason,
-                ]
-            }
-        };
-        table.add_row(cells);
+        if is_fitted_point(r, &fitted) {
+            continue;
+        }
+        table.add_row(cells(r));
     }
     for i in 2..=6 {
         if let Some(col) = table.column_mut(i) {
@@ -129,6 +107,57 @@ pub fn render(run: &RunFile) -> String {
     let _ = writeln!(out, "{table}");
     out.push_str(&footnotes(run));
     out
+}
+
+/// The cells of one row: a measurement, a fitted line, a difference, or why there is nothing.
+fn cells(r: &Row) -> Vec<String> {
+    let id = format!("{}{}", r.id, fmt_params(r));
+    let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
+    let dash = || "-".to_string();
+    let (median, ci, min, p99, samples) = if let Some(fit) = &r.fit {
+        let per_kib = fit.slope * 1024.0;
+        (
+            format!("{} + {}/KiB", fmt_ns(fit.intercept), fmt_ns(per_kib)),
+            format!("fixed {} – {}", fmt_ns(fit.intercept_ci95[0]), fmt_ns(fit.intercept_ci95[1])),
+            if fit.slope > 0.0 { format!("{:.2} GB/s", 1.0 / fit.slope) } else { dash() },
+            format!("R² {:.3}", fit.r_squared),
+            format!("{} sizes", fit.n),
+        )
+    } else if let Some(d) = &r.derived {
+        let e = &d.estimate;
+        (fmt_ns(e.point), format!("{} – {}", fmt_ns(e.ci95[0]), fmt_ns(e.ci95[1])), dash(), dash(), d.formula.clone())
+    } else if let Some(s) = &r.summary {
+        (
+            fmt_ns(s.median_ns),
+            format!("{} – {}", fmt_ns(s.median_ci95_ns[0]), fmt_ns(s.median_ci95_ns[1])),
+            fmt_ns(s.min_ns),
+            fmt_ns(s.p99_ns),
+            format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
+        )
+    } else {
+        let reason = r.reason.clone().unwrap_or_default();
+        return vec![id, r.about.clone(), dash(), dash(), dash(), dash(), dash(), check_label(r).into(), reason];
+    };
+    vec![id, r.about.clone(), median, ci, min, p99, samples, check_label(r).into(), flags.join(" ")]
+}
+
+/// (id, parameters without the size) of every sweep that has a fitted line.
+fn fitted_groups(run: &RunFile) -> Vec<(&str, Params)> {
+    run.results.iter().filter(|r| r.fit.is_some()).map(|r| (r.id.as_str(), without_sweep_keys(&r.params))).collect()
+}
+
+fn without_sweep_keys(params: &Params) -> Params {
+    let mut p = params.clone();
+    p.remove(SIZE_PARAM);
+    p.remove("sizes");
+    p
+}
+
+/// Whether `r` is one point of a sweep whose fitted line the table shows instead.
+fn is_fitted_point(r: &Row, fitted: &[(&str, Params)]) -> bool {
+    r.fit.is_none()
+        && r.params.get(SIZE_PARAM).is_some_and(|v| v.is_number())
+        && fitted.iter().any(|(id, p)| *id == r.id && *p == without_sweep_keys(&r.params))
 }
 
 /// Explanations under the table: flags with hints, failed and impossible checks, notes.
@@ -163,6 +192,12 @@ pub fn footnotes(run: &RunFile) -> String {
     }
     for f in seen_flags {
         let _ = writeln!(s, "  flag {}: {}", f.label(), f.hint());
+    }
+    if !fitted_groups(run).is_empty() {
+        let _ = writeln!(
+            s,
+            "  sweeps: each line shows fixed cost + cost per KiB fitted over the sizes (min column: the slope as GB/s, p99 column: R²); the points are in the result file and in --format csv"
+        );
     }
     if s.is_empty() { s } else { format!("notes:\n{s}") }
 }

@@ -25,7 +25,7 @@ pub mod summary;
 pub use bootstrap::{DEFAULT_RESAMPLES, Estimate, bootstrap_ci, median_difference};
 pub use fit::{LineFit, fit_line};
 pub use order::{median, median_ci_order_stat, median_ci_ranks, median_in_place, percentile};
-pub use outliers::{Outliers, classify_outliers};
+pub use outliers::{Outliers, classify_outliers, material_outliers};
 pub use summary::{DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, Summary, summarize};
 
 /// Why a statistic could not be computed from the given input.

@@ -91,6 +91,26 @@ pub fn classify_outliers(sorted: &[f64]) -> Outliers {
     }
 }
 
+/// Severe outliers (beyond the 3·IQR fences) that also lie more than `min_rel` × |median| away
+/// from the median, in an ascending `sorted` slice.
+///
+/// In a very tight distribution (an IQR of a fraction of a nanosecond) Tukey's fences sit so
+/// close to the median that ordinary jitter crosses them; this counts only the outliers that
+/// are far enough away to matter.
+pub fn material_outliers(sorted: &[f64], min_rel: f64) -> usize {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let q1 = percentile(sorted, 25.0);
+    let q3 = percentile(sorted, 75.0);
+    let iqr = q3 - q1;
+    let med = percentile(sorted, 50.0);
+    let margin = min_rel * med.abs();
+    let low = (q1 - SEVERE_FENCE_IQR * iqr).min(med - margin);
+    let high = (q3 + SEVERE_FENCE_IQR * iqr).max(med + margin);
+    sorted.partition_point(|&x| x < low) + (sorted.len() - sorted.partition_point(|&x| x <= high))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +176,17 @@ mod tests {
             prop_assert!(o.low_severe + o.low_mild <= v.len() / 4 + 1);
             prop_assert!(o.high_severe + o.high_mild <= v.len() / 4 + 1);
         }
+    }
+
+    #[test]
+    fn material_outliers_ignore_jitter_in_tight_distributions() {
+        // IQR 0.1 around 100: 100.5 is a severe Tukey outlier but only 0.5 % away.
+        let mut v: Vec<f64> = (0..100).map(|i| 100.0 + (i % 2) as f64 * 0.1).collect();
+        v.extend([100.5, 100.6, 150.0, 20.0]);
+        v.sort_by(f64::total_cmp);
+        assert_eq!(classify_outliers(&v).severe(), 4);
+        assert_eq!(material_outliers(&v, 0.10), 2);
+        assert_eq!(material_outliers(&v, 0.0), 4);
+        assert_eq!(material_outliers(&[], 0.1), 0);
     }
 }
