@@ -96,17 +96,28 @@ fn list(pattern: Option<&str>) -> Result<ExitCode> {
         .map_err(|p| runner::UsageError(format!("no benchmark matches '{p}' (see osprim list)")))?;
     let mut table = report::new_table();
     table.set_header(vec!["benchmark", "what it measures", "seed rows", "runs here"]);
-    for b in benches {
+    let seed_rows = |id: &str| -> String {
         let rows: Vec<String> = seeds::figures()
             .iter()
-            .filter(|f| seeds::target(f).bench_id() == Some(b.id()))
+            .filter(|f| seeds::target(f).bench_id() == Some(id))
             .map(|f| format!("{} {}", &f.seed_file[..3], f.label()))
             .collect();
+        rows.join("\n")
+    };
+    for b in &benches {
         let here = match b.available() {
             Ok(()) => "yes".to_string(),
             Err(why) => format!("no: {why}"),
         };
-        table.add_row(vec![b.id().to_string(), b.about().to_string(), rows.join("\n"), here]);
+        table.add_row(vec![b.id().to_string(), b.about().to_string(), seed_rows(b.id()), here]);
+    }
+    for d in registry::DIFFERENCES {
+        let wanted = patterns.iter().all(|p| registry::matches(p, d.id))
+            || [d.minuend, d.subtrahend].iter().all(|id| benches.iter().any(|b| b.id() == *id));
+        if wanted {
+            let here = format!("derived: {}", d.formula());
+            table.add_row(vec![d.id.to_string(), d.about.to_string(), seed_rows(d.id), here]);
+        }
     }
     emit(&format!("{table}\n"))?;
     Ok(ExitCode::SUCCESS)
