@@ -46,6 +46,9 @@ fn bad_flag_values_are_one_line_exit_2() {
         vec!["run", "--format", "xml"],
         vec!["run", "--method", "fastest"],
         vec!["run", "--nosuchflag"],
+        vec!["run", "--sizes", "4X"],
+        vec!["run", "--sizes", "100M"],
+        vec!["run", "--sweep", "--sizes", "8"],
         vec!["env", "--format", "yaml"],
     ] {
         let out = osprim().args(&args).output().unwrap();
