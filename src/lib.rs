@@ -17,6 +17,7 @@ pub mod placement;
 pub mod registry;
 pub mod report;
 pub mod runner;
+pub mod rvm;
 pub mod sampler;
 pub mod seeds;
 pub mod stats;

@@ -6,11 +6,14 @@
 //! it measured what it claims. A benchmark never prints.
 
 pub mod dylib;
+pub mod fault;
 pub mod fs;
 pub mod harness;
 pub mod id;
 pub mod signal;
+pub mod space;
 pub mod syscall;
+pub mod txn;
 
 use crate::sampler::{self, SamplerConfig, Samples};
 use crate::timer::{Timer, TimerInfo};

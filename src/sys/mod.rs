@@ -6,6 +6,9 @@
 
 pub mod cpu;
 pub mod dl;
+pub mod fault;
 pub mod raw;
 pub mod signal;
 pub mod thread;
+pub mod uffd;
+pub mod wprotect;
