@@ -14,31 +14,85 @@ pub const SIZE_PARAM: &str = "bytes";
 /// R² under which a sweep's line is flagged as a poor description of the points.
 pub const MIN_R_SQUARED: f64 = 0.95;
 
-/// A result defined as the difference of two benchmarks' medians under equal parameters.
+/// A result computed from measured ones after the run.
 #[derive(Debug, Clone, Copy)]
-pub struct Difference {
+pub struct Derivation {
     /// Its id, e.g. `ctx.address_space`.
     pub id: &'static str,
     /// What it measures.
     pub about: &'static str,
-    /// The benchmark subtracted from.
-    pub minuend: &'static str,
-    /// The benchmark subtracted.
-    pub subtrahend: &'static str,
+    /// How it is computed.
+    pub rule: Rule,
 }
 
-impl Difference {
-    /// "ctx.process − ctx.thread".
+/// How a derived result is computed.
+#[derive(Debug, Clone, Copy)]
+pub enum Rule {
+    /// The difference of two benchmarks' medians under equal parameters, with a bootstrap CI.
+    Difference {
+        /// The benchmark subtracted from.
+        minuend: &'static str,
+        /// The benchmark subtracted.
+        subtrahend: &'static str,
+    },
+    /// Another benchmark's samples times a factor, for its results at one message size (a
+    /// result without a size counts as 0 bytes); e.g. a null RPC: the whole ping-pong whose
+    /// half is `ipc.pipe`, at 0 bytes.
+    Scaled {
+        /// The measured benchmark.
+        source: &'static str,
+        /// Each sample is multiplied by this.
+        factor: f64,
+        /// The message size the source result must have.
+        bytes: u64,
+    },
+}
+
+impl Derivation {
+    /// A difference `minuend − subtrahend`.
+    pub const fn difference(
+        id: &'static str,
+        about: &'static str,
+        minuend: &'static str,
+        subtrahend: &'static str,
+    ) -> Derivation {
+        Derivation { id, about, rule: Rule::Difference { minuend, subtrahend } }
+    }
+
+    /// `factor ×` the results of `source` at `bytes`.
+    pub const fn scaled(
+        id: &'static str,
+        about: &'static str,
+        source: &'static str,
+        factor: f64,
+        bytes: u64,
+    ) -> Derivation {
+        Derivation { id, about, rule: Rule::Scaled { source, factor, bytes } }
+    }
+
+    /// The measured benchmarks it needs.
+    pub fn sources(&self) -> Vec<&'static str> {
+        match self.rule {
+            Rule::Difference { minuend, subtrahend } => vec![minuend, subtrahend],
+            Rule::Scaled { source, .. } => vec![source],
+        }
+    }
+
+    /// "ctx.process − ctx.thread", "2 × ipc.pipe at 0 bytes".
     pub fn formula(&self) -> String {
-        format!("{} − {}", self.minuend, self.subtrahend)
+        match self.rule {
+            Rule::Difference { minuend, subtrahend } => format!("{minuend} − {subtrahend}"),
+            Rule::Scaled { source, factor, bytes } => format!("{factor} × {source} at {bytes} bytes"),
+        }
     }
 }
 
 /// Adds every derived row `rows` allows: a fit after the last point of each sweep, a
-/// difference after the later of its two sources.
-pub fn add_derived(rows: &mut Vec<Row>, differences: &[Difference], method: Method) {
+/// difference after the later of its two sources, a scaled result after its source.
+pub fn add_derived(rows: &mut Vec<Row>, derivations: &[Derivation], method: Method) {
     let mut extra: Vec<(usize, Row)> = sweep_fits(rows, method);
-    extra.extend(difference_rows(rows, differences, method));
+    extra.extend(difference_rows(rows, derivations, method));
+    extra.extend(scaled_rows(rows, derivations, method));
     // Insert from the back so earlier positions stay valid; stable for equal positions.
     extra.sort_by_key(|(pos, _)| *pos);
     for (pos, row) in extra.into_iter().rev() {
@@ -116,17 +170,18 @@ pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
 
 /// One row per parameter set under which both sources of a difference were measured, with the
 /// index of the later source row.
-pub fn difference_rows(rows: &[Row], differences: &[Difference], method: Method) -> Vec<(usize, Row)> {
+pub fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
     let mut out = Vec::new();
-    for d in differences {
+    for d in derivations {
+        let Rule::Difference { minuend, subtrahend } = d.rule else { continue };
         for (i, a) in rows.iter().enumerate() {
-            if a.id != d.minuend || a.summary.is_none() || a.derived.is_some() || a.fit.is_some() {
+            if a.id != minuend || a.summary.is_none() || a.derived.is_some() || a.fit.is_some() {
                 continue;
             }
             let Some((j, b)) = rows
                 .iter()
                 .enumerate()
-                .find(|(_, b)| b.id == d.subtrahend && b.params == a.params && b.summary.is_some())
+                .find(|(_, b)| b.id == subtrahend && b.params == a.params && b.summary.is_some())
             else {
                 continue;
             };
@@ -135,12 +190,12 @@ pub fn difference_rows(rows: &[Row], differences: &[Difference], method: Method)
             };
             let mut row = empty_row(d.id, d.about, a.params.clone(), method);
             let mut checks = vec![Check::new(
-                format!("{} costs more than {}", d.minuend, d.subtrahend),
+                format!("{minuend} costs more than {subtrahend}"),
                 "a positive difference".to_string(),
                 format!("{:.1} ns", estimate.point),
                 estimate.point > 0.0,
             )];
-            for (src, verdict) in [(d.minuend, a.validation.verdict), (d.subtrahend, b.validation.verdict)] {
+            for (src, verdict) in [(minuend, a.validation.verdict), (subtrahend, b.validation.verdict)] {
                 checks.push(match verdict {
                     Verdict::Validated => Check::new(format!("{src} validated"), "validated", "validated", true),
                     Verdict::Failed => Check::new(format!("{src} validated"), "validated", "a check failed", false),
@@ -161,6 +216,45 @@ pub fn difference_rows(rows: &[Row], differences: &[Difference], method: Method)
             row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
             row.derived = Some(Derived { formula: d.formula(), estimate });
             out.push((i.max(j), row));
+        }
+    }
+    out
+}
+
+/// One row per measured result of a scaled derivation's source at its size: the samples
+/// scaled, summarised afresh, with the source's checks, flags and notes.
+pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
+    let mut out = Vec::new();
+    for d in derivations {
+        let Rule::Scaled { source, factor, bytes } = d.rule else { continue };
+        for (i, src) in rows.iter().enumerate() {
+            // A source without a size carries no payload: it is at 0 bytes.
+            let size = src.params.get(SIZE_PARAM).map_or(Some(0.0), |v| v.as_f64());
+            let at_size = size == Some(bytes as f64);
+            if src.id != source || !at_size || src.summary.is_none() || src.derived.is_some() {
+                continue;
+            }
+            let samples: Vec<f64> = src.samples_ns.iter().map(|x| x * factor).collect();
+            let Ok(summary) = stats::summarize(&samples, BOOTSTRAP_SEED) else { continue };
+            let mut row = empty_row(d.id, d.about, src.params.clone(), method);
+            row.iterations_per_sample = src.iterations_per_sample;
+            row.warmup_iterations = src.warmup_iterations;
+            row.stop = src.stop;
+            row.validation = src.validation.clone();
+            row.flags = src.flags.clone();
+            row.notes = vec![format!("the same measurement as {source}, scaled: {}", d.formula())];
+            row.status = src.status;
+            row.cycles = src
+                .cycles
+                .as_ref()
+                .map(|c| crate::model::Cycles { source: c.source.clone(), median: c.median * factor });
+            row.derived = Some(Derived {
+                formula: d.formula(),
+                estimate: stats::Estimate { point: summary.median_ns, ci95: summary.median_ci95_ns },
+            });
+            row.samples_ns = samples;
+            row.summary = Some(summary);
+            out.push((i, row));
         }
     }
     out
@@ -257,12 +351,7 @@ mod tests {
 
     #[test]
     fn a_difference_pairs_equal_parameters() {
-        const D: Difference = Difference {
-            id: "ctx.address_space",
-            about: "as switch",
-            minuend: "ctx.process",
-            subtrahend: "ctx.thread",
-        };
+        const D: Derivation = Derivation::difference("ctx.address_space", "as switch", "ctx.process", "ctx.thread");
         let same = params(&[("placement", "same_cpu".into())]);
         let mut rows = vec![
             measured_row("ctx.thread", same.clone(), jitter(1000.0)),
@@ -282,8 +371,26 @@ mod tests {
     }
 
     #[test]
+    fn a_scaled_row_doubles_the_zero_byte_point_only() {
+        const D: Derivation = Derivation::scaled("rpc.pipe", "null rpc", "ipc.pipe", 2.0, 0);
+        let mut rows = Vec::new();
+        for size in [0.0, 64.0] {
+            rows.push(measured_row("ipc.pipe", params(&[(SIZE_PARAM, serde_json::json!(size))]), jitter(1000.0)));
+        }
+        add_derived(&mut rows, &[D], Method::Adaptive);
+        let rpc: Vec<&Row> = rows.iter().filter(|r| r.id == "rpc.pipe").collect();
+        assert_eq!(rpc.len(), 1);
+        assert_eq!(rows[1].id, "rpc.pipe", "right after its source");
+        assert_eq!(rpc[0].params[SIZE_PARAM], serde_json::json!(0.0));
+        let (src, twice) = (rows[0].summary.as_ref().unwrap(), rpc[0].summary.as_ref().unwrap());
+        assert!((twice.median_ns - 2.0 * src.median_ns).abs() < 1e-9);
+        assert_eq!(rpc[0].samples_ns.len(), rows[0].samples_ns.len());
+        assert_eq!(rpc[0].median_ns(), Some(twice.median_ns));
+    }
+
+    #[test]
     fn a_negative_difference_fails_its_check() {
-        const D: Difference = Difference { id: "x.diff", about: "d", minuend: "x.a", subtrahend: "x.b" };
+        const D: Derivation = Derivation::difference("x.diff", "d", "x.a", "x.b");
         let rows =
             vec![measured_row("x.a", Params::new(), jitter(100.0)), measured_row("x.b", Params::new(), jitter(200.0))];
         let out = difference_rows(&rows, &[D], Method::Adaptive);

@@ -112,9 +112,9 @@ fn list(pattern: Option<&str>) -> Result<ExitCode> {
         };
         table.add_row(vec![b.id().to_string(), b.about().to_string(), seed_rows(b.id()), here]);
     }
-    for d in registry::DIFFERENCES {
+    for d in registry::DERIVED {
         let wanted = patterns.iter().all(|p| registry::matches(p, d.id))
-            || [d.minuend, d.subtrahend].iter().all(|id| benches.iter().any(|b| b.id() == *id));
+            || d.sources().iter().all(|id| benches.iter().any(|b| b.id() == *id));
         if wanted {
             let here = format!("derived: {}", d.formula());
             table.add_row(vec![d.id.to_string(), d.about.to_string(), seed_rows(d.id), here]);

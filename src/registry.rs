@@ -1,16 +1,30 @@
 //! The one list of benchmarks. A new benchmark is one struct in `bench/` and one line here;
-//! a result derived from two benchmarks is one entry in [`DIFFERENCES`].
+//! a result derived from others is one entry in [`DERIVED`].
 
-use crate::bench::{Benchmark, dylib, fs, harness, id, signal, syscall};
-use crate::derive::Difference;
+use crate::bench::transport::Transport as T;
+use crate::bench::{Benchmark, ctx, dylib, fs, harness, id, ipc, signal, syscall};
+use crate::derive::Derivation;
 
-/// Results computed as the difference of two benchmarks under equal parameters.
-pub static DIFFERENCES: &[Difference] = &[Difference {
-    id: "ctx.address_space",
-    about: "address-space switch: a switch between processes minus one between threads (derived)",
-    minuend: "ctx.process",
-    subtrahend: "ctx.thread",
-}];
+/// Results computed from measured ones after the run.
+pub static DERIVED: &[Derivation] = &[
+    Derivation::difference(
+        "ctx.address_space",
+        "address-space switch: a switch between processes minus one between threads (derived)",
+        "ctx.process",
+        "ctx.thread",
+    ),
+    ipc::rpc(T::Pipe),
+    ipc::rpc(T::UnixStream),
+    ipc::rpc(T::UnixDgram),
+    ipc::rpc(T::UnixSeqpacket),
+    ipc::rpc(T::Eventfd),
+    ipc::rpc(T::Futex),
+    ipc::rpc(T::Spin),
+    ipc::rpc(T::PosixMq),
+    ipc::rpc(T::SysvMsg),
+    ipc::rpc(T::Tcp),
+    ipc::rpc(T::Udp),
+];
 
 static ALL: &[&dyn Benchmark] = &[
     &harness::Empty,
@@ -26,6 +40,30 @@ static ALL: &[&dyn Benchmark] = &[
     &fs::Stat,
     &signal::Install,
     &dylib::Dlopen,
+    &ctx::Switch(ctx::Ends::Threads),
+    &ctx::Switch(ctx::Ends::Processes),
+    &ipc::Ipc(T::Pipe),
+    &ipc::Ipc(T::UnixStream),
+    &ipc::Ipc(T::UnixDgram),
+    &ipc::Ipc(T::UnixSeqpacket),
+    &ipc::Ipc(T::Eventfd),
+    &ipc::Ipc(T::Futex),
+    &ipc::Ipc(T::Spin),
+    &ipc::Ipc(T::PosixMq),
+    &ipc::Ipc(T::SysvMsg),
+    &ipc::Ipc(T::Tcp),
+    &ipc::Ipc(T::Udp),
+    &ipc::Xfer(T::Pipe),
+    &ipc::Xfer(T::UnixStream),
+    &ipc::Xfer(T::UnixDgram),
+    &ipc::Xfer(T::UnixSeqpacket),
+    &ipc::Xfer(T::Eventfd),
+    &ipc::Xfer(T::Futex),
+    &ipc::Xfer(T::Spin),
+    &ipc::Xfer(T::PosixMq),
+    &ipc::Xfer(T::SysvMsg),
+    &ipc::Xfer(T::Tcp),
+    &ipc::Xfer(T::Udp),
 ];
 
 /// Every benchmark, in the order a run takes them.
@@ -46,7 +84,7 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String
         return Ok(ALL.to_vec());
     }
     let sources = |p: &str| -> Vec<&'static str> {
-        DIFFERENCES.iter().filter(|d| matches(p, d.id)).flat_map(|d| [d.minuend, d.subtrahend]).collect()
+        DERIVED.iter().filter(|d| matches(p, d.id)).flat_map(|d| d.sources()).collect()
     };
     for p in patterns {
         let derived_ok = sources(p).iter().any(|id| find(id).is_some());
@@ -103,7 +141,7 @@ mod tests {
     #[test]
     fn ids_are_unique_and_well_formed() {
         let mut seen = std::collections::HashSet::new();
-        let derived = DIFFERENCES.iter().map(|d| (d.id, d.about));
+        let derived = DERIVED.iter().map(|d| (d.id, d.about));
         for (id, about) in all().iter().map(|b| (b.id(), b.about())).chain(derived) {
             assert!(seen.insert(id), "duplicate id {id}");
             let parts: Vec<&str> = id.split('.').collect();

@@ -118,9 +118,12 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     };
 
     let progress = progress_bar(benches.len() as u64);
+    let allowed = run.placement.allowed_cpus.clone();
     let mut ctx = Ctx::new(timer, &timer_info, cfg.clone(), chosen.cpu, scratch.path(), interrupt);
+    ctx.allowed_cpus = allowed;
     ctx.cpu_pair = args.cpus;
     ctx.sizes = args.sizes();
+    ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
     for bench in &benches {
         if interrupt.load(Ordering::Relaxed) {
             break;
@@ -157,7 +160,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         progress.inc(1);
     }
     progress.finish_and_clear();
-    crate::derive::add_derived(&mut run.results, registry::DIFFERENCES, cfg.method);
+    crate::derive::add_derived(&mut run.results, registry::DERIVED, cfg.method);
 
     let interrupted = interrupt.load(Ordering::Relaxed);
     run.partial = interrupted;

@@ -102,6 +102,8 @@ pub enum StopReason {
     FixedCount,
     /// Ctrl-C.
     Interrupted,
+    /// The routine gave up (its benchmark says why).
+    Aborted,
 }
 
 /// What the sampler took.
@@ -124,6 +126,17 @@ pub fn sample(
     interrupt: &AtomicBool,
     mut routine: impl FnMut(u64) -> u64,
 ) -> Samples {
+    sample_fallible(cfg, timer, interrupt, |n| Some(routine(n)))
+}
+
+/// Like [`sample`], for a routine that may give up: `None` stops sampling at once with
+/// [`StopReason::Aborted`], keeping the samples taken so far.
+pub fn sample_fallible(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    mut routine: impl FnMut(u64) -> Option<u64>,
+) -> Samples {
     let to_ns = |ticks: u64, n: u64| timer.ticks_to_ns(ticks as f64 - timer.overhead_ticks()) / n as f64;
     match cfg.method {
         Method::Seed => {
@@ -134,7 +147,10 @@ pub fn sample(
                     out.stop = Some(StopReason::Interrupted);
                     return out;
                 }
-                let t = routine(1);
+                let Some(t) = routine(1) else {
+                    out.stop = Some(StopReason::Aborted);
+                    return out;
+                };
                 if i < SEED_DISCARDED {
                     out.warmup_iterations += 1;
                 } else {
@@ -152,7 +168,7 @@ fn adaptive(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
-    routine: &mut impl FnMut(u64) -> u64,
+    routine: &mut impl FnMut(u64) -> Option<u64>,
     to_ns: impl Fn(u64, u64) -> f64,
 ) -> Samples {
     let mut out = Samples::default();
@@ -167,7 +183,10 @@ fn adaptive(
             out.stop = Some(StopReason::Interrupted);
             return out;
         }
-        let t = routine(n);
+        let Some(t) = routine(n) else {
+            out.stop = Some(StopReason::Aborted);
+            return out;
+        };
         out.warmup_iterations += n;
         if !first {
             warm_ticks += t;
@@ -199,7 +218,10 @@ fn adaptive(
             out.stop = Some(StopReason::Interrupted);
             break;
         }
-        let t = routine(n);
+        let Some(t) = routine(n) else {
+            out.stop = Some(StopReason::Aborted);
+            break;
+        };
         out.per_op_ns.push(to_ns(t, n));
         let len = out.per_op_ns.len();
         if len >= cfg.max_samples {
@@ -286,6 +308,18 @@ mod tests {
         let s = sample(&SamplerConfig::quick(), &timer(), &AtomicBool::new(true), fake(10));
         assert_eq!(s.stop, Some(StopReason::Interrupted));
         assert!(s.per_op_ns.is_empty());
+    }
+
+    #[test]
+    fn an_aborting_routine_keeps_what_it_measured() {
+        let cfg = SamplerConfig { warmup_s: 0.0, ..SamplerConfig::quick() };
+        let mut calls = 0;
+        let s = sample_fallible(&cfg, &timer(), &AtomicBool::new(false), |n| {
+            calls += 1;
+            (calls < 40).then_some(n * 10)
+        });
+        assert_eq!(s.stop, Some(StopReason::Aborted));
+        assert!(!s.per_op_ns.is_empty() && s.per_op_ns.len() < 40);
     }
 
     #[test]

@@ -228,7 +228,7 @@ mod tests {
         for f in figures() {
             match target(f) {
                 Target::Bench(id) | Target::Pick(Want { id, .. }) => assert!(
-                    crate::registry::find(id).is_some() || crate::registry::DIFFERENCES.iter().any(|d| d.id == id),
+                    crate::registry::find(id).is_some() || crate::registry::DERIVED.iter().any(|d| d.id == id),
                     "{id} for {} is not registered",
                     f.label()
                 ),

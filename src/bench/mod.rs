@@ -5,17 +5,22 @@
 //! or [`Ctx::iter_custom`]), tears down, and returns its samples with [`Check`]s saying whether
 //! it measured what it claims. A benchmark never prints.
 
+pub mod ctx;
 pub mod dylib;
 pub mod fault;
 pub mod fs;
 pub mod harness;
 pub mod id;
+pub mod ipc;
+pub mod pingpong;
 pub mod signal;
 pub mod space;
 pub mod syscall;
+pub mod transport;
 pub mod txn;
 
 use crate::sampler::{self, SamplerConfig, Samples};
+use crate::timer::sync::OffsetBound;
 use crate::timer::{Timer, TimerInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -140,8 +145,11 @@ pub struct Ctx<'a> {
     /// Message sizes in bytes asked for with `--sweep`/`--sizes`; `None`: each
     /// payload-carrying benchmark's own default size.
     pub sizes: Option<Vec<usize>>,
+    /// Whether the machine runs under a hypervisor (for notes on what dominates a figure).
+    pub virtualized: bool,
     interrupt: &'a AtomicBool,
     references: Option<References>,
+    offset_bounds: Vec<((usize, usize), Result<OffsetBound, String>)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -163,8 +171,10 @@ impl<'a> Ctx<'a> {
             allowed_cpus: crate::sys::cpu::allowed_cpus(),
             cpu_pair: None,
             sizes: None,
+            virtualized: false,
             interrupt,
             references: None,
+            offset_bounds: Vec::new(),
         }
     }
 
@@ -182,6 +192,12 @@ impl<'a> Ctx<'a> {
         sampler::sample(&self.cfg, &self.timer, self.interrupt, routine)
     }
 
+    /// Samples a routine that times `n` operations itself and may give up (`None`), e.g.
+    /// when its peer died; the samples taken before are kept.
+    pub fn iter_fallible(&self, routine: impl FnMut(u64) -> Option<u64>) -> Samples {
+        sampler::sample_fallible(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
     /// The interrupt flag, for benchmarks whose peers must stop when Ctrl-C arrives.
     pub fn interrupt_flag(&self) -> &AtomicBool {
         self.interrupt
@@ -190,6 +206,19 @@ impl<'a> Ctx<'a> {
     /// Whether Ctrl-C has been pressed.
     pub fn interrupted(&self) -> bool {
         self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How far apart the counters of CPUs `a` and `b` may be ([`crate::timer::sync`]),
+    /// measured once per pair and run.
+    pub fn offset_bound(&mut self, a: usize, b: usize) -> Result<OffsetBound, String> {
+        if let Some((_, r)) = self.offset_bounds.iter().find(|(k, _)| *k == (a, b)) {
+            return r.clone();
+        }
+        let r = crate::timer::sync::measure(self.timer, a, b, 20_000, std::time::Duration::from_millis(200))
+            .map_err(|e| e.to_string());
+        let _ = crate::sys::cpu::pin_current_thread(self.cpu);
+        self.offset_bounds.push(((a, b), r.clone()));
+        r
     }
 
     /// Reference costs (vDSO call, bare system call), measured on first use.

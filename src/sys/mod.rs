@@ -7,7 +7,11 @@
 pub mod cpu;
 pub mod dl;
 pub mod fault;
+pub mod futex;
+pub mod msg;
+pub mod process;
 pub mod raw;
+pub mod shm;
 pub mod signal;
 pub mod thread;
 pub mod uffd;

@@ -11,6 +11,7 @@
 //! the two agree within 1 %.
 
 pub mod clock;
+pub mod sync;
 pub mod tsc;
 
 use serde::{Deserialize, Serialize};

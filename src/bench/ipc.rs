@@ -1,0 +1,320 @@
+//! Message passing between two threads of one process (intra-address-space) and between two
+//! processes (inter-address-space), on one CPU and across two: `ipc.<transport>`,
+//! `xfer.<transport>`, and the derived `rpc.<transport>`.
+//!
+//! Seed rows: L4Ka::Pistachio "intra-" and "inter-address space IPC" (`ipc.*`, threads and
+//! processes on one CPU; its "0 to 10 message registers" are `--sizes 0,8,…,80`); Go! "null
+//! RPC round trip" (`rpc.*`) and "domain transfer one way" (`xfer.*`).
+//!
+//! - `ipc.<t>`: one message one way, measured as half a ping-pong (the engine's round-trip
+//!   timing, [`super::pingpong`]). Payload-carrying transports take part in size sweeps.
+//! - `rpc.<t>`: a request and a reply of an empty message, the whole round trip: the same
+//!   ping-pong as `ipc.<t>` at 0 bytes, not halved (a derived row, so the two agree exactly).
+//! - `xfer.<t>`: true one-way latency, each message stamped with the cycle counter by its
+//!   sender and again by its receiver. It needs an invariant counter and, across CPUs,
+//!   counters that agree: the offset bound between the two CPUs is measured first
+//!   ([`crate::timer::sync`]), recorded, and the row skipped with the reason when the
+//!   counters disagree.
+//!
+//! Each result records `peer` (`thread`/`process`), `placement` (`same_cpu`/`cross_cpu`),
+//! `bytes` (payload) and the `cpus` the two ends ran on.
+//! **Validation:** every message numbered and checked on its way back, payloads compared on a
+//! sample, the peer's count equal to the round trips, each end on its CPU; for `xfer`, no
+//! message arriving before it was sent and one-way times that fit inside their round trips.
+
+use super::pingpong::{self, PeerKind, Placement, Plan, Report, Timing};
+use super::transport::Transport;
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::derive::{Derivation, SIZE_PARAM};
+use crate::timer::TimerKind;
+
+/// `ipc.<transport>`: half a ping-pong.
+pub struct Ipc(pub Transport);
+
+/// `xfer.<transport>`: one-way latency from counter stamps.
+pub struct Xfer(pub Transport);
+
+/// The ids of one transport's benchmarks.
+struct Ids {
+    ipc: &'static str,
+    rpc: &'static str,
+    xfer: &'static str,
+}
+
+const fn ids(t: Transport) -> Ids {
+    let (ipc, rpc, xfer) = match t {
+        Transport::Pipe => ("ipc.pipe", "rpc.pipe", "xfer.pipe"),
+        Transport::UnixStream => ("ipc.unix_stream", "rpc.unix_stream", "xfer.unix_stream"),
+        Transport::UnixDgram => ("ipc.unix_dgram", "rpc.unix_dgram", "xfer.unix_dgram"),
+        Transport::UnixSeqpacket => ("ipc.unix_seqpacket", "rpc.unix_seqpacket", "xfer.unix_seqpacket"),
+        Transport::Eventfd => ("ipc.eventfd", "rpc.eventfd", "xfer.eventfd"),
+        Transport::Futex => ("ipc.futex", "rpc.futex", "xfer.futex"),
+        Transport::Spin => ("ipc.spin", "rpc.spin", "xfer.spin"),
+        Transport::PosixMq => ("ipc.posix_mq", "rpc.posix_mq", "xfer.posix_mq"),
+        Transport::SysvMsg => ("ipc.sysv_msg", "rpc.sysv_msg", "xfer.sysv_msg"),
+        Transport::Tcp => ("ipc.tcp", "rpc.tcp", "xfer.tcp"),
+        Transport::Udp => ("ipc.udp", "rpc.udp", "xfer.udp"),
+    };
+    Ids { ipc, rpc, xfer }
+}
+
+/// The derived `rpc.<transport>`: twice `ipc.<transport>` at 0 bytes.
+pub const fn rpc(t: Transport) -> Derivation {
+    let i = ids(t);
+    Derivation::scaled(
+        i.rpc,
+        "null RPC: request + reply of an empty message, round trip (ipc's ping-pong, not halved)",
+        i.ipc,
+        2.0,
+        0,
+    )
+}
+
+impl Benchmark for Ipc {
+    fn id(&self) -> &'static str {
+        ids(self.0).ipc
+    }
+    fn about(&self) -> &'static str {
+        about_ipc(self.0)
+    }
+    fn variants(&self, ctx: &Ctx) -> Vec<Params> {
+        variants(self.0, ctx, true)
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let setup = Setup::read(self.0, ctx, params)?;
+        let plan = setup.plan(Timing::RoundTrip { ops_per_round_trip: 2 });
+        let report = pingpong::run(ctx, &plan)?;
+        Ok(measured(&plan, report, ctx))
+    }
+}
+
+impl Benchmark for Xfer {
+    fn id(&self) -> &'static str {
+        ids(self.0).xfer
+    }
+    fn about(&self) -> &'static str {
+        about_xfer(self.0)
+    }
+    fn available(&self) -> Result<(), String> {
+        match crate::timer::CounterFacts::probe().choose().fallback_reason {
+            Some(why) => Err(format!("one-way times need the cycle counter: {why}")),
+            None => Ok(()),
+        }
+    }
+    fn variants(&self, ctx: &Ctx) -> Vec<Params> {
+        variants(self.0, ctx, false)
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        if ctx.timer_info.kind == TimerKind::MonotonicRaw {
+            let why = ctx.timer_info.fallback_reason.clone().unwrap_or_default();
+            return Err(NotMeasured::Skipped(format!("one-way times need the cycle counter: {why}")));
+        }
+        let setup = Setup::read(self.0, ctx, params)?;
+        let plan = setup.plan(Timing::OneWay);
+        let bound = if setup.placement == Placement::CrossCpu {
+            let (a, b) = plan.cpus;
+            let bound = ctx.offset_bound(a, b).map_err(NotMeasured::Skipped)?;
+            if !bound.synchronised() {
+                let ns = |t: i64| ctx.timer.ticks_to_ns(t as f64);
+                return Err(NotMeasured::Skipped(format!(
+                    "the counters of CPUs {a} and {b} disagree: CPU {b} runs between {:.0} and {:.0} ns ahead of CPU {a}",
+                    ns(bound.low_ticks),
+                    ns(bound.high_ticks)
+                )));
+            }
+            Some(bound)
+        } else {
+            None
+        };
+        let report = pingpong::run(ctx, &plan)?;
+        let min_one_way = report.min_one_way_ticks;
+        let over = report.one_way_over_round_trip;
+        let n = report.samples.per_op_ns.len();
+        let mut m = measured(&plan, report, ctx);
+        let tolerance = bound.map(|b| b.max_abs_ticks()).unwrap_or(0);
+        m.checks.push(Check::new(
+            "no message arrives before it was sent",
+            format!(
+                "smallest one-way time ≥ −{:.0} ns (the counters' offset bound)",
+                ctx.timer.ticks_to_ns(tolerance as f64)
+            ),
+            format!("{:.0} ns", ctx.timer.ticks_to_ns(min_one_way as f64)),
+            min_one_way >= -tolerance,
+        ));
+        m.checks.push(Check::new(
+            "one-way times fit inside the round trips that carry them",
+            format!("0 of {n} samples over"),
+            format!("{over} over"),
+            over == 0,
+        ));
+        if let Some(b) = bound {
+            let ns = ctx.timer.ticks_to_ns(b.max_abs_ticks() as f64);
+            m.params.insert("tsc_offset_bound_ns".into(), serde_json::json!((ns * 10.0).round() / 10.0));
+            m.notes.push(format!(
+                "the counters of CPUs {} and {} agree within ±{ns:.0} ns ({} stamped rounds): each one-way time is that uncertain",
+                b.cpu_a, b.cpu_b, b.rounds
+            ));
+        }
+        Ok(m)
+    }
+}
+
+fn about_ipc(t: Transport) -> &'static str {
+    match t {
+        Transport::Pipe => "one-way message through a pipe (half a ping-pong)",
+        Transport::UnixStream => "one-way message through a Unix stream socket pair (half a ping-pong)",
+        Transport::UnixDgram => "one-way message through a Unix datagram socket pair (half a ping-pong)",
+        Transport::UnixSeqpacket => "one-way message through a Unix seqpacket socket pair (half a ping-pong)",
+        Transport::Eventfd => "one-way eventfd notification, no payload (half a ping-pong)",
+        Transport::Futex => "one-way futex wake of a waiter, no payload (half a ping-pong)",
+        Transport::Spin => "one-way store seen by a spinning reader on another CPU, no kernel (half a ping-pong)",
+        Transport::PosixMq => "one-way message through a POSIX message queue (half a ping-pong)",
+        Transport::SysvMsg => "one-way message through a System V message queue (half a ping-pong)",
+        Transport::Tcp => "one-way message over loopback TCP (half a ping-pong)",
+        Transport::Udp => "one-way datagram over loopback UDP (half a ping-pong)",
+    }
+}
+
+fn about_xfer(t: Transport) -> &'static str {
+    match t {
+        Transport::Pipe => "one-way transfer through a pipe: sender's stamp to receiver's stamp",
+        Transport::UnixStream => "one-way transfer through a Unix stream socket: stamp to stamp",
+        Transport::UnixDgram => "one-way transfer through a Unix datagram socket: stamp to stamp",
+        Transport::UnixSeqpacket => "one-way transfer through a Unix seqpacket socket: stamp to stamp",
+        Transport::Eventfd => "one-way eventfd notification: stamp to stamp",
+        Transport::Futex => "one-way futex wake: stamp to stamp",
+        Transport::Spin => "one-way store to a spinning reader on another CPU: stamp to stamp",
+        Transport::PosixMq => "one-way transfer through a POSIX message queue: stamp to stamp",
+        Transport::SysvMsg => "one-way transfer through a System V message queue: stamp to stamp",
+        Transport::Tcp => "one-way transfer over loopback TCP: stamp to stamp",
+        Transport::Udp => "one-way transfer over loopback UDP: stamp to stamp",
+    }
+}
+
+/// Peer × placement (× size, for `ipc` of a payload-carrying transport).
+fn variants(t: Transport, ctx: &Ctx, sweep: bool) -> Vec<Params> {
+    let sizes: Vec<usize> = match (&ctx.sizes, sweep && t.carries_payload()) {
+        (Some(s), true) => s.clone(),
+        _ => vec![0],
+    };
+    let mut out = Vec::new();
+    for peer in [PeerKind::Thread, PeerKind::Process] {
+        for placement in [Placement::SameCpu, Placement::CrossCpu] {
+            for &bytes in &sizes {
+                let mut p = Params::new();
+                p.insert("peer".into(), peer.name().into());
+                p.insert("placement".into(), placement.name().into());
+                if t.carries_payload() {
+                    p.insert(SIZE_PARAM.into(), serde_json::json!(bytes));
+                }
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A benchmark's parameters, read back and checked against this machine.
+pub(crate) struct Setup {
+    pub transport: Transport,
+    pub peer: PeerKind,
+    pub placement: Placement,
+    pub payload: usize,
+    pub cpus: (usize, usize),
+}
+
+impl Setup {
+    /// Reads `params`; a placement or size this machine or transport cannot do is a skip.
+    pub fn read(transport: Transport, ctx: &Ctx, params: &Params) -> Result<Setup, NotMeasured> {
+        let text = |k: &str| params.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+        let peer = if text("peer") == "process" { PeerKind::Process } else { PeerKind::Thread };
+        let placement = if text("placement") == "cross_cpu" { Placement::CrossCpu } else { Placement::SameCpu };
+        let payload = params.get(SIZE_PARAM).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+        if transport.needs_two_cpus() && placement == Placement::SameCpu {
+            return Err(NotMeasured::Skipped(
+                "not applicable on one CPU: a spinning receiver would keep its CPU from the sender".into(),
+            ));
+        }
+        if let Some(why) = transport.size_limit(transport.message_bytes(payload)) {
+            return Err(NotMeasured::Skipped(why));
+        }
+        let cpus = cpus_for(ctx, placement).map_err(NotMeasured::Skipped)?;
+        Ok(Setup { transport, peer, placement, payload, cpus })
+    }
+
+    /// The engine's plan.
+    pub fn plan(&self, timing: Timing) -> Plan {
+        Plan {
+            transport: self.transport,
+            peer: self.peer,
+            cpus: self.cpus,
+            payload: self.payload,
+            timing,
+            batch: false,
+        }
+    }
+}
+
+/// The two CPUs of a placement: the measuring CPU twice, or `--cpus A,B`, or the measuring
+/// CPU and the first other allowed one.
+pub(crate) fn cpus_for(ctx: &Ctx, placement: Placement) -> Result<(usize, usize), String> {
+    match (placement, ctx.cpu_pair) {
+        (Placement::SameCpu, _) => Ok((ctx.cpu, ctx.cpu)),
+        (Placement::CrossCpu, Some([a, b])) => Ok((a, b)),
+        (Placement::CrossCpu, None) => match ctx.allowed_cpus.iter().find(|&&c| c != ctx.cpu) {
+            Some(&other) => Ok((ctx.cpu, other)),
+            None => Err(format!("needs two CPUs; this process may only use CPU {}", ctx.cpu)),
+        },
+    }
+}
+
+/// The row of a ping-pong: samples, the checks every ping-pong makes, what was learnt.
+pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
+    let mut checks = vec![Check::new(
+        "every message came back once, in order (sequence numbers)",
+        format!("the peer echoed all {} messages", r.round_trips),
+        format!("{} echoed", r.peer_messages),
+        r.peer_messages == r.round_trips,
+    )];
+    if plan.transport.carries_payload() {
+        checks.push(Check::new(
+            "payloads arrive intact (the last message of every sample, byte by byte)",
+            "every checked payload intact",
+            format!("{} checked, all intact", r.payloads_checked),
+            r.payloads_checked > 0,
+        ));
+    }
+    let (a, b) = plan.cpus;
+    checks.push(Check::new(
+        "each end ran on its CPU",
+        format!("measuring end on CPU {a}, peer on CPU {b}"),
+        format!("{} and {}", cpu_text(r.ran_on.0), cpu_text(r.ran_on.1)),
+        r.ran_on == (Some(a), Some(b)),
+    ));
+    let messages = 2 * r.round_trips.max(1);
+    let switches = r.measurer_switches.total() + r.peer_switches.total();
+    let mut m = Measured::new(r.samples, checks);
+    m.breakdown = r.breakdown;
+    m.params.insert("cpus".into(), serde_json::json!([a, b]));
+    m.notes.push(format!(
+        "{:.2} context switches per message ({} voluntary, {} involuntary over {} messages)",
+        switches as f64 / messages as f64,
+        r.measurer_switches.voluntary + r.peer_switches.voluntary,
+        r.measurer_switches.involuntary + r.peer_switches.involuntary,
+        messages
+    ));
+    if plan.transport.carries_payload() && plan.payload == 0 {
+        m.notes.push("an empty message is its 8-byte sequence number alone".into());
+    }
+    if a != b && ctx.virtualized && plan.transport != Transport::Spin {
+        m.notes.push(
+            "across CPUs on a virtual machine, a blocked receiver's idle vCPU must be woken through the hypervisor: that wake-up, not the transport, dominates"
+                .into(),
+        );
+    }
+    m
+}
+
+fn cpu_text(c: Option<usize>) -> String {
+    c.map(|c| format!("CPU {c}")).unwrap_or_else(|| "unknown".into())
+}

@@ -1,0 +1,638 @@
+//! The ping-pong engine behind `ctx.*`, `ipc.*` and `xfer.*`: a measuring thread and a peer
+//! (a thread of this process, or a forked process) pass numbered messages back and forth
+//! over a [`Transport`], each end pinned to its CPU.
+//!
+//! **Timing model (round trip).** `start`, then `n` times: send message `k`, receive the echo,
+//! compare its number with `k`; then `stop`. The ticks of one sample cover `n` round trips.
+//! **Timing model (one way).** The sender reads the counter just before each send and puts
+//! the stamp in shared memory; the receiver reads it just after the message arrives. Each
+//! round trip so gives two one-way times, one per direction; a sample is their mean over `n`
+//! round trips, with one timer overhead subtracted per message.
+//!
+//! **Checks.** Every message carries its sequence number; the echo must bring back the number
+//! sent, and the peer checks that numbers arrive one by one. The payload of the last message
+//! of every sample is compared byte by byte outside the clock. Both ends count what they
+//! handled, read their context switches (`getrusage(RUSAGE_THREAD)`) and the CPU they ran on.
+//!
+//! **Peers always end.** After sampling the peer is told to stop (a message numbered
+//! [`STOP`]), then joined or reaped; a forked peer is killed if it does not exit within 2 s,
+//! and always killed and reaped when dropped (an error, Ctrl-C). A peer that fails records why
+//! in shared memory and keeps waking the measuring thread (`SIGCHLD` by `tgkill`) until it is
+//! told to stop or is killed; a peer process that dies wakes it by its own `SIGCHLD`.
+
+use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
+use super::{Ctx, NotMeasured};
+use crate::sampler::Samples;
+use crate::sys::process::{self, Child, WakeOnPeerEnd};
+use crate::sys::{cpu, shm::SharedMem};
+use crate::timer::Timer;
+use nix::sys::resource::{UsageWho, getrusage};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::time::{Duration, Instant};
+
+/// Who the peer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerKind {
+    /// A thread of this process (intra-address-space).
+    Thread,
+    /// A forked process (inter-address-space).
+    Process,
+}
+
+impl PeerKind {
+    /// The parameter value.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerKind::Thread => "thread",
+            PeerKind::Process => "process",
+        }
+    }
+}
+
+/// Where the two ends run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Both ends pinned to one CPU.
+    SameCpu,
+    /// The ends pinned to two different CPUs.
+    CrossCpu,
+}
+
+impl Placement {
+    /// The parameter value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::SameCpu => "same_cpu",
+            Placement::CrossCpu => "cross_cpu",
+        }
+    }
+}
+
+/// What a sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Round trips, divided by this per operation (2: half a round trip).
+    RoundTrip { ops_per_round_trip: u64 },
+    /// One-way times from stamps.
+    OneWay,
+}
+
+/// One ping-pong measurement.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// The mechanism.
+    pub transport: Transport,
+    /// Thread or process peer.
+    pub peer: PeerKind,
+    /// The CPUs: (measuring end, peer).
+    pub cpus: (usize, usize),
+    /// Payload bytes per message (0 for an empty message).
+    pub payload: usize,
+    /// What a sample measures.
+    pub timing: Timing,
+    /// Run both ends as `SCHED_BATCH`, whose wake-ups never preempt the waker: every hand-off
+    /// then blocks the sender first (a voluntary switch) instead of sometimes preempting it.
+    pub batch: bool,
+}
+
+/// Voluntary and involuntary context switches of one thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// Gave up the CPU (blocked).
+    pub voluntary: u64,
+    /// Was preempted.
+    pub involuntary: u64,
+}
+
+/// What a ping-pong measured, and what each end saw.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// The samples.
+    pub samples: Samples,
+    /// For one-way timing: the two directions, ns per message, per sample.
+    pub breakdown: Vec<(String, Vec<f64>)>,
+    /// Round trips the measuring end completed (warm-up included).
+    pub round_trips: u64,
+    /// Messages the peer echoed.
+    pub peer_messages: u64,
+    /// Payloads compared byte by byte (the last message of each sample).
+    pub payloads_checked: u64,
+    /// Context switches of the measuring thread while it ran.
+    pub measurer_switches: Switches,
+    /// Context switches of the peer while it ran.
+    pub peer_switches: Switches,
+    /// CPUs each end was on at the end: (measuring end, peer).
+    pub ran_on: (Option<usize>, Option<usize>),
+    /// One-way: the smallest one-way time seen, in ticks (negative: clocks disagree).
+    pub min_one_way_ticks: i64,
+    /// One-way: samples whose one-way times added up to more than their round trips.
+    pub one_way_over_round_trip: u64,
+}
+
+// Shared slots.
+const WORD_TO_PEER: usize = 0;
+const WORD_TO_MEASURER: usize = 1;
+const STAMP_OUT: usize = 2;
+const STAMP_BACK: usize = 3;
+const OUT_SUM: usize = 4;
+const PEER_STATE: usize = 5;
+const PEER_ERR_A: usize = 6;
+const PEER_ERR_B: usize = 7;
+const PEER_COUNT: usize = 8;
+const PEER_VOL: usize = 9;
+const PEER_INVOL: usize = 10;
+const STOP_ASKED: usize = 11;
+const PEER_TID: usize = 12;
+const PEER_CPU: usize = 13;
+const OUT_MIN: usize = 14;
+const SLOTS: usize = 15;
+
+// Peer states (0: starting).
+const READY: u64 = 1;
+const DONE: u64 = 2;
+const FAILED: u64 = 3;
+
+// Peer failure kinds (in PEER_ERR_A's high half), so a forked peer reports without allocating.
+const ERR_PIN: u64 = 1;
+const ERR_IO: u64 = 2;
+const ERR_SEQ: u64 = 3;
+const ERR_POLICY: u64 = 4;
+
+/// How long a peer may take to start, and to stop once told.
+const PEER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Runs `plan`, sampling through `ctx`. The measuring thread is moved to `plan.cpus.0` for the
+/// duration and put back on `ctx.cpu` afterwards.
+pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
+    let failed = |what: &str, e: std::io::Error| NotMeasured::Failed(format!("{what}: {e}"));
+    let _back = RestoreThread { cpu: ctx.cpu, policy: process::sched_policy() };
+    if plan.batch {
+        process::set_sched_policy(libc::SCHED_BATCH).map_err(|e| failed("set SCHED_BATCH", e))?;
+    }
+    cpu::pin_current_thread(plan.cpus.0)
+        .map_err(|e| NotMeasured::Skipped(format!("cannot pin to CPU {}: {e}", plan.cpus.0)))?;
+    let shared = Arc::new(SharedMem::new(SLOTS).map_err(|e| failed("shared memory", e))?);
+    shared.u64(OUT_MIN).store(i64::MAX as u64, Relaxed);
+    let bytes = plan.transport.message_bytes(plan.payload);
+    let (mut mine, theirs) = plan
+        .transport
+        .open(bytes, &shared, (WORD_TO_PEER, WORD_TO_MEASURER))
+        .map_err(|e| refused(plan.transport, bytes, e))?;
+    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
+    let stamps = plan.timing == Timing::OneWay;
+    let peer = PeerSide {
+        shared: shared.clone(),
+        msg: Msg::new(bytes),
+        timer: ctx.timer,
+        stamps,
+        batch: plan.batch,
+        cpu: plan.cpus.1,
+        measurer: (std::process::id() as i32, process::gettid()),
+    };
+    let mut handle = match plan.peer {
+        PeerKind::Thread => {
+            let mut end = theirs;
+            let t = std::thread::Builder::new()
+                .name("osprim-peer".into())
+                .spawn(move || peer.serve(&mut end))
+                .map_err(|e| failed("spawn the peer thread", e))?;
+            PeerHandle::Thread(Some(t))
+        }
+        PeerKind::Process => {
+            let mut end = theirs;
+            let child = process::fork_peer(move || peer.serve(&mut end)).map_err(|e| failed("fork the peer", e))?;
+            PeerHandle::Process(child)
+        }
+    };
+    let mut session =
+        Session { shared: &shared, handle: &mut handle, out: Msg::new(bytes), inb: Msg::new(bytes), seq: 0 };
+    let result = session.measure(ctx, plan, &mut mine);
+    let round_trips = u64::from(session.seq);
+    let ended = session.stop(&mut mine);
+    let mut report = result?;
+    ended?;
+    report.round_trips = round_trips;
+    report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
+    report.peer_switches =
+        Switches { voluntary: shared.u64(PEER_VOL).load(Acquire), involuntary: shared.u64(PEER_INVOL).load(Acquire) };
+    let peer_cpu = shared.u64(PEER_CPU).load(Acquire);
+    report.ran_on = (cpu::current_cpu(), (peer_cpu > 0).then(|| peer_cpu as usize - 1));
+    report.min_one_way_ticks = report.min_one_way_ticks.min(shared.u64(OUT_MIN).load(Acquire) as i64);
+    Ok(report)
+}
+
+/// The transport could not be opened: the kernel's refusal is a reason to skip, anything else
+/// a failure.
+fn refused(t: Transport, bytes: usize, e: std::io::Error) -> NotMeasured {
+    let why = format!("{} refused ({bytes}-byte messages): {e}", t.name());
+    match e.raw_os_error() {
+        Some(libc::EPERM | libc::EACCES | libc::ENOSYS | libc::EINVAL | libc::EMFILE | libc::ENOSPC | libc::ENOMEM) => {
+            NotMeasured::Skipped(why)
+        }
+        _ => NotMeasured::Failed(why),
+    }
+}
+
+/// Puts the measuring thread back on its CPU and scheduling policy.
+struct RestoreThread {
+    cpu: usize,
+    policy: libc::c_int,
+}
+
+impl Drop for RestoreThread {
+    fn drop(&mut self) {
+        let _ = cpu::pin_current_thread(self.cpu);
+        if self.policy >= 0 {
+            let _ = process::set_sched_policy(self.policy);
+        }
+    }
+}
+
+enum PeerHandle {
+    Thread(Option<std::thread::JoinHandle<i32>>),
+    Process(Child),
+}
+
+/// The measuring side's state while the peer lives.
+struct Session<'a> {
+    shared: &'a SharedMem,
+    handle: &'a mut PeerHandle,
+    out: Msg,
+    inb: Msg,
+    seq: u32,
+}
+
+impl Session<'_> {
+    /// Why the peer can no longer answer, if it cannot.
+    fn peer_gone(&self) -> Option<String> {
+        if self.shared.u64(PEER_STATE).load(Acquire) == FAILED {
+            return Some(peer_failure(self.shared));
+        }
+        match &*self.handle {
+            PeerHandle::Process(c) if c.has_ended() => Some("the peer process ended unexpectedly".into()),
+            PeerHandle::Thread(Some(t)) if t.is_finished() => Some("the peer thread ended unexpectedly".into()),
+            _ => None,
+        }
+    }
+
+    fn wait_ready(&self) -> Result<(), NotMeasured> {
+        let began = Instant::now();
+        loop {
+            match self.shared.u64(PEER_STATE).load(Acquire) {
+                READY => return Ok(()),
+                FAILED => return Err(NotMeasured::Failed(peer_failure(self.shared))),
+                _ => {}
+            }
+            if let Some(why) = self.peer_gone() {
+                return Err(NotMeasured::Failed(why));
+            }
+            if began.elapsed() > PEER_TIMEOUT {
+                return Err(NotMeasured::Failed(format!("the peer did not start within {PEER_TIMEOUT:?}")));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
+    fn measure(&mut self, ctx: &Ctx, plan: &Plan, end: &mut Endpoint) -> Result<Report, NotMeasured> {
+        self.wait_ready()?;
+        let before = thread_switches();
+        let mut report = Report { min_one_way_ticks: i64::MAX, ..Report::default() };
+        let mut fault: Option<Fault> = None;
+        let (mut out_dir, mut back_dir) = (Vec::new(), Vec::new());
+        let overhead = ctx.timer.overhead_ticks();
+        let samples = ctx.iter_fallible(|n| {
+            let r = match plan.timing {
+                Timing::RoundTrip { ops_per_round_trip } => {
+                    let rounds = n.div_ceil(ops_per_round_trip);
+                    self.round_trips(end, rounds, &ctx.timer).map(|t| t * n / (rounds * ops_per_round_trip))
+                }
+                Timing::OneWay => self.one_way(end, n, &ctx.timer).map(|w| {
+                    let per = |sum: i64| ctx.timer.ticks_to_ns(sum as f64 / n as f64 - overhead);
+                    out_dir.push(per(w.out_sum));
+                    back_dir.push(per(w.back_sum));
+                    report.min_one_way_ticks = report.min_one_way_ticks.min(w.min_back);
+                    report.one_way_over_round_trip += u64::from(w.out_sum + w.back_sum > w.elapsed);
+                    // The sampler subtracts one overhead per sample; make it one per message.
+                    ((w.out_sum + w.back_sum) as f64 / 2.0 - (n as f64 - 1.0) * overhead).max(0.0) as u64
+                }),
+            };
+            let checked = r.and_then(|t| {
+                report.payloads_checked += 1;
+                if self.inb.payload_intact() { Ok(t) } else { Err(Fault::Corrupt(self.seq)) }
+            });
+            match checked {
+                Ok(t) => Some(t),
+                Err(f) => {
+                    fault = Some(f);
+                    None
+                }
+            }
+        });
+        report.measurer_switches = thread_switches().since(before);
+        if stamps_wanted(plan) {
+            report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
+        }
+        if let Some(f) = fault {
+            return Err(f.into_not_measured(plan, samples.per_op_ns.len()));
+        }
+        report.samples = samples;
+        Ok(report)
+    }
+
+    /// `n` round trips; the ticks they took.
+    #[inline(never)]
+    fn round_trips(&mut self, end: &mut Endpoint, n: u64, timer: &Timer) -> Result<u64, Fault> {
+        let t0 = timer.start();
+        for _ in 0..n {
+            self.seq += 1;
+            self.send(end)?;
+            let got = self.recv(end)?;
+            if got != self.seq {
+                return Err(Fault::Sequence { expected: self.seq, got });
+            }
+        }
+        let t1 = timer.stop();
+        Ok(black_box(t1.wrapping_sub(t0)))
+    }
+
+    /// `n` round trips with a stamp on every message.
+    #[inline(never)]
+    fn one_way(&mut self, end: &mut Endpoint, n: u64, timer: &Timer) -> Result<OneWaySums, Fault> {
+        let out_before = self.shared.u64(OUT_SUM).load(Acquire) as i64;
+        let (mut back_sum, mut min_back) = (0i64, i64::MAX);
+        let first = timer.start();
+        let mut last = first;
+        for _ in 0..n {
+            self.seq += 1;
+            self.shared.u64(STAMP_OUT).store(timer.start(), Release);
+            self.send(end)?;
+            let got = self.recv(end)?;
+            last = timer.stop();
+            let back = last as i64 - self.shared.u64(STAMP_BACK).load(Acquire) as i64;
+            back_sum += back;
+            min_back = min_back.min(back);
+            if got != self.seq {
+                return Err(Fault::Sequence { expected: self.seq, got });
+            }
+        }
+        let out_sum = self.shared.u64(OUT_SUM).load(Acquire) as i64 - out_before;
+        Ok(OneWaySums { out_sum, back_sum, min_back, elapsed: last as i64 - first as i64 })
+    }
+
+    #[inline(always)]
+    fn send(&mut self, end: &mut Endpoint) -> Result<(), Fault> {
+        loop {
+            match end.send(self.seq, &mut self.out) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    if let Some(why) = self.peer_gone() {
+                        return Err(Fault::PeerGone(why));
+                    }
+                }
+                Err(e) => return Err(self.io_fault("send", e)),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn recv(&mut self, end: &mut Endpoint) -> Result<u32, Fault> {
+        loop {
+            match end.recv(&mut self.inb) {
+                Ok(seq) => return Ok(seq),
+                Err(e) if is_retry(&e) => {
+                    if let Some(why) = self.peer_gone() {
+                        return Err(Fault::PeerGone(why));
+                    }
+                }
+                Err(e) => return Err(self.io_fault("receive", e)),
+            }
+        }
+    }
+
+    #[cold]
+    fn io_fault(&self, what: &'static str, e: std::io::Error) -> Fault {
+        match self.peer_gone() {
+            Some(why) => Fault::PeerGone(format!("{why} ({what}: {e})")),
+            None => Fault::Io { what, seq: self.seq, error: e },
+        }
+    }
+
+    /// Tells the peer to stop and waits for it; kills a peer process that does not stop.
+    fn stop(&mut self, end: &mut Endpoint) -> Result<(), NotMeasured> {
+        self.shared.u64(STOP_ASKED).store(1, Release);
+        if self.peer_gone().is_none() {
+            let _ = end.send(STOP, &mut self.out);
+        }
+        match &mut *self.handle {
+            PeerHandle::Process(child) => {
+                let status = child.finish(PEER_TIMEOUT);
+                match status {
+                    nix::sys::wait::WaitStatus::Exited(_, 0) => Ok(()),
+                    s if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => Err(NotMeasured::Failed(format!(
+                        "{} (peer {})",
+                        peer_failure(self.shared),
+                        process::describe(s)
+                    ))),
+                    s => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
+                }
+            }
+            PeerHandle::Thread(handle) => {
+                let Some(t) = handle.take() else { return Ok(()) };
+                let tid = self.shared.u64(PEER_TID).load(Acquire) as i32;
+                let began = Instant::now();
+                while !t.is_finished() && began.elapsed() < PEER_TIMEOUT {
+                    if tid > 0 {
+                        process::wake_thread(std::process::id() as i32, tid);
+                    }
+                    std::thread::sleep(Duration::from_micros(500));
+                }
+                if !t.is_finished() {
+                    return Err(NotMeasured::Failed("the peer thread did not stop".into()));
+                }
+                match t.join() {
+                    Ok(0) => Ok(()),
+                    _ => Err(NotMeasured::Failed(peer_failure(self.shared))),
+                }
+            }
+        }
+    }
+}
+
+fn stamps_wanted(plan: &Plan) -> bool {
+    plan.timing == Timing::OneWay
+}
+
+struct OneWaySums {
+    out_sum: i64,
+    back_sum: i64,
+    min_back: i64,
+    elapsed: i64,
+}
+
+/// Why sampling stopped early.
+#[derive(Debug)]
+enum Fault {
+    Sequence { expected: u32, got: u32 },
+    Corrupt(u32),
+    Io { what: &'static str, seq: u32, error: std::io::Error },
+    PeerGone(String),
+}
+
+impl Fault {
+    fn into_not_measured(self, plan: &Plan, samples: usize) -> NotMeasured {
+        let t = plan.transport.name();
+        match self {
+            Fault::Sequence { expected, got } => NotMeasured::Failed(format!(
+                "{t}: message {expected} expected, message {got} arrived ({})",
+                if got < expected { "a duplicate or a stale message" } else { "a message was lost" }
+            )),
+            Fault::Corrupt(seq) => {
+                NotMeasured::Failed(format!("{t}: the payload of message {seq} came back corrupted"))
+            }
+            // The very first message being refused for its size is a limit of the transport.
+            Fault::Io { what, seq: 1, error } if samples == 0 && size_error(&error) => NotMeasured::Skipped(format!(
+                "{t} cannot {what} a {}-byte message: {error}",
+                plan.transport.message_bytes(plan.payload)
+            )),
+            Fault::Io { what, seq, error } => {
+                NotMeasured::Failed(format!("{t}: {what} of message {seq} failed: {error}"))
+            }
+            Fault::PeerGone(why) => NotMeasured::Failed(format!("{t}: {why}")),
+        }
+    }
+}
+
+fn size_error(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMSGSIZE | libc::EINVAL | libc::ENOBUFS | libc::ENOMEM))
+}
+
+/// The peer's failure, as recorded in shared memory.
+fn peer_failure(shared: &SharedMem) -> String {
+    let a = shared.u64(PEER_ERR_A).load(Acquire);
+    let b = shared.u64(PEER_ERR_B).load(Acquire);
+    match a >> 32 {
+        ERR_PIN => {
+            format!("the peer could not pin itself to its CPU ({})", std::io::Error::from_raw_os_error(b as i32))
+        }
+        ERR_IO => format!("the peer's send or receive failed ({})", std::io::Error::from_raw_os_error(b as i32)),
+        ERR_SEQ => format!(
+            "the peer expected message {} and got {} (a message was lost, duplicated or reordered)",
+            a & 0xffff_ffff,
+            b
+        ),
+        ERR_POLICY => "the peer could not switch to SCHED_BATCH".into(),
+        _ => "the peer failed".into(),
+    }
+}
+
+/// Everything the peer needs, prepared before it starts (a forked peer must not allocate).
+struct PeerSide {
+    shared: Arc<SharedMem>,
+    msg: Msg,
+    timer: Timer,
+    stamps: bool,
+    batch: bool,
+    cpu: usize,
+    measurer: (i32, i32),
+}
+
+impl PeerSide {
+    /// The peer's life: pin, echo until [`STOP`], report. Returns the exit code.
+    fn serve(mut self, end: &mut Endpoint) -> i32 {
+        let s = &*self.shared;
+        s.u64(PEER_TID).store(process::gettid() as u64, Release);
+        if let Err(e) = cpu::pin_current_thread(self.cpu) {
+            return self.fail(ERR_PIN << 32, e as u64);
+        }
+        if self.batch && process::set_sched_policy(libc::SCHED_BATCH).is_err() {
+            return self.fail(ERR_POLICY << 32, 0);
+        }
+        let before = thread_switches();
+        s.u64(PEER_STATE).store(READY, Release);
+        let (mut expected, mut count, mut out_sum, mut out_min) = (1u32, 0u64, 0i64, i64::MAX);
+        loop {
+            let seq = match end.recv(&mut self.msg) {
+                Ok(seq) => seq,
+                Err(e) if is_retry(&e) => {
+                    if s.u64(STOP_ASKED).load(Acquire) != 0 {
+                        break;
+                    }
+                    continue;
+                }
+                Err(e) => return self.fail(ERR_IO << 32, e.raw_os_error().unwrap_or(0) as u64),
+            };
+            let arrived = if self.stamps { self.timer.stop() } else { 0 };
+            if seq == STOP {
+                break;
+            }
+            if seq != expected {
+                return self.fail((ERR_SEQ << 32) | u64::from(expected), u64::from(seq));
+            }
+            if self.stamps {
+                let one_way = arrived as i64 - s.u64(STAMP_OUT).load(Acquire) as i64;
+                out_sum += one_way;
+                out_min = out_min.min(one_way);
+                s.u64(OUT_SUM).store(out_sum as u64, Release);
+                s.u64(STAMP_BACK).store(self.timer.start(), Release);
+            }
+            loop {
+                match end.send(seq, &mut self.msg) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return self.fail(ERR_IO << 32, e.raw_os_error().unwrap_or(0) as u64),
+                }
+            }
+            expected = expected.wrapping_add(1);
+            count += 1;
+        }
+        let sw = thread_switches().since(before);
+        s.u64(PEER_VOL).store(sw.voluntary, Relaxed);
+        s.u64(PEER_INVOL).store(sw.involuntary, Relaxed);
+        s.u64(PEER_COUNT).store(count, Relaxed);
+        s.u64(OUT_MIN).store(out_min as u64, Relaxed);
+        s.u64(PEER_CPU).store(cpu::current_cpu().map(|c| c as u64 + 1).unwrap_or(0), Relaxed);
+        s.u64(PEER_STATE).store(DONE, Release);
+        0
+    }
+
+    /// Records a failure, then wakes the measuring thread until told to stop.
+    #[cold]
+    fn fail(&self, a: u64, b: u64) -> i32 {
+        let s = &*self.shared;
+        s.u64(PEER_ERR_A).store(a, Relaxed);
+        s.u64(PEER_ERR_B).store(b, Relaxed);
+        s.u64(PEER_STATE).store(FAILED, Release);
+        while s.u64(STOP_ASKED).load(Acquire) == 0 {
+            process::wake_thread(self.measurer.0, self.measurer.1);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        1
+    }
+}
+
+/// The calling thread's context switches so far.
+fn thread_switches() -> Switches {
+    match getrusage(UsageWho::RUSAGE_THREAD) {
+        Ok(u) => Switches {
+            voluntary: u.voluntary_context_switches().max(0) as u64,
+            involuntary: u.involuntary_context_switches().max(0) as u64,
+        },
+        Err(_) => Switches::default(),
+    }
+}
+
+impl Switches {
+    fn since(self, before: Switches) -> Switches {
+        Switches {
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+
+    /// Both kinds.
+    pub fn total(self) -> u64 {
+        self.voluntary + self.involuntary
+    }
+}

@@ -1,0 +1,246 @@
+//! Peers of IPC benchmarks as processes: `fork` with a closure, a guard that always kills
+//! and reaps, and the wake-up signal that interrupts a blocked measuring thread when its peer
+//! ends.
+//!
+//! The wake-up signal is `SIGCHLD`, which the kernel sends anyway when a forked peer dies; a
+//! thread peer (or a process peer that hit an error) sends it on purpose with `tgkill`. While a
+//! [`WakeOnPeerEnd`] guard lives, its handler only sets a flag, and is installed without
+//! `SA_RESTART`, so a blocking `read`, `msgrcv` or futex wait returns `EINTR` and the caller
+//! can look at why.
+//!
+//! # Safety
+//! `fork` is called from code that prepared everything the child needs; the child runs only
+//! the given closure (which must not allocate or take locks another thread may hold: the
+//! benchmarks pass one that uses preallocated buffers and raw system calls) and leaves with
+//! `_exit`, never unwinding or running the parent's destructors. The signal handler touches
+//! one atomic. `tgkill` and `waitid` take no pointers the kernel keeps.
+#![allow(unsafe_code)]
+
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+static WOKEN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_wake(_: libc::c_int) {
+    WOKEN.store(true, Ordering::Relaxed);
+}
+
+/// Whether the wake-up signal arrived since the last [`clear_woken`].
+pub fn woken() -> bool {
+    WOKEN.load(Ordering::Relaxed)
+}
+
+/// Forgets earlier wake-ups.
+pub fn clear_woken() {
+    WOKEN.store(false, Ordering::Relaxed);
+}
+
+/// Installs the wake-up handler for `SIGCHLD` (no `SA_RESTART`); restores the previous
+/// disposition on drop.
+pub struct WakeOnPeerEnd {
+    previous: Option<SigAction>,
+}
+
+impl WakeOnPeerEnd {
+    /// Installs the handler.
+    pub fn install() -> nix::Result<WakeOnPeerEnd> {
+        clear_woken();
+        let action = SigAction::new(SigHandler::Handler(on_wake), SaFlags::SA_NOCLDSTOP, SigSet::empty());
+        // SAFETY: the handler only stores to an atomic.
+        let previous = unsafe { signal::sigaction(Signal::SIGCHLD, &action) }?;
+        Ok(WakeOnPeerEnd { previous: Some(previous) })
+    }
+}
+
+impl Drop for WakeOnPeerEnd {
+    fn drop(&mut self) {
+        if let Some(p) = self.previous.take() {
+            // SAFETY: puts back the disposition that was there before.
+            let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &p) };
+        }
+    }
+}
+
+/// Sends the wake-up signal to thread `tid` of this process (or of process `tgid`).
+pub fn wake_thread(tgid: i32, tid: i32) {
+    // SAFETY: tgkill takes no pointers; a stale tid at worst fails with ESRCH.
+    unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, libc::SIGCHLD) };
+}
+
+/// The calling thread's scheduling policy (`SCHED_OTHER`, `SCHED_BATCH`, …).
+pub fn sched_policy() -> libc::c_int {
+    // SAFETY: no pointer arguments; 0 is the calling thread.
+    unsafe { libc::sched_getscheduler(0) }
+}
+
+/// Sets the calling thread's policy to `policy`, a non-real-time one (priority 0), which needs
+/// no privilege.
+pub fn set_sched_policy(policy: libc::c_int) -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` lives on the stack for the call; 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, policy, &param) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The calling thread's kernel id.
+pub fn gettid() -> i32 {
+    nix::unistd::gettid().as_raw()
+}
+
+/// A forked peer process: killed with `SIGKILL` and reaped when dropped, unless already reaped.
+#[derive(Debug)]
+pub struct Child {
+    pid: Pid,
+    status: Option<WaitStatus>,
+}
+
+/// Forks; the child runs `body` and exits with its return value (101 if it panics). The child
+/// dies with the parent (`PR_SET_PDEATHSIG`) and ignores Ctrl-C, which the parent handles.
+pub fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
+    let parent = std::process::id() as i32;
+    // SAFETY: see the module doc: the child runs `body` and `_exit`s.
+    match unsafe { nix::unistd::fork() }.map_err(std::io::Error::from)? {
+        nix::unistd::ForkResult::Parent { child } => Ok(Child { pid: child, status: None }),
+        nix::unistd::ForkResult::Child => {
+            // SAFETY: prctl and signal dispositions take no pointers the kernel keeps.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+            }
+            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
+            // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
+            unsafe { libc::_exit(code) }
+        }
+    }
+}
+
+impl Child {
+    /// The child's pid.
+    pub fn pid(&self) -> i32 {
+        self.pid.as_raw()
+    }
+
+    /// Whether the child has ended (looked at without reaping it).
+    pub fn has_ended(&self) -> bool {
+        if self.status.is_some() {
+            return true;
+        }
+        // SAFETY: `info` is a plain C struct the kernel fills; WNOWAIT leaves the child unreaped.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid.as_raw() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is valid to read after waitid filled the struct.
+        rc == 0 && unsafe { info.si_pid() } != 0
+    }
+
+    /// Waits up to `timeout` for the child to exit by itself, then kills it; reaps it either way.
+    pub fn finish(&mut self, timeout: Duration) -> WaitStatus {
+        if let Some(s) = self.status {
+            return s;
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_micros(200))
+                }
+                Ok(WaitStatus::StillAlive) => return self.kill_and_reap(),
+                Ok(s) => {
+                    self.status = Some(s);
+                    return s;
+                }
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return self.kill_and_reap(),
+            }
+        }
+    }
+
+    /// Kills the child (`SIGKILL`) and reaps it.
+    pub fn kill_and_reap(&mut self) -> WaitStatus {
+        if let Some(s) = self.status {
+            return s;
+        }
+        let _ = signal::kill(self.pid, Signal::SIGKILL);
+        let s = loop {
+            match waitpid(self.pid, None) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(s) => break s,
+                Err(_) => break WaitStatus::StillAlive,
+            }
+        };
+        self.status = Some(s);
+        s
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill_and_reap();
+    }
+}
+
+/// "exited with status 3", "killed by SIGKILL".
+pub fn describe(status: WaitStatus) -> String {
+    match status {
+        WaitStatus::Exited(_, code) => format!("exited with status {code}"),
+        WaitStatus::Signaled(_, sig, _) => format!("killed by {sig}"),
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_exit_status_is_reported_and_reaped() {
+        let mut c = fork_peer(|| 7).unwrap();
+        assert_eq!(c.finish(Duration::from_secs(5)), WaitStatus::Exited(Pid::from_raw(c.pid()), 7));
+        assert!(c.has_ended());
+    }
+
+    #[test]
+    fn batch_policy_can_be_set_and_undone_unprivileged() {
+        std::thread::spawn(|| {
+            let before = sched_policy();
+            set_sched_policy(libc::SCHED_BATCH).unwrap();
+            assert_eq!(sched_policy(), libc::SCHED_BATCH);
+            set_sched_policy(before).unwrap();
+            assert_eq!(sched_policy(), before);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_stuck_child_is_killed_on_drop() {
+        let c = fork_peer(|| {
+            loop {
+                // SAFETY: pause takes no arguments.
+                unsafe { libc::pause() };
+            }
+        })
+        .unwrap();
+        let pid = c.pid();
+        assert!(!c.has_ended());
+        drop(c);
+        // Reaped: the pid is no longer our child.
+        assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err());
+    }
+}
