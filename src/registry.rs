@@ -2,7 +2,7 @@
 //! a result derived from others is one entry in [`DERIVED`].
 
 use crate::bench::transport::Transport as T;
-use crate::bench::{Benchmark, ctx, dylib, fs, harness, id, ipc, signal, syscall};
+use crate::bench::{Benchmark, ctx, dylib, fs, harness, id, ipc, signal, syscall, txn};
 use crate::derive::Derivation;
 
 /// Results computed from measured ones after the run.
@@ -64,6 +64,9 @@ static ALL: &[&dyn Benchmark] = &[
     &ipc::Xfer(T::SysvMsg),
     &ipc::Xfer(T::Tcp),
     &ipc::Xfer(T::Udp),
+    &txn::Begin,
+    &txn::CommitReadOnly,
+    &txn::Commit8b,
 ];
 
 /// Every benchmark, in the order a run takes them.

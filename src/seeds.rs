@@ -140,6 +140,13 @@ impl Target {
     }
 }
 
+/// Both ends on one CPU, as every seed machine had one CPU.
+const SAME_CPU: &[(&str, &str)] = &[("placement", "same_cpu")];
+/// Two threads of one process on one CPU, an empty message.
+const THREADS_SAME_CPU: &[(&str, &str)] = &[("peer", "thread"), ("placement", "same_cpu"), ("bytes", "0")];
+/// Two processes on one CPU, an empty message.
+const PROCESSES_SAME_CPU: &[(&str, &str)] = &[("peer", "process"), ("placement", "same_cpu"), ("bytes", "0")];
+
 /// The benchmark that answers `f`.
 pub fn target(f: &Figure) -> Target {
     use Target::*;
@@ -167,18 +174,21 @@ pub fn target(f: &Figure) -> Target {
             }
             match op {
                 "empty system call" => Bench("syscall.null"),
-                "address space switch" => Planned("ctx.address_space"),
-                _ => Planned("ipc.pipe"),
+                "address space switch" => Pick(Want { id: "ctx.address_space", params: SAME_CPU, stage: None }),
+                "intra-address space IPC" => Pick(Want { id: "ipc.pipe", params: THREADS_SAME_CPU, stage: None }),
+                _ => Pick(Want { id: "ipc.pipe", params: PROCESSES_SAME_CPU, stage: None }),
             }
         }
         "002" => Planned("notify.signal"),
         "003" => match (f.table.as_str(), op) {
-            ("OS comparison", "null RPC round trip") => Planned("rpc.pipe"),
-            ("OS comparison", _) => Planned("xfer.pipe"),
+            ("OS comparison", "null RPC round trip") => {
+                Pick(Want { id: "rpc.pipe", params: PROCESSES_SAME_CPU, stage: None })
+            }
+            ("OS comparison", _) => Pick(Want { id: "xfer.pipe", params: PROCESSES_SAME_CPU, stage: None }),
             ("ORB primitives", "call") => Planned("call.direct"),
             ("ORB primitives", "t-call") => Planned("call.indirect"),
             ("ORB primitives", "f-call") => Planned("call.dylib"),
-            ("ORB primitives", _) => Planned("xfer.pipe"),
+            ("ORB primitives", _) => Pick(Want { id: "xfer.pipe", params: THREADS_SAME_CPU, stage: None }),
             ("Exception latency", _) => Planned("exception.unwind"),
             ("ORB methods", m) if m.starts_with("create") => Planned("thread.create_join"),
             ("ORB methods", m) if m.starts_with("destroy") => Planned("thread.create_join"),

@@ -196,7 +196,7 @@ fn saved_result_reads_back_into_the_seed_view() {
         assert!(text.contains(paper), "{paper}");
     }
     assert!(text.contains("lib.dlopen"));
-    assert!(text.contains("not measured yet (planned: ctx.address_space)"));
+    assert!(text.contains("ctx.address_space [placement=same_cpu]: not in this result"));
     assert!(text.contains("not applicable"));
     assert!(text.contains("syscall.null: not in this result"));
 }

@@ -251,6 +251,7 @@ impl Setup {
             payload: self.payload,
             timing,
             batch: false,
+            inject: None,
         }
     }
 }

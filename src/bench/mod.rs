@@ -296,3 +296,25 @@ pub fn quick_median(samples: &Samples) -> f64 {
     v.sort_by(f64::total_cmp);
     crate::stats::median(&v)
 }
+
+/// A context for tests of benchmarks, on a quick sampler with `budget_s`.
+#[cfg(test)]
+pub mod testing {
+    use super::Ctx;
+    use crate::sampler::SamplerConfig;
+
+    /// Runs `f` with a fresh context: this thread pinned to its first allowed CPU, a private
+    /// scratch directory, no interrupt.
+    pub fn with_ctx(budget_s: f64, f: impl FnOnce(&mut Ctx)) {
+        let allowed = crate::sys::cpu::allowed_cpus();
+        let cpu = allowed[0];
+        crate::sys::cpu::pin_current_thread(cpu).expect("pin to an allowed CPU");
+        let (timer, info) = crate::timer::detect();
+        let scratch = tempfile::tempdir().expect("temporary directory");
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        let cfg = SamplerConfig { budget_s, warmup_s: 0.005, ..SamplerConfig::quick() };
+        let mut ctx = Ctx::new(timer, &info, cfg, cpu, scratch.path(), &interrupt);
+        ctx.allowed_cpus = allowed;
+        f(&mut ctx);
+    }
+}

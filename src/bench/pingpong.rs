@@ -18,12 +18,13 @@
 //! [`STOP`]), then joined or reaped; a forked peer is killed if it does not exit within 2 s,
 //! and always killed and reaped when dropped (an error, Ctrl-C). A peer that fails records why
 //! in shared memory and keeps waking the measuring thread (`SIGCHLD` by `tgkill`) until it is
-//! told to stop or is killed; a peer process that dies wakes it by its own `SIGCHLD`.
+//! told to stop or is killed; a peer process that dies wakes it by its own `SIGCHLD`, and a
+//! watchdog thread keeps waking it until it has noticed ([`DeathWatch`]).
 
 use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
 use super::{Ctx, NotMeasured};
 use crate::sampler::Samples;
-use crate::sys::process::{self, Child, WakeOnPeerEnd};
+use crate::sys::process::{self, Child, DeathWatch, WakeOnPeerEnd};
 use crate::sys::{cpu, shm::SharedMem};
 use crate::timer::Timer;
 use nix::sys::resource::{UsageWho, getrusage};
@@ -95,6 +96,20 @@ pub struct Plan {
     /// Run both ends as `SCHED_BATCH`, whose wake-ups never preempt the waker: every hand-off
     /// then blocks the sender first (a voluntary switch) instead of sometimes preempting it.
     pub batch: bool,
+    /// Make the peer misbehave from this message on (self-tests of the checks); `None` in
+    /// every benchmark.
+    pub inject: Option<Inject>,
+}
+
+/// A peer's deliberate misbehaviour, to prove the checks catch it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inject {
+    /// Answer message `k` with message `k + 1`, as if one were lost.
+    Lose(u32),
+    /// Answer message `k` twice.
+    Duplicate(u32),
+    /// Flip a payload byte of every answer from message `k` on.
+    Corrupt(u32),
 }
 
 /// Voluntary and involuntary context switches of one thread.
@@ -188,6 +203,7 @@ pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
         timer: ctx.timer,
         stamps,
         batch: plan.batch,
+        inject: plan.inject,
         cpu: plan.cpus.1,
         measurer: (std::process::id() as i32, process::gettid()),
     };
@@ -203,7 +219,8 @@ pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
         PeerKind::Process => {
             let mut end = theirs;
             let child = process::fork_peer(move || peer.serve(&mut end)).map_err(|e| failed("fork the peer", e))?;
-            PeerHandle::Process(child)
+            let watch = DeathWatch::start(child.pid(), process::gettid());
+            PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
         }
     };
     let mut session =
@@ -250,9 +267,10 @@ impl Drop for RestoreThread {
     }
 }
 
+/// The peer; a process comes with its watchdog, dropped after it (fields drop in order).
 enum PeerHandle {
     Thread(Option<std::thread::JoinHandle<i32>>),
-    Process(Child),
+    Process { child: Child, _watch: DeathWatch },
 }
 
 /// The measuring side's state while the peer lives.
@@ -271,7 +289,7 @@ impl Session<'_> {
             return Some(peer_failure(self.shared));
         }
         match &*self.handle {
-            PeerHandle::Process(c) if c.has_ended() => Some("the peer process ended unexpectedly".into()),
+            PeerHandle::Process { child: c, .. } if c.has_ended() => Some("the peer process ended unexpectedly".into()),
             PeerHandle::Thread(Some(t)) if t.is_finished() => Some("the peer thread ended unexpectedly".into()),
             _ => None,
         }
@@ -306,16 +324,12 @@ impl Session<'_> {
             let r = match plan.timing {
                 Timing::RoundTrip { ops_per_round_trip } => {
                     let rounds = n.div_ceil(ops_per_round_trip);
-                    self.round_trips(end, rounds, &ctx.timer).map(|t| t * n / (rounds * ops_per_round_trip))
+                    self.round_trips(end, rounds, &ctx.timer).map(|t| (t * n / (rounds * ops_per_round_trip), None))
                 }
                 Timing::OneWay => self.one_way(end, n, &ctx.timer).map(|w| {
-                    let per = |sum: i64| ctx.timer.ticks_to_ns(sum as f64 / n as f64 - overhead);
-                    out_dir.push(per(w.out_sum));
-                    back_dir.push(per(w.back_sum));
-                    report.min_one_way_ticks = report.min_one_way_ticks.min(w.min_back);
-                    report.one_way_over_round_trip += u64::from(w.out_sum + w.back_sum > w.elapsed);
                     // The sampler subtracts one overhead per sample; make it one per message.
-                    ((w.out_sum + w.back_sum) as f64 / 2.0 - (n as f64 - 1.0) * overhead).max(0.0) as u64
+                    let ticks = ((w.out_sum + w.back_sum) as f64 / 2.0 - (n as f64 - 1.0) * overhead).max(0.0);
+                    (ticks as u64, Some(w))
                 }),
             };
             let checked = r.and_then(|t| {
@@ -323,13 +337,26 @@ impl Session<'_> {
                 if self.inb.payload_intact() { Ok(t) } else { Err(Fault::Corrupt(self.seq)) }
             });
             match checked {
-                Ok(t) => Some(t),
+                Ok((ticks, one_way)) => {
+                    if let Some(w) = one_way {
+                        let per = |sum: i64| ctx.timer.ticks_to_ns(sum as f64 / n as f64 - overhead);
+                        out_dir.push(per(w.out_sum));
+                        back_dir.push(per(w.back_sum));
+                        report.min_one_way_ticks = report.min_one_way_ticks.min(w.min_back);
+                        report.one_way_over_round_trip += u64::from(w.out_sum + w.back_sum > w.elapsed);
+                    }
+                    Some(ticks)
+                }
                 Err(f) => {
                     fault = Some(f);
                     None
                 }
             }
         });
+        // Warm-up calls of the routine made no sample: keep the stages of the samples only.
+        for stage in [&mut out_dir, &mut back_dir] {
+            stage.drain(..stage.len().saturating_sub(samples.per_op_ns.len()));
+        }
         report.measurer_switches = thread_switches().since(before);
         if stamps_wanted(plan) {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
@@ -411,9 +438,17 @@ impl Session<'_> {
         }
     }
 
+    /// An error on the transport: the peer's end, if it went (a dying process closes its
+    /// descriptors a moment before it is seen to have ended), else the error itself.
     #[cold]
     fn io_fault(&self, what: &'static str, e: std::io::Error) -> Fault {
-        match self.peer_gone() {
+        let began = Instant::now();
+        let mut gone = self.peer_gone();
+        while gone.is_none() && began.elapsed() < Duration::from_millis(200) {
+            std::thread::sleep(Duration::from_millis(1));
+            gone = self.peer_gone();
+        }
+        match gone {
             Some(why) => Fault::PeerGone(format!("{why} ({what}: {e})")),
             None => Fault::Io { what, seq: self.seq, error: e },
         }
@@ -426,7 +461,7 @@ impl Session<'_> {
             let _ = end.send(STOP, &mut self.out);
         }
         match &mut *self.handle {
-            PeerHandle::Process(child) => {
+            PeerHandle::Process { child, .. } => {
                 let status = child.finish(PEER_TIMEOUT);
                 match status {
                     nix::sys::wait::WaitStatus::Exited(_, 0) => Ok(()),
@@ -534,6 +569,7 @@ struct PeerSide {
     timer: Timer,
     stamps: bool,
     batch: bool,
+    inject: Option<Inject>,
     cpu: usize,
     measurer: (i32, i32),
 }
@@ -577,11 +613,18 @@ impl PeerSide {
                 s.u64(OUT_SUM).store(out_sum as u64, Release);
                 s.u64(STAMP_BACK).store(self.timer.start(), Release);
             }
-            loop {
-                match end.send(seq, &mut self.msg) {
-                    Ok(()) => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return self.fail(ERR_IO << 32, e.raw_os_error().unwrap_or(0) as u64),
+            let (answer, copies) = match self.inject {
+                Some(Inject::Lose(k)) if seq == k => (seq + 1, 1),
+                Some(Inject::Duplicate(k)) if seq == k => (seq, 2),
+                Some(Inject::Corrupt(k)) if seq >= k => {
+                    self.msg.corrupt();
+                    (seq, 1)
+                }
+                _ => (seq, 1),
+            };
+            for _ in 0..copies {
+                if let Err(e) = send_retrying(end, answer, &mut self.msg) {
+                    return self.fail(ERR_IO << 32, e.raw_os_error().unwrap_or(0) as u64);
                 }
             }
             expected = expected.wrapping_add(1);
@@ -612,6 +655,16 @@ impl PeerSide {
     }
 }
 
+/// Sends, again after a signal (nothing was sent then).
+fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg) -> std::io::Result<()> {
+    loop {
+        match end.send(seq, msg) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
+}
+
 /// The calling thread's context switches so far.
 fn thread_switches() -> Switches {
     match getrusage(UsageWho::RUSAGE_THREAD) {
@@ -634,5 +687,77 @@ impl Switches {
     /// Both kinds.
     pub fn total(self) -> u64 {
         self.voluntary + self.involuntary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::testing::with_ctx;
+
+    fn plan(transport: Transport, peer: PeerKind, timing: Timing, inject: Option<Inject>) -> impl Fn(&Ctx) -> Plan {
+        move |ctx: &Ctx| Plan {
+            transport,
+            peer,
+            cpus: (ctx.cpu, ctx.cpu),
+            payload: if transport.carries_payload() { 100 } else { 0 },
+            timing,
+            batch: false,
+            inject,
+        }
+    }
+
+    #[test]
+    fn thread_and_process_peers_echo_every_message() {
+        for peer in [PeerKind::Thread, PeerKind::Process] {
+            with_ctx(0.02, |ctx| {
+                let p = plan(Transport::UnixSeqpacket, peer, Timing::RoundTrip { ops_per_round_trip: 2 }, None)(ctx);
+                let r = run(ctx, &p).unwrap();
+                assert!(!r.samples.per_op_ns.is_empty());
+                assert!(r.round_trips > 0);
+                assert_eq!(r.peer_messages, r.round_trips, "{peer:?}");
+                assert!(r.payloads_checked as usize >= r.samples.per_op_ns.len());
+                assert_eq!(r.ran_on, (Some(ctx.cpu), Some(ctx.cpu)));
+                // On one CPU every message needs a switch to the other end.
+                assert!(r.measurer_switches.total() + r.peer_switches.total() >= r.round_trips);
+            });
+        }
+    }
+
+    #[test]
+    fn one_way_stamps_give_two_directions() {
+        with_ctx(0.02, |ctx| {
+            let p = plan(Transport::Eventfd, PeerKind::Thread, Timing::OneWay, None)(ctx);
+            let r = run(ctx, &p).unwrap();
+            assert_eq!(r.breakdown.len(), 2);
+            assert_eq!(r.breakdown[0].1.len(), r.samples.per_op_ns.len());
+            assert!(r.min_one_way_ticks > 0, "on one CPU no message arrives before it was sent");
+            assert_eq!(r.one_way_over_round_trip, 0);
+        });
+    }
+
+    fn failure(transport: Transport, peer: PeerKind, inject: Inject) -> String {
+        let mut out = String::new();
+        with_ctx(0.05, |ctx| {
+            let p = plan(transport, peer, Timing::RoundTrip { ops_per_round_trip: 2 }, Some(inject))(ctx);
+            match run(ctx, &p) {
+                Err(NotMeasured::Failed(why)) => out = why,
+                other => panic!("{inject:?} over {transport:?} was not caught: {other:?}"),
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn lost_duplicated_and_corrupted_messages_fail_with_a_reason() {
+        let lost = failure(Transport::Pipe, PeerKind::Process, Inject::Lose(50));
+        assert!(lost.contains("lost"), "{lost}");
+        let dup = failure(Transport::UnixDgram, PeerKind::Thread, Inject::Duplicate(50));
+        assert!(dup.contains("duplicate"), "{dup}");
+        let bad = failure(Transport::Tcp, PeerKind::Process, Inject::Corrupt(50));
+        assert!(bad.contains("corrupted"), "{bad}");
+        // Without a payload, the number is the message: a lost wake-up is caught the same way.
+        let lost = failure(Transport::Futex, PeerKind::Thread, Inject::Lose(50));
+        assert!(lost.contains("lost"), "{lost}");
     }
 }

@@ -92,6 +92,44 @@ pub fn gettid() -> i32 {
     nix::unistd::gettid().as_raw()
 }
 
+/// A thread that waits for a peer process to end and then keeps waking the measuring thread
+/// (every 5 ms) until told it was noticed: one `SIGCHLD` can arrive just before the measuring
+/// thread blocks and be missed; a repeated one cannot. Dropping it only raises its flag; the
+/// thread ends when the peer does, which the [`Child`] guard guarantees.
+pub struct DeathWatch {
+    noticed: std::sync::Arc<AtomicBool>,
+}
+
+impl DeathWatch {
+    /// Starts watching `pid`, to wake thread `tid` of this process.
+    pub fn start(pid: i32, tid: i32) -> std::io::Result<DeathWatch> {
+        let noticed = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = noticed.clone();
+        let tgid = std::process::id() as i32;
+        std::thread::Builder::new().name("osprim-watch".into()).spawn(move || {
+            // This thread must not take the SIGCHLD meant for the measuring thread.
+            let _ = signal::pthread_sigmask(signal::SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None);
+            // SAFETY: `info` is a plain C struct the kernel fills; WNOWAIT leaves the child unreaped.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: as above; blocks until the child ends (or is reaped: ECHILD).
+            while unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) } < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {}
+            while !flag.load(Ordering::Acquire) {
+                wake_thread(tgid, tid);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })?;
+        Ok(DeathWatch { noticed })
+    }
+}
+
+impl Drop for DeathWatch {
+    fn drop(&mut self) {
+        self.noticed.store(true, Ordering::Release);
+    }
+}
+
 /// A forked peer process: killed with `SIGKILL` and reaped when dropped, unless already reaped.
 #[derive(Debug)]
 pub struct Child {

@@ -1,0 +1,147 @@
+//! Peers are always reaped and IPC objects always removed: after a normal run, after Ctrl-C in
+//! the middle of an IPC benchmark, and when a peer process is killed from outside. This test
+//! process makes itself a child subreaper, so any peer orphaned by osprim would become its
+//! child and be seen. One test function: the checks must not overlap.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn osprim() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("osprim"));
+    c.env("RUST_BACKTRACE", "1");
+    c
+}
+
+/// System V message queues owned by this user, by id.
+fn sysv_queues() -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").map(|m| m.uid().to_string()).unwrap_or_default();
+    let text = std::fs::read_to_string("/proc/sysvipc/msg").unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(7) == Some(&uid.as_str())).then(|| f[1].to_string())
+        })
+        .collect()
+}
+
+/// POSIX queues osprim created, where the queue file system is mounted.
+fn osprim_mqueues() -> Vec<String> {
+    std::fs::read_dir("/dev/mqueue")
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n: &String| n.starts_with("osprim-"))
+        .collect()
+}
+
+/// No child of this process is left, not even a zombie.
+fn assert_no_children(when: &str) {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+        Err(nix::errno::Errno::ECHILD) => {}
+        other => panic!("{when}: a child or zombie is left behind: {other:?}"),
+    }
+}
+
+fn assert_clean(when: &str, queues_before: &[String], tmp: &Path) {
+    assert_no_children(when);
+    let new: Vec<String> = sysv_queues().into_iter().filter(|q| !queues_before.contains(q)).collect();
+    assert!(new.is_empty(), "{when}: System V queues left: {new:?}");
+    assert!(osprim_mqueues().is_empty(), "{when}: POSIX queues left: {:?}", osprim_mqueues());
+    let left: Vec<_> = std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{when}: files left in TMPDIR: {left:?}");
+}
+
+/// Children of `pid` (its peers), from /proc.
+fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            let text = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            out.extend(text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+fn wait_for_child(pid: u32, limit: Duration) -> Option<i32> {
+    let began = Instant::now();
+    while began.elapsed() < limit {
+        if let Some(&c) = children_of(pid).first() {
+            return Some(c);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    None
+}
+
+fn json_rows(stdout: &[u8]) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_slice(stdout).expect("one JSON document on stdout");
+    v["results"].as_array().unwrap().clone()
+}
+
+#[test]
+fn peers_and_ipc_objects_never_outlive_a_run() {
+    nix::sys::prctl::set_child_subreaper(true).expect("become a child subreaper");
+    let tmp = tempfile::tempdir().unwrap();
+    let queues_before = sysv_queues();
+    let transports = ["ipc.pipe", "ipc.sysv_msg", "ipc.posix_mq", "ipc.unix_dgram", "ipc.tcp", "ctx"];
+
+    // 1. A normal run.
+    let out = osprim()
+        .args(["run", "--budget", "0.02", "--no-save", "--format", "json"])
+        .args(transports)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = json_rows(&out.stdout);
+    assert!(rows.iter().any(|r| r["params"]["peer"] == "process" && r["status"] != "skipped"));
+    for r in &rows {
+        assert!(r["status"] != "failed", "{}: {}", r["id"], r["reason"]);
+    }
+    assert_clean("after a normal run", &queues_before, tmp.path());
+
+    // 2. Ctrl-C while a peer process is running.
+    let child = osprim()
+        .args(["run", "--budget", "2", "--no-save", "--format", "json", "ipc.sysv_msg", "ipc.posix_mq"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let peer = wait_for_child(child.id(), Duration::from_secs(30));
+    assert!(peer.is_some(), "a peer process appears");
+    std::thread::sleep(Duration::from_millis(100));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert_clean("after Ctrl-C", &queues_before, tmp.path());
+
+    // 3. The peer process killed from outside: that row fails with the reason, the run goes on.
+    for bench in ["ipc.pipe", "ipc.sysv_msg"] {
+        let child = osprim()
+            .args(["run", "--budget", "1", "--no-save", "--format", "json", bench])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let peer = wait_for_child(child.id(), Duration::from_secs(30)).expect("a peer process appears");
+        std::thread::sleep(Duration::from_millis(50));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(peer), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{bench}: {}", String::from_utf8_lossy(&out.stderr));
+        let rows = json_rows(&out.stdout);
+        let failed: Vec<&serde_json::Value> = rows.iter().filter(|r| r["status"] == "failed").collect();
+        assert_eq!(failed.len(), 1, "{bench}: exactly the row whose peer died fails: {rows:?}");
+        assert!(failed[0]["reason"].as_str().unwrap().contains("peer"), "{}", failed[0]["reason"]);
+        assert_eq!(failed[0]["params"]["peer"], "process");
+        assert_eq!(rows.iter().filter(|r| r["id"] == bench).count(), 4, "{bench}: every placement still ran");
+        assert_clean(&format!("after killing the peer of {bench}"), &queues_before, tmp.path());
+    }
+}
