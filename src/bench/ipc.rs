@@ -297,13 +297,15 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
     let mut m = Measured::new(r.samples, checks);
     m.breakdown = r.breakdown;
     m.params.insert("cpus".into(), serde_json::json!([a, b]));
-    m.notes.push(format!(
-        "{:.2} context switches per message ({} voluntary, {} involuntary over {} messages)",
-        switches as f64 / messages as f64,
-        r.measurer_switches.voluntary + r.peer_switches.voluntary,
-        r.measurer_switches.involuntary + r.peer_switches.involuntary,
-        messages
-    ));
+    m.params.insert(
+        "switches".into(),
+        serde_json::json!({
+            "per_message": (switches as f64 / messages as f64 * 100.0).round() / 100.0,
+            "voluntary": r.measurer_switches.voluntary + r.peer_switches.voluntary,
+            "involuntary": r.measurer_switches.involuntary + r.peer_switches.involuntary,
+            "messages": messages,
+        }),
+    );
     if plan.transport.carries_payload() && plan.payload == 0 {
         m.notes.push("an empty message is its 8-byte sequence number alone".into());
     }

@@ -7,6 +7,9 @@ use crate::model::{Row, RunFile, Status, Verdict};
 use comfy_table::CellAlignment;
 use std::fmt::Write;
 
+/// Parameters the table leaves to the notes and the result file, to stay narrow.
+const NOT_IN_TABLE: [&str; 4] = ["sizes", "cpus", "tsc_offset_bound_ns", "switches"];
+
 /// Parameters in a compact form: `[placement=same peer=thread]`.
 pub fn fmt_params(row: &Row) -> String {
     if row.params.is_empty() {
@@ -15,7 +18,7 @@ pub fn fmt_params(row: &Row) -> String {
     let parts: Vec<String> = row
         .params
         .iter()
-        .filter(|(k, _)| k.as_str() != "sizes")
+        .filter(|(k, _)| !NOT_IN_TABLE.contains(&k.as_str()))
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -164,6 +167,8 @@ fn is_fitted_point(r: &Row, fitted: &[(&str, Params)]) -> bool {
 pub fn footnotes(run: &RunFile) -> String {
     let mut s = String::new();
     let mut seen_flags = Vec::new();
+    // (note, first row with it, rows with it): a note many rows share is printed once.
+    let mut shared_notes: Vec<(String, String, usize)> = Vec::new();
     for r in &run.results {
         let name = format!("{}{}", r.id, fmt_params(r));
         for c in &r.validation.checks {
@@ -182,13 +187,23 @@ pub fn footnotes(run: &RunFile) -> String {
             let _ = writeln!(s, "  {name}: not validated: the benchmark makes no check");
         }
         for n in &r.notes {
-            let _ = writeln!(s, "  {name}: {n}");
+            match shared_notes.iter_mut().find(|(text, _, _)| text == n) {
+                Some((_, _, count)) => *count += 1,
+                None => shared_notes.push((n.clone(), name.clone(), 1)),
+            }
         }
         for f in &r.flags {
             if !seen_flags.contains(f) {
                 seen_flags.push(*f);
             }
         }
+    }
+    for (note, first, count) in shared_notes {
+        match count {
+            1 => writeln!(s, "  {first}: {note}"),
+            n => writeln!(s, "  {first} and {} more: {note}", n - 1),
+        }
+        .expect("writing to a String");
     }
     for f in seen_flags {
         let _ = writeln!(s, "  flag {}: {}", f.label(), f.hint());
