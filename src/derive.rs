@@ -158,7 +158,7 @@ pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
             row.flags.push(Flag::PoorFit);
         }
         row.notes.push(format!(
-            "least-squares line through the medians at {} sizes; every point is in the result file",
+            "least-squares line through the medians at {} sizes (the largest sizes weigh most: for the fixed cost alone, sweep small sizes); every point is in the result file",
             sizes.len()
         ));
         row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };

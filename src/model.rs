@@ -246,9 +246,18 @@ pub struct Row {
     pub flags: Vec<Flag>,
     /// Remarks on how this was measured (e.g. what a figure includes).
     pub notes: Vec<String>,
+    /// What the benchmark observed besides its samples (e.g. context switches per message);
+    /// unlike `params`, not part of what defines the result.
+    #[serde(default)]
+    pub observed: Params,
 }
 
 impl Row {
+    /// Whether the samples are bytes per object (`space.*`) rather than ns per operation.
+    pub fn in_bytes(&self) -> bool {
+        self.params.get("unit").and_then(|u| u.as_str()) == Some("bytes")
+    }
+
     /// Median ns per operation, if measured.
     pub fn median_ns(&self) -> Option<f64> {
         self.summary.as_ref().map(|s| s.median_ns).or(self.derived.as_ref().map(|d| d.estimate.point))

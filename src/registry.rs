@@ -2,7 +2,7 @@
 //! a result derived from others is one entry in [`DERIVED`].
 
 use crate::bench::transport::Transport as T;
-use crate::bench::{Benchmark, ctx, dylib, fs, harness, id, ipc, signal, syscall, txn};
+use crate::bench::{Benchmark, ctx, dylib, fault, fs, harness, id, ipc, signal, space, syscall, txn};
 use crate::derive::Derivation;
 
 /// Results computed from measured ones after the run.
@@ -67,6 +67,21 @@ static ALL: &[&dyn Benchmark] = &[
     &txn::Begin,
     &txn::CommitReadOnly,
     &txn::Commit8b,
+    &fault::AnonRead,
+    &fault::AnonWrite,
+    &fault::FileRead,
+    &fault::FileWrite,
+    &fault::Cow,
+    &fault::UserSigsegv,
+    &fault::UserUffd,
+    &space::Thread,
+    &space::Process,
+    &space::Pipe,
+    &space::Socketpair,
+    &space::Eventfd,
+    &space::Epoll,
+    &space::Timerfd,
+    &space::Mapping,
 ];
 
 /// Every benchmark, in the order a run takes them.

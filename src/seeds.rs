@@ -199,7 +199,7 @@ pub fn target(f: &Figure) -> Target {
             ("ORB methods", "switch_stacks") => Planned("ctx.user"),
             ("ORB methods", "lock" | "unlock") => Planned("lock.mutex"),
             ("ORB methods", _) => NotApplicable("Go!'s object-reference translation has no Linux counterpart"),
-            ("Spatial", "memory per interface") => Planned("space.eventfd"),
+            ("Spatial", "memory per interface") => Bench("space.eventfd"),
             ("Spatial", _) | ("Component sizes", _) => {
                 NotApplicable("code/data sizes of Go!'s own components; no Linux counterpart of the same meaning")
             }
@@ -208,15 +208,53 @@ pub fn target(f: &Figure) -> Target {
             ("Stability", _) => Planned("osprim stress"),
             _ => NotApplicable("not mapped"),
         },
-        "004" => match op {
-            "null call" => Bench("syscall.getpid"),
-            o if o.starts_with("transaction begin") => Planned("txn.begin"),
-            o if o.starts_with("commit read-only") => Planned("txn.commit_ro"),
-            o if o.starts_with("commit") => Planned("txn.commit_8b"),
-            o if o.starts_with("page fault") => Planned("fault.user.sigsegv"),
-            _ => NotApplicable("not mapped"),
-        },
+        "004" => rhino(op, f.variant.as_str()),
         _ => NotApplicable("unknown seed"),
+    }
+}
+
+/// Rhino on SPIN's Table 2: total, trap (getting control to the handler) and other.
+fn rhino(op: &str, part: &str) -> Target {
+    use Target::*;
+    const MPROTECT: &[(&str, &str)] = &[("detect", "mprotect")];
+    const READ: &[(&str, &str)] = &[("access", "read")];
+    const WRITE: &[(&str, &str)] = &[("access", "write")];
+    const COLD_READ: &[(&str, &str)] = &[("cache", "cold"), ("map", "shared")];
+    const COLD_WRITE: &[(&str, &str)] = &[("cache", "cold"), ("map", "shared")];
+    let stage = match part {
+        "trap" => Some("trap"),
+        "other" => Some("other"),
+        _ => None,
+    };
+    let pick = |id, params| Pick(Want { id, params, stage });
+    match op {
+        "null call" => Bench("syscall.getpid"),
+        o if o.starts_with("transaction begin") => match part {
+            "trap" => Pick(Want { id: "txn.begin", params: MPROTECT, stage: Some("protect") }),
+            _ => pick("txn.begin", MPROTECT),
+        },
+        o if o.starts_with("commit read-only") => match stage {
+            None => pick("txn.commit_ro", MPROTECT),
+            Some(_) => NotApplicable(
+                "a read-only commit here finds no dirty page and makes no system call: no trap to split off",
+            ),
+        },
+        o if o.starts_with("commit") => pick("txn.commit_8b", MPROTECT),
+        "page fault read warm" => pick("fault.user.sigsegv", READ),
+        "page fault write warm" => pick("fault.user.sigsegv", WRITE),
+        // A cold fault's trap is the same trip to the handler as a warm one's; its total is the
+        // kernel's own fault on a file not in the page cache.
+        "page fault read cold" => match stage {
+            None => Pick(Want { id: "fault.file.read", params: COLD_READ, stage: None }),
+            Some("trap") => pick("fault.user.sigsegv", READ),
+            Some(_) => Planned("fault.user.sigsegv on a cold file (handler reads the page)"),
+        },
+        "page fault write cold" => match stage {
+            None => Pick(Want { id: "fault.file.write", params: COLD_WRITE, stage: None }),
+            Some("trap") => pick("fault.user.sigsegv", WRITE),
+            Some(_) => Planned("fault.user.sigsegv on a cold file (handler reads the page)"),
+        },
+        _ => NotApplicable("not mapped"),
     }
 }
 

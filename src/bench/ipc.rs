@@ -149,7 +149,7 @@ impl Benchmark for Xfer {
         ));
         if let Some(b) = bound {
             let ns = ctx.timer.ticks_to_ns(b.max_abs_ticks() as f64);
-            m.params.insert("tsc_offset_bound_ns".into(), serde_json::json!((ns * 10.0).round() / 10.0));
+            m.observed.insert("tsc_offset_bound_ns".into(), serde_json::json!((ns * 10.0).round() / 10.0));
             m.notes.push(format!(
                 "the counters of CPUs {} and {} agree within ±{ns:.0} ns ({} stamped rounds): each one-way time is that uncertain",
                 b.cpu_a, b.cpu_b, b.rounds
@@ -297,7 +297,7 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
     let mut m = Measured::new(r.samples, checks);
     m.breakdown = r.breakdown;
     m.params.insert("cpus".into(), serde_json::json!([a, b]));
-    m.params.insert(
+    m.observed.insert(
         "switches".into(),
         serde_json::json!({
             "per_message": (switches as f64 / messages as f64 * 100.0).round() / 100.0,

@@ -58,8 +58,11 @@ pub struct Measured {
     pub checks: Vec<Check>,
     /// Remarks for the reader.
     pub notes: Vec<String>,
-    /// Extra parameters learnt while running (e.g. the CPU the peer ran on).
+    /// Extra parameters learnt while running (e.g. the CPUs the two ends ran on).
     pub params: Params,
+    /// Observations besides the samples (e.g. context switches per message), which do not
+    /// define the result.
+    pub observed: Params,
     /// Per-stage samples (ns per operation), for benchmarks that break their time down
     /// (e.g. "trap", "other"); each stage is summarised like the total.
     pub breakdown: Vec<(String, Vec<f64>)>,
@@ -302,6 +305,15 @@ pub fn quick_median(samples: &Samples) -> f64 {
 pub mod testing {
     use super::Ctx;
     use crate::sampler::SamplerConfig;
+
+    /// Serialises the tests that install a SIGSEGV handler, fork, or count this thread's page
+    /// faults: two SIGSEGV handlers installed at once by parallel tests would undo each other,
+    /// and a `fork` in one test thread makes every page copy-on-write, adding a fault to another
+    /// thread's exact count.
+    pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+    }
 
     /// Runs `f` with a fresh context: this thread pinned to its first allowed CPU, a private
     /// scratch directory, no interrupt.

@@ -709,6 +709,7 @@ mod tests {
 
     #[test]
     fn thread_and_process_peers_echo_every_message() {
+        let _serial = crate::bench::testing::serial();
         for peer in [PeerKind::Thread, PeerKind::Process] {
             with_ctx(0.02, |ctx| {
                 let p = plan(Transport::UnixSeqpacket, peer, Timing::RoundTrip { ops_per_round_trip: 2 }, None)(ctx);
@@ -726,6 +727,7 @@ mod tests {
 
     #[test]
     fn one_way_stamps_give_two_directions() {
+        let _serial = crate::bench::testing::serial();
         with_ctx(0.02, |ctx| {
             let p = plan(Transport::Eventfd, PeerKind::Thread, Timing::OneWay, None)(ctx);
             let r = run(ctx, &p).unwrap();
@@ -750,6 +752,7 @@ mod tests {
 
     #[test]
     fn lost_duplicated_and_corrupted_messages_fail_with_a_reason() {
+        let _serial = crate::bench::testing::serial();
         let lost = failure(Transport::Pipe, PeerKind::Process, Inject::Lose(50));
         assert!(lost.contains("lost"), "{lost}");
         let dup = failure(Transport::UnixDgram, PeerKind::Thread, Inject::Duplicate(50));

@@ -552,16 +552,19 @@ mod tests {
 
     #[test]
     fn begin_runs_and_validates() {
+        let _serial = crate::bench::testing::serial();
         run_all(&Begin);
     }
 
     #[test]
     fn commit_ro_runs_and_validates() {
+        let _serial = crate::bench::testing::serial();
         run_all(&CommitReadOnly);
     }
 
     #[test]
     fn commit_8b_runs_and_validates() {
+        let _serial = crate::bench::testing::serial();
         run_all(&Commit8b);
     }
 

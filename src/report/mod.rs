@@ -5,6 +5,18 @@ pub mod csv;
 pub mod seeds;
 pub mod table;
 
+/// A size in bytes: `440 B`, `2.42 KiB`, `32.2 KiB`, `1.35 MiB`.
+pub fn fmt_bytes(b: f64) -> String {
+    if !b.is_finite() {
+        return "-".into();
+    }
+    match b.abs() {
+        a if a < 1024.0 => format!("{} B", sig4(b)),
+        a if a < 1024.0 * 1024.0 => format!("{} KiB", sig4(b / 1024.0)),
+        _ => format!("{} MiB", sig4(b / 1024.0 / 1024.0)),
+    }
+}
+
 /// A table in osprim's style: a rule under the header, no vertical lines, never wrapped.
 pub fn new_table() -> comfy_table::Table {
     let mut t = comfy_table::Table::new();

@@ -91,6 +91,10 @@ fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
     let target = seeds::target(f);
     let (today, median, cycles, rt, rc) = match (target.want(), target) {
         (Some(want), _) => match measured(run, want) {
+            Some((row, bytes)) if row.in_bytes() => {
+                let ratio = if f.unit == "bytes" { format!("{}× (bytes)", sig4(f.value / bytes)) } else { dash() };
+                (want.label(), super::fmt_bytes(bytes), dash(), ratio, dash())
+            }
             Some((_, ns)) => {
                 let cyc = hz.map(|h| ns * h / 1e9);
                 let rt = f.then_ns().map(|t| format!("{}×", sig4(t / ns))).unwrap_or_else(dash);

@@ -8,7 +8,7 @@ use comfy_table::CellAlignment;
 use std::fmt::Write;
 
 /// Parameters the table leaves to the notes and the result file, to stay narrow.
-const NOT_IN_TABLE: [&str; 4] = ["sizes", "cpus", "tsc_offset_bound_ns", "switches"];
+const NOT_IN_TABLE: [&str; 2] = ["sizes", "cpus"];
 
 /// Parameters in a compact form: `[placement=same peer=thread]`.
 pub fn fmt_params(row: &Row) -> String {
@@ -130,11 +130,12 @@ fn cells(r: &Row) -> Vec<String> {
         let e = &d.estimate;
         (fmt_ns(e.point), format!("{} – {}", fmt_ns(e.ci95[0]), fmt_ns(e.ci95[1])), dash(), dash(), d.formula.clone())
     } else if let Some(s) = &r.summary {
+        let v = if r.in_bytes() { super::fmt_bytes } else { fmt_ns };
         (
-            fmt_ns(s.median_ns),
-            format!("{} – {}", fmt_ns(s.median_ci95_ns[0]), fmt_ns(s.median_ci95_ns[1])),
-            fmt_ns(s.min_ns),
-            fmt_ns(s.p99_ns),
+            v(s.median_ns),
+            format!("{} – {}", v(s.median_ci95_ns[0]), v(s.median_ci95_ns[1])),
+            v(s.min_ns),
+            v(s.p99_ns),
             format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
         )
     } else {

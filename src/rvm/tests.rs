@@ -60,12 +60,14 @@ fn commit_abort_and_reopen(dir: &Path, options: Options) -> Result<()> {
 
 #[test]
 fn mprotect_mode_commits_aborts_and_persists() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     commit_abort_and_reopen(dir.path(), mprotect()).expect("mprotect mode");
 }
 
 #[test]
 fn uffd_mode_commits_aborts_and_persists_where_available() {
+    let _serial = crate::bench::testing::serial();
     // uffd write-protect covers shmem but not ext4/xfs files: try tmpfs, then the temp dir.
     let dirs = [tempfile::tempdir_in("/dev/shm"), tempfile::tempdir()];
     let options = Options { detection: Detection::Uffd };
@@ -86,6 +88,7 @@ fn uffd_mode_commits_aborts_and_persists_where_available() {
 
 #[test]
 fn read_only_commit_writes_nothing() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
     let log_before = std::fs::read(seg.log_path()).expect("read log");
@@ -117,6 +120,7 @@ fn crash_commit(dir: &Path, offset: usize, data: &[u8], point: CrashPoint) -> us
 
 #[test]
 fn torn_log_tail_is_ignored() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     drop(new_segment(dir.path(), mprotect()).expect("segment"));
     let full = crash_commit(dir.path(), 100, b"torn", CrashPoint::LogWrite { bytes: usize::MAX });
@@ -136,6 +140,7 @@ fn torn_log_tail_is_ignored() {
 
 #[test]
 fn reopen_replays_a_committed_but_unapplied_transaction() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     drop(new_segment(dir.path(), mprotect()).expect("segment"));
     crash_commit(dir.path(), 4090, b"across a page", CrashPoint::Apply { ranges: 0 });
@@ -153,6 +158,7 @@ fn reopen_replays_a_committed_but_unapplied_transaction() {
 
 #[test]
 fn corrupted_checksum_voids_the_transaction() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     drop(new_segment(dir.path(), mprotect()).expect("segment"));
     crash_commit(dir.path(), 50, b"corrupt me", CrashPoint::Apply { ranges: 0 });
@@ -167,6 +173,7 @@ fn corrupted_checksum_voids_the_transaction() {
 
 #[test]
 fn poisoned_segment_refuses_new_transactions() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
     seg.inject_crash(CrashPoint::LogWrite { bytes: 0 });
@@ -178,6 +185,7 @@ fn poisoned_segment_refuses_new_transactions() {
 
 #[test]
 fn out_of_bounds_writes_are_errors() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
     let size = seg.len();
@@ -188,6 +196,7 @@ fn out_of_bounds_writes_are_errors() {
 
 #[test]
 fn bad_files_are_refused_with_their_path() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let odd = dir.path().join("odd");
     std::fs::write(&odd, [0u8; 100]).expect("write");
@@ -203,6 +212,7 @@ fn bad_files_are_refused_with_their_path() {
 
 #[test]
 fn many_transactions_match_a_model() {
+    let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
     let mut model = vec![0u8; seg.len()];

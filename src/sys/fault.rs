@@ -1,1 +1,620 @@
-//! (work in progress)
+//! Memory mappings, forked children and a timing SIGSEGV handler for the page-fault
+//! benchmarks (`fault.*`) and the memory-per-object benchmarks (`space.*`).
+//!
+//! - [`Region`]: an `mmap`ed range owned by osprim, never seen by Rust as a reference: it is
+//!   read and written only through volatile accesses ([`Region::read`], [`Region::write`]), so
+//!   the kernel (or a fault handler) may change what backs it at any time. Anonymous regions
+//!   have huge pages disabled (`MADV_NOHUGEPAGE`); file regions map each page in its own VMA
+//!   (see [`Region::file_pages`]). Unmapped on drop.
+//! - [`PausedChild`]: a forked child that only waits to be killed; killed and reaped on drop.
+//! - [`SegvCatcher`]: a SIGSEGV handler that resolves a fault in one region by `mprotect`ing
+//!   the page, stamping the time at entry and exit (`fault.user.sigsegv`).
+//!
+//! See mmap(2), madvise(2), mincore(2), mprotect(2), fork(2), sigaction(2).
+//!
+//! # Safety
+//! - A [`Region`]'s memory belongs to it alone: its address range came from `mmap` and is
+//!   unmapped once, on drop. Every access is bounds-checked against that range and volatile;
+//!   no `&`/`&mut` to it is ever formed, so a page that changes underneath (discarded,
+//!   protected, filled by userfaultfd) breaks no Rust aliasing rule.
+//! - The forked child runs only async-signal-safe calls (`prctl`, `getppid`, `pause`, `_exit`):
+//!   the parent may have other threads holding locks (the allocator's, stdio's) when it forks.
+//! - The SIGSEGV handler is async-signal-safe: it reads and writes atomics and calls `mprotect`,
+//!   `clock_gettime` (or reads the cycle counter) and `sigaction`, nothing else. It resolves only
+//!   faults inside its own region; any other SIGSEGV gets the previous disposition back and the
+//!   faulting instruction is retried, so that disposition handles it as if osprim were not
+//!   there. One catcher exists at a time (a process-wide lock), and its drop restores the
+//!   previous disposition before the region can be unmapped.
+#![allow(unsafe_code)]
+
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// The page size of this system (`sysconf(_SC_PAGESIZE)`; 4 KiB on x86_64).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the running system; no memory is passed.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(v).ok().filter(|&p| p.is_power_of_two()).unwrap_or(4096)
+}
+
+/// How a page may be accessed (`PROT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prot {
+    /// `PROT_NONE`: every access faults.
+    None,
+    /// `PROT_READ`.
+    Read,
+    /// `PROT_READ | PROT_WRITE`.
+    ReadWrite,
+}
+
+impl Prot {
+    fn bits(self) -> libc::c_int {
+        match self {
+            Prot::None => libc::PROT_NONE,
+            Prot::Read => libc::PROT_READ,
+            Prot::ReadWrite => libc::PROT_READ | libc::PROT_WRITE,
+        }
+    }
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// An `mmap`ed range of whole pages, unmapped on drop.
+#[derive(Debug)]
+pub struct Region {
+    addr: usize,
+    pages: usize,
+    page: usize,
+}
+
+impl Region {
+    /// `pages` fresh anonymous private pages, readable and writable, not yet backed by memory,
+    /// with transparent huge pages disabled (`MADV_NOHUGEPAGE`) so one touch is one base page.
+    pub fn anon(pages: usize) -> io::Result<Region> {
+        let region = Region::map_anon(pages, libc::PROT_READ | libc::PROT_WRITE)?;
+        region.no_huge_pages()?;
+        Ok(region)
+    }
+
+    /// Maps pages `0..pages` of `file`, each page in a VMA of its own: virtual page `i` shows
+    /// file page `pages − 1 − i`. Neighbouring VMAs then never merge (their file offsets are
+    /// not contiguous), and the kernel's per-fault work stays inside one VMA: read
+    /// fault-around (`fault_around_bytes`, 64 KiB by default) and the mapping of a whole large
+    /// page-cache folio on one fault both stop at a VMA's edge, so each touch faults in exactly
+    /// one page. The region also gets `MADV_RANDOM` (no readahead on a cold fault) and
+    /// `MADV_NOHUGEPAGE`. `shared` picks `MAP_SHARED` over `MAP_PRIVATE`.
+    pub fn file_pages(file: BorrowedFd<'_>, pages: usize, shared: bool) -> io::Result<Region> {
+        let region = Region::map_anon(pages, libc::PROT_NONE)?;
+        let flags = libc::MAP_FIXED | if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+        for i in 0..pages {
+            let offset = libc::off_t::try_from((pages - 1 - i) * region.page)
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            // SAFETY: MAP_FIXED replaces one page of our own PROT_NONE reservation (owned by
+            // `region`, not yet handed out), so no other mapping is clobbered.
+            let p = unsafe {
+                libc::mmap(
+                    region.page_addr(i) as *mut c_void,
+                    region.page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    flags,
+                    file.as_raw_fd(),
+                    offset,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        region.advise(libc::MADV_RANDOM)?;
+        region.no_huge_pages()?;
+        Ok(region)
+    }
+
+    /// Appends to `out` `pages` single-page anonymous mappings (read-write, untouched), each
+    /// its own VMA with an unmapped page on either side so that none merges with another
+    /// (`space.mapping`). A range of twice the size is found free (mapped, then unmapped) and
+    /// every other page of it mapped with `MAP_FIXED_NOREPLACE`, so each `mmap` makes exactly
+    /// one VMA and splits none. On error, the mappings made so far are still appended.
+    pub fn separate_pages(pages: usize, out: &mut Vec<Region>) -> io::Result<()> {
+        let (base, page) = {
+            let hole = Region::map_anon(pages.saturating_mul(2), libc::PROT_NONE)?;
+            (hole.addr, hole.page)
+        }; // unmapped here: the range is free (another thread could take part of it; then
+        // MAP_FIXED_NOREPLACE fails with EEXIST and nothing of theirs is touched)
+        for i in 0..pages {
+            let want = base + 2 * i * page;
+            // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; it either maps
+            // a fresh page at `want` or fails.
+            let p = unsafe {
+                libc::mmap(
+                    want as *mut c_void,
+                    page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_FIXED_NOREPLACE | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            // Owned from here, whatever its address (kernels before 4.17 treat the flag as
+            // a hint and may place it elsewhere).
+            out.push(Region { addr: p as usize, pages: 1, page });
+            if p as usize != want {
+                return Err(io::Error::other("mmap ignored MAP_FIXED_NOREPLACE (Linux < 4.17)"));
+            }
+        }
+        Ok(())
+    }
+
+    fn map_anon(pages: usize, prot: libc::c_int) -> io::Result<Region> {
+        let page = page_size();
+        let len = pages.checked_mul(page).filter(|&l| l > 0).ok_or(io::ErrorKind::InvalidInput)?;
+        // SAFETY: a fresh anonymous mapping at an address the kernel picks; no existing
+        // memory is affected.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Region { addr: p as usize, pages, page })
+    }
+
+    fn no_huge_pages(&self) -> io::Result<()> {
+        match self.advise(libc::MADV_NOHUGEPAGE) {
+            // A kernel built without THP rejects the advice: there are no huge pages anyway.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+            other => other,
+        }
+    }
+
+    fn advise(&self, advice: libc::c_int) -> io::Result<()> {
+        // SAFETY: the range is exactly this region's mapping; the advice values used here
+        // (NOHUGEPAGE, RANDOM) change kernel policy, not contents.
+        check(unsafe { libc::madvise(self.addr as *mut c_void, self.len(), advice) })
+    }
+
+    /// Pages in the region.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// Bytes in the region.
+    pub fn len(&self) -> usize {
+        self.pages * self.page
+    }
+
+    /// Whether the region is empty (never: regions have at least one page).
+    pub fn is_empty(&self) -> bool {
+        self.pages == 0
+    }
+
+    /// Address of page `i` (not checked; for messages and comparisons).
+    pub fn page_addr(&self, i: usize) -> usize {
+        self.addr + i * self.page
+    }
+
+    /// Whether `addr` lies inside the region.
+    pub fn contains(&self, addr: usize) -> bool {
+        addr >= self.addr && addr - self.addr < self.len()
+    }
+
+    fn range(&self, first: usize, count: usize) -> io::Result<(usize, usize)> {
+        match first.checked_add(count) {
+            Some(end) if end <= self.pages => Ok((self.page_addr(first), count * self.page)),
+            _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "page range outside the region")),
+        }
+    }
+
+    /// `MADV_DONTNEED` on pages `first..first + count`: anonymous pages are freed (the next
+    /// touch faults in a fresh zeroed page), file pages are unmapped (they stay in the page
+    /// cache; private copies are dropped).
+    pub fn discard(&self, first: usize, count: usize) -> io::Result<()> {
+        let (addr, len) = self.range(first, count)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the range lies inside this region (checked); nothing holds a reference to
+        // its contents, so dropping them is sound.
+        check(unsafe { libc::madvise(addr as *mut c_void, len, libc::MADV_DONTNEED) })
+    }
+
+    /// Changes the protection of pages `first..first + count`.
+    pub fn protect(&self, first: usize, count: usize, prot: Prot) -> io::Result<()> {
+        let (addr, len) = self.range(first, count)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the range lies inside this region (checked); it is only ever accessed
+        // through the volatile, fault-tolerant accessors below.
+        check(unsafe { libc::mprotect(addr as *mut c_void, len, prot.bits()) })
+    }
+
+    /// How many of pages `first..first + count` are resident in memory (`mincore`): for a
+    /// file mapping, whether the file's page is in the page cache, mapped here or not.
+    pub fn resident(&self, first: usize, count: usize) -> io::Result<usize> {
+        let (addr, len) = self.range(first, count)?;
+        let mut vec = vec![0u8; count];
+        if len == 0 {
+            return Ok(0);
+        }
+        // SAFETY: the range lies inside this region; `vec` has one byte per page of it.
+        check(unsafe { libc::mincore(addr as *mut c_void, len, vec.as_mut_ptr()) })?;
+        Ok(vec.iter().filter(|&&b| b & 1 == 1).count())
+    }
+
+    /// Reads the first byte of page `i` (volatile: it really happens, and faults if the page
+    /// is absent or protected). Returns 0 without touching anything if `i` is out of range.
+    #[inline(always)]
+    pub fn read(&self, i: usize) -> u8 {
+        if i >= self.pages {
+            return 0;
+        }
+        // SAFETY: page `i` is inside this mapping; the access is volatile and through a raw
+        // pointer (no reference); a fault on it is resolved by the kernel or by the handler
+        // the caller installed for this region.
+        unsafe { std::ptr::read_volatile(self.page_addr(i) as *const u8) }
+    }
+
+    /// Writes `value` to the first byte of page `i` (volatile). Does nothing if `i` is out of
+    /// range.
+    #[inline(always)]
+    pub fn write(&self, i: usize, value: u8) {
+        if i >= self.pages {
+            return;
+        }
+        // SAFETY: as in `read`; the region is mapped writable (or made so by the handler the
+        // caller installed).
+        unsafe { std::ptr::write_volatile(self.page_addr(i) as *mut u8, value) }
+    }
+
+    /// Writes every page once (populates it), outside any timed region.
+    pub fn fill(&self, value: u8) {
+        for i in 0..self.pages {
+            self.write(i, value);
+        }
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: this range was mapped for this Region alone and is unmapped exactly once.
+        unsafe { libc::munmap(self.addr as *mut c_void, self.len()) };
+    }
+}
+
+/// A forked child that does nothing but wait to be killed: it shares the parent's memory
+/// copy-on-write (`fault.cow`) and costs what a process costs (`space.process`). It dies with
+/// the parent (`PR_SET_PDEATHSIG`), and is killed and reaped on drop.
+#[derive(Debug)]
+pub struct PausedChild {
+    pid: libc::pid_t,
+    reaped: bool,
+}
+
+impl PausedChild {
+    /// Forks the child and returns once it has started waiting (it says so through a pipe
+    /// just before it calls `pause`), so that its start-up is over.
+    pub fn spawn() -> io::Result<PausedChild> {
+        let (ready_r, ready_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the child calls only async-signal-safe functions (see the module doc) and
+        // never returns from this function.
+        let pid = unsafe { libc::fork() };
+        let child = match pid {
+            -1 => return Err(io::Error::last_os_error()),
+            0 => child_wait(parent, ready_w.as_raw_fd()),
+            pid => PausedChild { pid, reaped: false },
+        };
+        drop(ready_w);
+        let mut byte = [0u8; 1];
+        loop {
+            match nix::unistd::read(&ready_r, &mut byte) {
+                Ok(1) => return Ok(child),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => return Err(io::Error::other("the child exited before it was ready")),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Waits (polling `/proc/<pid>/stat`, at most `timeout`) until the child sleeps in
+    /// `pause`; returns whether it does.
+    pub fn wait_asleep(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+            if stat_state(&stat) == Some('S') {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+
+    /// Kills the child (SIGKILL) and waits for it; `Ok` once it is reaped.
+    pub fn kill_and_reap(mut self) -> io::Result<()> {
+        self.reap()
+    }
+
+    fn reap(&mut self) -> io::Result<()> {
+        if self.reaped {
+            return Ok(());
+        }
+        // SAFETY: `pid` is our own unreaped child, so the id cannot have been reused.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        loop {
+            let mut status = 0;
+            // SAFETY: waits for our own child; `status` is a valid out-pointer.
+            let rc = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if rc == self.pid {
+                self.reaped = true;
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                // ECHILD: someone else reaped it (SIGCHLD ignored); it is gone either way.
+                self.reaped = e.raw_os_error() == Some(libc::ECHILD);
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for PausedChild {
+    fn drop(&mut self) {
+        let _ = self.reap();
+    }
+}
+
+/// The scheduler state letter of `/proc/<pid>/stat` (`S` sleeping, `R` running, `Z` zombie):
+/// the field after the command name, which is in parentheses and may contain anything.
+pub fn stat_state(stat: &str) -> Option<char> {
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().next()?.chars().next()
+}
+
+/// The child's whole life: ask to die with the parent, say it is ready, sleep until killed.
+fn child_wait(parent: libc::pid_t, ready: libc::c_int) -> ! {
+    // SAFETY: prctl, getppid, write, pause and _exit are async-signal-safe and touch no memory
+    // of the parent's that another thread might have been changing at the fork; `byte` is
+    // this frame's own.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != parent {
+            libc::_exit(0); // the parent died before prctl took effect
+        }
+        let byte = 1u8;
+        libc::write(ready, (&byte as *const u8).cast(), 1);
+        loop {
+            libc::pause();
+        }
+    }
+}
+
+/// What the SIGSEGV handler sees: the region it owns and how to resolve a fault there.
+static SEGV_BASE: AtomicUsize = AtomicUsize::new(0);
+static SEGV_LEN: AtomicUsize = AtomicUsize::new(0);
+static SEGV_PAGE: AtomicUsize = AtomicUsize::new(4096);
+static SEGV_PROT: AtomicI32 = AtomicI32::new(libc::PROT_READ);
+/// Read `CLOCK_MONOTONIC_RAW` (the run's fallback timer) instead of the cycle counter.
+static SEGV_MONOTONIC: AtomicBool = AtomicBool::new(false);
+/// Clock at the handler's entry and just before it returns, for the last fault it resolved.
+static SEGV_ENTRY: AtomicU64 = AtomicU64::new(0);
+static SEGV_EXIT: AtomicU64 = AtomicU64::new(0);
+/// Faults resolved; SIGSEGVs outside the region; `mprotect` failures.
+static SEGV_HITS: AtomicU64 = AtomicU64::new(0);
+static SEGV_STRAY: AtomicU64 = AtomicU64::new(0);
+static SEGV_FAILED: AtomicU64 = AtomicU64::new(0);
+/// One catcher at a time (tests run in parallel threads of one process).
+static SEGV_LOCK: Mutex<()> = Mutex::new(());
+
+/// The disposition in force before the catcher was installed; written only while
+/// `SEGV_LOCK` is held and no catcher is installed, read by the handler.
+struct PreviousAction(UnsafeCell<Option<libc::sigaction>>);
+// SAFETY: written only with SEGV_LOCK held before the handler is installed (so no reader
+// exists yet), read afterwards by the handler and the catcher's drop.
+unsafe impl Sync for PreviousAction {}
+static SEGV_PREVIOUS: PreviousAction = PreviousAction(UnsafeCell::new(None));
+
+#[inline(always)]
+fn handler_clock() -> u64 {
+    if SEGV_MONOTONIC.load(Ordering::Relaxed) {
+        crate::timer::clock::monotonic_raw_ns()
+    } else {
+        crate::timer::tsc::start()
+    }
+}
+
+/// Puts the previous SIGSEGV disposition back (async-signal-safe).
+fn restore_previous() {
+    // SAFETY: SEGV_PREVIOUS is not written while a catcher is installed (module doc).
+    if let Some(prev) = unsafe { &*SEGV_PREVIOUS.0.get() } {
+        // SAFETY: sigaction is async-signal-safe; `prev` is a disposition the kernel gave us.
+        unsafe { libc::sigaction(libc::SIGSEGV, prev, std::ptr::null_mut()) };
+    }
+}
+
+extern "C" fn on_segv(_sig: libc::c_int, info: *mut libc::siginfo_t, _uctx: *mut c_void) {
+    let entry = handler_clock();
+    // SAFETY: with SA_SIGINFO the kernel passes a valid siginfo; for SIGSEGV si_addr is set.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let (base, len) = (SEGV_BASE.load(Ordering::Acquire), SEGV_LEN.load(Ordering::Acquire));
+    if len == 0 || addr < base || addr - base >= len {
+        SEGV_STRAY.fetch_add(1, Ordering::Relaxed);
+        restore_previous(); // the retried instruction faults again, under that disposition
+        return;
+    }
+    let page = SEGV_PAGE.load(Ordering::Relaxed);
+    // SAFETY: the page lies in the catcher's region (checked just above), which stays mapped
+    // while the catcher is installed.
+    let rc = unsafe { libc::mprotect((addr & !(page - 1)) as *mut c_void, page, SEGV_PROT.load(Ordering::Relaxed)) };
+    if rc != 0 {
+        SEGV_FAILED.fetch_add(1, Ordering::Relaxed);
+        restore_previous();
+        return;
+    }
+    SEGV_HITS.fetch_add(1, Ordering::Relaxed);
+    SEGV_ENTRY.store(entry, Ordering::Relaxed);
+    SEGV_EXIT.store(handler_clock(), Ordering::Relaxed);
+}
+
+/// Counts kept by the SIGSEGV handler.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SegvCounts {
+    /// Faults in the region resolved by `mprotect`.
+    pub resolved: u64,
+    /// SIGSEGVs outside the region, handed back to the previous disposition.
+    pub stray: u64,
+    /// `mprotect` calls that failed.
+    pub failed: u64,
+}
+
+/// A SIGSEGV handler that resolves faults in one [`Region`] by giving the faulting page the
+/// protection `resolve`, stamping the clock at handler entry and exit. Uninstalled (previous
+/// disposition restored) on drop, before the region can go away.
+pub struct SegvCatcher<'r> {
+    _region: &'r Region,
+    _lock: MutexGuard<'static, ()>,
+}
+
+impl<'r> SegvCatcher<'r> {
+    /// Installs the handler for `region`. `monotonic`: stamp with `CLOCK_MONOTONIC_RAW`
+    /// instead of the cycle counter (match the run's timer).
+    pub fn install(region: &'r Region, resolve: Prot, monotonic: bool) -> io::Result<SegvCatcher<'r>> {
+        let lock = SEGV_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut previous = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+        // SAFETY: reads the current disposition into `previous` without changing it.
+        check(unsafe { libc::sigaction(libc::SIGSEGV, std::ptr::null(), previous.as_mut_ptr()) })?;
+        // SAFETY: no catcher is installed (we hold the lock and the last one restored the
+        // disposition on drop), so the handler cannot be reading this slot; sigaction filled
+        // `previous` in.
+        unsafe { *SEGV_PREVIOUS.0.get() = Some(previous.assume_init()) };
+        SEGV_PAGE.store(region.page, Ordering::Relaxed);
+        SEGV_PROT.store(resolve.bits(), Ordering::Relaxed);
+        SEGV_MONOTONIC.store(monotonic, Ordering::Relaxed);
+        for c in [&SEGV_HITS, &SEGV_STRAY, &SEGV_FAILED, &SEGV_ENTRY, &SEGV_EXIT] {
+            c.store(0, Ordering::Relaxed);
+        }
+        SEGV_BASE.store(region.addr, Ordering::Release);
+        SEGV_LEN.store(region.len(), Ordering::Release);
+        // SAFETY: an all-zero sigaction is a valid value to fill in.
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+        action.sa_sigaction = on_segv as *const () as usize;
+        action.sa_flags = libc::SA_SIGINFO;
+        // SAFETY: sigemptyset initialises the mask we pass it.
+        unsafe { libc::sigemptyset(&mut action.sa_mask) };
+        // SAFETY: installs the async-signal-safe handler above (module doc).
+        if let Err(e) = check(unsafe { libc::sigaction(libc::SIGSEGV, &action, std::ptr::null_mut()) }) {
+            SEGV_LEN.store(0, Ordering::Release);
+            return Err(e);
+        }
+        Ok(SegvCatcher { _region: region, _lock: lock })
+    }
+
+    /// Clears the entry stamp before an access, so a fault that did not reach the handler
+    /// shows as 0.
+    #[inline(always)]
+    pub fn clear_stamp(&self) {
+        SEGV_ENTRY.store(0, Ordering::Relaxed);
+    }
+
+    /// Clock readings at handler entry and exit for the last fault resolved (0 if cleared).
+    #[inline(always)]
+    pub fn stamps(&self) -> (u64, u64) {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        (SEGV_ENTRY.load(Ordering::Relaxed), SEGV_EXIT.load(Ordering::Relaxed))
+    }
+
+    /// What the handler has counted since installation.
+    pub fn counts(&self) -> SegvCounts {
+        SegvCounts {
+            resolved: SEGV_HITS.load(Ordering::Relaxed),
+            stray: SEGV_STRAY.load(Ordering::Relaxed),
+            failed: SEGV_FAILED.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for SegvCatcher<'_> {
+    fn drop(&mut self) {
+        SEGV_LEN.store(0, Ordering::Release);
+        restore_previous();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anon_region_reads_zero_and_discards() {
+        let r = Region::anon(4).expect("mmap");
+        assert_eq!(r.read(2), 0);
+        r.write(2, 7);
+        assert_eq!(r.read(2), 7);
+        r.discard(0, 4).expect("madvise");
+        assert_eq!(r.read(2), 0);
+        assert_eq!(r.read(99), 0, "out of range reads nothing");
+        assert!(r.discard(3, 2).is_err(), "range past the end is refused");
+    }
+
+    #[test]
+    fn separate_pages_are_separate_vmas() {
+        let maps = || std::fs::read_to_string("/proc/self/maps").map(|s| s.lines().count()).unwrap_or(0);
+        let mut pages = Vec::new();
+        Region::separate_pages(64, &mut pages).expect("mmap");
+        assert_eq!(pages.len(), 64);
+        let with = maps();
+        drop(pages);
+        // Other test threads may map and unmap too; 64 VMAs is well beyond their noise.
+        assert!(with >= maps() + 32, "{with} vs {}", maps());
+    }
+
+    #[test]
+    fn catcher_resolves_a_protected_page() {
+        let r = Region::anon(2).expect("mmap");
+        r.fill(1);
+        r.protect(0, 2, Prot::None).expect("mprotect");
+        let c = SegvCatcher::install(&r, Prot::Read, false).expect("install");
+        c.clear_stamp();
+        assert_eq!(r.read(1), 1);
+        let (entry, exit) = c.stamps();
+        assert!(entry > 0 && exit >= entry);
+        assert_eq!(c.counts(), SegvCounts { resolved: 1, stray: 0, failed: 0 });
+    }
+
+    #[test]
+    fn stat_state_survives_odd_names() {
+        assert_eq!(stat_state("42 (a) b) S 1 42 42 0"), Some('S'));
+        assert_eq!(stat_state("42 (osprim) Z 1"), Some('Z'));
+        assert_eq!(stat_state("garbage"), None);
+    }
+
+    #[test]
+    fn child_is_reaped() {
+        let _serial = crate::bench::fault::tests::serial(); // a fork disturbs fault counting
+        let c = PausedChild::spawn().expect("fork");
+        assert!(c.wait_asleep(std::time::Duration::from_secs(5)));
+        let pid = c.pid();
+        c.kill_and_reap().expect("reap");
+        // SAFETY: signal 0 only checks whether the pid exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        assert!(!alive);
+    }
+}

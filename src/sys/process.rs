@@ -248,6 +248,7 @@ mod tests {
 
     #[test]
     fn child_exit_status_is_reported_and_reaped() {
+        let _serial = crate::bench::testing::serial();
         let mut c = fork_peer(|| 7).unwrap();
         assert_eq!(c.finish(Duration::from_secs(5)), WaitStatus::Exited(Pid::from_raw(c.pid()), 7));
         assert!(c.has_ended());
@@ -255,6 +256,7 @@ mod tests {
 
     #[test]
     fn batch_policy_can_be_set_and_undone_unprivileged() {
+        let _serial = crate::bench::testing::serial();
         std::thread::spawn(|| {
             let before = sched_policy();
             set_sched_policy(libc::SCHED_BATCH).unwrap();
@@ -268,6 +270,7 @@ mod tests {
 
     #[test]
     fn a_stuck_child_is_killed_on_drop() {
+        let _serial = crate::bench::testing::serial();
         let c = fork_peer(|| {
             loop {
                 // SAFETY: pause takes no arguments.

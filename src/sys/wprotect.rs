@@ -912,12 +912,14 @@ mod tests {
 
     #[test]
     fn mprotect_mode_saves_preimages_once_per_page() {
+        let _serial = crate::bench::testing::serial();
         let dir = tempfile::tempdir().expect("tempdir");
         exercise(Detection::Mprotect, dir.path()).expect("mprotect mode works");
     }
 
     #[test]
     fn uffd_mode_on_tmpfs_or_reports_why_not() {
+        let _serial = crate::bench::testing::serial();
         let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
             eprintln!("skipped: no /dev/shm");
             return;
@@ -931,6 +933,7 @@ mod tests {
 
     #[test]
     fn two_regions_share_one_handler() {
+        let _serial = crate::bench::testing::serial();
         use std::os::fd::AsFd;
         let dir = tempfile::tempdir().expect("tempdir");
         let (fa, fb) = (file_of(1, dir.path()), file_of(1, dir.path()));
@@ -947,6 +950,7 @@ mod tests {
 
     #[test]
     fn bad_length_is_refused() {
+        let _serial = crate::bench::testing::serial();
         use std::os::fd::AsFd;
         let dir = tempfile::tempdir().expect("tempdir");
         let f = file_of(1, dir.path());
