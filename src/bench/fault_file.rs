@@ -32,7 +32,6 @@ use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// What a file-fault row measures, from its parameters.
@@ -176,84 +175,6 @@ fn cold_verdict(fs: &str, resident: usize, total: usize) -> Result<(), String> {
     ))
 }
 
-/// One line of `/proc/self/mountinfo` (proc(5)), the fields osprim uses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Mount {
-    /// `major:minor` of the filesystem's device.
-    dev: String,
-    /// Where it is mounted (octal escapes decoded).
-    mount_point: String,
-    /// Filesystem type, e.g. `ext4`.
-    fs_type: String,
-    /// Mount source, e.g. `/dev/vda`.
-    source: String,
-}
-
-/// Decodes mountinfo's octal escapes (`\040` for a space, …).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match octal {
-            Some(d) => {
-                out.push(d.iter().fold(0u8, |acc, c| acc.wrapping_mul(8).wrapping_add(c - b'0')));
-                i += 4;
-            }
-            None => {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Parses `/proc/self/mountinfo`; malformed lines are skipped.
-fn parse_mountinfo(text: &str) -> Vec<Mount> {
-    text.lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let l: Vec<&str> = left.split(' ').collect();
-            let r: Vec<&str> = right.split(' ').collect();
-            Some(Mount {
-                dev: (*l.get(2)?).to_string(),
-                mount_point: unescape(l.get(4)?),
-                fs_type: (*r.first()?).to_string(),
-                source: unescape(r.get(1)?),
-            })
-        })
-        .collect()
-}
-
-/// The mount holding `path` on device `dev` (`major:minor`): the longest mount point that is
-/// a prefix of the path, among mounts of that device.
-fn mount_of<'m>(mounts: &'m [Mount], dev: &str, path: &Path) -> Option<&'m Mount> {
-    mounts.iter().filter(|m| m.dev == dev && path.starts_with(&m.mount_point)).max_by_key(|m| m.mount_point.len())
-}
-
-/// The name of a `statfs` filesystem magic number (statfs(2)).
-fn fs_name(magic: i64) -> String {
-    let name = match magic {
-        0xEF53 => "ext2/3/4",
-        0x5846_5342 => "xfs",
-        0x9123_683E => "btrfs",
-        0x0102_1994 => "tmpfs",
-        0x8584_58f6 => "ramfs",
-        0x794c_7630 => "overlayfs",
-        0xF2F5_2010 => "f2fs",
-        0x2fc1_2fc1 => "zfs",
-        0x6969 => "nfs",
-        0xFF53_4D42 => "cifs",
-        0x6573_5546 => "fuse",
-        0x0102_1997 => "9p",
-        0x6165_676C => "pstorefs",
-        _ => return format!("statfs magic {magic:#x}"),
-    };
-    name.to_string()
-}
-
 /// Where the test file lives: filesystem type, device, and a longer description.
 struct Storage {
     fs: String,
@@ -261,30 +182,15 @@ struct Storage {
     detail: String,
 }
 
-/// Filesystem and device of `dir` (statfs, and the mount in `/proc/self/mountinfo`).
-// `fs_type_t` is `i64` on 64-bit Linux, narrower on some other targets.
-#[allow(clippy::useless_conversion)]
+/// Filesystem and device of `dir` ([`crate::env::fsinfo`]).
 fn describe_storage(dir: &Path) -> Storage {
-    let magic = nix::sys::statfs::statfs(dir).map(|s| i64::from(s.filesystem_type().0)).ok();
-    let dev = std::fs::metadata(dir)
-        .map(|m| format!("{}:{}", nix::sys::stat::major(m.dev()), nix::sys::stat::minor(m.dev())))
-        .unwrap_or_default();
-    let path = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").map(|t| parse_mountinfo(&t)).unwrap_or_default();
-    let mount = mount_of(&mounts, &dev, &path);
-    let fs = match (magic, mount) {
-        (Some(0xEF53), Some(m)) => m.fs_type.clone(), // ext2/3/4 share a magic number
-        (Some(magic), _) => fs_name(magic),
-        (None, Some(m)) => m.fs_type.clone(),
-        (None, None) => "unknown".to_string(),
+    let f = crate::env::fsinfo::filesystem_of(dir);
+    let device = f.device.clone().unwrap_or_else(|| "unknown".into());
+    let detail = match &f.mount_point {
+        Some(point) => format!("file on {}, {device} (mounted on {point})", f.kind),
+        None => format!("file on {} (not found in /proc/self/mountinfo)", f.kind),
     };
-    let (device, detail) = match mount {
-        Some(m) => {
-            (m.source.clone(), format!("file on {fs}, {} (device {dev}, mounted on {})", m.source, m.mount_point))
-        }
-        None => (dev.clone(), format!("file on {fs}, device {dev} (not found in /proc/self/mountinfo)")),
-    };
-    Storage { fs, device, detail }
+    Storage { fs: f.kind, device, detail }
 }
 
 fn run_file(ctx: &Ctx, params: &Params, write: bool) -> Result<Measured, NotMeasured> {
@@ -390,38 +296,6 @@ impl Benchmark for FileWrite {
 mod tests {
     use super::super::tests::{failures, run_validated};
     use super::*;
-
-    const MOUNTINFO: &str = "\
-22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard
-23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:2 - proc proc rw
-30 22 0:27 / /tmp rw,nosuid,nodev shared:9 - tmpfs tmpfs rw,size=8g
-31 22 8:17 / /mnt/my\\040disk rw,relatime - xfs /dev/sdb1 rw,attr2
-bad line
-";
-
-    #[test]
-    fn mountinfo_parses_and_finds_the_longest_mount() {
-        let m = parse_mountinfo(MOUNTINFO);
-        assert_eq!(m.len(), 4);
-        assert_eq!(m[3].mount_point, "/mnt/my disk");
-        assert_eq!(m[3].source, "/dev/sdb1");
-        assert_eq!(
-            m[0],
-            Mount { dev: "253:0".into(), mount_point: "/".into(), fs_type: "ext4".into(), source: "/dev/vda".into() }
-        );
-        let found = mount_of(&m, "253:0", Path::new("/home/me/x")).map(|m| m.fs_type.as_str());
-        assert_eq!(found, Some("ext4"));
-        let found = mount_of(&m, "0:27", Path::new("/tmp/osprim-1")).map(|m| m.fs_type.as_str());
-        assert_eq!(found, Some("tmpfs"));
-        assert_eq!(mount_of(&m, "8:17", Path::new("/mnt/my disk/a")).map(|m| m.source.as_str()), Some("/dev/sdb1"));
-        assert!(mount_of(&m, "9:9", Path::new("/")).is_none());
-    }
-
-    #[test]
-    fn unescape_decodes_octal_only() {
-        assert_eq!(unescape("a\\040b\\011c"), "a b\tc");
-        assert_eq!(unescape("\\x\\04"), "\\x\\04");
-    }
 
     #[test]
     fn cold_is_refused_when_eviction_fails() {

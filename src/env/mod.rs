@@ -10,6 +10,7 @@
 mod cgroup;
 mod cpuid;
 mod display;
+pub mod fsinfo;
 pub mod parse;
 mod read;
 #[cfg(test)]

@@ -80,14 +80,13 @@
 
 mod diff;
 mod error;
-mod fsinfo;
 mod log;
 #[cfg(test)]
 mod tests;
 
+pub use crate::env::fsinfo::{Filesystem, filesystem_of};
 pub use crate::sys::wprotect::Detection;
 pub use error::Error;
-pub use fsinfo::{Filesystem, filesystem_of};
 
 use crate::sys::wprotect::{self, WpError, WriteTracked};
 use log::Range;

@@ -1,4 +1,4 @@
-//! Which file system a path lives on: the kind (`statfs` `f_type`, and the type name from
+//! Which file system a path lives on (for the transaction and cold-fault rows): the kind (`statfs` `f_type`, and the type name from
 //! `/proc/self/mountinfo`), the device, and whether it is tmpfs (whose `fdatasync` writes
 //! nothing to a disk).
 
@@ -98,7 +98,7 @@ fn unescape(s: &str) -> String {
         let octal = b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match octal {
             Some(d) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                out.push(d.iter().fold(0u8, |acc, c| acc.wrapping_mul(8).wrapping_add(c - b'0')));
                 i += 4;
             }
             None => {
@@ -119,6 +119,12 @@ mod tests {
 30 22 0:26 / /dev/shm rw,nosuid - tmpfs tmpfs rw
 31 22 0:27 / /mnt/my\\040disk rw - xfs /dev/sdb1 rw
 ";
+
+    #[test]
+    fn unescape_decodes_octal_only() {
+        assert_eq!(unescape("a\\040b\\011c"), "a b\tc");
+        assert_eq!(unescape("\\x\\04"), "\\x\\04");
+    }
 
     #[test]
     fn longest_mount_point_wins() {
