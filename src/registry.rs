@@ -101,8 +101,10 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String
     if patterns.is_empty() {
         return Ok(ALL.to_vec());
     }
+    // A derived result is asked for by its id, family or a glob, not by a substring: `space`
+    // selects the `space.*` family, not the sources of `ctx.address_space`.
     let sources = |p: &str| -> Vec<&'static str> {
-        DERIVED.iter().filter(|d| matches(p, d.id)).flat_map(|d| d.sources()).collect()
+        DERIVED.iter().filter(|d| matches_whole(p, d.id)).flat_map(|d| d.sources()).collect()
     };
     for p in patterns {
         let derived_ok = sources(p).iter().any(|id| find(id).is_some());
@@ -117,12 +119,17 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String
         .collect())
 }
 
-/// Whether `pattern` selects `id`.
+/// Whether `pattern` selects `id`: the id, a family prefix, a glob, or a substring.
 pub fn matches(pattern: &str, id: &str) -> bool {
+    matches_whole(pattern, id) || (!pattern.contains('*') && id.contains(pattern))
+}
+
+/// Whether `pattern` is `id`, a dotted prefix of it, or a glob matching it.
+fn matches_whole(pattern: &str, id: &str) -> bool {
     if pattern.contains('*') {
         return glob(pattern.as_bytes(), id.as_bytes());
     }
-    id == pattern || id.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('.')) || id.contains(pattern)
+    id == pattern || id.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('.'))
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
@@ -184,6 +191,10 @@ mod tests {
         assert!(!matches("fault", "syscall.null"));
         assert_eq!(select(&["nomatch".into()]).err(), Some("nomatch".into()));
         assert_eq!(select(&[]).map(|v| v.len()).ok(), Some(all().len()));
+        let space = select(&["space".into()]).unwrap();
+        assert!(space.iter().all(|b| b.id().starts_with("space.")), "space is a family, not ctx.address_space");
+        let rpc = select(&["rpc.pipe".into()]).unwrap();
+        assert_eq!(rpc.iter().map(|b| b.id()).collect::<Vec<_>>(), vec!["ipc.pipe"]);
     }
 
     #[test]

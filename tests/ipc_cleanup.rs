@@ -122,7 +122,25 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     assert_clean("after Ctrl-C", &queues_before, tmp.path());
 
-    // 3. The peer process killed from outside: that row fails with the reason, the run goes on.
+    // 3. Ctrl-C in the middle of the page-fault, transaction and memory benchmarks (a forked
+    //    child for copy-on-write, files for cold faults and the recoverable segment).
+    for bench in ["fault.cow", "fault.file", "txn", "space.process"] {
+        let child = osprim()
+            .args(["run", "--budget", "2", "--no-save", "--format", "json", bench])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(600));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{bench}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_clean(&format!("after Ctrl-C in {bench}"), &queues_before, tmp.path());
+    }
+
+    // 4. The peer process killed from outside: that row fails with the reason, the run goes on.
     for bench in ["ipc.pipe", "ipc.sysv_msg"] {
         let child = osprim()
             .args(["run", "--budget", "1", "--no-save", "--format", "json", bench])
