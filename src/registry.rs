@@ -7,12 +7,6 @@ use crate::derive::Derivation;
 
 /// Results computed from measured ones after the run.
 pub static DERIVED: &[Derivation] = &[
-    Derivation::difference(
-        "ctx.address_space",
-        "address-space switch: a switch between processes minus one between threads (derived)",
-        "ctx.process",
-        "ctx.thread",
-    ),
     ipc::rpc(T::Pipe),
     ipc::rpc(T::UnixStream),
     ipc::rpc(T::UnixDgram),
@@ -42,6 +36,7 @@ static ALL: &[&dyn Benchmark] = &[
     &dylib::Dlopen,
     &ctx::Switch(ctx::Ends::Threads),
     &ctx::Switch(ctx::Ends::Processes),
+    &ctx::AddressSpace,
     &ipc::Ipc(T::Pipe),
     &ipc::Ipc(T::UnixStream),
     &ipc::Ipc(T::UnixDgram),
@@ -112,10 +107,17 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String
             return Err(p.clone());
         }
     }
+    // A pattern that names an id or a family selects just that; only a pattern that names
+    // none is read as a substring (`getpid`).
+    let names_something =
+        |p: &str| ALL.iter().any(|b| matches_whole(p, b.id())) || DERIVED.iter().any(|d| matches_whole(p, d.id));
+    let selects = |p: &str, id: &str| {
+        if names_something(p) { matches_whole(p, id) } else { matches(p, id) }
+    };
     Ok(ALL
         .iter()
         .copied()
-        .filter(|b| patterns.iter().any(|p| matches(p, b.id()) || sources(p).contains(&b.id())))
+        .filter(|b| patterns.iter().any(|p| selects(p, b.id()) || sources(p).contains(&b.id())))
         .collect())
 }
 
@@ -193,6 +195,8 @@ mod tests {
         assert_eq!(select(&[]).map(|v| v.len()).ok(), Some(all().len()));
         let space = select(&["space".into()]).unwrap();
         assert!(space.iter().all(|b| b.id().starts_with("space.")), "space is a family, not ctx.address_space");
+        let by_substring = select(&["getpid".into()]).unwrap();
+        assert_eq!(by_substring.iter().map(|b| b.id()).collect::<Vec<_>>(), vec!["syscall.getpid"]);
         let rpc = select(&["rpc.pipe".into()]).unwrap();
         assert_eq!(rpc.iter().map(|b| b.id()).collect::<Vec<_>>(), vec!["ipc.pipe"]);
     }

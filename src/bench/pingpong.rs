@@ -181,63 +181,97 @@ const PEER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Runs `plan`, sampling through `ctx`. The measuring thread is moved to `plan.cpus.0` for the
 /// duration and put back on `ctx.cpu` afterwards.
 pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
-    let failed = |what: &str, e: std::io::Error| NotMeasured::Failed(format!("{what}: {e}"));
-    let _back = RestoreThread { cpu: ctx.cpu, policy: process::sched_policy() };
+    let _back = prepare_thread(ctx, plan)?;
+    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
+    let mut session = Session::start(ctx, plan)?;
+    let measured = session.measure(ctx);
+    session.finish(measured)
+}
+
+/// Runs two plans on the same CPUs with both peers alive, alternating: every sample of `a`
+/// is followed (or, every other time, preceded) by one of `b`, so a slow drift or a level
+/// shift of the machine touches both alike and their per-sample difference cancels it. The
+/// measuring thread's context switches are all in the first report.
+pub fn run_paired(ctx: &Ctx, a: &Plan, b: &Plan) -> Result<(Report, Report), NotMeasured> {
+    let _back = prepare_thread(ctx, a)?;
+    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
+    let mut first = Session::start(ctx, a)?;
+    let mut second = Session::start(ctx, b)?;
+    let (ra, rb) = match measure_paired(ctx, &mut first, &mut second) {
+        Ok((ra, rb)) => (Ok(ra), Ok(rb)),
+        Err(e) => (Err(e.clone()), Err(e)),
+    };
+    let ra = first.finish(ra);
+    let rb = second.finish(rb);
+    Ok((ra?, rb?))
+}
+
+fn failed(what: &str, e: std::io::Error) -> NotMeasured {
+    NotMeasured::Failed(format!("{what}: {e}"))
+}
+
+/// Pins the measuring thread for `plan` and sets its policy; the guard puts both back.
+fn prepare_thread(ctx: &Ctx, plan: &Plan) -> Result<RestoreThread, NotMeasured> {
+    let back = RestoreThread { cpu: ctx.cpu, policy: process::sched_policy() };
     if plan.batch {
         process::set_sched_policy(libc::SCHED_BATCH).map_err(|e| failed("set SCHED_BATCH", e))?;
     }
     cpu::pin_current_thread(plan.cpus.0)
         .map_err(|e| NotMeasured::Skipped(format!("cannot pin to CPU {}: {e}", plan.cpus.0)))?;
-    let shared = Arc::new(SharedMem::new(SLOTS).map_err(|e| failed("shared memory", e))?);
-    shared.u64(OUT_MIN).store(i64::MAX as u64, Relaxed);
-    let bytes = plan.transport.message_bytes(plan.payload);
-    let (mut mine, theirs) = plan
-        .transport
-        .open(bytes, &shared, (WORD_TO_PEER, WORD_TO_MEASURER))
-        .map_err(|e| refused(plan.transport, bytes, e))?;
-    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
-    let stamps = plan.timing == Timing::OneWay;
-    let peer = PeerSide {
-        shared: shared.clone(),
-        msg: Msg::new(bytes),
-        timer: ctx.timer,
-        stamps,
-        batch: plan.batch,
-        inject: plan.inject,
-        cpu: plan.cpus.1,
-        measurer: (std::process::id() as i32, process::gettid()),
+    Ok(back)
+}
+
+/// Samples of `a`, with one sample of `b` taken beside each.
+fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report, Report), NotMeasured> {
+    let before = thread_switches();
+    let mut fault: Option<(Fault, Plan)> = None;
+    let mut b_ns = Vec::new();
+    let mut calls = 0u64;
+    let ops = |p: &Plan| match p.timing {
+        Timing::RoundTrip { ops_per_round_trip } => ops_per_round_trip,
+        Timing::OneWay => 1,
     };
-    let mut handle = match plan.peer {
-        PeerKind::Thread => {
-            let mut end = theirs;
-            let t = std::thread::Builder::new()
-                .name("osprim-peer".into())
-                .spawn(move || peer.serve(&mut end))
-                .map_err(|e| failed("spawn the peer thread", e))?;
-            PeerHandle::Thread(Some(t))
+    let (per_a, per_b) = (ops(&a.plan), ops(&b.plan));
+    let samples = ctx.iter_fallible(|n| {
+        calls += 1;
+        let (ra, rb) = if calls.is_multiple_of(2) {
+            let rb = b.round_trips(n.div_ceil(per_b), &ctx.timer);
+            (a.round_trips(n.div_ceil(per_a), &ctx.timer), rb)
+        } else {
+            let ra = a.round_trips(n.div_ceil(per_a), &ctx.timer);
+            (ra, b.round_trips(n.div_ceil(per_b), &ctx.timer))
+        };
+        match (ra, rb) {
+            (Ok(ta), Ok(tb)) => {
+                let ns = |t: u64, per: u64| {
+                    ctx.timer.ticks_to_ns(t as f64 - ctx.timer.overhead_ticks()) / (n.div_ceil(per) * per) as f64
+                };
+                b_ns.push(ns(tb, per_b));
+                Some(ta * n / (n.div_ceil(per_a) * per_a))
+            }
+            (Err(f), _) => {
+                fault = Some((f, a.plan));
+                None
+            }
+            (_, Err(f)) => {
+                fault = Some((f, b.plan));
+                None
+            }
         }
-        PeerKind::Process => {
-            let mut end = theirs;
-            let child = process::fork_peer(move || peer.serve(&mut end)).map_err(|e| failed("fork the peer", e))?;
-            let watch = DeathWatch::start(child.pid(), process::gettid());
-            PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
-        }
+    });
+    if let Some((f, plan)) = fault {
+        return Err(f.into_not_measured(&plan, samples.per_op_ns.len()));
+    }
+    b_ns.drain(..b_ns.len().saturating_sub(samples.per_op_ns.len()));
+    let b_samples = Samples { per_op_ns: b_ns, ..samples.clone() };
+    let report_a = Report {
+        samples,
+        measurer_switches: thread_switches().since(before),
+        payloads_checked: 0,
+        ..Report::default()
     };
-    let mut session =
-        Session { shared: &shared, handle: &mut handle, out: Msg::new(bytes), inb: Msg::new(bytes), seq: 0 };
-    let result = session.measure(ctx, plan, &mut mine);
-    let round_trips = u64::from(session.seq);
-    let ended = session.stop(&mut mine);
-    let mut report = result?;
-    ended?;
-    report.round_trips = round_trips;
-    report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
-    report.peer_switches =
-        Switches { voluntary: shared.u64(PEER_VOL).load(Acquire), involuntary: shared.u64(PEER_INVOL).load(Acquire) };
-    let peer_cpu = shared.u64(PEER_CPU).load(Acquire);
-    report.ran_on = (cpu::current_cpu(), (peer_cpu > 0).then(|| peer_cpu as usize - 1));
-    report.min_one_way_ticks = report.min_one_way_ticks.min(shared.u64(OUT_MIN).load(Acquire) as i64);
-    Ok(report)
+    let report_b = Report { samples: b_samples, ..Report::default() };
+    Ok((report_a, report_b))
 }
 
 /// The transport could not be opened: the kernel's refusal is a reason to skip, anything else
@@ -273,22 +307,82 @@ enum PeerHandle {
     Process { child: Child, _watch: DeathWatch },
 }
 
-/// The measuring side's state while the peer lives.
-struct Session<'a> {
-    shared: &'a SharedMem,
-    handle: &'a mut PeerHandle,
+/// The measuring side of one ping-pong, with its peer alive.
+struct Session {
+    plan: Plan,
+    shared: Arc<SharedMem>,
+    handle: PeerHandle,
+    end: Endpoint,
     out: Msg,
     inb: Msg,
     seq: u32,
 }
 
-impl Session<'_> {
+impl Session {
+    /// Opens the transport, starts the peer and waits until it is ready.
+    fn start(ctx: &Ctx, plan: &Plan) -> Result<Session, NotMeasured> {
+        let shared = Arc::new(SharedMem::new(SLOTS).map_err(|e| failed("shared memory", e))?);
+        shared.u64(OUT_MIN).store(i64::MAX as u64, Relaxed);
+        let bytes = plan.transport.message_bytes(plan.payload);
+        let (end, mut theirs) = plan
+            .transport
+            .open(bytes, &shared, (WORD_TO_PEER, WORD_TO_MEASURER))
+            .map_err(|e| refused(plan.transport, bytes, e))?;
+        let peer = PeerSide {
+            shared: shared.clone(),
+            msg: Msg::new(bytes),
+            timer: ctx.timer,
+            stamps: plan.timing == Timing::OneWay,
+            batch: plan.batch,
+            inject: plan.inject,
+            cpu: plan.cpus.1,
+            measurer: (std::process::id() as i32, process::gettid()),
+        };
+        let handle = match plan.peer {
+            PeerKind::Thread => {
+                let t = std::thread::Builder::new()
+                    .name("osprim-peer".into())
+                    .spawn(move || peer.serve(&mut theirs))
+                    .map_err(|e| failed("spawn the peer thread", e))?;
+                PeerHandle::Thread(Some(t))
+            }
+            PeerKind::Process => {
+                let child =
+                    process::fork_peer(move || peer.serve(&mut theirs)).map_err(|e| failed("fork the peer", e))?;
+                let watch = DeathWatch::start(child.pid(), process::gettid());
+                PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
+            }
+        };
+        let session = Session { plan: *plan, shared, handle, end, out: Msg::new(bytes), inb: Msg::new(bytes), seq: 0 };
+        session.wait_ready()?;
+        Ok(session)
+    }
+
+    /// Stops the peer and completes `measured` with what the peer saw.
+    fn finish(mut self, measured: Result<Report, NotMeasured>) -> Result<Report, NotMeasured> {
+        let round_trips = u64::from(self.seq);
+        let ended = self.stop();
+        let mut report = measured?;
+        ended?;
+        let shared = &self.shared;
+        report.round_trips = round_trips;
+        report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
+        report.peer_switches = Switches {
+            voluntary: shared.u64(PEER_VOL).load(Acquire),
+            involuntary: shared.u64(PEER_INVOL).load(Acquire),
+        };
+        let peer_cpu = shared.u64(PEER_CPU).load(Acquire);
+        report.ran_on = (cpu::current_cpu(), (peer_cpu > 0).then(|| peer_cpu as usize - 1));
+        report.min_one_way_ticks = report.min_one_way_ticks.min(shared.u64(OUT_MIN).load(Acquire) as i64);
+        Ok(report)
+    }
+
     /// Why the peer can no longer answer, if it cannot.
     fn peer_gone(&self) -> Option<String> {
         if self.shared.u64(PEER_STATE).load(Acquire) == FAILED {
-            return Some(peer_failure(self.shared));
+            return Some(peer_failure(&self.shared));
         }
-        match &*self.handle {
+        match &self.handle {
             PeerHandle::Process { child: c, .. } if c.has_ended() => Some("the peer process ended unexpectedly".into()),
             PeerHandle::Thread(Some(t)) if t.is_finished() => Some("the peer thread ended unexpectedly".into()),
             _ => None,
@@ -300,7 +394,7 @@ impl Session<'_> {
         loop {
             match self.shared.u64(PEER_STATE).load(Acquire) {
                 READY => return Ok(()),
-                FAILED => return Err(NotMeasured::Failed(peer_failure(self.shared))),
+                FAILED => return Err(NotMeasured::Failed(peer_failure(&self.shared))),
                 _ => {}
             }
             if let Some(why) = self.peer_gone() {
@@ -313,8 +407,8 @@ impl Session<'_> {
         }
     }
 
-    fn measure(&mut self, ctx: &Ctx, plan: &Plan, end: &mut Endpoint) -> Result<Report, NotMeasured> {
-        self.wait_ready()?;
+    fn measure(&mut self, ctx: &Ctx) -> Result<Report, NotMeasured> {
+        let plan = self.plan;
         let before = thread_switches();
         let mut report = Report { min_one_way_ticks: i64::MAX, ..Report::default() };
         let mut fault: Option<Fault> = None;
@@ -324,9 +418,9 @@ impl Session<'_> {
             let r = match plan.timing {
                 Timing::RoundTrip { ops_per_round_trip } => {
                     let rounds = n.div_ceil(ops_per_round_trip);
-                    self.round_trips(end, rounds, &ctx.timer).map(|t| (t * n / (rounds * ops_per_round_trip), None))
+                    self.round_trips(rounds, &ctx.timer).map(|t| (t * n / (rounds * ops_per_round_trip), None))
                 }
-                Timing::OneWay => self.one_way(end, n, &ctx.timer).map(|w| {
+                Timing::OneWay => self.one_way(n, &ctx.timer).map(|w| {
                     // The sampler subtracts one overhead per sample; make it one per message.
                     let ticks = ((w.out_sum + w.back_sum) as f64 / 2.0 - (n as f64 - 1.0) * overhead).max(0.0);
                     (ticks as u64, Some(w))
@@ -358,11 +452,11 @@ impl Session<'_> {
             stage.drain(..stage.len().saturating_sub(samples.per_op_ns.len()));
         }
         report.measurer_switches = thread_switches().since(before);
-        if stamps_wanted(plan) {
+        if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
         }
         if let Some(f) = fault {
-            return Err(f.into_not_measured(plan, samples.per_op_ns.len()));
+            return Err(f.into_not_measured(&plan, samples.per_op_ns.len()));
         }
         report.samples = samples;
         Ok(report)
@@ -370,12 +464,12 @@ impl Session<'_> {
 
     /// `n` round trips; the ticks they took.
     #[inline(never)]
-    fn round_trips(&mut self, end: &mut Endpoint, n: u64, timer: &Timer) -> Result<u64, Fault> {
+    fn round_trips(&mut self, n: u64, timer: &Timer) -> Result<u64, Fault> {
         let t0 = timer.start();
         for _ in 0..n {
             self.seq += 1;
-            self.send(end)?;
-            let got = self.recv(end)?;
+            self.send()?;
+            let got = self.recv()?;
             if got != self.seq {
                 return Err(Fault::Sequence { expected: self.seq, got });
             }
@@ -386,7 +480,7 @@ impl Session<'_> {
 
     /// `n` round trips with a stamp on every message.
     #[inline(never)]
-    fn one_way(&mut self, end: &mut Endpoint, n: u64, timer: &Timer) -> Result<OneWaySums, Fault> {
+    fn one_way(&mut self, n: u64, timer: &Timer) -> Result<OneWaySums, Fault> {
         let out_before = self.shared.u64(OUT_SUM).load(Acquire) as i64;
         let (mut back_sum, mut min_back) = (0i64, i64::MAX);
         let first = timer.start();
@@ -394,8 +488,8 @@ impl Session<'_> {
         for _ in 0..n {
             self.seq += 1;
             self.shared.u64(STAMP_OUT).store(timer.start(), Release);
-            self.send(end)?;
-            let got = self.recv(end)?;
+            self.send()?;
+            let got = self.recv()?;
             last = timer.stop();
             let back = last as i64 - self.shared.u64(STAMP_BACK).load(Acquire) as i64;
             back_sum += back;
@@ -409,9 +503,9 @@ impl Session<'_> {
     }
 
     #[inline(always)]
-    fn send(&mut self, end: &mut Endpoint) -> Result<(), Fault> {
+    fn send(&mut self) -> Result<(), Fault> {
         loop {
-            match end.send(self.seq, &mut self.out) {
+            match self.end.send(self.seq, &mut self.out) {
                 Ok(()) => return Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                     if let Some(why) = self.peer_gone() {
@@ -424,9 +518,9 @@ impl Session<'_> {
     }
 
     #[inline(always)]
-    fn recv(&mut self, end: &mut Endpoint) -> Result<u32, Fault> {
+    fn recv(&mut self) -> Result<u32, Fault> {
         loop {
-            match end.recv(&mut self.inb) {
+            match self.end.recv(&mut self.inb) {
                 Ok(seq) => return Ok(seq),
                 Err(e) if is_retry(&e) => {
                     if let Some(why) = self.peer_gone() {
@@ -455,19 +549,19 @@ impl Session<'_> {
     }
 
     /// Tells the peer to stop and waits for it; kills a peer process that does not stop.
-    fn stop(&mut self, end: &mut Endpoint) -> Result<(), NotMeasured> {
+    fn stop(&mut self) -> Result<(), NotMeasured> {
         self.shared.u64(STOP_ASKED).store(1, Release);
         if self.peer_gone().is_none() {
-            let _ = end.send(STOP, &mut self.out);
+            let _ = self.end.send(STOP, &mut self.out);
         }
-        match &mut *self.handle {
+        match &mut self.handle {
             PeerHandle::Process { child, .. } => {
                 let status = child.finish(PEER_TIMEOUT);
                 match status {
                     nix::sys::wait::WaitStatus::Exited(_, 0) => Ok(()),
                     s if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => Err(NotMeasured::Failed(format!(
                         "{} (peer {})",
-                        peer_failure(self.shared),
+                        peer_failure(&self.shared),
                         process::describe(s)
                     ))),
                     s => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
@@ -488,15 +582,11 @@ impl Session<'_> {
                 }
                 match t.join() {
                     Ok(0) => Ok(()),
-                    _ => Err(NotMeasured::Failed(peer_failure(self.shared))),
+                    _ => Err(NotMeasured::Failed(peer_failure(&self.shared))),
                 }
             }
         }
     }
-}
-
-fn stamps_wanted(plan: &Plan) -> bool {
-    plan.timing == Timing::OneWay
 }
 
 struct OneWaySums {
