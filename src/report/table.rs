@@ -8,7 +8,7 @@ use comfy_table::CellAlignment;
 use std::fmt::Write;
 
 /// Parameters the table leaves to the notes and the result file, to stay narrow.
-const NOT_IN_TABLE: [&str; 2] = ["sizes", "cpus"];
+const NOT_IN_TABLE: [&str; 9] = ["sizes", "cpus", "device", "segment_bytes", "tmpfs", "uffd_flags", "objects", "unit", "fs"];
 
 /// Parameters in a compact form: `[placement=same peer=thread]`.
 pub fn fmt_params(row: &Row) -> String {
@@ -24,7 +24,7 @@ pub fn fmt_params(row: &Row) -> String {
             other => format!("{k}={other}"),
         })
         .collect();
-    format!(" [{}]", parts.join(" "))
+    if parts.is_empty() { String::new() } else { format!(" [{}]", parts.join(" ")) }
 }
 
 fn check_label(row: &Row) -> &'static str {
@@ -100,6 +100,9 @@ pub fn render(run: &RunFile) -> String {
             continue;
         }
         table.add_row(cells(r));
+        for stage in r.breakdown.iter().flatten() {
+            table.add_row(stage_cells(r, stage));
+        }
     }
     for i in 2..=6 {
         if let Some(col) = table.column_mut(i) {
@@ -143,6 +146,23 @@ fn cells(r: &Row) -> Vec<String> {
         return vec![id, r.about.clone(), dash(), dash(), dash(), dash(), dash(), check_label(r).into(), reason];
     };
     vec![id, r.about.clone(), median, ci, min, p99, samples, check_label(r).into(), flags.join(" ")]
+}
+
+/// One stage of a row's breakdown (e.g. a fault's trap), indented under the row.
+fn stage_cells(r: &Row, stage: &crate::model::Stage) -> Vec<String> {
+    let v = if r.in_bytes() { super::fmt_bytes } else { fmt_ns };
+    let s = &stage.summary;
+    vec![
+        format!("  └ {}", stage.name),
+        String::new(),
+        v(s.median_ns),
+        format!("{} – {}", v(s.median_ci95_ns[0]), v(s.median_ci95_ns[1])),
+        v(s.min_ns),
+        v(s.p99_ns),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]
 }
 
 /// (id, parameters without the size) of every sweep that has a fitted line.
