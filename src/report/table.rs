@@ -8,7 +8,8 @@ use comfy_table::CellAlignment;
 use std::fmt::Write;
 
 /// Parameters the table leaves to the notes and the result file, to stay narrow.
-const NOT_IN_TABLE: [&str; 9] = ["sizes", "cpus", "device", "segment_bytes", "tmpfs", "uffd_flags", "objects", "unit", "fs"];
+const NOT_IN_TABLE: [&str; 9] =
+    ["sizes", "cpus", "device", "segment_bytes", "tmpfs", "uffd_flags", "objects", "unit", "fs"];
 
 /// Parameters in a compact form: `[placement=same peer=thread]`.
 pub fn fmt_params(row: &Row) -> String {
