@@ -154,7 +154,14 @@ pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
         if failed > 0 {
             row.flags.push(Flag::CheckFailed);
         }
-        if fit.r_squared < MIN_R_SQUARED {
+        // A slope whose CI includes zero means the sizes cost the same: R² then measures noise.
+        let flat = fit.slope_ci95[0] <= 0.0 && 0.0 <= fit.slope_ci95[1];
+        if flat {
+            row.notes.push(
+                "no per-byte cost measurable over these sizes (the slope's 95 % CI includes 0): the fixed cost is the figure"
+                    .into(),
+            );
+        } else if fit.r_squared < MIN_R_SQUARED {
             row.flags.push(Flag::PoorFit);
         }
         row.notes.push(format!(
@@ -346,7 +353,17 @@ mod tests {
             .collect();
         let fits = sweep_fits(&zigzag, Method::Adaptive);
         assert_eq!(fits.len(), 1);
-        assert!(fits[0].1.flags.contains(&Flag::PoorFit));
+        assert!(!fits[0].1.flags.contains(&Flag::PoorFit), "a slope indistinguishable from 0 is flat, not poor");
+        assert!(fits[0].1.notes.iter().any(|n| n.contains("no per-byte cost")));
+        // 100 + 2k⁴ at k = 0…9: clearly rising, clearly not a line.
+        let curved: Vec<Row> = (0..10)
+            .map(|k| {
+                let (s, y) = (k as f64 * 1000.0, 100.0 + 2.0 * (k as f64).powi(4));
+                measured_row("ipc.pipe", params(&[(SIZE_PARAM, serde_json::json!(s))]), jitter(y))
+            })
+            .collect();
+        let fits = sweep_fits(&curved, Method::Adaptive);
+        assert!(fits[0].1.flags.contains(&Flag::PoorFit), "{:?}", fits[0].1.fit);
     }
 
     #[test]

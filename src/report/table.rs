@@ -126,7 +126,7 @@ fn cells(r: &Row) -> Vec<String> {
         (
             format!("{} + {}/KiB", fmt_ns(fit.intercept), fmt_ns(per_kib)),
             format!("fixed {} – {}", fmt_ns(fit.intercept_ci95[0]), fmt_ns(fit.intercept_ci95[1])),
-            if fit.slope > 0.0 { format!("{:.2} GB/s", 1.0 / fit.slope) } else { dash() },
+            if fit.slope_ci95[0] > 0.0 { format!("{:.2} GB/s", 1.0 / fit.slope) } else { dash() },
             format!("R² {:.3}", fit.r_squared),
             format!("{} sizes", fit.n),
         )
