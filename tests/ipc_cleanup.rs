@@ -78,6 +78,19 @@ fn wait_for_child(pid: u32, limit: Duration) -> Option<i32> {
     None
 }
 
+/// `osprim run --budget B --no-save --format json BENCH…` in the background, with its own
+/// TMPDIR and its output captured.
+fn spawn_run(budget: &str, benches: &[&str], tmp: &Path) -> std::process::Child {
+    osprim()
+        .args(["run", "--budget", budget, "--no-save", "--format", "json"])
+        .args(benches)
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn json_rows(stdout: &[u8]) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_slice(stdout).expect("one JSON document on stdout");
     v["results"].as_array().unwrap().clone()
@@ -106,13 +119,7 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     assert_clean("after a normal run", &queues_before, tmp.path());
 
     // 2. Ctrl-C while a peer process is running.
-    let child = osprim()
-        .args(["run", "--budget", "2", "--no-save", "--format", "json", "ipc.sysv_msg", "ipc.posix_mq"])
-        .env("TMPDIR", tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run("2", &["ipc.sysv_msg", "ipc.posix_mq"], tmp.path());
     let peer = wait_for_child(child.id(), Duration::from_secs(30));
     assert!(peer.is_some(), "a peer process appears");
     std::thread::sleep(Duration::from_millis(100));
@@ -125,13 +132,7 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     // 3. Ctrl-C in the middle of the page-fault, transaction and memory benchmarks (a forked
     //    child for copy-on-write, files for cold faults and the recoverable segment).
     for bench in ["fault.cow", "fault.file", "txn", "space.process"] {
-        let child = osprim()
-            .args(["run", "--budget", "2", "--no-save", "--format", "json", bench])
-            .env("TMPDIR", tmp.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_run("2", &[bench], tmp.path());
         std::thread::sleep(Duration::from_millis(600));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
             .unwrap();
@@ -142,13 +143,7 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
 
     // 4. The peer process killed from outside: that row fails with the reason, the run goes on.
     for bench in ["ipc.pipe", "ipc.sysv_msg"] {
-        let child = osprim()
-            .args(["run", "--budget", "1", "--no-save", "--format", "json", bench])
-            .env("TMPDIR", tmp.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_run("1", &[bench], tmp.path());
         let peer = wait_for_child(child.id(), Duration::from_secs(30)).expect("a peer process appears");
         std::thread::sleep(Duration::from_millis(50));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(peer), nix::sys::signal::Signal::SIGKILL).unwrap();
