@@ -1,8 +1,8 @@
-//! Analysis: turns what a benchmark measured into a result row (summary, cycles, verdict,
-//! flags). Reads no clock and prints nothing.
+//! Analysis: turns what a benchmark measured, round after round, into a result row (summary,
+//! cycles, verdict, flags, notes). Reads no clock and prints nothing.
 
-use crate::bench::{Benchmark, Measured, NotMeasured, Params};
-use crate::model::{Cycles, Flag, Row, Stage, Status, Validation, Verdict};
+use crate::bench::{Benchmark, Check, Measured, NotMeasured, Params};
+use crate::model::{Cycles, Flag, Row, Stage, Status, Tail, Validation, Verdict};
 use crate::sampler::{Method, SamplerConfig, StopReason};
 use crate::stats;
 use crate::timer::TimerInfo;
@@ -17,7 +17,7 @@ const OUTLIER_SHARE_FLAG: f64 = 0.05;
 /// How far from the median an outlier must lie to count towards the flag.
 const OUTLIER_MIN_REL: f64 = 0.10;
 
-/// A row for a benchmark that produced samples (or failed to).
+/// A row for a benchmark measured in one round (or that could not be).
 pub fn row(
     bench: &dyn Benchmark,
     params: Params,
@@ -25,56 +25,50 @@ pub fn row(
     cfg: &SamplerConfig,
     timer: &TimerInfo,
 ) -> Row {
-    let mut row = empty_row(bench.id(), bench.about(), params, cfg.method);
-    let measured = match outcome {
-        Ok(m) => m,
-        Err(NotMeasured::Skipped(reason)) => {
-            row.status = Status::Skipped;
-            row.reason = Some(reason);
-            return row;
-        }
-        Err(NotMeasured::Failed(reason)) => {
-            row.status = Status::Failed;
-            row.reason = Some(reason);
-            return row;
-        }
-    };
-    row.params.extend(measured.params);
-    row.observed = measured.observed;
-    row.notes = measured.notes;
-    row.iterations_per_sample = measured.samples.iterations_per_sample;
-    row.warmup_iterations = measured.samples.warmup_iterations;
-    row.stop = measured.samples.stop;
-    row.validation = Validation::from_checks(measured.checks);
-    row.samples_ns = measured.samples.per_op_ns;
-    if !measured.breakdown.is_empty() {
-        let stages = measured
-            .breakdown
-            .into_iter()
-            .filter_map(|(name, samples)| {
-                stats::summarize(&samples, BOOTSTRAP_SEED).ok().map(|summary| Stage { name, summary })
-            })
-            .collect();
-        row.breakdown = Some(stages);
+    rounds_row(bench.id(), bench.about(), params, &[outcome], cfg, timer, stats::DEFAULT_RESAMPLES)
+}
+
+/// A row for a benchmark measured in rounds: `outcomes[i]` is what round `i` gave. The rounds'
+/// samples are summarised together with an interval that respects the rounds and their time
+/// order ([`stats::summarize_rounds`], `resamples` bootstrap replicates); checks, stages, the
+/// batch-size check and single-operation samples of all rounds are merged. A round that
+/// fails ends the row's rounds: the rounds before it are kept and the row says so.
+pub fn rounds_row(
+    id: &str,
+    about: &str,
+    params: Params,
+    outcomes: &[Result<Measured, NotMeasured>],
+    cfg: &SamplerConfig,
+    timer: &TimerInfo,
+    resamples: usize,
+) -> Row {
+    let mut row = empty_row(id, about, params, cfg.method);
+    let ok: Vec<&Measured> = outcomes.iter().map_while(|o| o.as_ref().ok()).collect();
+    let failure = outcomes.iter().find_map(|o| o.as_ref().err());
+    if ok.is_empty() {
+        let (status, reason) = match failure {
+            Some(NotMeasured::Skipped(r)) => (Status::Skipped, r.clone()),
+            Some(NotMeasured::Failed(r)) => (Status::Failed, r.clone()),
+            None => (Status::Skipped, "not run".to_string()),
+        };
+        row.status = status;
+        row.reason = Some(reason);
+        return row;
     }
-    match stats::summarize(&row.samples_ns, BOOTSTRAP_SEED) {
-        Ok(summary) => {
-            if !row.in_bytes() {
-                row.cycles =
-                    timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
-            }
-            let mut sorted = row.samples_ns.clone();
-            sorted.sort_by(f64::total_cmp);
-            let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL);
-            row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);
-            if row.in_bytes() {
-                // Memory per object: its spread is judged by the benchmark's own check, not by
-                // the sampler's timing target.
-                row.flags.retain(|f| *f != Flag::CiTargetMissed);
-            }
-            row.summary = Some(summary);
-            row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
-        }
+    merge_rounds(&mut row, &ok);
+    if let Some(f) = failure {
+        let why = match f {
+            NotMeasured::Skipped(r) | NotMeasured::Failed(r) => r,
+        };
+        row.notes.push(format!("round {} failed ({why}); later rounds were not run", ok.len() + 1));
+    }
+    let slices: Vec<&[f64]> = ok.iter().map(|m| m.samples.per_op_ns.as_slice()).collect();
+    // The seed method is the papers' protocol (the first runs of each round discarded, every
+    // other kept): no further start-up cut.
+    let no_cut = vec![0; slices.len()];
+    let drops = (cfg.method == crate::sampler::Method::Seed).then_some(no_cut.as_slice());
+    let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED) {
+        Ok(s) => s,
         Err(e) => {
             row.status = Status::Failed;
             row.reason = Some(if row.stop == Some(StopReason::Interrupted) {
@@ -82,9 +76,205 @@ pub fn row(
             } else {
                 format!("samples unusable: {e}")
             });
+            return row;
+        }
+    };
+    let drops: Vec<usize> =
+        summary.structure.as_ref().map(|s| s.rounds.iter().map(|r| r.dropped).collect()).unwrap_or_default();
+    row.breakdown = stages(&ok, &slices, &drops, resamples);
+    if !row.in_bytes() {
+        row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
+    }
+    row.tail = tail(&row.single_op_ns, timer.resolution_ns);
+    let mut sorted = row.samples_ns.clone();
+    sorted.sort_by(f64::total_cmp);
+    let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL);
+    row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);
+    if failure.is_some() {
+        row.flags.push(Flag::RoundFailed);
+    }
+    if let Some(note) = batch_dependence(&row.batch_check_ns, summary.median_ns) {
+        row.flags.push(Flag::BatchDependent);
+        row.notes.push(note);
+    }
+    row.notes.extend(structure_notes(&summary, row.in_bytes()));
+    if row.in_bytes() {
+        // Memory per object: its spread is judged by the benchmark's own check, not by
+        // the sampler's timing target.
+        row.flags.retain(|f| *f != Flag::CiTargetMissed);
+    }
+    row.summary = Some(summary);
+    row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
+    row
+}
+
+/// Copies what the rounds measured into `row`: samples, counts, checks (merged by name),
+/// notes (each once), the first round's parameters and the last round's observations.
+fn merge_rounds(row: &mut Row, ok: &[&Measured]) {
+    for m in ok {
+        for (k, v) in &m.params {
+            row.params.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for n in &m.notes {
+            if !row.notes.contains(n) {
+                row.notes.push(n.clone());
+            }
+        }
+        row.samples_ns.extend_from_slice(&m.samples.per_op_ns);
+        row.samples_per_round.push(m.samples.per_op_ns.len());
+        row.batch_check_ns.extend_from_slice(&m.samples.batch_check);
+        row.single_op_ns.extend_from_slice(&m.samples.single_op_ns);
+        row.warmup_iterations += m.samples.warmup_iterations;
+    }
+    let last = ok[ok.len() - 1];
+    row.observed = last.observed.clone();
+    row.iterations_per_sample = ok[0].samples.iterations_per_sample;
+    let stops: Vec<Option<StopReason>> = ok.iter().map(|m| m.samples.stop).collect();
+    row.stop = [StopReason::Interrupted, StopReason::Aborted]
+        .into_iter()
+        .find(|s| stops.contains(&Some(*s)))
+        .map(Some)
+        .unwrap_or(last.samples.stop);
+    row.validation = Validation::from_checks(merge_checks(ok));
+}
+
+/// One check per name over all rounds: the first failure if any round failed it (its
+/// observation prefixed with the round), else the first round that could make it.
+fn merge_checks(ok: &[&Measured]) -> Vec<Check> {
+    let mut out: Vec<Check> = Vec::new();
+    for (i, m) in ok.iter().enumerate() {
+        for c in &m.checks {
+            let tagged = || {
+                let mut c = c.clone();
+                if ok.len() > 1 && c.ok == Some(false) {
+                    c.observed = format!("round {}: {}", i + 1, c.observed);
+                }
+                c
+            };
+            match out.iter_mut().find(|o| o.name == c.name) {
+                None => out.push(tagged()),
+                Some(o) if o.ok != Some(false) && c.ok == Some(false) => *o = tagged(),
+                Some(o) if o.ok.is_none() && c.ok.is_some() => *o = tagged(),
+                Some(_) => {}
+            }
         }
     }
-    row
+    out
+}
+
+/// Each stage of a breakdown, summarised over the rounds like the total; a stage whose rounds
+/// match the total's samples one to one drops the same start-up samples, so the parts still
+/// describe the same operations.
+fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize) -> Option<Vec<Stage>> {
+    let names: Vec<&String> = ok[0].breakdown.iter().map(|(n, _)| n).collect();
+    if names.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let per_round: Vec<&[f64]> = ok
+            .iter()
+            .map(|m| m.breakdown.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice()).unwrap_or(&[]))
+            .collect();
+        let aligned = per_round.iter().zip(totals).all(|(s, t)| s.len() == t.len());
+        let drops = aligned.then_some(drops);
+        if let Ok(summary) = stats::summarize_rounds(&per_round, drops, resamples, BOOTSTRAP_SEED) {
+            out.push(Stage { name: name.clone(), summary });
+        }
+    }
+    Some(out)
+}
+
+/// Per-operation percentiles of single-operation samples, when there are any.
+fn tail(single_op_ns: &[f64], resolution_ns: f64) -> Option<Tail> {
+    if single_op_ns.len() < 2 {
+        return None;
+    }
+    let mut v = single_op_ns.to_vec();
+    v.sort_by(f64::total_cmp);
+    Some(Tail {
+        n: v.len(),
+        p50_ns: stats::percentile(&v, 50.0),
+        p99_ns: stats::percentile(&v, 99.0),
+        p999_ns: stats::percentile(&v, 99.9),
+        max_ns: v[v.len() - 1],
+        resolution_ns,
+    })
+}
+
+/// Relative difference between the costs per operation at n and at 8n under which batches
+/// are taken to agree: smaller differences do not change any conclusion drawn from a row.
+pub const BATCH_MIN_REL: f64 = 0.01;
+
+/// A note when batches of n and 8n operations disagree: the 95 % order-statistic interval of
+/// the median difference (n − 8n, pairs taken back to back) excludes 0 and the difference is
+/// over [`BATCH_MIN_REL`] of the row's median.
+pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
+    if pairs.len() < 3 {
+        return None;
+    }
+    let mut d: Vec<f64> = pairs.iter().map(|p| p[1] - p[0]).collect();
+    d.sort_by(f64::total_cmp);
+    let (lo, hi) = stats::median_ci_order_stat(&d, 0.95);
+    let md = stats::median(&d);
+    let material = md.abs() > BATCH_MIN_REL * median_ns.abs();
+    ((lo > 0.0 || hi < 0.0) && material).then(|| {
+        let mut long: Vec<f64> = pairs.iter().map(|p| p[0]).collect();
+        let mut short: Vec<f64> = pairs.iter().map(|p| p[1]).collect();
+        format!(
+            "batch-size check: {:.1} ns per operation in batches of n, {:.1} ns in batches of 8n ({} pairs; difference {:+.1} ns, 95 % CI {:.1} – {:.1})",
+            stats::median_in_place(&mut short),
+            stats::median_in_place(&mut long),
+            pairs.len(),
+            md,
+            lo,
+            hi
+        )
+    })
+}
+
+/// Notes on what the rounds showed: levels, a changing machine, many start-up samples.
+fn structure_notes(s: &stats::Summary, bytes: bool) -> Vec<String> {
+    let Some(st) = &s.structure else { return Vec::new() };
+    let fmt = |v: f64| if bytes { crate::report::fmt_bytes(v) } else { crate::report::fmt_ns(v) };
+    let mut notes = Vec::new();
+    let levels = match st.levels.as_slice() {
+        [a, b] => Some(format!(
+            "two levels: {} ({:.0} %) and {} ({:.0} %)",
+            fmt(a.median_ns),
+            100.0 * a.share,
+            fmt(b.median_ns),
+            100.0 * b.share
+        )),
+        _ => None,
+    };
+    if st.unstable {
+        let medians: Vec<f64> = st.rounds.iter().map(|r| r.median_ns).filter(|m| m.is_finite()).collect();
+        let (lo, hi) = medians.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &m| (a.min(m), b.max(m)));
+        let mut n = format!(
+            "unstable: the {} rounds' medians range from {} to {} (rounds agree: p = {:.1e})",
+            medians.len(),
+            fmt(lo),
+            fmt(hi),
+            st.heterogeneity_p
+        );
+        if let Some(l) = &levels {
+            n.push_str(&format!("; {l}"));
+        }
+        notes.push(n);
+    } else if let Some(l) = levels {
+        notes.push(format!("the samples fall into {l}, alike in every round"));
+    }
+    let total: usize = st.rounds.iter().map(|r| r.n).sum();
+    if st.dropped * 20 >= total && st.dropped > 0 {
+        let rounds = st.rounds.iter().filter(|r| r.dropped > 0).count();
+        notes.push(format!(
+            "start-up transient: {} of {total} samples dropped (MSER-5) from {rounds} of {} rounds",
+            st.dropped,
+            st.rounds.len()
+        ));
+    }
+    notes
 }
 
 /// A row with nothing measured yet.
@@ -100,6 +290,10 @@ pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
         warmup_iterations: 0,
         stop: None,
         samples_ns: Vec::new(),
+        samples_per_round: Vec::new(),
+        batch_check_ns: Vec::new(),
+        single_op_ns: Vec::new(),
+        tail: None,
         summary: None,
         cycles: None,
         breakdown: None,
@@ -128,8 +322,8 @@ pub fn flags(
     if cfg.method == Method::Adaptive && s.median_ci_rel_halfwidth() > cfg.ci_target_rel {
         f.push(Flag::CiTargetMissed);
     }
-    if s.drift {
-        f.push(Flag::Drift);
+    if s.structure.as_ref().is_some_and(|st| st.unstable) {
+        f.push(Flag::Unstable);
     }
     if stop == Some(StopReason::Interrupted) {
         f.push(Flag::Interrupted);

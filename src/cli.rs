@@ -64,10 +64,10 @@ Examples:
 /// Options shared by every command that measures.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SamplingArgs {
-    /// About 0.2 s per benchmark.
+    /// About 0.2 s per benchmark, in 3 rounds.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 5 s per benchmark and a 0.5 % CI target.
+    /// About 5 s per benchmark, in 10 rounds, and a 0.5 % CI target.
     #[arg(long)]
     pub thorough: bool,
     /// Sampling method: adaptive, or the seed papers' 10,100 runs with 100 discarded.
@@ -82,9 +82,16 @@ pub struct SamplingArgs {
     /// Target relative half-width of the median's 95 % CI, e.g. 0.01 for 1 %.
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub ci_target: Option<f64>,
-    /// Time budget per benchmark in seconds (overrides --quick/--thorough).
+    /// Time budget per benchmark in seconds, over all its rounds (overrides --quick/--thorough).
     #[arg(long, value_name = "SECONDS", value_parser = parse_budget)]
     pub budget: Option<f64>,
+    /// Rounds over the benchmarks, each a fresh set-up with a share of the budget
+    /// (default 5; --quick 3, --thorough 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub rounds: Option<u16>,
+    /// Also take single-operation samples and report per-operation p50/p99/p99.9.
+    #[arg(long)]
+    pub tail: bool,
     /// Where to save the result file (default: osprim-results/<UTC time>.json).
     #[arg(long, short, value_name = "FILE", conflicts_with = "no_save")]
     pub output: Option<PathBuf>,

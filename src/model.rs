@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The version of the result format this build writes and reads.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// One run of osprim: what was measured, where, how, and every sample.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -100,14 +100,18 @@ pub enum Flag {
     CheckFailed,
     /// The median's CI did not reach the target within the budget.
     CiTargetMissed,
-    /// The first and second halves of the samples disagree.
-    Drift,
+    /// The rounds' medians disagree beyond their uncertainty: the machine changed level.
+    Unstable,
     /// Ctrl-C arrived while this benchmark was sampling.
     Interrupted,
     /// More than 5 % of samples are severe outliers.
     ManyOutliers,
     /// A sweep's fitted line explains too little of the variation across sizes.
     PoorFit,
+    /// The per-operation estimate differs between batches of n and 8n operations.
+    BatchDependent,
+    /// A round failed; the row holds the rounds measured before it.
+    RoundFailed,
 }
 
 impl Flag {
@@ -118,8 +122,8 @@ impl Flag {
             Flag::CiTargetMissed => {
                 "the 95 % CI of the median is wider than the target: the machine is noisy; retry on an idle machine or with --thorough"
             }
-            Flag::Drift => {
-                "the first and second halves of the samples disagree: something changed during the run (frequency, load, caches)"
+            Flag::Unstable => {
+                "the rounds disagree beyond their uncertainty: the machine changed level during the run; the interval spans the levels seen (see notes)"
             }
             Flag::Interrupted => "interrupted: fewer samples than planned",
             Flag::ManyOutliers => {
@@ -128,6 +132,10 @@ impl Flag {
             Flag::PoorFit => {
                 "the fitted line explains under 95 % of the variation across sizes (R² < 0.95): the cost is not linear in the size; read the points"
             }
+            Flag::BatchDependent => {
+                "batches of n and 8n operations give different costs per operation: the timer overhead or the batching itself distorts the figure"
+            }
+            Flag::RoundFailed => "a round failed (see notes): the figure comes from the rounds before it",
         }
     }
 
@@ -136,10 +144,12 @@ impl Flag {
         match self {
             Flag::CheckFailed => "check-failed",
             Flag::CiTargetMissed => "ci-wide",
-            Flag::Drift => "drift",
+            Flag::Unstable => "unstable",
             Flag::Interrupted => "interrupted",
             Flag::ManyOutliers => "outliers",
             Flag::PoorFit => "poor-fit",
+            Flag::BatchDependent => "batch-dependent",
+            Flag::RoundFailed => "round-failed",
         }
     }
 }
@@ -198,6 +208,24 @@ pub struct Stage {
     pub summary: Summary,
 }
 
+/// Per-operation latency percentiles from single-operation samples (`--tail`), unlike the
+/// summary's percentiles, which are of samples that each average many operations.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Tail {
+    /// Single-operation samples.
+    pub n: usize,
+    /// Median, ns.
+    pub p50_ns: f64,
+    /// 99th percentile, ns.
+    pub p99_ns: f64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: f64,
+    /// Largest, ns.
+    pub max_ns: f64,
+    /// The timer's resolution: no figure here is finer than this.
+    pub resolution_ns: f64,
+}
+
 /// A result computed from other results (e.g. `ctx.address_space`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Derived {
@@ -228,8 +256,20 @@ pub struct Row {
     pub warmup_iterations: u64,
     /// Why sampling stopped.
     pub stop: Option<StopReason>,
-    /// Every sample, ns per operation, in time order.
+    /// Every sample, ns per operation, in time order (all rounds, one after the other).
     pub samples_ns: Vec<f64>,
+    /// How many of `samples_ns` each round took, in order.
+    #[serde(default)]
+    pub samples_per_round: Vec<usize>,
+    /// The batch-size check: pairs `[ns per op at 8n, at n]`, taken back to back.
+    #[serde(default)]
+    pub batch_check_ns: Vec<[f64; 2]>,
+    /// Single-operation samples (`--tail`), ns, in time order.
+    #[serde(default)]
+    pub single_op_ns: Vec<f64>,
+    /// Per-operation tail latency from `single_op_ns`.
+    #[serde(default)]
+    pub tail: Option<Tail>,
     /// Statistics of `samples_ns`.
     pub summary: Option<Summary>,
     /// Median in counter cycles.

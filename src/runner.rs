@@ -3,7 +3,7 @@
 //! an interruption or a later failure loses nothing.
 
 use crate::analyse;
-use crate::bench::Ctx;
+use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::cli::SamplingArgs;
 use crate::model::{BuildInfo, Placement, RunFile, SCHEMA, write_result_file};
 use crate::sampler::SamplerConfig;
@@ -45,8 +45,18 @@ pub fn sampler_config(args: &SamplingArgs) -> SamplerConfig {
     if let Some(b) = args.budget {
         cfg.budget_s = b;
     }
+    if let Some(r) = args.rounds {
+        cfg.rounds = usize::from(r);
+    }
+    if args.tail {
+        cfg.tail_samples = TAIL_SAMPLES;
+    }
     cfg
 }
+
+/// Single-operation samples per benchmark over the run with `--tail` (time permitting: they
+/// take at most a quarter of each round).
+pub const TAIL_SAMPLES: usize = 10_000;
 
 /// Where results go: `--output`, nothing with `--no-save`, else `osprim-results/<UTC>.json`.
 fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Option<PathBuf> {
@@ -117,49 +127,73 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         results: Vec::new(),
     };
 
-    let progress = progress_bar(benches.len() as u64);
+    let single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
+    let visits: u64 = benches.iter().map(|b| if b.single_round() { 1 } else { cfg.rounds.max(1) as u64 }).sum();
+    let progress = progress_bar(visits);
     let allowed = run.placement.allowed_cpus.clone();
-    let mut ctx = Ctx::new(timer, &timer_info, cfg.clone(), chosen.cpu, scratch.path(), interrupt);
+    let mut ctx = Ctx::new(timer, &timer_info, single_cfg.clone(), chosen.cpu, scratch.path(), interrupt);
     ctx.allowed_cpus = allowed;
     ctx.cpu_pair = args.cpus;
     ctx.sizes = args.sizes();
     ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
-    for bench in &benches {
-        if interrupt.load(Ordering::Relaxed) {
-            break;
-        }
-        progress.set_message(bench.id());
-        let variants = match bench.available() {
-            Ok(()) => bench.variants(&ctx),
-            Err(_) => vec![Default::default()],
-        };
-        for params in variants {
+    let mut slots: Vec<Slot> = Vec::new();
+    'rounds: for round in 0..cfg.rounds.max(1) {
+        let round_cfg = cfg.for_round(round);
+        for bench in &benches {
+            if round > 0 && bench.single_round() {
+                continue;
+            }
             if interrupt.load(Ordering::Relaxed) {
-                break;
+                break 'rounds;
             }
-            let steal_before = placement::steal_jiffies(chosen.cpu);
-            let outcome = match bench.available() {
-                Ok(()) => bench.run(&mut ctx, &params),
-                Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
+            progress.set_message(format!("round {}/{}: {}", round + 1, cfg.rounds, bench.id()));
+            let variants = match bench.available() {
+                Ok(()) => bench.variants(&ctx),
+                Err(_) => vec![Default::default()],
             };
-            let mut row = analyse::row(*bench, params, outcome, &cfg, &timer_info);
-            if let (Some(b), Some(a)) = (steal_before, placement::steal_jiffies(chosen.cpu))
-                && a > b
-            {
-                row.notes.push(format!(
-                    "the hypervisor took {} ms from CPU {} while this ran (steal time): figures may be inflated",
-                    (a - b) * 1000 / clock_ticks_per_second(),
-                    chosen.cpu
-                ));
+            for params in variants {
+                if interrupt.load(Ordering::Relaxed) {
+                    break 'rounds;
+                }
+                let at = match slots.iter().position(|s| s.bench.id() == bench.id() && s.params == params) {
+                    Some(i) => i,
+                    None if round == 0 => {
+                        slots.push(Slot::new(*bench, params.clone(), run.results.len()));
+                        run.results.push(analyse::empty_row(bench.id(), bench.about(), params.clone(), cfg.method));
+                        slots.len() - 1
+                    }
+                    None => continue,
+                };
+                let slot = &mut slots[at];
+                if slot.done {
+                    continue;
+                }
+                ctx.cfg = SamplerConfig {
+                    batch: slot.batch,
+                    ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
+                };
+                let steal_before = placement::steal_jiffies(chosen.cpu);
+                let outcome = match bench.available() {
+                    Ok(()) => bench.run(&mut ctx, &params),
+                    Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
+                };
+                if let (Some(b), Some(a)) = (steal_before, placement::steal_jiffies(chosen.cpu)) {
+                    slot.steal_jiffies += a.saturating_sub(b);
+                }
+                slot.record(outcome);
+                run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, INTERIM_RESAMPLES);
+                if let Some(path) = &out {
+                    write_result_file(path, &run)
+                        .with_context(|| format!("cannot write results to {}", path.display()))?;
+                }
             }
-            run.results.push(row);
-            if let Some(path) = &out {
-                write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
-            }
+            progress.inc(1);
         }
-        progress.inc(1);
     }
     progress.finish_and_clear();
+    for slot in &slots {
+        run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, crate::stats::DEFAULT_RESAMPLES);
+    }
     crate::derive::add_derived(&mut run.results, registry::DERIVED, cfg.method);
 
     let interrupted = interrupt.load(Ordering::Relaxed);
@@ -171,6 +205,62 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     }
     drop(scratch);
     Ok(Finished { run, saved_to: out, interrupted })
+}
+
+/// Bootstrap replicates of the rows saved while the run goes on (the final rows use
+/// `stats::DEFAULT_RESAMPLES`): enough for a partial file, cheap enough to redo each round.
+const INTERIM_RESAMPLES: usize = 200;
+
+/// One benchmark under one parameter set, across the rounds.
+struct Slot {
+    bench: &'static dyn Benchmark,
+    params: Params,
+    /// What each round gave, in order.
+    outcomes: Vec<Result<Measured, NotMeasured>>,
+    /// The batch the first round chose, kept by the later ones.
+    batch: Option<u64>,
+    /// Steal time over all its rounds, in `USER_HZ` ticks.
+    steal_jiffies: u64,
+    /// Its row in the result file.
+    row: usize,
+    /// No more rounds: it was skipped or a round failed.
+    done: bool,
+}
+
+impl Slot {
+    fn new(bench: &'static dyn Benchmark, params: Params, row: usize) -> Slot {
+        Slot { bench, params, outcomes: Vec::new(), batch: None, steal_jiffies: 0, row, done: false }
+    }
+
+    fn record(&mut self, outcome: Result<Measured, NotMeasured>) {
+        match &outcome {
+            Ok(m) if m.samples.iterations_per_sample > 0 => {
+                self.batch.get_or_insert(m.samples.iterations_per_sample);
+            }
+            Ok(_) => {}
+            Err(_) => self.done = true,
+        }
+        self.outcomes.push(outcome);
+    }
+
+    fn analyse(
+        &self,
+        cfg: &SamplerConfig,
+        timer: &timer::TimerInfo,
+        cpu: usize,
+        resamples: usize,
+    ) -> crate::model::Row {
+        let b = self.bench;
+        let mut row =
+            analyse::rounds_row(b.id(), b.about(), self.params.clone(), &self.outcomes, cfg, timer, resamples);
+        if self.steal_jiffies > 0 {
+            row.notes.push(format!(
+                "the hypervisor took {} ms from CPU {cpu} while this ran (steal time): figures may be inflated",
+                self.steal_jiffies * 1000 / clock_ticks_per_second(),
+            ));
+        }
+        row
+    }
 }
 
 /// `USER_HZ`, the unit of `/proc/stat` (100 on every Linux architecture osprim supports).

@@ -1,22 +1,40 @@
-//! The sampler: warm-up, batch sizing, sampling until the median is known well enough.
+//! The sampler: one benchmark's samples in one **round** — warm-up, batch sizing, a check that
+//! the per-operation estimate does not depend on the batch size, optional single-operation
+//! samples for tail latency, then samples until the round's median is known well enough.
+//!
+//! A run visits its benchmarks in interleaved rounds (see `runner`); each visit calls the
+//! benchmark afresh (new set-up) and samples with [`SamplerConfig::for_round`], whose budget is
+//! the benchmark's budget divided by the number of rounds.
 //!
 //! **Timing model.** A benchmark hands over a routine that runs `n` operations and returns the
 //! ticks they took, read with [`Timer::start`]/[`Timer::stop`] around the `n` operations only.
-//! One sample is `(ticks − timer overhead) / n`, in nanoseconds per operation.
+//! One sample is `(ticks − timer overhead) / n`, in nanoseconds per operation: one overhead is
+//! subtracted per timed region, whatever `n`.
 //!
-//! **Adaptive method** (default): warm up for at least [`SamplerConfig::warmup_iters`]
-//! operations and [`SamplerConfig::warmup_s`] time; size batches so one sample lasts at least
-//! 1,000 × the timer's resolution (and overhead), and at least 1/2,000 of the budget, so that a
-//! benchmark yields on the order of a thousand samples; then take samples until the
-//! distribution-free 95 % confidence interval of the median is within the target relative
-//! half-width — but not before a quarter of the budget has passed, so that the samples span
-//! timer ticks and other periodic activity rather than one quiet millisecond — or until the
-//! budget is spent; never fewer than [`SamplerConfig::min_samples`].
-//! The stopping rule uses order statistics (cheap, exact for any distribution); the reported
-//! interval is the bootstrap one from `stats`.
+//! **Adaptive method** (default), in this order:
+//! 1. Warm up for at least [`SamplerConfig::warmup_iters`] operations and the round's share of
+//!    [`SamplerConfig::warmup_s`]. In the first round the warm-up's doubling batches estimate
+//!    one operation's cost; the batch `n` makes one sample last at least 1,000 × the timer's
+//!    resolution (and overhead) and 1/2,000 of the budget. Later rounds keep the first round's
+//!    `n` ([`SamplerConfig::batch`]), so every round's samples mean the same.
+//! 2. **Batch-size check**: [`BATCH_CHECK_PAIRS`] pairs of one sample at `8n` and one at `n`,
+//!    alternating in order ([`Samples::batch_check`]). The analysis compares the two estimates:
+//!    they differ when the subtracted overhead is wrong or the operation's cost depends on how
+//!    many run back to back.
+//! 3. With `--tail`, [`SamplerConfig::tail_samples`] single-operation samples (`n = 1`) for
+//!    per-operation percentiles ([`Samples::single_op_ns`]), within a quarter of the round.
+//! 4. Samples of `n` operations until the round's own interval — the circular block bootstrap
+//!    of `stats::structured` on the samples after their start-up transient (MSER-5), the
+//!    within-round part of the interval the run reports — has a relative half-width within
+//!    the round's target ([`SamplerConfig::for_round`]); but not before a quarter of the
+//!    round's budget has passed, and never beyond the budget or [`SamplerConfig::max_samples`];
+//!    never fewer than [`SamplerConfig::min_samples`].
 //!
-//! **Seed method** (`--method seed`): the papers' own — 10,100 single-operation runs, the first
-//! 100 discarded; the mean is reported beside the median.
+//! Steps 2 and 3 come before the samples on purpose: benchmarks that record per-sample stages
+//! keep the stages of the last routine calls, which are then exactly the samples.
+//!
+//! **Seed method** (`--method seed`): the papers' own — single-operation runs, the first
+//! [`SEED_DISCARDED`] of each round discarded, [`SEED_RUNS`] kept over the whole run.
 //!
 //! Between samples (never inside one) the sampler checks the interrupt flag.
 
@@ -32,38 +50,64 @@ pub enum Method {
     /// Warm-up, sized batches, stop when the median's CI meets the target.
     #[default]
     Adaptive,
-    /// 10,100 single-operation runs, first 100 discarded, mean reported.
+    /// Single-operation runs (10,000 kept, 100 discarded per round), mean reported.
     Seed,
 }
 
-/// The seed papers' method: runs kept and runs discarded first.
+/// The seed papers' method: runs kept over the whole run.
 pub const SEED_RUNS: usize = 10_000;
-/// Runs discarded before the seed method's kept runs.
+/// Runs discarded at the start of every round of the seed method.
 pub const SEED_DISCARDED: usize = 100;
+
+/// Pairs of (8n, n) samples per round for the batch-size check.
+pub const BATCH_CHECK_PAIRS: usize = 2;
+/// The long batch of the batch-size check, in units of `n`.
+pub const BATCH_CHECK_FACTOR: u64 = 8;
 
 /// Sampler settings; see the module doc for what each controls.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SamplerConfig {
     /// Sampling method.
     pub method: Method,
-    /// Time budget of one benchmark (warm-up excluded), in seconds.
+    /// Time budget of one benchmark over all its rounds (warm-up excluded), in seconds.
     pub budget_s: f64,
-    /// Minimum warm-up time, in seconds.
+    /// Minimum warm-up time over all rounds, in seconds.
     pub warmup_s: f64,
-    /// Minimum warm-up operations.
+    /// Minimum warm-up operations per round.
     pub warmup_iters: u64,
     /// Target relative half-width of the median's 95 % CI (0.01 = 1 %).
     pub ci_target_rel: f64,
-    /// Fewest samples ever taken.
+    /// Fewest samples ever taken per round.
     pub min_samples: usize,
-    /// Most samples ever taken (bounds memory).
+    /// Most samples ever taken per round (bounds memory).
     pub max_samples: usize,
     /// A sample lasts at least this many timer resolutions (and overheads).
     pub min_sample_resolutions: f64,
+    /// Rounds a run makes over its benchmarks (in a round's settings, still the run's count:
+    /// batches are sized for the whole budget).
+    #[serde(default = "default_rounds")]
+    pub rounds: usize,
+    /// Single-operation samples per benchmark over the run (`--tail`); 0 for none.
+    #[serde(default)]
+    pub tail_samples: usize,
+    /// Seed method: runs kept in this round.
+    #[serde(skip, default = "default_seed_runs")]
+    pub seed_runs: usize,
+    /// Operations per sample decided by an earlier round; `None`: decide in this one.
+    #[serde(skip)]
+    pub batch: Option<u64>,
+}
+
+fn default_rounds() -> usize {
+    1
+}
+
+fn default_seed_runs() -> usize {
+    SEED_RUNS
 }
 
 impl SamplerConfig {
-    /// The default: about 1 s per benchmark, 1 % target.
+    /// The default: about 1 s per benchmark in 5 rounds, 1 % target.
     pub fn standard() -> SamplerConfig {
         SamplerConfig {
             method: Method::Adaptive,
@@ -74,17 +118,40 @@ impl SamplerConfig {
             min_samples: 30,
             max_samples: 50_000,
             min_sample_resolutions: 1000.0,
+            rounds: 5,
+            tail_samples: 0,
+            seed_runs: SEED_RUNS,
+            batch: None,
         }
     }
 
-    /// `--quick`: about 0.2 s per benchmark.
+    /// `--quick`: about 0.2 s per benchmark in 3 rounds.
     pub fn quick() -> SamplerConfig {
-        SamplerConfig { budget_s: 0.2, warmup_s: 0.02, ..SamplerConfig::standard() }
+        SamplerConfig { budget_s: 0.2, warmup_s: 0.02, rounds: 3, ..SamplerConfig::standard() }
     }
 
-    /// `--thorough`: about 5 s per benchmark, a tighter target.
+    /// `--thorough`: about 5 s per benchmark in 10 rounds, a tighter target.
     pub fn thorough() -> SamplerConfig {
-        SamplerConfig { budget_s: 5.0, warmup_s: 0.2, ci_target_rel: 0.005, ..SamplerConfig::standard() }
+        SamplerConfig { budget_s: 5.0, warmup_s: 0.2, ci_target_rel: 0.005, rounds: 10, ..SamplerConfig::standard() }
+    }
+
+    /// The settings of one of [`SamplerConfig::rounds`] rounds: the budget, warm-up time,
+    /// seed-method runs and tail samples divided among the rounds; the stopping target of a
+    /// round is `ci_target_rel × √(R/2)`, so that R rounds that each meet it would together
+    /// meet `ci_target_rel` with room for as much variation between rounds as within them.
+    /// Round `i` (from 0) gets its share of [`SEED_RUNS`], so the rounds keep exactly that many.
+    pub fn for_round(&self, i: usize) -> SamplerConfig {
+        let r = self.rounds.max(1);
+        let rf = r as f64;
+        let i = i.min(r - 1);
+        SamplerConfig {
+            budget_s: self.budget_s / rf,
+            warmup_s: self.warmup_s / rf,
+            ci_target_rel: self.ci_target_rel * (rf / 2.0).sqrt().max(1.0),
+            seed_runs: SEED_RUNS * (i + 1) / r - SEED_RUNS * i / r,
+            tail_samples: self.tail_samples.div_ceil(r),
+            ..self.clone()
+        }
     }
 }
 
@@ -106,7 +173,7 @@ pub enum StopReason {
     Aborted,
 }
 
-/// What the sampler took.
+/// What the sampler took in one round.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
     /// Nanoseconds per operation, one per sample, in time order.
@@ -117,6 +184,10 @@ pub struct Samples {
     pub warmup_iterations: u64,
     /// Why sampling stopped (`None` if it never started).
     pub stop: Option<StopReason>,
+    /// Batch-size check: pairs of per-operation estimates `[at 8n, at n]`, taken back to back.
+    pub batch_check: Vec<[f64; 2]>,
+    /// Single-operation samples (`--tail`), ns, in time order.
+    pub single_op_ns: Vec<f64>,
 }
 
 /// Runs `routine(n)` (which returns the ticks `n` operations took) as the config says.
@@ -141,8 +212,8 @@ pub fn sample_fallible(
     match cfg.method {
         Method::Seed => {
             let mut out = Samples { iterations_per_sample: 1, ..Samples::default() };
-            out.per_op_ns.reserve_exact(SEED_RUNS);
-            for i in 0..SEED_DISCARDED + SEED_RUNS {
+            out.per_op_ns.reserve_exact(cfg.seed_runs);
+            for i in 0..SEED_DISCARDED + cfg.seed_runs {
                 if interrupt.load(Ordering::Relaxed) {
                     out.stop = Some(StopReason::Interrupted);
                     return out;
@@ -164,6 +235,17 @@ pub fn sample_fallible(
     }
 }
 
+/// Why a phase ended early: the whole round ends with it.
+type Cut = StopReason;
+
+/// Runs `routine(n)`, checking the interrupt flag first.
+fn call(interrupt: &AtomicBool, routine: &mut impl FnMut(u64) -> Option<u64>, n: u64) -> Result<u64, Cut> {
+    if interrupt.load(Ordering::Relaxed) {
+        return Err(StopReason::Interrupted);
+    }
+    routine(n).ok_or(StopReason::Aborted)
+}
+
 fn adaptive(
     cfg: &SamplerConfig,
     timer: &Timer,
@@ -172,28 +254,107 @@ fn adaptive(
     to_ns: impl Fn(u64, u64) -> f64,
 ) -> Samples {
     let mut out = Samples::default();
-    // Warm-up: doubling batches until both minimums are met; the last batches estimate the
-    // cost of one operation.
+    if let Err(cut) = adaptive_phases(cfg, timer, interrupt, routine, &to_ns, &mut out) {
+        out.stop = Some(cut);
+    }
+    out
+}
+
+fn adaptive_phases(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    routine: &mut impl FnMut(u64) -> Option<u64>,
+    to_ns: &impl Fn(u64, u64) -> f64,
+    out: &mut Samples,
+) -> Result<(), Cut> {
+    let n = warm_up(cfg, timer, interrupt, routine, out)?;
+    out.iterations_per_sample = n;
+    let budget = Duration::from_secs_f64(cfg.budget_s);
+    let began = Instant::now();
+
+    // Batch-size check: (8n, n), then (n, 8n), … so that a level shift hits both alike.
+    let long = n.saturating_mul(BATCH_CHECK_FACTOR);
+    for pair in 0..BATCH_CHECK_PAIRS {
+        let (a, b) = if pair % 2 == 0 { (long, n) } else { (n, long) };
+        let ta = call(interrupt, routine, a)?;
+        let tb = call(interrupt, routine, b)?;
+        let (at_long, at_n) = if a == long { (to_ns(ta, a), to_ns(tb, b)) } else { (to_ns(tb, b), to_ns(ta, a)) };
+        out.batch_check.push([at_long, at_n]);
+    }
+
+    // Single-operation samples for tail latency, within a quarter of the round.
+    if cfg.tail_samples > 0 {
+        let tail_budget = budget.mul_f64(TAIL_TIME_SHARE);
+        let t0 = Instant::now();
+        out.single_op_ns.reserve(cfg.tail_samples);
+        while out.single_op_ns.len() < cfg.tail_samples && t0.elapsed() < tail_budget {
+            let t = call(interrupt, routine, 1)?;
+            out.single_op_ns.push(to_ns(t, 1));
+        }
+    }
+
+    let min_time = budget.mul_f64(MIN_TIME_SHARE);
+    out.per_op_ns.reserve(cfg.max_samples.min(4096));
+    let mut next_check = cfg.min_samples;
+    loop {
+        let t = call(interrupt, routine, n)?;
+        out.per_op_ns.push(to_ns(t, n));
+        let len = out.per_op_ns.len();
+        if len >= cfg.max_samples {
+            out.stop = Some(StopReason::SampleCap);
+            return Ok(());
+        }
+        if len >= next_check && began.elapsed() >= min_time {
+            if round_target_met(&out.per_op_ns, cfg.ci_target_rel) {
+                out.stop = Some(StopReason::TargetMet);
+                return Ok(());
+            }
+            // Check again after half as many samples again: the bootstrap stays a small share.
+            next_check = len + (len / 2).max(5);
+        }
+        if len >= cfg.min_samples && began.elapsed() >= budget {
+            out.stop = Some(StopReason::BudgetSpent);
+            return Ok(());
+        }
+    }
+}
+
+/// Warm-up; returns the operations per sample (the first round's estimate, or the batch an
+/// earlier round chose).
+fn warm_up(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    routine: &mut impl FnMut(u64) -> Option<u64>,
+    out: &mut Samples,
+) -> Result<u64, Cut> {
     let warm_start = Instant::now();
+    let warmed =
+        |out: &Samples| out.warmup_iterations >= cfg.warmup_iters && warm_start.elapsed().as_secs_f64() >= cfg.warmup_s;
+    if let Some(n) = cfg.batch {
+        let n = n.max(1);
+        loop {
+            call(interrupt, routine, n)?;
+            out.warmup_iterations += n;
+            if warmed(out) {
+                return Ok(n);
+            }
+        }
+    }
+    // Doubling batches until both minimums are met; every batch but the first (cold) one
+    // feeds the estimate of one operation's cost.
     let mut n = 1u64;
-    // Every batch but the first (cold) one feeds the estimate of one operation's cost.
     let (mut warm_ticks, mut warm_ops, mut first) = (0u64, 0u64, true);
     loop {
-        if interrupt.load(Ordering::Relaxed) {
-            out.stop = Some(StopReason::Interrupted);
-            return out;
-        }
-        let Some(t) = routine(n) else {
-            out.stop = Some(StopReason::Aborted);
-            return out;
-        };
+        let t = call(interrupt, routine, n)?;
         out.warmup_iterations += n;
         if !first {
             warm_ticks += t;
             warm_ops += n;
         }
         first = false;
-        if out.warmup_iterations >= cfg.warmup_iters && warm_start.elapsed().as_secs_f64() >= cfg.warmup_s {
+        if warmed(out) {
             break;
         }
         // Grow the batch while one takes less than a tenth of the warm-up time (or 100 µs).
@@ -203,61 +364,36 @@ fn adaptive(
     }
     let per_op_ns = if warm_ops > 0 { timer.ticks_to_ns(warm_ticks as f64) / warm_ops as f64 } else { 1e6 };
     let resolution_ns = timer.ticks_to_ns(1.0).max(timer.ticks_to_ns(timer.overhead_ticks())).max(RESOLUTION_FLOOR_NS);
-    let min_sample_ns = (cfg.min_sample_resolutions * resolution_ns).max(cfg.budget_s * 1e9 / SAMPLES_PER_BUDGET);
-    let n = ((min_sample_ns / per_op_ns.max(1e-3)).ceil() as u64).max(1);
-    out.iterations_per_sample = n;
-
-    let budget = Duration::from_secs_f64(cfg.budget_s);
-    let min_time = budget.mul_f64(MIN_TIME_SHARE);
-    let began = Instant::now();
-    out.per_op_ns.reserve(cfg.max_samples.min(4096));
-    let mut next_check = cfg.min_samples;
-    let mut sorted = Vec::new();
-    loop {
-        if interrupt.load(Ordering::Relaxed) {
-            out.stop = Some(StopReason::Interrupted);
-            break;
-        }
-        let Some(t) = routine(n) else {
-            out.stop = Some(StopReason::Aborted);
-            break;
-        };
-        out.per_op_ns.push(to_ns(t, n));
-        let len = out.per_op_ns.len();
-        if len >= cfg.max_samples {
-            out.stop = Some(StopReason::SampleCap);
-            break;
-        }
-        if len >= next_check && began.elapsed() >= min_time {
-            sorted.clear();
-            sorted.extend_from_slice(&out.per_op_ns);
-            sorted.sort_by(f64::total_cmp);
-            let (lo, hi) = stats::median_ci_order_stat(&sorted, 0.95);
-            let med = stats::median(&sorted);
-            if med.abs() > 0.0 && (hi - lo) / 2.0 / med.abs() <= cfg.ci_target_rel {
-                out.stop = Some(StopReason::TargetMet);
-                break;
-            }
-            // Check again after another eighth: sorting stays a small share of the time.
-            next_check = len + (len / 8).max(5);
-        }
-        if len >= cfg.min_samples && began.elapsed() >= budget {
-            out.stop = Some(StopReason::BudgetSpent);
-            break;
-        }
-    }
-    out
+    let budget_s = cfg.budget_s * cfg.rounds.max(1) as f64;
+    let min_sample_ns = (cfg.min_sample_resolutions * resolution_ns).max(budget_s * 1e9 / SAMPLES_PER_BUDGET);
+    Ok(((min_sample_ns / per_op_ns.max(1e-3)).ceil() as u64).max(1))
 }
 
-/// A sample lasts at least budget / this, so a benchmark yields about this many samples at most
-/// (fewer when the operation itself is slower).
+/// Whether the round's samples (after their start-up transient) give a median whose
+/// circular-block-bootstrap interval is within `target` of it.
+fn round_target_met(samples: &[f64], target: f64) -> bool {
+    let steady = &samples[stats::structured::mser5(samples)..];
+    let (med, [lo, hi], _) = stats::structured::round_median_ci(steady, STOP_RESAMPLES, STOP_SEED);
+    med.abs() > 0.0 && (hi - lo) / 2.0 / med.abs() <= target
+}
+
+/// Bootstrap replicates of the stopping rule's interval (a decision, not a published figure).
+const STOP_RESAMPLES: usize = 200;
+/// Seed of the stopping rule's bootstrap.
+const STOP_SEED: u64 = 0x5709;
+
+/// A sample lasts at least the benchmark's whole budget / this, so a benchmark yields about
+/// this many samples over its rounds at most (fewer when the operation itself is slower).
 const SAMPLES_PER_BUDGET: f64 = 2000.0;
 
 /// Warm-up batches grow at least until one lasts this long (ns).
 const WARMUP_BATCH_MIN_NS: f64 = 1e5;
 
-/// Share of the budget that must pass before the CI target may stop sampling.
+/// Share of the round's budget that must pass before the CI target may stop sampling.
 const MIN_TIME_SHARE: f64 = 0.25;
+
+/// Share of the round's budget single-operation samples may take.
+const TAIL_TIME_SHARE: f64 = 0.25;
 
 /// A timer step below this (ns) is not trusted for batch sizing: even a 1 GHz counter read
 /// back to back cannot resolve less.
@@ -283,7 +419,7 @@ mod tests {
 
     #[test]
     fn seed_method_takes_exactly_10000_after_100() {
-        let cfg = SamplerConfig { method: Method::Seed, ..SamplerConfig::quick() };
+        let cfg = SamplerConfig { method: Method::Seed, rounds: 1, ..SamplerConfig::quick() }.for_round(0);
         let s = sample(&cfg, &timer(), &AtomicBool::new(false), fake(100));
         assert_eq!(s.per_op_ns.len(), 10_000);
         assert_eq!(s.warmup_iterations, 100);
@@ -334,6 +470,41 @@ mod tests {
         // The fake takes no real time, so the sample cap may come before the budget.
         assert!(matches!(s.stop, Some(StopReason::BudgetSpent | StopReason::TargetMet | StopReason::SampleCap)));
         assert!(s.per_op_ns.len() >= cfg.min_samples);
+    }
+
+    #[test]
+    fn batch_check_pairs_and_tail_come_before_the_samples() {
+        let cfg = SamplerConfig { warmup_s: 0.0, budget_s: 0.03, tail_samples: 50, ..SamplerConfig::quick() };
+        let mut calls: Vec<u64> = Vec::new();
+        let s = sample(&cfg, &timer(), &AtomicBool::new(false), |n| {
+            calls.push(n);
+            n * 40
+        });
+        let n = s.iterations_per_sample;
+        assert_eq!(s.batch_check.len(), BATCH_CHECK_PAIRS);
+        assert!(s.batch_check.iter().all(|p| p[0] == 40.0 && p[1] == 40.0), "{:?}", s.batch_check);
+        assert_eq!(s.single_op_ns.len(), 50);
+        // After warm-up: 8n, n, n, 8n, then 50 single operations, then only samples of n.
+        let after = &calls[calls.len() - s.per_op_ns.len() - 50 - 2 * BATCH_CHECK_PAIRS..];
+        assert_eq!(&after[..4], &[8 * n, n, n, 8 * n]);
+        assert!(after[4..54].iter().all(|&k| k == 1));
+        assert!(after[54..].iter().all(|&k| k == n));
+    }
+
+    #[test]
+    fn a_later_round_keeps_the_batch_of_the_first() {
+        let cfg = SamplerConfig { warmup_s: 0.0, budget_s: 1e-6, batch: Some(77), ..SamplerConfig::quick() };
+        let s = sample(&cfg, &timer(), &AtomicBool::new(false), fake(50));
+        assert_eq!(s.iterations_per_sample, 77);
+    }
+
+    #[test]
+    fn rounds_share_the_budget_and_seed_runs_exactly() {
+        let cfg = SamplerConfig { rounds: 3, ..SamplerConfig::standard() };
+        let rounds: Vec<SamplerConfig> = (0..3).map(|i| cfg.for_round(i)).collect();
+        assert_eq!(rounds.iter().map(|r| r.seed_runs).sum::<usize>(), SEED_RUNS);
+        assert!(rounds.iter().all(|r| (r.budget_s - cfg.budget_s / 3.0).abs() < 1e-12));
+        assert!(rounds[0].ci_target_rel > cfg.ci_target_rel);
     }
 
     #[test]

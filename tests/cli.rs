@@ -102,11 +102,11 @@ fn seeds_error(content: Option<&[u8]>) -> String {
 #[test]
 fn seeds_rejects_bad_result_files() {
     assert!(seeds_error(None).contains("cannot read result file"));
-    assert!(seeds_error(Some(b"{\"schema\": 1, \"osprim\": {")).contains("truncated"));
+    assert!(seeds_error(Some(b"{\"schema\": 2, \"osprim\": {")).contains("truncated"));
     assert!(seeds_error(Some(b"{\"hello\": 1}")).contains("not an osprim result file"));
     assert!(seeds_error(Some(b"not json at all")).contains("not an osprim result file"));
     assert!(seeds_error(Some(b"{\"schema\": 99}")).contains("schema 99"));
-    assert!(seeds_error(Some(b"{\"schema\": 1}")).contains("not an osprim result file"));
+    assert!(seeds_error(Some(b"{\"schema\": 2}")).contains("not an osprim result file"));
 }
 
 fn quick_json(args: &[&str]) -> serde_json::Value {
@@ -122,14 +122,18 @@ fn quick_json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn json_output_has_schema_samples_and_checks() {
     let v = quick_json(&["harness.empty", "syscall.getpid", "id.sched_getcpu"]);
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], 2);
     assert_eq!(v["partial"], false);
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     for r in rows {
         let n = r["summary"]["n"].as_u64().unwrap();
+        let dropped = r["summary"]["structure"]["dropped"].as_u64().unwrap();
         assert!(n >= 30, "at least 30 samples");
-        assert_eq!(r["samples_ns"].as_array().unwrap().len() as u64, n, "every sample kept");
+        assert_eq!(r["samples_ns"].as_array().unwrap().len() as u64, n + dropped, "every sample kept");
+        let per_round: u64 = r["samples_per_round"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(per_round, n + dropped, "rounds account for every sample");
+        assert_eq!(r["samples_per_round"].as_array().unwrap().len(), 3, "--quick makes 3 rounds");
         let s = &r["summary"];
         let (lo, med, hi) = (
             s["median_ci95_ns"][0].as_f64().unwrap(),
@@ -151,7 +155,8 @@ fn seed_method_keeps_10000_runs() {
     let v = quick_json(&["--method", "seed", "harness.empty"]);
     let r = &v["results"][0];
     assert_eq!(r["summary"]["n"], 10_000);
-    assert_eq!(r["warmup_iterations"], 100);
+    assert_eq!(r["samples_ns"].as_array().unwrap().len(), 10_000);
+    assert_eq!(r["warmup_iterations"], 300, "100 discarded in each of 3 rounds");
     assert_eq!(r["iterations_per_sample"], 1);
 }
 

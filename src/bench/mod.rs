@@ -45,8 +45,14 @@ pub trait Benchmark: Sync {
     fn variants(&self, _ctx: &Ctx) -> Vec<Params> {
         vec![Params::new()]
     }
-    /// Sets up, measures through `ctx`, tears down, reports checks.
+    /// Sets up, measures through `ctx`, tears down, reports checks. Called once per round,
+    /// each time with a fresh set-up and `ctx.cfg` holding that round's settings.
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured>;
+    /// Whether the benchmark is measured in the first round only, with the whole budget
+    /// (e.g. memory per object, which is a count, not a time that moves with the machine).
+    fn single_round(&self) -> bool {
+        false
+    }
 }
 
 /// What a benchmark measured.

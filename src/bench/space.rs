@@ -583,6 +583,7 @@ fn measured(kind: Kind, n: usize, warmup: usize, rounds: &[Round], stop: StopRea
         iterations_per_sample: n as u64,
         warmup_iterations: warmup as u64,
         stop: Some(stop),
+        ..Samples::default()
     };
     let shown = rounds.iter().filter(|r| r.visible).count();
     let clean = rounds.iter().filter(|r| r.cleaned).count();
@@ -638,6 +639,9 @@ macro_rules! space_benchmark {
             }
             fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
                 run_space(ctx, $kind)
+            }
+            fn single_round(&self) -> bool {
+                true
             }
         }
     };

@@ -8,6 +8,8 @@
 //! - [`bootstrap_ci`], [`median_difference`] — seeded percentile bootstrap.
 //! - [`classify_outliers`] — Tukey's fences, counted, never dropped.
 //! - [`fit_line`] — least-squares line with t-based CIs for size sweeps.
+//! - [`structured`] — intervals that respect rounds and time order (steady-state
+//!   truncation, block length, hierarchical bootstrap, levels).
 //!
 //! Everything is deterministic: randomness comes only from the seeded
 //! generator in [`rng`], so a result can be reproduced from its inputs and
@@ -20,13 +22,14 @@ pub mod order;
 pub mod outliers;
 pub mod rng;
 pub mod special;
+pub mod structured;
 pub mod summary;
 
 pub use bootstrap::{DEFAULT_RESAMPLES, Estimate, bootstrap_ci, median_difference};
 pub use fit::{LineFit, fit_line};
 pub use order::{median, median_ci_order_stat, median_ci_ranks, median_in_place, percentile};
 pub use outliers::{Outliers, classify_outliers, material_outliers};
-pub use summary::{DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, Summary, summarize};
+pub use summary::{DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, RoundSummary, Structure, Summary, summarize, summarize_rounds};
 
 /// Why a statistic could not be computed from the given input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

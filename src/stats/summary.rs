@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::bootstrap::{CONFIDENCE_95, DEFAULT_RESAMPLES, bootstrap_median_mean, include_point};
 use super::order::{median, median_ci_order_stat, median_in_place, percentile};
 use super::outliers::{Outliers, classify_outliers};
+use super::structured;
 use super::{StatsError, check_samples};
 
 /// Smallest sample count for which [`Summary::drift`] is judged.
@@ -70,6 +71,10 @@ pub struct Summary {
     /// positive when later samples are larger. 0 when the halves agree
     /// exactly; ±∞ when they differ but the overall median is exactly 0.
     pub drift_rel: f64,
+    /// For samples taken in rounds: how the intervals were made and what the rounds showed
+    /// ([`summarize_rounds`]); `None` for a plain [`summarize`].
+    #[serde(default)]
+    pub structure: Option<Structure>,
 }
 
 impl Summary {
@@ -125,32 +130,154 @@ pub fn summarize(samples: &[f64], seed: u64) -> Result<Summary, StatsError> {
     check_samples(samples, 2)?;
     let mut sorted = samples.to_vec();
     sorted.sort_unstable_by(f64::total_cmp);
-    let n = sorted.len();
-
-    let median_ns = median(&sorted);
-    let mean_ns = mean(&sorted);
-
     let (median_ci, mean_ci) = bootstrap_median_mean(&sorted, DEFAULT_RESAMPLES, CONFIDENCE_95, seed);
-    let (drift, drift_rel) = drift(samples, median_ns);
+    Ok(describe(samples, &sorted, median_ci, mean_ci, None))
+}
 
-    Ok(Summary {
+/// Summarise samples taken in rounds (each in time order), with intervals that respect that
+/// structure ([`super::structured`]): each round's start-up transient is cut (MSER-5, or the
+/// counts given in `drops`, e.g. those of the total when summarising a stage of a
+/// breakdown), the point statistics describe the pooled steady-state samples, and the median
+/// and mean CIs come from a hierarchical bootstrap (rounds, then circular blocks within each)
+/// with `resamples` replicates. [`Summary::structure`] records how: per-round medians with
+/// their own intervals, what was dropped, whether the rounds disagree beyond their
+/// uncertainty (`unstable`), and two levels when the samples fall into two.
+///
+/// # Errors
+///
+/// As [`summarize`], for the pooled steady-state samples.
+pub fn summarize_rounds(
+    rounds: &[&[f64]],
+    drops: Option<&[usize]>,
+    resamples: usize,
+    seed: u64,
+) -> Result<Summary, StatsError> {
+    let drops: Vec<usize> = match drops {
+        Some(d) => rounds.iter().enumerate().map(|(i, r)| d.get(i).copied().unwrap_or(0).min(r.len())).collect(),
+        None => rounds.iter().map(|r| structured::mser5(r)).collect(),
+    };
+    let steady: Vec<&[f64]> = rounds.iter().zip(&drops).map(|(r, &d)| &r[d..]).collect();
+    let pooled: Vec<f64> = steady.concat();
+    check_samples(&pooled, 2)?;
+    let mut sorted = pooled.clone();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let blocks: Vec<f64> = steady.iter().map(|r| structured::block_length(r)).collect();
+    let (median_ci, mean_ci) = structured::hierarchical_ci(&steady, &blocks, resamples, CONFIDENCE_95, seed);
+
+    let mut per_round = Vec::with_capacity(rounds.len());
+    for (i, r) in steady.iter().enumerate() {
+        let (median_ns, ci, _) = if r.is_empty() {
+            (f64::NAN, [f64::NAN; 2], 1.0)
+        } else {
+            structured::round_median_ci(r, ROUND_RESAMPLES, structured::round_seed(seed, i))
+        };
+        per_round.push(RoundSummary {
+            n: rounds[i].len(),
+            dropped: drops[i],
+            median_ns,
+            median_ci95_ns: ci,
+            block_length: blocks[i],
+        });
+    }
+    let measured: Vec<&RoundSummary> = per_round.iter().filter(|r| r.median_ns.is_finite()).collect();
+    let medians: Vec<f64> = measured.iter().map(|r| r.median_ns).collect();
+    let ses: Vec<f64> = measured.iter().map(|r| (r.median_ci95_ns[1] - r.median_ci95_ns[0]) / (2.0 * Z_975)).collect();
+    let heterogeneity_p = structured::heterogeneity(&medians, &ses);
+    let overall = median(&sorted);
+    let (lo, hi) = medians.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &m| (a.min(m), b.max(m)));
+    let spread = if overall != 0.0 && medians.len() >= 2 { (hi - lo) / overall.abs() } else { 0.0 };
+    let unstable = heterogeneity_p < UNSTABLE_P && spread > DRIFT_MIN_REL;
+    let structure = Structure {
+        interval: if measured.len() >= 2 {
+            "hierarchical bootstrap: rounds, then circular blocks within each round".into()
+        } else {
+            "circular block bootstrap within one round: variation between rounds not covered".into()
+        },
+        rounds: per_round,
+        dropped: drops.iter().sum(),
+        heterogeneity_p,
+        unstable,
+        levels: structured::two_levels(&sorted, DRIFT_MIN_REL).map(|l| l.to_vec()).unwrap_or_default(),
+    };
+    Ok(describe(&pooled, &sorted, median_ci, mean_ci, Some(structure)))
+}
+
+/// The point statistics of `sorted` (the same samples as `time_order`, ascending), with the
+/// given intervals widened to contain their estimates.
+fn describe(
+    time_order: &[f64],
+    sorted: &[f64],
+    median_ci: [f64; 2],
+    mean_ci: [f64; 2],
+    structure: Option<Structure>,
+) -> Summary {
+    let n = sorted.len();
+    let median_ns = median(sorted);
+    let mean_ns = mean(sorted);
+    let (drift, drift_rel) = drift(time_order, median_ns);
+    Summary {
         n,
         min_ns: sorted[0],
         max_ns: sorted[n - 1],
         mean_ns,
         median_ns,
-        stddev_ns: sample_stddev(&sorted, mean_ns),
-        mad_ns: mad(&sorted, median_ns),
-        p1_ns: percentile(&sorted, 1.0),
-        p5_ns: percentile(&sorted, 5.0),
-        p95_ns: percentile(&sorted, 95.0),
-        p99_ns: percentile(&sorted, 99.0),
+        stddev_ns: sample_stddev(sorted, mean_ns),
+        mad_ns: mad(sorted, median_ns),
+        p1_ns: percentile(sorted, 1.0),
+        p5_ns: percentile(sorted, 5.0),
+        p95_ns: percentile(sorted, 95.0),
+        p99_ns: percentile(sorted, 99.0),
         median_ci95_ns: include_point(median_ci, median_ns),
         mean_ci95_ns: include_point(mean_ci, mean_ns),
-        outliers: classify_outliers(&sorted),
+        outliers: classify_outliers(sorted),
         drift,
         drift_rel,
-    })
+        structure,
+    }
+}
+
+/// Replicates of each round's own median interval (used to judge whether rounds disagree).
+const ROUND_RESAMPLES: usize = 400;
+
+/// The 97.5 % normal quantile, turning a 95 % interval's half-width into a standard error.
+const Z_975: f64 = 1.959_963_984_540_054;
+
+/// P-value of the rounds' heterogeneity test below which, with a spread over
+/// [`DRIFT_MIN_REL`], a row is `unstable`.
+pub const UNSTABLE_P: f64 = 0.001;
+
+/// How a [`Summary`]'s intervals were made from samples taken in rounds, and what the rounds
+/// showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Structure {
+    /// The interval's method, in words.
+    pub interval: String,
+    /// Each round: its samples, what was dropped, its median and that median's own interval.
+    pub rounds: Vec<RoundSummary>,
+    /// Start-up samples dropped over all rounds (MSER-5).
+    pub dropped: usize,
+    /// P-value of Cochran's Q test that the rounds share one median.
+    pub heterogeneity_p: f64,
+    /// The rounds' medians disagree beyond their uncertainty (p < 0.001) by over 2 %: the
+    /// machine changed level during the run.
+    pub unstable: bool,
+    /// Two well-separated levels in the samples, when there are two (else empty).
+    pub levels: Vec<structured::Level>,
+}
+
+/// One round of a [`Structure`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundSummary {
+    /// Samples taken in the round.
+    pub n: usize,
+    /// Start-up samples dropped from it.
+    pub dropped: usize,
+    /// Median of its steady-state samples, ns.
+    pub median_ns: f64,
+    /// 95 % circular-block-bootstrap interval of that median.
+    pub median_ci95_ns: [f64; 2],
+    /// Block length used, in samples.
+    pub block_length: f64,
 }
 
 /// Arithmetic mean; NaN if empty.
