@@ -206,11 +206,13 @@ fn tail(single_op_ns: &[f64], resolution_ns: f64) -> Option<Tail> {
 /// are taken to agree: smaller differences do not change any conclusion drawn from a row.
 pub const BATCH_MIN_REL: f64 = 0.01;
 
-/// A note when batches of n and 8n operations disagree: the 95 % order-statistic interval of
-/// the median difference (n − 8n, pairs taken back to back) excludes 0 and the difference is
-/// over [`BATCH_MIN_REL`] of the row's median.
+/// A note when batches of n and 8n operations disagree: with at least
+/// [`crate::sampler::BATCH_CHECKS`] pairs, the 95 % order-statistic interval of the median
+/// difference (mean of the batches of n minus the batch of 8n; up to eight pairs it is the whole
+/// range, i.e. every pair agrees in sign) excludes 0, and the median difference is over
+/// [`BATCH_MIN_REL`] of the row's median.
 pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
-    if pairs.len() < 3 {
+    if pairs.len() < crate::sampler::BATCH_CHECKS {
         return None;
     }
     let mut d: Vec<f64> = pairs.iter().map(|p| p[1] - p[0]).collect();
@@ -219,16 +221,12 @@ pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
     let md = stats::median(&d);
     let material = md.abs() > BATCH_MIN_REL * median_ns.abs();
     ((lo > 0.0 || hi < 0.0) && material).then(|| {
-        let mut long: Vec<f64> = pairs.iter().map(|p| p[0]).collect();
-        let mut short: Vec<f64> = pairs.iter().map(|p| p[1]).collect();
         format!(
-            "batch-size check: {:.1} ns per operation in batches of n, {:.1} ns in batches of 8n ({} pairs; difference {:+.1} ns, 95 % CI {:.1} – {:.1})",
-            stats::median_in_place(&mut short),
-            stats::median_in_place(&mut long),
+            "batch-size check: batches of 8n operations cost {:+.1} ns per operation against batches of n around them (median of {} pairs; 95 % CI {:+.1} to {:+.1} ns)",
+            -md,
             pairs.len(),
-            md,
-            lo,
-            hi
+            -hi,
+            -lo
         )
     })
 }
@@ -332,4 +330,93 @@ pub fn flags(
         f.push(Flag::ManyOutliers);
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::Samples;
+    use crate::timer::{TimerInfo, TimerKind};
+
+    fn timer() -> TimerInfo {
+        TimerInfo {
+            kind: TimerKind::MonotonicRaw,
+            freq_hz: 1e9,
+            freq_source: "test".into(),
+            calibrated_hz: None,
+            stated_hz: None,
+            invariant: None,
+            invariant_source: "test".into(),
+            fallback_reason: None,
+            overhead_ns: 0.0,
+            overhead_ticks: 0.0,
+            resolution_ns: 1.0,
+        }
+    }
+
+    fn round(level: f64, checks_ok: bool, batch: [f64; 2]) -> Result<Measured, NotMeasured> {
+        let per_op_ns: Vec<f64> = (0..200).map(|i| level + f64::from(i % 7) * 0.01 * level).collect();
+        let samples =
+            Samples { per_op_ns, iterations_per_sample: 10, batch_check: vec![batch; 2], ..Samples::default() };
+        Ok(Measured::new(samples, vec![Check::new("payload intact", "intact", "intact", checks_ok)]))
+    }
+
+    fn rows(outcomes: &[Result<Measured, NotMeasured>]) -> Row {
+        rounds_row("x.y", "test", Params::new(), outcomes, &SamplerConfig::standard(), &timer(), 200)
+    }
+
+    #[test]
+    fn rounds_that_agree_are_stable_and_keep_every_sample() {
+        let r = rows(&[
+            round(100.0, true, [100.0, 100.0]),
+            round(100.0, true, [100.0, 100.0]),
+            round(100.0, true, [100.0, 100.0]),
+        ]);
+        assert_eq!(r.samples_ns.len(), 600);
+        assert_eq!(r.samples_per_round, vec![200, 200, 200]);
+        assert_eq!(r.batch_check_ns.len(), 6);
+        assert!(!r.flags.contains(&Flag::Unstable) && !r.flags.contains(&Flag::BatchDependent), "{:?}", r.flags);
+        assert_eq!(r.validation.checks.len(), 1, "one check per name over the rounds");
+        assert_eq!(r.validation.verdict, Verdict::Validated);
+    }
+
+    #[test]
+    fn rounds_at_two_levels_are_unstable_with_a_wide_interval() {
+        let r = rows(&[
+            round(190.0, true, [1.0, 1.0]),
+            round(250.0, true, [1.0, 1.0]),
+            round(190.0, true, [1.0, 1.0]),
+            round(250.0, true, [1.0, 1.0]),
+        ]);
+        assert!(r.flags.contains(&Flag::Unstable), "{:?}", r.flags);
+        let s = r.summary.as_ref().unwrap();
+        assert!(s.median_ci95_ns[0] < 200.0 && s.median_ci95_ns[1] > 240.0, "{:?}", s.median_ci95_ns);
+        assert!(r.notes.iter().any(|n| n.contains("unstable") && n.contains("two levels")), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_failing_round_is_named_and_a_later_failure_keeps_earlier_rounds() {
+        let r = rows(&[round(100.0, true, [1.0, 1.0]), round(100.0, false, [1.0, 1.0])]);
+        assert_eq!(r.validation.verdict, Verdict::Failed);
+        assert!(r.validation.checks[0].observed.starts_with("round 2:"), "{:?}", r.validation.checks);
+        let r = rows(&[round(100.0, true, [1.0, 1.0]), Err(NotMeasured::Failed("peer died".into()))]);
+        assert!(r.summary.is_some());
+        assert!(r.flags.contains(&Flag::RoundFailed));
+        assert!(r.notes.iter().any(|n| n.contains("round 2 failed (peer died)")));
+        let r = rows(&[Err(NotMeasured::Skipped("no uffd".into()))]);
+        assert_eq!((r.status, r.reason.as_deref()), (Status::Skipped, Some("no uffd")));
+    }
+
+    #[test]
+    fn batch_dependence_needs_consistent_material_pairs() {
+        let same = vec![[100.0, 100.0]; 6];
+        assert_eq!(batch_dependence(&same, 100.0), None);
+        let slower_long: Vec<[f64; 2]> = (0..6).map(|i| [110.0 + f64::from(i), 100.0]).collect();
+        assert!(batch_dependence(&slower_long, 100.0).is_some());
+        assert_eq!(batch_dependence(&slower_long[..5], 100.0), None, "too few pairs to judge");
+        let tiny: Vec<[f64; 2]> = (0..6).map(|_| [100.5, 100.0]).collect();
+        assert_eq!(batch_dependence(&tiny, 100.0), None, "under 1 % is not material");
+        let mixed: Vec<[f64; 2]> = (0..6).map(|i| [if i % 2 == 0 { 110.0 } else { 90.0 }, 100.0]).collect();
+        assert_eq!(batch_dependence(&mixed, 100.0), None);
+    }
 }

@@ -242,7 +242,7 @@ pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
                 continue;
             }
             let samples: Vec<f64> = src.samples_ns.iter().map(|x| x * factor).collect();
-            let Ok(summary) = stats::summarize(&samples, BOOTSTRAP_SEED) else { continue };
+            let Ok(summary) = scaled_summary(src, &samples) else { continue };
             let mut row = empty_row(d.id, d.about, src.params.clone(), method);
             row.iterations_per_sample = src.iterations_per_sample;
             row.warmup_iterations = src.warmup_iterations;
@@ -260,11 +260,28 @@ pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
                 estimate: stats::Estimate { point: summary.median_ns, ci95: summary.median_ci95_ns },
             });
             row.samples_ns = samples;
+            row.samples_per_round = src.samples_per_round.clone();
             row.summary = Some(summary);
             out.push((i, row));
         }
     }
     out
+}
+
+/// The summary of a source's samples scaled, with the source's rounds and start-up cuts (so
+/// the interval has the same structure as the source's).
+fn scaled_summary(src: &Row, scaled: &[f64]) -> Result<stats::Summary, stats::StatsError> {
+    let Some(structure) = src.summary.as_ref().and_then(|s| s.structure.as_ref()) else {
+        return stats::summarize(scaled, BOOTSTRAP_SEED);
+    };
+    let mut rounds: Vec<&[f64]> = Vec::new();
+    let mut at = 0;
+    for r in &structure.rounds {
+        rounds.push(scaled.get(at..at + r.n).unwrap_or(&[]));
+        at += r.n;
+    }
+    let drops: Vec<usize> = structure.rounds.iter().map(|r| r.dropped).collect();
+    stats::summarize_rounds(&rounds, Some(&drops), stats::DEFAULT_RESAMPLES, BOOTSTRAP_SEED)
 }
 
 #[cfg(test)]

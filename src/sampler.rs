@@ -17,10 +17,11 @@
 //!    one operation's cost; the batch `n` makes one sample last at least 1,000 × the timer's
 //!    resolution (and overhead) and 1/2,000 of the budget. Later rounds keep the first round's
 //!    `n` ([`SamplerConfig::batch`]), so every round's samples mean the same.
-//! 2. **Batch-size check**: [`BATCH_CHECK_PAIRS`] pairs of one sample at `8n` and one at `n`,
-//!    alternating in order ([`Samples::batch_check`]). The analysis compares the two estimates:
-//!    they differ when the subtracted overhead is wrong or the operation's cost depends on how
-//!    many run back to back.
+//! 2. **Batch-size check** (see [`BATCH_CHECKS`]): one batch of `8n` operations between four batches of `n` before
+//!    and four after ([`Samples::batch_check`]: the long batch's cost per operation beside the
+//!    short ones' mean, which span the same time and so meet the same disturbances). The
+//!    analysis compares the two over the rounds: they differ when the subtracted overhead is
+//!    wrong or the operation's cost depends on how many run back to back.
 //! 3. With `--tail`, [`SamplerConfig::tail_samples`] single-operation samples (`n = 1`) for
 //!    per-operation percentiles ([`Samples::single_op_ns`]), within a quarter of the round.
 //! 4. Samples of `n` operations until the round's own interval — the circular block bootstrap
@@ -59,8 +60,13 @@ pub const SEED_RUNS: usize = 10_000;
 /// Runs discarded at the start of every round of the seed method.
 pub const SEED_DISCARDED: usize = 100;
 
-/// Pairs of (8n, n) samples per round for the batch-size check.
-pub const BATCH_CHECK_PAIRS: usize = 2;
+/// Batch-size checks over a run: each compares one batch of 8n operations with the mean of
+/// [`BATCH_CHECK_SIDE`] batches of n before it and as many after it; at least six, so that a
+/// sign test can reach 95 % (all six agreeing by chance: p = 2 × 2⁻⁶ ≈ 0.03), spread over the
+/// rounds ([`SamplerConfig::batch_checks`]).
+pub const BATCH_CHECKS: usize = 6;
+/// Batches of n on each side of the long batch.
+pub const BATCH_CHECK_SIDE: usize = 4;
 /// The long batch of the batch-size check, in units of `n`.
 pub const BATCH_CHECK_FACTOR: u64 = 8;
 
@@ -139,6 +145,11 @@ impl SamplerConfig {
     /// seed-method runs and tail samples divided among the rounds; the stopping target of a
     /// round is `ci_target_rel × √(R/2)`, so that R rounds that each meet it would together
     /// meet `ci_target_rel` with room for as much variation between rounds as within them.
+    /// Batch-size checks per round: [`BATCH_CHECKS`] spread over the rounds, at least one each.
+    pub fn batch_checks(&self) -> usize {
+        BATCH_CHECKS.div_ceil(self.rounds.max(1))
+    }
+
     /// Round `i` (from 0) gets its share of [`SEED_RUNS`], so the rounds keep exactly that many.
     pub fn for_round(&self, i: usize) -> SamplerConfig {
         let r = self.rounds.max(1);
@@ -184,7 +195,8 @@ pub struct Samples {
     pub warmup_iterations: u64,
     /// Why sampling stopped (`None` if it never started).
     pub stop: Option<StopReason>,
-    /// Batch-size check: pairs of per-operation estimates `[at 8n, at n]`, taken back to back.
+    /// Batch-size check: per-operation estimates `[one batch of 8n, mean of eight batches of n
+    /// around it]`.
     pub batch_check: Vec<[f64; 2]>,
     /// Single-operation samples (`--tail`), ns, in time order.
     pub single_op_ns: Vec<f64>,
@@ -273,14 +285,22 @@ fn adaptive_phases(
     let budget = Duration::from_secs_f64(cfg.budget_s);
     let began = Instant::now();
 
-    // Batch-size check: (8n, n), then (n, 8n), … so that a level shift hits both alike.
     let long = n.saturating_mul(BATCH_CHECK_FACTOR);
-    for pair in 0..BATCH_CHECK_PAIRS {
-        let (a, b) = if pair % 2 == 0 { (long, n) } else { (n, long) };
-        let ta = call(interrupt, routine, a)?;
-        let tb = call(interrupt, routine, b)?;
-        let (at_long, at_n) = if a == long { (to_ns(ta, a), to_ns(tb, b)) } else { (to_ns(tb, b), to_ns(ta, a)) };
-        out.batch_check.push([at_long, at_n]);
+    // Batch-size check: four batches of n, one of 8n, four of n. The long batch and the eight
+    // short ones span the same time, so a disturbance (an interrupt, a preemption) is as
+    // likely to land in either and adds the same time per operation to both.
+    for _ in 0..cfg.batch_checks() {
+        let mut short_ns = 0.0;
+        for k in 0..2 * BATCH_CHECK_SIDE {
+            if k == BATCH_CHECK_SIDE {
+                let t = call(interrupt, routine, long)?;
+                out.batch_check.push([to_ns(t, long), f64::NAN]);
+            }
+            short_ns += to_ns(call(interrupt, routine, n)?, n);
+        }
+        if let Some(pair) = out.batch_check.last_mut() {
+            pair[1] = short_ns / (2 * BATCH_CHECK_SIDE) as f64;
+        }
     }
 
     // Single-operation samples for tail latency, within a quarter of the round.
@@ -481,14 +501,16 @@ mod tests {
             n * 40
         });
         let n = s.iterations_per_sample;
-        assert_eq!(s.batch_check.len(), BATCH_CHECK_PAIRS);
+        assert_eq!(s.batch_check.len(), cfg.batch_checks());
+        assert_eq!(cfg.batch_checks(), 2, "six over three rounds");
         assert!(s.batch_check.iter().all(|p| p[0] == 40.0 && p[1] == 40.0), "{:?}", s.batch_check);
         assert_eq!(s.single_op_ns.len(), 50);
-        // After warm-up: 8n, n, n, 8n, then 50 single operations, then only samples of n.
-        let after = &calls[calls.len() - s.per_op_ns.len() - 50 - 2 * BATCH_CHECK_PAIRS..];
-        assert_eq!(&after[..4], &[8 * n, n, n, 8 * n]);
-        assert!(after[4..54].iter().all(|&k| k == 1));
-        assert!(after[54..].iter().all(|&k| k == n));
+        // After warm-up: n ×4, 8n, n ×4, then 50 single operations, then only samples of n.
+        let check = cfg.batch_checks() * (2 * BATCH_CHECK_SIDE + 1);
+        let after = &calls[calls.len() - s.per_op_ns.len() - 50 - check..];
+        assert_eq!(&after[..check / 2], &[n, n, n, n, 8 * n, n, n, n, n]);
+        assert!(after[check..check + 50].iter().all(|&k| k == 1));
+        assert!(after[check + 50..].iter().all(|&k| k == n));
     }
 
     #[test]

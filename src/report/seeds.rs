@@ -1,7 +1,8 @@
 //! The seed view: each paper's table, every row beside today's figure on this machine.
 //!
-//! Columns: the published figure and its platform; today's benchmark; today's median in ns
-//! and in TSC cycles at this machine's counter frequency; and then/now ratios — in time where
+//! Columns: the published figure and its platform; today's benchmark; today's mean — the
+//! papers' statistic, a mean of repeated operations — with the median beside it; the mean in
+//! TSC cycles at this machine's counter frequency; and then/now ratios of means — in time where
 //! the paper's figure is a time or cycles at a stated clock, in cycles where it gives cycles
 //! (or a time and a clock). A ratio above 1 means today is faster.
 
@@ -21,19 +22,33 @@ fn param_is(v: &serde_json::Value, want: &str) -> bool {
     }
 }
 
-/// The row that answers `want`, and its median (or its stage's median) in ns.
-fn measured(run: &RunFile, want: Want) -> Option<(&Row, f64)> {
+/// Today's figure for a seed row: the papers' statistic (the mean of repeated operations) and
+/// the median beside it, both in ns (or bytes).
+#[derive(Clone, Copy, Debug)]
+struct Today {
+    mean: f64,
+    median: f64,
+}
+
+/// The row that answers `want`, and its figures (or its stage's).
+fn measured(run: &RunFile, want: Want) -> Option<(&Row, Today)> {
     run.results
         .iter()
         .filter(|r| {
             r.id == want.id && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| param_is(x, v)))
         })
         .find_map(|r| {
-            let ns = match want.stage {
-                None => r.median_ns(),
-                Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| s.summary.median_ns),
-            }?;
-            Some((r, ns))
+            let summary = match want.stage {
+                None => r.summary.as_ref(),
+                Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| &s.summary),
+            };
+            let today = match (summary, &r.derived) {
+                (Some(s), _) => Today { mean: s.mean_ns, median: s.median_ns },
+                // A difference of medians has no mean of its own.
+                (None, Some(d)) if want.stage.is_none() => Today { mean: f64::NAN, median: d.estimate.point },
+                _ => return None,
+            };
+            Some((r, today))
         })
 }
 
@@ -55,7 +70,7 @@ pub fn render(run: &RunFile) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Seed tables beside today ({}, Linux {}); cycles today are TSC cycles at {}; then/now > 1 means today is faster.",
+        "Seed tables beside today ({}, Linux {}); today's mean (the papers' statistic) with the median beside it; cycles today are TSC cycles at {}; then/now compares means, > 1 means today is faster.",
         run.machine.cpu.model_name,
         run.machine.kernel.release,
         hz.map(|h| format!("{:.1} MHz", h / 1e6)).unwrap_or_else(|| "an unknown frequency".into())
@@ -67,15 +82,16 @@ pub fn render(run: &RunFile) -> String {
             "then",
             "platform",
             "today",
+            "mean",
             "median",
-            "cycles",
+            "cycles (mean)",
             "then/now time",
             "then/now cycles",
         ]);
         for f in seeds::figures().iter().filter(|f| f.seed_file.starts_with(prefix)) {
             table.add_row(row_cells(f, run, hz));
         }
-        for i in [1, 4, 5, 6, 7] {
+        for i in [1, 4, 5, 6, 7, 8] {
             if let Some(c) = table.column_mut(i) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
@@ -89,30 +105,42 @@ fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
     let dash = || "-".to_string();
     let mut cells = vec![f.label(), then_cell(f), platform_cell(f)];
     let target = seeds::target(f);
-    let (today, median, cycles, rt, rc) = match (target.want(), target) {
+    let (today, mean, median, cycles, rt, rc) = match (target.want(), target) {
         (Some(want), _) => match measured(run, want) {
-            Some((row, bytes)) if row.in_bytes() => {
-                let ratio = if f.unit == "bytes" { format!("{}× (bytes)", sig4(f.value / bytes)) } else { dash() };
-                (want.label(), super::fmt_bytes(bytes), dash(), ratio, dash())
+            Some((row, t)) if row.in_bytes() => {
+                let ratio = if f.unit == "bytes" { format!("{}× (bytes)", sig4(f.value / t.mean)) } else { dash() };
+                (want.label(), super::fmt_bytes(t.mean), super::fmt_bytes(t.median), dash(), ratio, dash())
             }
-            Some((_, ns)) => {
+            Some((_, t)) => {
+                // The ratio uses the papers' statistic, the mean; a difference of medians has
+                // none, and then the median stands in, as its column says.
+                let ns = if t.mean.is_finite() { t.mean } else { t.median };
                 let cyc = hz.map(|h| ns * h / 1e9);
-                let rt = f.then_ns().map(|t| format!("{}×", sig4(t / ns))).unwrap_or_else(dash);
+                let rt = f.then_ns().map(|v| format!("{}×", sig4(v / ns))).unwrap_or_else(dash);
                 let rc = match (f.then_cycles(), cyc) {
-                    (Some(t), Some(c)) => format!("{}×", sig4(t / c)),
+                    (Some(v), Some(c)) => format!("{}×", sig4(v / c)),
                     _ => dash(),
                 };
-                (want.label(), fmt_ns(ns), cyc.map(sig4).unwrap_or_else(dash), rt, rc)
+                (want.label(), fmt_ns(t.mean), fmt_ns(t.median), cyc.map(sig4).unwrap_or_else(dash), rt, rc)
             }
-            None => (format!("{}: not in this result", want.label()), dash(), dash(), dash(), dash()),
+            None => (format!("{}: not in this result", want.label()), dash(), dash(), dash(), dash(), dash()),
         },
-        (None, Target::Planned(id)) => (format!("not measured yet (planned: {id})"), dash(), dash(), dash(), dash()),
-        (None, Target::Counters(id)) => {
-            (format!("needs hardware counters (retired instructions); time: {id}"), dash(), dash(), dash(), dash())
+        (None, Target::Planned(id)) => {
+            (format!("not measured yet (planned: {id})"), dash(), dash(), dash(), dash(), dash())
         }
-        (None, Target::NotApplicable(why)) => (format!("not applicable: {why}"), dash(), dash(), dash(), dash()),
-        (None, Target::Bench(_) | Target::Pick(_)) => (dash(), dash(), dash(), dash(), dash()),
+        (None, Target::Counters(id)) => (
+            format!("needs hardware counters (retired instructions); time: {id}"),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+        ),
+        (None, Target::NotApplicable(why)) => {
+            (format!("not applicable: {why}"), dash(), dash(), dash(), dash(), dash())
+        }
+        (None, Target::Bench(_) | Target::Pick(_)) => (dash(), dash(), dash(), dash(), dash(), dash()),
     };
-    cells.extend([today, median, cycles, rt, rc]);
+    cells.extend([today, mean, median, cycles, rt, rc]);
     cells
 }

@@ -4,6 +4,7 @@ use super::{fmt_count, fmt_ns};
 use crate::bench::Params;
 use crate::derive::SIZE_PARAM;
 use crate::model::{Row, RunFile, Status, Verdict};
+use crate::sampler::Method;
 use comfy_table::CellAlignment;
 use std::fmt::Write;
 
@@ -84,25 +85,24 @@ pub fn header(run: &RunFile) -> String {
 /// The table and its footnotes.
 pub fn render(run: &RunFile) -> String {
     let mut table = super::new_table();
-    table.set_header(vec![
-        "benchmark",
-        "what it measures",
-        "median",
-        "95% CI of median",
-        "min",
-        "p99",
-        "samples",
-        "check",
-        "flags",
-    ]);
+    // The papers' statistic is the mean: the seed method shows it first, the median beside.
+    let seed = run.config.method == Method::Seed;
+    table.set_header(if seed {
+        vec!["benchmark", "what it measures", "mean", "95% CI of mean", "median", "p99", "samples", "check", "flags"]
+    } else {
+        vec!["benchmark", "what it measures", "median", "95% CI of median", "min", "p99", "samples", "check", "flags"]
+    });
     let fitted = fitted_groups(run);
     for r in &run.results {
         if is_fitted_point(r, &fitted) {
             continue;
         }
-        table.add_row(cells(r));
+        table.add_row(cells(r, seed));
         for stage in r.breakdown.iter().flatten() {
-            table.add_row(stage_cells(r, stage));
+            table.add_row(stage_cells(r, stage, seed));
+        }
+        if let Some(t) = &r.tail {
+            table.add_row(tail_cells(t));
         }
     }
     for i in 2..=6 {
@@ -117,7 +117,7 @@ pub fn render(run: &RunFile) -> String {
 }
 
 /// The cells of one row: a measurement, a fitted line, a difference, or why there is nothing.
-fn cells(r: &Row) -> Vec<String> {
+fn cells(r: &Row, seed: bool) -> Vec<String> {
     let id = format!("{}{}", r.id, fmt_params(r));
     let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
     let dash = || "-".to_string();
@@ -135,13 +135,8 @@ fn cells(r: &Row) -> Vec<String> {
         (fmt_ns(e.point), format!("{} – {}", fmt_ns(e.ci95[0]), fmt_ns(e.ci95[1])), dash(), dash(), d.formula.clone())
     } else if let Some(s) = &r.summary {
         let v = if r.in_bytes() { super::fmt_bytes } else { fmt_ns };
-        (
-            v(s.median_ns),
-            format!("{} – {}", v(s.median_ci95_ns[0]), v(s.median_ci95_ns[1])),
-            v(s.min_ns),
-            v(s.p99_ns),
-            format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
-        )
+        let [point, ci, third] = location(s, seed, v);
+        (point, ci, third, v(s.p99_ns), format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)))
     } else {
         let reason = r.reason.clone().unwrap_or_default();
         return vec![id, r.about.clone(), dash(), dash(), dash(), dash(), dash(), check_label(r).into(), reason];
@@ -150,17 +145,48 @@ fn cells(r: &Row) -> Vec<String> {
 }
 
 /// One stage of a row's breakdown (e.g. a fault's trap), indented under the row.
-fn stage_cells(r: &Row, stage: &crate::model::Stage) -> Vec<String> {
+fn stage_cells(r: &Row, stage: &crate::model::Stage, seed: bool) -> Vec<String> {
     let v = if r.in_bytes() { super::fmt_bytes } else { fmt_ns };
     let s = &stage.summary;
+    let [point, ci, third] = location(s, seed, v);
     vec![
         format!("  └ {}", stage.name),
         String::new(),
-        v(s.median_ns),
-        format!("{} – {}", v(s.median_ci95_ns[0]), v(s.median_ci95_ns[1])),
-        v(s.min_ns),
+        point,
+        ci,
+        third,
         v(s.p99_ns),
         String::new(),
+        String::new(),
+        String::new(),
+    ]
+}
+
+/// The estimate, its interval and the third figure: median, its CI and the minimum; or, for
+/// the seed method, the papers' mean, its CI and the median.
+fn location(s: &crate::stats::Summary, seed: bool, v: fn(f64) -> String) -> [String; 3] {
+    if seed {
+        [v(s.mean_ns), format!("{} – {}", v(s.mean_ci95_ns[0]), v(s.mean_ci95_ns[1])), v(s.median_ns)]
+    } else {
+        [v(s.median_ns), format!("{} – {}", v(s.median_ci95_ns[0]), v(s.median_ci95_ns[1])), v(s.min_ns)]
+    }
+}
+
+/// Per-operation tail latency from single-operation samples (`--tail`).
+fn tail_cells(t: &crate::model::Tail) -> Vec<String> {
+    vec![
+        "  └ one operation".into(),
+        format!(
+            "single operations: p99.9 {}, max {} (timer resolution {})",
+            fmt_ns(t.p999_ns),
+            fmt_ns(t.max_ns),
+            fmt_ns(t.resolution_ns)
+        ),
+        fmt_ns(t.p50_ns),
+        String::new(),
+        String::new(),
+        fmt_ns(t.p99_ns),
+        format!("{} × 1", fmt_count(t.n as u64)),
         String::new(),
         String::new(),
     ]
@@ -229,6 +255,12 @@ pub fn footnotes(run: &RunFile) -> String {
     }
     for f in seen_flags {
         let _ = writeln!(s, "  flag {}: {}", f.label(), f.hint());
+    }
+    if run.results.iter().any(|r| r.summary.is_some()) {
+        let _ = writeln!(
+            s,
+            "  p99 is of samples, each the mean of a batch of operations (samples column: count × batch), not of single operations: --tail adds per-operation percentiles; the 95 % CI respects rounds and time order (docs/results.md)"
+        );
     }
     if !fitted_groups(run).is_empty() {
         let _ = writeln!(
