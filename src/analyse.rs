@@ -86,7 +86,9 @@ pub fn rounds_row(
         row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
     }
     row.tail = tail(&row.single_op_ns, timer.resolution_ns);
-    let mut sorted = row.samples_ns.clone();
+    // Outliers among the steady-state samples the summary describes.
+    let mut sorted: Vec<f64> =
+        slices.iter().zip(&drops).flat_map(|(r, &d)| r[d.min(r.len())..].iter().copied()).collect();
     sorted.sort_by(f64::total_cmp);
     let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL);
     row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);

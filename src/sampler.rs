@@ -27,7 +27,7 @@
 //! 4. Samples of `n` operations until the round's own interval — the circular block bootstrap
 //!    of `stats::structured` on the samples after their start-up transient (MSER-5), the
 //!    within-round part of the interval the run reports — has a relative half-width within
-//!    the round's target ([`SamplerConfig::for_round`]); but not before a quarter of the
+//!    the round's target ([`SamplerConfig::for_round`]); but not before 15 % of the
 //!    round's budget has passed, and never beyond the budget or [`SamplerConfig::max_samples`];
 //!    never fewer than [`SamplerConfig::min_samples`].
 //!
@@ -410,7 +410,7 @@ const SAMPLES_PER_BUDGET: f64 = 2000.0;
 const WARMUP_BATCH_MIN_NS: f64 = 1e5;
 
 /// Share of the round's budget that must pass before the CI target may stop sampling.
-const MIN_TIME_SHARE: f64 = 0.25;
+const MIN_TIME_SHARE: f64 = 0.15;
 
 /// Share of the round's budget single-operation samples may take.
 const TAIL_TIME_SHARE: f64 = 0.25;
