@@ -52,7 +52,11 @@
 //! more (the errors are underestimated, or the model is wrong), the
 //! intervals widen by S so that they include the lack of fit. With equal
 //! standard errors smaller than the scatter, this is exactly ordinary least
-//! squares. `t` with ν degrees of freedom, rather than the normal quantile,
+//! squares. The scale factor assumes the excess scatter is proportional to
+//! the standard errors; when χ²/ν is far above 1 because of systematic
+//! departures (a cache level, a page boundary) the weights still follow
+//! each point's noise, and the points say more than the line.
+//! `t` with ν degrees of freedom, rather than the normal quantile,
 //! allows for the standard errors being estimates themselves. The
 //! coefficient of determination is the weighted one, `R² = 1 − χ² / Σwᵢ(yᵢ
 //! − ȳ_w)²` with ȳ_w the weighted mean.
