@@ -1,18 +1,19 @@
-//! Results computed from other results, after the measuring is done: the fitted line of a
-//! size sweep (fixed cost + cost per byte) and differences such as `ctx.address_space`
+//! Results computed from other results, after the measuring is done: the fitted cost of a
+//! size sweep (fixed cost + cost per byte, by weighted least squares; see [`sweep_fits`]) and
+//! differences such as `ctx.address_space`
 //! (`ctx.process` − `ctx.thread`). Reads no clock and prints nothing.
 
 use crate::analyse::{BOOTSTRAP_SEED, empty_row};
 use crate::bench::{Check, Params};
-use crate::model::{Derived, Flag, Row, Status, Validation, Verdict};
+use crate::model::{
+    Derived, Flag, Row, Status, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Validation, Verdict,
+};
+use crate::report::{fmt_bytes, fmt_ns};
 use crate::sampler::Method;
-use crate::stats;
+use crate::stats::{self, TwoSegmentFit, WeightedFit, WeightedLineFit};
 
 /// The parameter that carries a message size in bytes.
 pub const SIZE_PARAM: &str = "bytes";
-
-/// R² under which a sweep's line is flagged as a poor description of the points.
-pub const MIN_R_SQUARED: f64 = 0.95;
 
 /// A result computed from measured ones after the run.
 #[derive(Debug, Clone, Copy)]
@@ -107,15 +108,26 @@ fn params_without_size(row: &Row) -> Params {
     p
 }
 
-/// A sweep point: a measured row whose size parameter is a number.
-fn point(row: &Row) -> Option<(f64, f64)> {
+/// A sweep point: a measured row whose size parameter is a number, as (size in bytes, median
+/// ns, 95 % CI of the median).
+fn point(row: &Row) -> Option<(f64, f64, [f64; 2])> {
     let size = row.params.get(SIZE_PARAM)?.as_f64()?;
-    Some((size, row.summary.as_ref()?.median_ns))
+    let summary = row.summary.as_ref()?;
+    Some((size, summary.median_ns, summary.median_ci95_ns))
 }
 
 /// One fit row per group of rows (same id, same parameters but the size) with at least three
-/// distinct sizes, fitted by least squares to the points' medians; each with the index of the
-/// group's last row.
+/// distinct sizes, each with the index of the group's last row.
+///
+/// The points' medians are fitted by weighted least squares, each weighted by the standard
+/// error its 95 % CI implies ([`stats::fit_line_weighted`]); where the sweep has enough sizes a
+/// line with one bend is fitted too ([`stats::fit_two_segments`]) and replaces the line when
+/// it fits significantly and materially better ([`stats::TwoSegmentFit::preferred`]). The row
+/// is flagged [`Flag::Nonlinear`] then, [`Flag::NegativeFixedCost`] when the fixed cost's CI
+/// lies below 0, and [`Flag::PoorFit`] when a point lies over 3 standard errors and over
+/// [`MAX_MISS_REL`] from the model, unless no per-byte cost is measurable (the slope's CI
+/// includes 0: the points differ by noise only). Notes say how it was fitted, how well, and
+/// name the points that steer the fit or lie far from it.
 pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
     let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
@@ -130,15 +142,21 @@ pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
     }
     let mut out = Vec::new();
     for (id, key, members) in groups {
-        let points: Vec<(f64, f64)> = members.iter().filter_map(|&i| point(&rows[i])).collect();
+        let points: Vec<(f64, f64, [f64; 2])> = members.iter().filter_map(|&i| point(&rows[i])).collect();
         let mut sizes: Vec<f64> = points.iter().map(|p| p.0).collect();
         sizes.sort_by(f64::total_cmp);
         sizes.dedup();
         if sizes.len() < 3 {
             continue;
         }
-        let (xs, ys): (Vec<f64>, Vec<f64>) = points.iter().copied().unzip();
-        let Ok(fit) = stats::fit_line(&xs, &ys) else { continue };
+        let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+        let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
+        let ses: Vec<f64> = points.iter().map(|p| stats::se_from_ci95(p.2)).collect();
+        let Ok(line) = stats::fit_line_weighted(&xs, &ys, &ses) else { continue };
+        // Too few sizes for two segments is Ok(None); the input already passed the line fit.
+        let segments = stats::fit_two_segments(&xs, &ys, &ses).ok().flatten();
+        let bent = segments.as_ref().filter(|s| s.preferred());
+        let fit = sweep_fit(&xs, &ys, &line, segments.as_ref());
         let first = &rows[members[0]];
         let mut params = key;
         params.insert(SIZE_PARAM.into(), serde_json::Value::String("fit".into()));
@@ -154,25 +172,187 @@ pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
         if failed > 0 {
             row.flags.push(Flag::CheckFailed);
         }
-        // A slope whose CI includes zero means the sizes cost the same: R² then measures noise.
-        let flat = fit.slope_ci95[0] <= 0.0 && 0.0 <= fit.slope_ci95[1];
-        if flat {
-            row.notes.push(
-                "no per-byte cost measurable over these sizes (the slope's 95 % CI includes 0): the fixed cost is the figure"
-                    .into(),
-            );
-        } else if fit.r_squared < MIN_R_SQUARED {
-            row.flags.push(Flag::PoorFit);
+        match bent {
+            Some(s) => judge_fit(&mut row, &fit, &s.fit, |x| s.predict(x), sizes.len()),
+            None => judge_fit(&mut row, &fit, &line.fit, |x| line.line.predict(x), sizes.len()),
         }
-        row.notes.push(format!(
-            "least-squares line through the medians at {} sizes (the largest sizes weigh most: for the fixed cost alone, sweep small sizes); every point is in the result file",
-            sizes.len()
-        ));
         row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
         row.fit = Some(fit);
         out.push((*members.last().unwrap_or(&0), row));
     }
     out
+}
+
+/// A point over 3 standard errors from a sweep's model and further than this fraction of its
+/// median flags the fit [`Flag::PoorFit`]: significant and material.
+pub const MAX_MISS_REL: f64 = 0.10;
+
+/// The result-file record of a sweep's fits; the points' diagnostics are those of the chosen
+/// model.
+fn sweep_fit(xs: &[f64], ys: &[f64], line: &WeightedLineFit, segments: Option<&TwoSegmentFit>) -> SweepFit {
+    let bent = segments.filter(|s| s.preferred());
+    let diag = bent.map_or(&line.fit, |s| &s.fit);
+    let points = xs
+        .iter()
+        .zip(ys)
+        .enumerate()
+        .map(|(i, (&x, &y))| SweepPoint {
+            size_bytes: x as u64,
+            median_ns: y,
+            se_ns: diag.ses[i],
+            leverage: diag.leverage[i],
+            std_residual: diag.std_residuals[i],
+            flagged: diag.high_leverage(i) || diag.outlying(i),
+        })
+        .collect();
+    let (l, f) = (&line.line, &line.fit);
+    SweepFit {
+        method: "weighted least squares".into(),
+        model: if bent.is_some() { SweepModel::TwoSegments } else { SweepModel::Line },
+        line: SweepLine {
+            intercept_ns: l.intercept,
+            intercept_ci95_ns: l.intercept_ci95,
+            slope_ns_per_byte: l.slope,
+            slope_ci95_ns_per_byte: l.slope_ci95,
+            r_squared: l.r_squared,
+            chi2: f.chi2,
+            dof: f.dof,
+            reduced_chi2: f.reduced_chi2,
+            p_value: f.p_value,
+        },
+        segments: segments.map(|s| SweepSegments {
+            breakpoint_bytes: s.breakpoint as u64,
+            fixed_ns: s.intercept,
+            fixed_ci95_ns: s.intercept_ci95,
+            small_slope_ns_per_byte: s.small_slope,
+            small_slope_ci95_ns_per_byte: s.small_slope_ci95,
+            large_slope_ns_per_byte: s.large_slope,
+            large_slope_ci95_ns_per_byte: s.large_slope_ci95,
+            chi2: s.fit.chi2,
+            dof: s.fit.dof,
+            reduced_chi2: s.fit.reduced_chi2,
+            p_value: s.fit.p_value,
+            vs_line_p_value: s.vs_line_p_value,
+            breakpoints_tried: s.candidates,
+        }),
+        points,
+    }
+}
+
+/// Flags and notes of a sweep's fit row, from the chosen model: its diagnostics `diag` and its
+/// fitted value at a size, `predict`.
+fn judge_fit(row: &mut Row, fit: &SweepFit, diag: &WeightedFit, predict: impl Fn(f64) -> f64, sizes: usize) {
+    let per_kib = |ns_per_byte: f64| format!("{}/KiB", fmt_ns(ns_per_byte * 1024.0));
+    let scatter = if diag.variance_scale > 1.0 {
+        format!(
+            "χ²/dof = {:.1} ({}): the points scatter beyond their own CIs, so the fit's CIs are widened {:.1}×",
+            diag.reduced_chi2,
+            fmt_p(diag.p_value),
+            diag.variance_scale.sqrt()
+        )
+    } else {
+        format!(
+            "χ²/dof = {:.2} ({}): the points agree with the model within their CIs",
+            diag.reduced_chi2,
+            fmt_p(diag.p_value)
+        )
+    };
+    match fit.chosen_segments() {
+        None => row.notes.push(format!(
+            "weighted least-squares line through the medians at {sizes} sizes, each weighted by 1/se² (se from its median's 95 % CI); {scatter}"
+        )),
+        Some(s) => {
+            row.flags.push(Flag::Nonlinear);
+            let [a, b] = s.small_slope_ci95_ns_per_byte.map(&per_kib);
+            let [c, d] = s.large_slope_ci95_ns_per_byte.map(&per_kib);
+            row.notes.push(format!(
+                "the cost per byte changes at {}: {} (95 % CI {a} – {b}) up to it, {} ({c} – {d}) above; two weighted least-squares segments through the medians at {sizes} sizes, each weighted by 1/se² (se from its median's 95 % CI), fit better than one line (F test {}, corrected for the {} breakpoints tried); {scatter}",
+                fmt_size(s.breakpoint_bytes),
+                per_kib(s.small_slope_ns_per_byte),
+                per_kib(s.large_slope_ns_per_byte),
+                fmt_p(s.vs_line_p_value),
+                s.breakpoints_tried,
+            ));
+        }
+    }
+    // A slope whose CI includes zero means the sizes cost the same: misses measure noise.
+    let (_, per_byte_ci) = fit.per_byte_ns();
+    let flat = per_byte_ci[0] <= 0.0 && 0.0 <= per_byte_ci[1];
+    if flat {
+        row.notes.push(
+            "no per-byte cost measurable over these sizes (the slope's 95 % CI includes 0): the fixed cost is the figure"
+                .into(),
+        );
+    }
+    let far = |i: usize, p: &SweepPoint| {
+        diag.outlying(i) && (p.median_ns - predict(p.size_bytes as f64)).abs() > MAX_MISS_REL * p.median_ns.abs()
+    };
+    if !flat && fit.points.iter().enumerate().any(|(i, p)| far(i, p)) {
+        row.flags.push(Flag::PoorFit);
+    }
+    if fit.fixed_ns().1[1] < 0.0 {
+        row.flags.push(Flag::NegativeFixedCost);
+    }
+    let steering: Vec<String> = (fit.points.iter().enumerate())
+        .filter(|&(i, _)| diag.high_leverage(i))
+        .map(|(_, p)| format!("{} ({:.2})", fmt_size(p.size_bytes), p.leverage))
+        .collect();
+    let mut off: Vec<(&SweepPoint, f64)> = (fit.points.iter().enumerate())
+        .filter(|&(i, _)| diag.outlying(i))
+        .filter_map(|(_, p)| p.std_residual.map(|r| (p, r)))
+        .collect();
+    let n = fit.points.len();
+    let named = |off: &[(&SweepPoint, f64)]| {
+        off.iter().map(|(p, r)| format!("{} ({r:+.1})", fmt_size(p.size_bytes))).collect::<Vec<_>>().join(", ")
+    };
+    let mut parts = Vec::new();
+    if !steering.is_empty() {
+        let p = diag.n - diag.dof;
+        parts.push(format!(
+            "points that steer the fit (leverage over 2p/n = {:.2}): {}",
+            2.0 * p as f64 / diag.n as f64,
+            steering.join(", ")
+        ));
+    }
+    if 2 * off.len() > n {
+        // Most points: the model describes the sweep only roughly; name the furthest.
+        let k = off.len();
+        off.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        off.truncate(3);
+        parts.push(format!(
+            "{k} of {n} points lie over 3 of their standard errors from the model, the furthest {}",
+            named(&off)
+        ));
+    } else if !off.is_empty() {
+        parts.push(format!("points over 3 of their standard errors from the model: {}", named(&off)));
+    }
+    if !parts.is_empty() {
+        row.notes.push(parts.join("; "));
+    }
+}
+
+/// A p-value for a note, with its relation: `p = 0.42`, `p = 0.003`, `p = 4e-9`, `p < 1e-15`.
+fn fmt_p(p: f64) -> String {
+    if p >= 0.01 {
+        format!("p = {p:.2}")
+    } else if p >= 0.001 {
+        format!("p = {p:.3}")
+    } else if p >= 1e-15 {
+        format!("p = {p:.0e}")
+    } else {
+        "p < 1e-15".into()
+    }
+}
+
+/// A message size: exact in B, KiB or MiB when it is a whole number of them (`0 B`, `4 KiB`,
+/// `1 MiB`), else as [`fmt_bytes`] (`1.953 KiB`).
+pub fn fmt_size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b % (1024 * 1024) == 0 => format!("{} MiB", b / (1024 * 1024)),
+        b if b % 1024 == 0 && b < 1024 * 1024 => format!("{} KiB", b / 1024),
+        b => fmt_bytes(b as f64),
+    }
 }
 
 /// One row per parameter set under which both sources of a difference were measured, with the
@@ -289,6 +469,7 @@ mod tests {
     use super::*;
     use crate::analyse;
     use crate::bench::{Measured, Params};
+    use crate::model::SweepFit;
     use crate::sampler::{SamplerConfig, Samples};
     use crate::timer::TimerInfo;
 
@@ -350,8 +531,9 @@ mod tests {
         assert_eq!(fits[0].0, 4);
         assert_eq!(fits[1].0, 9);
         let fit = fits[0].1.fit.as_ref().unwrap();
-        assert!((fit.slope - 0.25 * 1.03).abs() < 0.01, "{}", fit.slope);
-        assert!(fit.r_squared > 0.99);
+        assert!((fit.line.slope_ns_per_byte - 0.25 * 1.03).abs() < 0.01, "{fit:?}");
+        assert!(fit.line.r_squared > 0.99);
+        assert_eq!((fit.model, fit.points.len(), fit.method.as_str()), (SweepModel::Line, 4, "weighted least squares"));
         assert_eq!(fits[0].1.params["bytes"], "fit");
         assert_eq!(fits[0].1.params["ends"], "threads");
         assert_eq!(fits[0].1.status, Status::Ok);
@@ -381,6 +563,105 @@ mod tests {
             .collect();
         let fits = sweep_fits(&curved, Method::Adaptive);
         assert!(fits[0].1.flags.contains(&Flag::PoorFit), "{:?}", fits[0].1.fit);
+    }
+
+    /// The sizes of `osprim run --sweep`.
+    const SWEEP: [f64; 7] = [0.0, 8.0, 64.0, 512.0, 4096.0, 65536.0, 1_048_576.0];
+
+    fn sweep_rows(sizes: &[f64], cost: impl Fn(f64) -> f64) -> Vec<Row> {
+        sizes
+            .iter()
+            .map(|&s| measured_row("ipc.pipe", params(&[(SIZE_PARAM, serde_json::json!(s))]), jitter(cost(s))))
+            .collect()
+    }
+
+    #[test]
+    fn a_bent_sweep_gets_two_segments_and_the_nonlinear_flag() {
+        // 0.25 ns/byte up to 64 KiB, 4× that above. `jitter` puts the medians at 1.03 × cost.
+        let rows = sweep_rows(&SWEEP, |x| 2000.0 + 0.25 * x.min(65536.0) + 1.0 * (x - 65536.0).max(0.0));
+        let fits = sweep_fits(&rows, Method::Adaptive);
+        let row = &fits[0].1;
+        let fit = row.fit.as_ref().unwrap();
+        assert_eq!(fit.model, SweepModel::TwoSegments);
+        let seg = fit.chosen_segments().unwrap();
+        assert_eq!(seg.breakpoint_bytes, 65536);
+        assert!((seg.small_slope_ns_per_byte - 0.25 * 1.03).abs() < 1e-3, "{seg:?}");
+        assert!((seg.large_slope_ns_per_byte - 1.03).abs() < 1e-3, "{seg:?}");
+        assert!((fit.fixed_ns().0 - 2060.0).abs() < 5.0 && fit.per_byte_ns().0 == seg.large_slope_ns_per_byte);
+        assert_eq!(row.flags, [Flag::Nonlinear]);
+        assert_eq!(row.status, Status::Flagged);
+        let note = row.notes.iter().find(|n| n.contains("changes at 64 KiB")).expect("the note names the bend");
+        assert!(note.contains("263.7 ns/KiB") && note.contains("1.055 µs/KiB"), "{note}");
+        // The JSON a reader sees.
+        let json = serde_json::to_value(fit).unwrap();
+        assert_eq!(json["method"], "weighted least squares");
+        assert_eq!(json["model"], "two_segments");
+        assert_eq!(json["segments"]["breakpoint_bytes"], 65536);
+        assert!(json["line"]["slope_ci95_ns_per_byte"].is_array() && json["line"]["p_value"].is_number());
+        let last = &json["points"][6];
+        assert_eq!(last["size_bytes"], 1_048_576);
+        for key in ["median_ns", "se_ns", "leverage", "std_residual", "flagged"] {
+            assert!(last.get(key).is_some(), "{key} in {last}");
+        }
+        let back: SweepFit = serde_json::from_value(json).unwrap();
+        assert_eq!(&back, fit);
+    }
+
+    #[test]
+    fn a_straight_sweep_keeps_one_line() {
+        let rows = sweep_rows(&SWEEP, |x| 2000.0 + 0.25 * x);
+        let fits = sweep_fits(&rows, Method::Adaptive);
+        let row = &fits[0].1;
+        let fit = row.fit.as_ref().unwrap();
+        assert_eq!(fit.model, SweepModel::Line);
+        assert!(fit.segments.as_ref().is_some_and(|s| s.vs_line_p_value > 0.05), "{fit:?}");
+        assert!((fit.line.slope_ns_per_byte - 0.25 * 1.03).abs() < 1e-4, "{fit:?}");
+        assert!(fit.line.slope_ci95_ns_per_byte[0] > 0.0);
+        assert!((fit.points.iter().map(|p| p.leverage).sum::<f64>() - 2.0).abs() < 1e-9);
+        assert!(row.flags.is_empty(), "{:?}", row.flags);
+        assert_eq!(row.status, Status::Ok);
+        assert!(row.notes[0].starts_with("weighted least-squares line through the medians at 7 sizes"));
+        assert!(
+            !row.notes.iter().any(|n| n.contains("least-squares line through the medians at 7 sizes (the largest"))
+        );
+    }
+
+    #[test]
+    fn a_negative_fixed_cost_with_a_tight_ci_is_flagged() {
+        // Large sizes only, on a line that crosses 0 at 12 KiB.
+        let rows = sweep_rows(&[16384.0, 65536.0, 262_144.0, 1_048_576.0], |x| -12_000.0 + x);
+        let fits = sweep_fits(&rows, Method::Adaptive);
+        let row = &fits[0].1;
+        let (fixed, ci) = row.fit.as_ref().unwrap().fixed_ns();
+        assert!(ci[1] < 0.0 && (fixed + 12_360.0).abs() < 50.0, "{fixed} {ci:?}");
+        assert_eq!(row.flags, [Flag::NegativeFixedCost]);
+        assert_eq!(Flag::NegativeFixedCost.label(), "negative-fixed");
+    }
+
+    #[test]
+    fn a_point_far_off_the_line_is_named_and_flags_a_poor_fit() {
+        // Four sizes (too few for two segments); the 4 KiB point costs 1.5× the line.
+        let rows = sweep_rows(&[0.0, 4096.0, 65536.0, 1_048_576.0], |x| {
+            (2000.0 + 0.25 * x) * if x == 4096.0 { 1.5 } else { 1.0 }
+        });
+        let fits = sweep_fits(&rows, Method::Adaptive);
+        let row = &fits[0].1;
+        assert!(row.fit.as_ref().unwrap().segments.is_none());
+        assert!(row.flags.contains(&Flag::PoorFit), "{:?} {:?}", row.flags, row.fit);
+        let fit = row.fit.as_ref().unwrap();
+        assert!(fit.points[1].flagged && fit.points[1].std_residual.is_some_and(|r| r > 3.0), "{fit:?}");
+        assert!(row.notes.iter().any(|n| n.contains("standard errors from the model") && n.contains("4 KiB (+")));
+    }
+
+    #[test]
+    fn sizes_are_named_exactly() {
+        assert_eq!(fmt_size(0), "0 B");
+        assert_eq!(fmt_size(512), "512 B");
+        assert_eq!(fmt_size(4096), "4 KiB");
+        assert_eq!(fmt_size(65536), "64 KiB");
+        assert_eq!(fmt_size(1_048_576), "1 MiB");
+        assert_eq!(fmt_size(1000 * 1024 + 1), "1000 KiB");
+        assert_eq!(fmt_size(3000), "2.930 KiB");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::bench::{Check, Params};
 use crate::sampler::{Method, SamplerConfig, StopReason};
-use crate::stats::{Estimate, LineFit, Summary};
+use crate::stats::{Estimate, Summary};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -106,12 +106,16 @@ pub enum Flag {
     Interrupted,
     /// More than 5 % of samples are severe outliers.
     ManyOutliers,
-    /// A sweep's fitted line explains too little of the variation across sizes.
+    /// A point of a sweep lies far from the fitted model, beyond its own CI and by over 10 %.
     PoorFit,
     /// The per-operation estimate differs between batches of n and 8n operations.
     BatchDependent,
     /// A round failed; the row holds the rounds measured before it.
     RoundFailed,
+    /// A sweep's fitted fixed cost is below zero, its whole CI too.
+    NegativeFixedCost,
+    /// A sweep's cost per byte changes with the size: two segments fit, not one line.
+    Nonlinear,
 }
 
 impl Flag {
@@ -130,7 +134,13 @@ impl Flag {
                 "over 5 % of samples are severe outliers (beyond 3 IQR and over 10 % from the median): other activity disturbed the run"
             }
             Flag::PoorFit => {
-                "the fitted line explains under 95 % of the variation across sizes (R² < 0.95): the cost is not linear in the size; read the points"
+                "a point lies over 10 % and over 3 standard errors from the fitted model: the figures do not describe every size; read the points"
+            }
+            Flag::NegativeFixedCost => {
+                "the fitted fixed cost is negative beyond its CI, which no operation can cost: the model misses the small sizes; read the points, or sweep small sizes for the fixed cost"
+            }
+            Flag::Nonlinear => {
+                "the cost per byte changes with the size (two segments fit better than one line): the note gives both slopes and where they meet"
             }
             Flag::BatchDependent => {
                 "batches of n and 8n operations give different costs per operation: the timer overhead or the batching itself distorts the figure"
@@ -150,6 +160,8 @@ impl Flag {
             Flag::PoorFit => "poor-fit",
             Flag::BatchDependent => "batch-dependent",
             Flag::RoundFailed => "round-failed",
+            Flag::NegativeFixedCost => "negative-fixed",
+            Flag::Nonlinear => "nonlinear",
         }
     }
 }
@@ -235,6 +247,128 @@ pub struct Derived {
     pub estimate: Estimate,
 }
 
+/// The fitted cost of a size sweep, fixed + per byte, by weighted least squares through the
+/// points' medians (see `stats::fit` and `derive::sweep_fits`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SweepFit {
+    /// "weighted least squares".
+    pub method: String,
+    /// The model the row's figures come from.
+    pub model: SweepModel,
+    /// One line through every point.
+    pub line: SweepLine,
+    /// A line with one bend, when the sweep has enough sizes (chosen or not: see `model`).
+    pub segments: Option<SweepSegments>,
+    /// The points, with their diagnostics under the chosen model.
+    pub points: Vec<SweepPoint>,
+}
+
+impl SweepFit {
+    /// The two segments, if they were chosen.
+    pub fn chosen_segments(&self) -> Option<&SweepSegments> {
+        self.segments.as_ref().filter(|_| self.model == SweepModel::TwoSegments)
+    }
+
+    /// The fixed cost (ns) and its 95 % CI under the chosen model.
+    pub fn fixed_ns(&self) -> (f64, [f64; 2]) {
+        match self.chosen_segments() {
+            Some(s) => (s.fixed_ns, s.fixed_ci95_ns),
+            None => (self.line.intercept_ns, self.line.intercept_ci95_ns),
+        }
+    }
+
+    /// The cost per byte (ns) at the largest sizes and its 95 % CI under the chosen model.
+    pub fn per_byte_ns(&self) -> (f64, [f64; 2]) {
+        match self.chosen_segments() {
+            Some(s) => (s.large_slope_ns_per_byte, s.large_slope_ci95_ns_per_byte),
+            None => (self.line.slope_ns_per_byte, self.line.slope_ci95_ns_per_byte),
+        }
+    }
+}
+
+/// Which model of a sweep the figures come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepModel {
+    /// One straight line.
+    Line,
+    /// Two segments meeting at a breakpoint.
+    TwoSegments,
+}
+
+/// A weighted least-squares line `intercept + slope × size`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SweepLine {
+    /// The cost at 0 bytes.
+    pub intercept_ns: f64,
+    /// Its 95 % CI.
+    pub intercept_ci95_ns: [f64; 2],
+    /// The cost per byte.
+    pub slope_ns_per_byte: f64,
+    /// Its 95 % CI.
+    pub slope_ci95_ns_per_byte: [f64; 2],
+    /// Weighted coefficient of determination.
+    pub r_squared: f64,
+    /// Σ ((median − fitted) / se)² over the points.
+    pub chi2: f64,
+    /// Degrees of freedom: points − 2.
+    pub dof: usize,
+    /// chi2 / dof; the CIs are widened by √ of it when it exceeds 1.
+    pub reduced_chi2: f64,
+    /// P(χ²_dof > chi2): small when the points scatter beyond their own CIs.
+    pub p_value: f64,
+}
+
+/// Two weighted least-squares segments meeting at `breakpoint_bytes`:
+/// `fixed + small_slope × min(size, breakpoint) + large_slope × max(0, size − breakpoint)`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SweepSegments {
+    /// Where the slopes meet, one of the measured sizes.
+    pub breakpoint_bytes: u64,
+    /// The cost at 0 bytes.
+    pub fixed_ns: f64,
+    /// Its 95 % CI.
+    pub fixed_ci95_ns: [f64; 2],
+    /// The cost per byte up to the breakpoint.
+    pub small_slope_ns_per_byte: f64,
+    /// Its 95 % CI.
+    pub small_slope_ci95_ns_per_byte: [f64; 2],
+    /// The cost per byte beyond the breakpoint.
+    pub large_slope_ns_per_byte: f64,
+    /// Its 95 % CI.
+    pub large_slope_ci95_ns_per_byte: [f64; 2],
+    /// Σ ((median − fitted) / se)² over the points.
+    pub chi2: f64,
+    /// Degrees of freedom: points − 3.
+    pub dof: usize,
+    /// chi2 / dof.
+    pub reduced_chi2: f64,
+    /// P(χ²_dof > chi2).
+    pub p_value: f64,
+    /// p-value of the F test of the segments against the line, times `breakpoints_tried`.
+    pub vs_line_p_value: f64,
+    /// How many breakpoints were tried.
+    pub breakpoints_tried: usize,
+}
+
+/// One point of a sweep as the fit saw it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SweepPoint {
+    /// The message size.
+    pub size_bytes: u64,
+    /// The point's median.
+    pub median_ns: f64,
+    /// The standard error the fit gave it: from its median's 95 % CI, (hi − lo) / 3.92; for a
+    /// zero-width CI, the smallest relative one of the other points times this median.
+    pub se_ns: f64,
+    /// Its hat value (0 to 1): how far the fit follows this point alone.
+    pub leverage: f64,
+    /// (median − fitted) / (se √(1 − leverage)); `null` when the leverage is 1.
+    pub std_residual: Option<f64>,
+    /// Leverage over 2p/n (p coefficients, n points), or |std_residual| over 3.
+    pub flagged: bool,
+}
+
 /// One benchmark under one parameter set.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
@@ -279,7 +413,7 @@ pub struct Row {
     /// Set when this row is derived from others.
     pub derived: Option<Derived>,
     /// Fitted fixed + per-byte cost, for sweeps.
-    pub fit: Option<LineFit>,
+    pub fit: Option<SweepFit>,
     /// Self-checks.
     pub validation: Validation,
     /// Warnings.

@@ -132,7 +132,8 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     // 3. Ctrl-C in the middle of the page-fault, transaction and memory benchmarks (a forked
     //    child for copy-on-write, files for cold faults and the recoverable segment).
     for bench in ["fault.cow", "fault.file", "txn", "space.process"] {
-        let child = spawn_run("2", &[bench], tmp.path());
+        // A budget long enough that each round is still sampling when Ctrl-C comes.
+        let child = spawn_run("60", &[bench], tmp.path());
         std::thread::sleep(Duration::from_millis(600));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
             .unwrap();
@@ -143,16 +144,27 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
 
     // 4. The peer process killed from outside: that row fails with the reason, the run goes on.
     for bench in ["ipc.pipe", "ipc.sysv_msg"] {
-        let child = spawn_run("1", &[bench], tmp.path());
+        // One round, so that the peer killed is the one the row's whole measurement uses.
+        let child = spawn_run("1", &["--rounds", "1", bench], tmp.path());
         let peer = wait_for_child(child.id(), Duration::from_secs(30)).expect("a peer process appears");
         std::thread::sleep(Duration::from_millis(50));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(peer), nix::sys::signal::Signal::SIGKILL).unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{bench}: {}", String::from_utf8_lossy(&out.stderr));
         let rows = json_rows(&out.stdout);
-        let failed: Vec<&serde_json::Value> = rows.iter().filter(|r| r["status"] == "failed").collect();
+        // Killed in its first round the row fails; in a later one it keeps the rounds before
+        // and is flagged `round_failed`, the reason in its notes.
+        let round_failed =
+            |r: &&serde_json::Value| r["flags"].as_array().is_some_and(|f| f.iter().any(|f| f == "round_failed"));
+        let failed: Vec<&serde_json::Value> =
+            rows.iter().filter(|r| r["status"] == "failed" || round_failed(r)).collect();
         assert_eq!(failed.len(), 1, "{bench}: exactly the row whose peer died fails: {rows:?}");
-        assert!(failed[0]["reason"].as_str().unwrap().contains("peer"), "{}", failed[0]["reason"]);
+        let why = if failed[0]["status"] == "failed" {
+            failed[0]["reason"].as_str().unwrap().to_string()
+        } else {
+            failed[0]["notes"].to_string()
+        };
+        assert!(why.contains("peer"), "{why}");
         assert_eq!(failed[0]["params"]["peer"], "process");
         assert_eq!(rows.iter().filter(|r| r["id"] == bench).count(), 4, "{bench}: every placement still ran");
         assert_clean(&format!("after killing the peer of {bench}"), &queues_before, tmp.path());

@@ -1,4 +1,6 @@
-//! CSV: one line per result row, units in the column names.
+//! CSV: one line per result row, units in the column names. A sweep's fit row gives the chosen
+//! model's fixed cost and its cost per byte at the largest sizes (beyond `fit_breakpoint_bytes`
+//! when two segments were chosen, else empty), and the single line's R².
 
 use crate::model::RunFile;
 
@@ -24,6 +26,7 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
         "fit_fixed_ns",
         "fit_ns_per_byte",
         "fit_r_squared",
+        "fit_breakpoint_bytes",
         "derived_ns",
         "derived_ci95_lo_ns",
         "derived_ci95_hi_ns",
@@ -49,9 +52,14 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
             num(|s| s.p99_ns),
             num(|s| s.stddev_ns),
             r.cycles.as_ref().map(|c| c.median.to_string()).unwrap_or_default(),
-            r.fit.as_ref().map(|f| f.intercept.to_string()).unwrap_or_default(),
-            r.fit.as_ref().map(|f| f.slope.to_string()).unwrap_or_default(),
-            r.fit.as_ref().map(|f| f.r_squared.to_string()).unwrap_or_default(),
+            r.fit.as_ref().map(|f| f.fixed_ns().0.to_string()).unwrap_or_default(),
+            r.fit.as_ref().map(|f| f.per_byte_ns().0.to_string()).unwrap_or_default(),
+            r.fit.as_ref().map(|f| f.line.r_squared.to_string()).unwrap_or_default(),
+            r.fit
+                .as_ref()
+                .and_then(|f| f.chosen_segments())
+                .map(|s| s.breakpoint_bytes.to_string())
+                .unwrap_or_default(),
             r.derived.as_ref().map(|d| d.estimate.point.to_string()).unwrap_or_default(),
             r.derived.as_ref().map(|d| d.estimate.ci95[0].to_string()).unwrap_or_default(),
             r.derived.as_ref().map(|d| d.estimate.ci95[1].to_string()).unwrap_or_default(),

@@ -122,13 +122,24 @@ fn cells(r: &Row, seed: bool) -> Vec<String> {
     let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
     let dash = || "-".to_string();
     let (median, ci, min, p99, samples) = if let Some(fit) = &r.fit {
-        let per_kib = fit.slope * 1024.0;
+        let per_kib = |ns_per_byte: f64| format!("{}/KiB", fmt_ns(ns_per_byte * 1024.0));
+        let ((fixed, fixed_ci), (per_byte, per_byte_ci)) = (fit.fixed_ns(), fit.per_byte_ns());
+        let (median, p99) = match fit.chosen_segments() {
+            None => (format!("{} + {}", fmt_ns(fixed), per_kib(per_byte)), format!("R² {:.3}", fit.line.r_squared)),
+            Some(s) => {
+                let at = crate::derive::fmt_size(s.breakpoint_bytes);
+                (
+                    format!("{}; {} >{at}", fmt_ns(fixed), per_kib(per_byte)),
+                    format!("{} ≤{at}", per_kib(s.small_slope_ns_per_byte)),
+                )
+            }
+        };
         (
-            format!("{} + {}/KiB", fmt_ns(fit.intercept), fmt_ns(per_kib)),
-            format!("fixed {} – {}", fmt_ns(fit.intercept_ci95[0]), fmt_ns(fit.intercept_ci95[1])),
-            if fit.slope_ci95[0] > 0.0 { format!("{:.2} GB/s", 1.0 / fit.slope) } else { dash() },
-            format!("R² {:.3}", fit.r_squared),
-            format!("{} sizes", fit.n),
+            median,
+            format!("fixed {} – {}", fmt_ns(fixed_ci[0]), fmt_ns(fixed_ci[1])),
+            if per_byte_ci[0] > 0.0 { format!("{:.2} GB/s", 1.0 / per_byte) } else { dash() },
+            p99,
+            format!("{} sizes", fit.points.len()),
         )
     } else if let Some(d) = &r.derived {
         let e = &d.estimate;
@@ -265,8 +276,74 @@ pub fn footnotes(run: &RunFile) -> String {
     if !fitted_groups(run).is_empty() {
         let _ = writeln!(
             s,
-            "  sweeps: each line shows fixed cost + cost per KiB fitted over the sizes (min column: the slope as GB/s, p99 column: R²); the points are in the result file and in --format csv"
+            "  sweeps: fixed cost + cost per KiB, fitted over the sizes by weighted least squares (min column: the cost per byte as GB/s; p99 column: R²); where the cost per byte changes with the size, two segments: \"fixed; cost per KiB >size\" above the bend, and in the p99 column the cost per KiB up to it; the points are in the result file and in --format csv"
         );
     }
     if s.is_empty() { s } else { format!("notes:\n{s}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SweepFit, SweepLine, SweepModel, SweepSegments};
+    use crate::sampler::Method;
+
+    fn fit_row(segments: Option<SweepSegments>) -> Row {
+        let mut r = crate::analyse::empty_row("ipc.pipe", "a pipe", Params::new(), Method::Adaptive);
+        r.status = Status::Ok;
+        r.fit = Some(SweepFit {
+            method: "weighted least squares".into(),
+            model: if segments.is_some() { SweepModel::TwoSegments } else { SweepModel::Line },
+            line: SweepLine {
+                intercept_ns: -12_000.0,
+                intercept_ci95_ns: [-20_000.0, -4_000.0],
+                slope_ns_per_byte: 0.5,
+                slope_ci95_ns_per_byte: [0.45, 0.55],
+                r_squared: 0.998,
+                chi2: 900.0,
+                dof: 5,
+                reduced_chi2: 180.0,
+                p_value: 0.0,
+            },
+            segments,
+            points: Vec::new(),
+        });
+        r
+    }
+
+    #[test]
+    fn a_fitted_line_shows_fixed_plus_per_kib() {
+        let c = cells(&fit_row(None), false);
+        assert_eq!(c[2], "-12.00 µs + 512.0 ns/KiB");
+        assert_eq!(c[3], "fixed -20.00 µs – -4.000 µs");
+        assert_eq!(c[4], "2.00 GB/s");
+        assert_eq!(c[5], "R² 0.998");
+    }
+
+    #[test]
+    fn two_segments_show_the_fixed_cost_and_both_slopes_with_the_breakpoint() {
+        let c = cells(
+            &fit_row(Some(SweepSegments {
+                breakpoint_bytes: 65536,
+                fixed_ns: 2_100.0,
+                fixed_ci95_ns: [2_050.0, 2_150.0],
+                small_slope_ns_per_byte: 0.125,
+                small_slope_ci95_ns_per_byte: [0.12, 0.13],
+                large_slope_ns_per_byte: 0.5,
+                large_slope_ci95_ns_per_byte: [0.45, 0.55],
+                chi2: 3.0,
+                dof: 4,
+                reduced_chi2: 0.75,
+                p_value: 0.56,
+                vs_line_p_value: 1e-6,
+                breakpoints_tried: 5,
+            })),
+            false,
+        );
+        assert_eq!(c[2], "2.100 µs; 512.0 ns/KiB >64 KiB");
+        assert_eq!(c[3], "fixed 2.050 µs – 2.150 µs");
+        assert_eq!(c[4], "2.00 GB/s");
+        assert_eq!(c[5], "128.0 ns/KiB ≤64 KiB");
+        assert!(c[2..7].iter().all(|cell| cell.chars().count() < 40), "{c:?}");
+    }
 }

@@ -7,7 +7,9 @@
 //!   statistics; the last is the cheap CI the sampler's stopping rule uses.
 //! - [`bootstrap_ci`], [`median_difference`] — seeded percentile bootstrap.
 //! - [`classify_outliers`] — Tukey's fences, counted, never dropped.
-//! - [`fit_line`] — least-squares line with t-based CIs for size sweeps.
+//! - [`fit_line`], [`fit_line_weighted`], [`fit_two_segments`] — ordinary
+//!   and weighted least-squares lines, and a line with one bend, with
+//!   t-based CIs for size sweeps.
 //! - [`structured`] — intervals that respect rounds and time order (steady-state
 //!   truncation, block length, hierarchical bootstrap, levels).
 //!
@@ -26,7 +28,9 @@ pub mod structured;
 pub mod summary;
 
 pub use bootstrap::{DEFAULT_RESAMPLES, Estimate, bootstrap_ci, median_difference};
-pub use fit::{LineFit, fit_line};
+pub use fit::{
+    LineFit, TwoSegmentFit, WeightedFit, WeightedLineFit, fit_line, fit_line_weighted, fit_two_segments, se_from_ci95,
+};
 pub use order::{median, median_ci_order_stat, median_ci_ranks, median_in_place, percentile};
 pub use outliers::{Outliers, classify_outliers, material_outliers};
 pub use summary::{DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, RoundSummary, Structure, Summary, summarize, summarize_rounds};
@@ -61,6 +65,14 @@ pub enum StatsError {
     /// All x values of a line fit are equal, so the slope is undefined.
     #[error("all x values are equal: a line cannot be fitted")]
     Degenerate,
+    /// A weighted fit got a different number of standard errors than points.
+    #[error("need one standard error per point: {points} points, {ses} standard errors")]
+    SeLengthMismatch {
+        /// Number of points.
+        points: usize,
+        /// Number of standard errors.
+        ses: usize,
+    },
 }
 
 /// Checks that `samples` has at least `needed` values, all finite.

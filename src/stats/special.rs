@@ -1,7 +1,7 @@
 //! Special functions behind the confidence intervals: log-gamma, the
 //! regularized incomplete gamma and beta functions, and from them the
 //! cumulative distribution functions and quantiles of the standard normal
-//! and Student's t distributions.
+//! and Student's t distributions, and the chi-square tail.
 //!
 //! Algorithms (all from the literature, implemented here from their
 //! published descriptions):
@@ -14,7 +14,8 @@
 //!   & Flannery, *Numerical Recipes*, 3rd ed., 2007, §6.2 and §6.4).
 //! - normal tail: `P(Z > z) = Q(1/2, z²/2) / 2` (Abramowitz & Stegun
 //!   7.1.2 with 6.5.17); t tail: `P(T > t) = I_{ν/(ν+t²)}(ν/2, 1/2) / 2`
-//!   (Abramowitz & Stegun 26.7.1, 26.5.27).
+//!   (Abramowitz & Stegun 26.7.1, 26.5.27); chi-square tail:
+//!   `P(X > x) = Q(ν/2, x/2)` (Abramowitz & Stegun 26.4.19).
 //! - quantiles: Newton's method on the tail (or central) probability,
 //!   safeguarded by bisection so it cannot diverge; relative error about
 //!   1e-15 (1e-10 for the t distribution with millions of degrees of
@@ -235,6 +236,19 @@ fn t_central_and_tail(t: f64, dof: f64) -> (f64, f64) {
     (i_complement, i_x / 2.0)
 }
 
+/// Upper tail `P(X > x)` of the chi-square distribution with `dof > 0`
+/// degrees of freedom: `Q(dof/2, x/2)`, the regularized upper incomplete
+/// gamma function (Abramowitz & Stegun 26.4.19 with 6.5.3).
+///
+/// For example `chi_square_sf(3.841_458_820_694_124, 1.0)` ≈ 0.05. `x <= 0`
+/// gives 1; NaN or `dof <= 0` give NaN.
+pub fn chi_square_sf(x: f64, dof: f64) -> f64 {
+    if x.is_nan() || dof.is_nan() || dof <= 0.0 {
+        return f64::NAN;
+    }
+    inc_gamma_pair(dof / 2.0, x.max(0.0) / 2.0).1
+}
+
 /// Quantile (inverse CDF) of Student's t distribution with `dof > 0`
 /// degrees of freedom: the `t` with `P(T <= t) = p`.
 ///
@@ -442,6 +456,34 @@ mod tests {
             assert!(close(student_t_sf(-2.0, dof) + student_t_sf(2.0, dof), 1.0, 1e-14));
         }
         assert_eq!(student_t_sf(f64::INFINITY, 3.0), 0.0);
+    }
+
+    #[test]
+    fn chi_square_tail_matches_tables() {
+        // Upper 5 % and 1 % points (Abramowitz & Stegun table 26.8; the
+        // digits here from scipy.stats.chi2.isf).
+        let table = [
+            (1.0, 3.841_458_820_694_124, 0.05),
+            (2.0, 5.991_464_547_107_979, 0.05),
+            (5.0, 11.070_497_693_516_35, 0.05),
+            (10.0, 23.209_251_158_954_36, 0.01),
+            (30.0, 43.772_971_825_742_19, 0.05),
+        ];
+        for (dof, x, p) in table {
+            assert!(close(chi_square_sf(x, dof), p, 1e-10), "dof={dof}: {}", chi_square_sf(x, dof));
+        }
+        // dof = 2 is the exponential distribution with mean 2: P(X > x) = e^{−x/2}.
+        for x in [0.1, 1.0, 7.5, 40.0, 200.0] {
+            assert!(close(chi_square_sf(x, 2.0), (-x / 2.0).exp(), 1e-13), "x={x}");
+        }
+        // dof = 1: P(X > x) = P(|Z| > √x) = 2 P(Z > √x).
+        for x in [0.01, 0.5, 4.0, 25.0] {
+            assert!(close(chi_square_sf(x, 1.0), 2.0 * normal_sf(x.sqrt()), 1e-12), "x={x}");
+        }
+        assert_eq!(chi_square_sf(0.0, 3.0), 1.0);
+        assert_eq!(chi_square_sf(-1.0, 3.0), 1.0);
+        assert_eq!(chi_square_sf(f64::INFINITY, 3.0), 0.0);
+        assert!(chi_square_sf(1.0, 0.0).is_nan() && chi_square_sf(f64::NAN, 2.0).is_nan());
     }
 
     #[test]
