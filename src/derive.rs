@@ -502,7 +502,10 @@ mod tests {
             fallback_reason: None,
             overhead_ns: 0.0,
             overhead_ticks: 0.0,
+            overhead_mean_ns: Some(0.0),
+            overhead_mean_ticks: Some(0.0),
             resolution_ns: 1.0,
+            read_cost_ns: Some(1.0),
         };
         analyse::row(&Fake(id), params, Ok(m), &SamplerConfig::standard(), &timer)
     }

@@ -1,14 +1,63 @@
-//! `harness.empty`: the empty operation, to show the harness subtracts its own cost.
+//! `harness.empty`: the empty operation, to show the harness subtracts its own cost — and to
+//! fail when it does not.
 //!
-//! **Timing model:** the sampler's loop around a closure that does nothing; what remains is
-//! the loop's own increment and branch (a fraction of a nanosecond).
-//! **Validation:** the median must be within ±1 ns of zero, or timer overhead was not
-//! subtracted correctly.
+//! Timed in big batches (as [`Ctx::iter`] would), any error in the subtracted timer overhead
+//! is divided by hundreds of thousands of operations and no check on it can fail. So this
+//! benchmark times tiny batches itself, without the sampler.
+//!
+//! **Timing model.** One timed region is `start`, `n` empty operations (`black_box(())`,
+//! unrolled: no loop counter), `stop`; its residual is `(ticks − overhead) / n` in ns per
+//! operation, where `overhead` is the timer's median cost of an empty region
+//! ([`Timer::overhead_ticks`], the one the sampler subtracts). A pair is one region with
+//! `n = 1` and one with `n = 8`, in alternating order (so a level shift of the machine hits
+//! both sizes alike). After [`WARMUP_PAIRS`] discarded pairs, [`PAIRS`] pairs are taken,
+//! spread evenly over the budget (the thread spins between them, outside the clock, so caches
+//! and frequency stay as they were when the overhead was measured). **The row's samples are
+//! the `n = 1` residuals**, whole counter steps; the `n = 8` ones are summarised in the checks
+//! and in `observed`. There is no loop around the operations because entering even a
+//! one-iteration loop costs about a counter step here (the sampler's loop, `time_loop`,
+//! takes 38 ticks at `n = 0` or `1` where an empty region takes 36), which would hide a
+//! one-step error in the overhead.
+//!
+//! **Validation.** With `r(n)` the median residual, an overhead error of `δ` ticks and an
+//! empty operation costing `c` gives `r(1) = δ + c` and `r(8) = δ/8 + c`:
+//! - *n = 1 residual within one counter step of zero*: the 95 % distribution-free CI of the
+//!   median of `r(1)` ([`crate::stats::median_ci_order_stat`]) overlaps ±one timer resolution
+//!   (the counter's step, [`crate::timer::counter_step`]). An empty operation costs nothing,
+//!   and a region's shape moves it by a step at most, so a miss means the subtracted overhead
+//!   is wrong by more than a step.
+//! - *n = 1 and n = 8 agree*: their CIs overlap, allowing a slack of one step plus one step / 8.
+//!   They differ by `7δ/8` whatever the operation costs. The slack is quantisation: every
+//!   `n = 1` residual is a whole number of steps, so its median can sit up to a step from where
+//!   a finer counter would put it (the overhead's own median is such a whole number too), and
+//!   an `n = 8` residual up to a step / 8. A slack of a step / 8 alone would fail a correct
+//!   subtraction whenever the `n = 1` median lands one step off, as it does when the empty
+//!   regions' cost sits near the middle between two steps.
+//!
+//! Both fail when the overhead is off by a few steps (the unit tests inject one 20 ticks off).
+//!
+//! Measured on a KVM guest of a 2.3 GHz Xeon (counter step 2 ticks, 0.87 ns; overhead 36
+//! ticks): the `n = 1` median residual is 0.00 ns, CI [0.00, 0.00]; `n = 8` gives 0.11 ns per
+//! operation (its region takes one step more).
 
-use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::{SEED_DISCARDED, SEED_RUNS, Samples, StopReason};
+use crate::stats;
+use crate::timer::Timer;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 /// The empty operation.
 pub struct Empty;
+
+/// Pairs of timed regions kept (the seed method's count of runs).
+pub const PAIRS: usize = SEED_RUNS;
+
+/// Pairs run and discarded first (as the seed method discards runs).
+pub const WARMUP_PAIRS: usize = SEED_DISCARDED;
+
+/// The larger batch size.
+pub const BATCH: u64 = 8;
 
 impl Benchmark for Empty {
     fn id(&self) -> &'static str {
@@ -18,18 +67,212 @@ impl Benchmark for Empty {
         "empty operation: the harness's own residual cost (should be ~0)"
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let samples = ctx.iter(|| ());
-        let median = quick_median(&samples);
-        let check = Check::new(
-            "residual after subtracting timer overhead",
-            "|median| <= 1 ns",
-            format!("{median:.2} ns"),
-            median.abs() <= 1.0,
-        );
-        let note = format!(
-            "timer overhead subtracted from each sample: {:.1} ns ({:.0} ticks)",
-            ctx.timer_info.overhead_ns, ctx.timer_info.overhead_ticks
-        );
-        Ok(Measured::new(samples, vec![check]).note(note))
+        let spacing = Duration::from_secs_f64(ctx.cfg.budget_s.max(0.0) / PAIRS as f64);
+        let r = residuals(&ctx.timer, spacing, || ctx.interrupted());
+        let resolution_ns = ctx.timer_info.resolution_ns;
+        let (one, eight) = (Spread::of(&r.one), Spread::of(&r.eight));
+        let checks = vec![near_zero(&one, resolution_ns), sizes_agree(&one, &eight, resolution_ns)];
+        let samples = Samples {
+            per_op_ns: r.one,
+            iterations_per_sample: 1,
+            warmup_iterations: WARMUP_PAIRS as u64 * (1 + BATCH),
+            stop: Some(r.stop),
+        };
+        let mut m = Measured::new(samples, checks)
+            .note(format!(
+                "timer overhead subtracted from each sample: {:.1} ns ({:.0} ticks)",
+                ctx.timer_info.overhead_ns, ctx.timer_info.overhead_ticks
+            ))
+            .note(format!(
+                "samples: one empty timed region each (n = 1), so whole counter steps of {resolution_ns:.2} ns; \
+                 beside each, n = {BATCH}: median {:.3} ns per operation",
+                eight.median
+            ));
+        let round = |x: f64| serde_json::json!((x * 1000.0).round() / 1000.0);
+        m.observed.insert(format!("residual_n{BATCH}_median_ns"), round(eight.median));
+        m.observed.insert("resolution_ns".into(), round(resolution_ns));
+        Ok(m)
+    }
+}
+
+/// Residuals of the timed regions, ns per operation, one per kept pair.
+struct Residuals {
+    /// `n = 1`, median overhead subtracted.
+    one: Vec<f64>,
+    /// `n = 8`, median overhead subtracted.
+    eight: Vec<f64>,
+    stop: StopReason,
+}
+
+/// Times [`WARMUP_PAIRS`] + [`PAIRS`] pairs, starting one every `spacing`, until done or
+/// `interrupted()`.
+fn residuals(timer: &Timer, spacing: Duration, interrupted: impl Fn() -> bool) -> Residuals {
+    let mut r =
+        Residuals { one: Vec::with_capacity(PAIRS), eight: Vec::with_capacity(PAIRS), stop: StopReason::FixedCount };
+    let per_op = |ticks: u64, n: u64| timer.ticks_to_ns(ticks as f64 - timer.overhead_ticks()) / n as f64;
+    let began = Instant::now();
+    for i in 0..WARMUP_PAIRS + PAIRS {
+        if interrupted() {
+            r.stop = StopReason::Interrupted;
+            break;
+        }
+        while began.elapsed() < spacing.mul_f64(i as f64) {
+            std::hint::spin_loop();
+        }
+        let (t1, t8) = if i % 2 == 0 {
+            let t1 = region::<1>(timer);
+            (t1, region::<{ BATCH as usize }>(timer))
+        } else {
+            let t8 = region::<{ BATCH as usize }>(timer);
+            (region::<1>(timer), t8)
+        };
+        if i >= WARMUP_PAIRS {
+            r.one.push(per_op(t1, 1));
+            r.eight.push(per_op(t8, BATCH));
+        }
+    }
+    r
+}
+
+/// One timed region of `N` empty operations, unrolled: `start`, `N` × `black_box(())`, `stop`.
+#[inline(never)]
+fn region<const N: usize>(timer: &Timer) -> u64 {
+    let t0 = timer.start();
+    for _ in 0..N {
+        black_box(());
+    }
+    let t1 = timer.stop();
+    t1.wrapping_sub(t0)
+}
+
+/// Median and its 95 % distribution-free CI (NaN when too few values for one).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spread {
+    median: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl Spread {
+    fn of(values: &[f64]) -> Spread {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let (lo, hi) = stats::median_ci_order_stat(&sorted, 0.95);
+        let median = if sorted.is_empty() { f64::NAN } else { stats::median(&sorted) };
+        Spread { median, lo, hi }
+    }
+
+    fn known(&self) -> bool {
+        self.median.is_finite() && self.lo.is_finite() && self.hi.is_finite()
+    }
+}
+
+/// Relative tolerance on the checks' bounds: a residual of exactly one step is computed
+/// the same way as the step, but must not fail by a rounding error.
+const EDGE: f64 = 1e-9;
+
+/// Check (a): the median `n = 1` residual's CI overlaps ±one resolution.
+fn near_zero(one: &Spread, resolution_ns: f64) -> Check {
+    let name = "residual of an empty timed region (n = 1) after subtracting the timer overhead";
+    if !one.known() {
+        return Check::impossible(name, "too few samples for a confidence interval");
+    }
+    Check::new(
+        name,
+        format!("median's 95 % CI overlaps ±{resolution_ns:.2} ns (one counter step)"),
+        format!("median {:.2} ns, CI [{:.2}, {:.2}] ns", one.median, one.lo, one.hi),
+        one.lo <= resolution_ns * (1.0 + EDGE) && one.hi >= -resolution_ns * (1.0 + EDGE),
+    )
+}
+
+/// Check (b): the `n = 1` and `n = 8` per-operation medians agree within their CIs plus the
+/// quantisation slack (module doc).
+fn sizes_agree(one: &Spread, eight: &Spread, resolution_ns: f64) -> Check {
+    let name = format!("n = 1 and n = {BATCH} give the same per-operation residual (overhead subtracted once)");
+    if !one.known() || !eight.known() {
+        return Check::impossible(name, "too few samples for a confidence interval");
+    }
+    let slack = resolution_ns + resolution_ns / BATCH as f64;
+    Check::new(
+        name,
+        format!("95 % CIs overlap within {slack:.2} ns (a counter step at n = 1, a step / {BATCH} at n = {BATCH})"),
+        format!(
+            "n = 1: {:.2} [{:.2}, {:.2}] ns; n = {BATCH}: {:.3} [{:.3}, {:.3}] ns",
+            one.median, one.lo, one.hi, eight.median, eight.lo, eight.hi
+        ),
+        one.lo <= eight.hi + slack * (1.0 + EDGE) && eight.lo <= one.hi + slack * (1.0 + EDGE),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::testing::with_ctx;
+
+    fn spread(median: f64, half: f64) -> Spread {
+        Spread { median, lo: median - half, hi: median + half }
+    }
+
+    #[test]
+    fn near_zero_accepts_one_step_and_rejects_more() {
+        assert_eq!(near_zero(&spread(0.0, 0.0), 0.87).ok, Some(true));
+        assert_eq!(near_zero(&spread(0.87, 0.0), 0.87).ok, Some(true));
+        assert_eq!(near_zero(&spread(-0.87, 0.0), 0.87).ok, Some(true));
+        assert_eq!(near_zero(&spread(1.74, 0.0), 0.87).ok, Some(false));
+        assert_eq!(near_zero(&spread(-1.74, 0.5), 0.87).ok, Some(false));
+        // A wide CI that reaches the band passes: the data cannot tell.
+        assert_eq!(near_zero(&spread(1.74, 1.0), 0.87).ok, Some(true));
+        assert_eq!(near_zero(&Spread { median: f64::NAN, lo: f64::NAN, hi: f64::NAN }, 0.87).ok, None);
+    }
+
+    #[test]
+    fn sizes_agree_allows_quantisation_only() {
+        // One step at n = 1 against a loop cost at n = 8: quantisation.
+        assert_eq!(sizes_agree(&spread(0.87, 0.0), &spread(0.33, 0.0), 0.87).ok, Some(true));
+        // An overhead 20 ticks (0.435 ns each) short: 8.7 ns against 1.09 ns.
+        assert_eq!(sizes_agree(&spread(8.7, 0.0), &spread(1.09, 0.0), 0.87).ok, Some(false));
+        assert_eq!(sizes_agree(&spread(-8.7, 0.0), &spread(-1.09, 0.0), 0.87).ok, Some(false));
+    }
+
+    #[test]
+    fn residuals_alternate_sizes_and_subtract_the_overhead_per_region() {
+        // A nanosecond timer with a huge overhead: every residual is far below zero, by the
+        // overhead at n = 1 and by an eighth of it at n = 8.
+        let t = Timer::with_overhead(Timer::with_scale(crate::timer::TimerKind::MonotonicRaw, 1.0), 1e6);
+        let r = residuals(&t, Duration::ZERO, || false);
+        assert_eq!((r.one.len(), r.eight.len(), r.stop), (PAIRS, PAIRS, StopReason::FixedCount));
+        let (one, eight) = (Spread::of(&r.one), Spread::of(&r.eight));
+        assert!(one.median < -0.9e6 && one.median > -1e6, "{one:?}");
+        assert!(eight.median < -0.9e6 / 8.0 && eight.median > -1e6 / 8.0, "{eight:?}");
+        let stopped = residuals(&t, Duration::ZERO, || true);
+        assert_eq!((stopped.one.len(), stopped.stop), (0, StopReason::Interrupted));
+    }
+
+    /// Runs the benchmark on this machine with the timer's overhead shifted by `error` ticks.
+    fn run_with_overhead_error(error: f64) -> Vec<Option<bool>> {
+        let mut oks = Vec::new();
+        with_ctx(0.02, |ctx| {
+            ctx.timer = Timer::with_overhead(ctx.timer, ctx.timer.overhead_ticks() + error);
+            let m = Empty.run(ctx, &Params::new()).unwrap();
+            assert_eq!(m.samples.per_op_ns.len(), PAIRS);
+            oks = m.checks.iter().map(|c| c.ok).collect();
+        });
+        oks
+    }
+
+    #[test]
+    fn checks_fail_when_the_overhead_is_mis_subtracted() {
+        // 20 ticks too little subtracted: residual +20 ticks at n = 1, +2.5 at n = 8.
+        assert_eq!(run_with_overhead_error(-20.0), vec![Some(false), Some(false)]);
+        // 20 ticks too much.
+        assert_eq!(run_with_overhead_error(20.0), vec![Some(false), Some(false)]);
+    }
+
+    #[test]
+    fn checks_pass_with_the_measured_overhead() {
+        // A shared machine can shift between measuring the overhead and this test; one
+        // clean run of three is asked for.
+        let runs: Vec<_> = (0..3).map(|_| run_with_overhead_error(0.0)).collect();
+        assert!(runs.iter().any(|oks| oks == &vec![Some(true), Some(true)]), "{runs:?}");
     }
 }

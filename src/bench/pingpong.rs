@@ -4,10 +4,19 @@
 //!
 //! **Timing model (round trip).** `start`, then `n` times: send message `k`, receive the echo,
 //! compare its number with `k`; then `stop`. The ticks of one sample cover `n` round trips.
+//! When a round trip counts as several operations (2: half a round trip each), the sampler's
+//! `n` operations are `⌈n / ops⌉` round trips, and the ticks handed back are scaled to `n`
+//! operations by [`scale_ticks`]: `(t − o) × scale + o`, so that the sampler's subtraction of
+//! one overhead `o` leaves `(t − o) × scale` — one overhead per timed region, whatever the
+//! scale. (Scaling `t` alone would subtract the overhead once per *operation* when the seed
+//! method asks for one operation: half a round trip is `t / 2`, minus a whole `o`.)
 //! **Timing model (one way).** The sender reads the counter just before each send and puts
 //! the stamp in shared memory; the receiver reads it just after the message arrives. Each
 //! round trip so gives two one-way times, one per direction; a sample is their mean over `n`
-//! round trips, with one timer overhead subtracted per message.
+//! round trips, with one timer overhead subtracted per message: each one-way time spans one
+//! `start` (the sender's stamp) and one `stop` (the receiver's), the cost of one empty timed
+//! region, and [`one_way_ticks`] hands the sampler a figure from which its single subtraction
+//! completes one per message.
 //!
 //! **Checks.** Every message carries its sequence number; the echo must bring back the number
 //! sent, and the peer checks that numbers arrive one by one. The payload of the last message
@@ -178,6 +187,23 @@ const ERR_POLICY: u64 = 4;
 /// How long a peer may take to start, and to stop once told.
 const PEER_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The ticks to hand the sampler for one timed region of `ticks` that stands for `scale` ×
+/// the operations it ran: `(ticks − overhead) × scale + overhead`, rounded, never negative.
+/// The sampler subtracts `overhead` once, leaving `(ticks − overhead) × scale`: one overhead
+/// per timed region, whatever the scale.
+pub fn scale_ticks(ticks: u64, overhead: f64, scale: f64) -> u64 {
+    ((ticks as f64 - overhead) * scale + overhead).round().max(0.0) as u64
+}
+
+/// The ticks to hand the sampler for `n` round trips whose `2n` one-way times (each
+/// stamped by one `start` and one `stop`, so each carrying one overhead) add up to `sum`:
+/// half the sum less `n − 1` overheads, so that the sampler's subtraction of one more and its
+/// division by `n` leave the mean one-way time less one overhead per message. Rounded, never
+/// negative.
+pub fn one_way_ticks(sum: i64, n: u64, overhead: f64) -> u64 {
+    (sum as f64 / 2.0 - (n as f64 - 1.0) * overhead).round().max(0.0) as u64
+}
+
 /// Runs `plan`, sampling through `ctx`. The measuring thread is moved to `plan.cpus.0` for the
 /// duration and put back on `ctx.cpu` afterwards.
 pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
@@ -243,11 +269,10 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
         };
         match (ra, rb) {
             (Ok(ta), Ok(tb)) => {
-                let ns = |t: u64, per: u64| {
-                    ctx.timer.ticks_to_ns(t as f64 - ctx.timer.overhead_ticks()) / (n.div_ceil(per) * per) as f64
-                };
-                b_ns.push(ns(tb, per_b));
-                Some(ta * n / (n.div_ceil(per_a) * per_a))
+                let overhead = ctx.timer.overhead_ticks();
+                let ops = |per: u64| (n.div_ceil(per) * per) as f64;
+                b_ns.push(ctx.timer.ticks_to_ns(tb as f64 - overhead) / ops(per_b));
+                Some(scale_ticks(ta, overhead, n as f64 / ops(per_a)))
             }
             (Err(f), _) => {
                 fault = Some((f, a.plan));
@@ -418,13 +443,12 @@ impl Session {
             let r = match plan.timing {
                 Timing::RoundTrip { ops_per_round_trip } => {
                     let rounds = n.div_ceil(ops_per_round_trip);
-                    self.round_trips(rounds, &ctx.timer).map(|t| (t * n / (rounds * ops_per_round_trip), None))
+                    let scale = n as f64 / (rounds * ops_per_round_trip) as f64;
+                    self.round_trips(rounds, &ctx.timer).map(|t| (scale_ticks(t, overhead, scale), None))
                 }
-                Timing::OneWay => self.one_way(n, &ctx.timer).map(|w| {
-                    // The sampler subtracts one overhead per sample; make it one per message.
-                    let ticks = ((w.out_sum + w.back_sum) as f64 / 2.0 - (n as f64 - 1.0) * overhead).max(0.0);
-                    (ticks as u64, Some(w))
-                }),
+                Timing::OneWay => {
+                    self.one_way(n, &ctx.timer).map(|w| (one_way_ticks(w.out_sum + w.back_sum, n, overhead), Some(w)))
+                }
             };
             let checked = r.and_then(|t| {
                 report.payloads_checked += 1;
@@ -826,6 +850,42 @@ mod tests {
             assert!(r.min_one_way_ticks > 0, "on one CPU no message arrives before it was sent");
             assert_eq!(r.one_way_over_round_trip, 0);
         });
+    }
+
+    /// What the sampler makes of a routine's ticks: `(ticks − overhead) / n`.
+    fn sampler_per_op(ticks: u64, overhead: f64, n: u64) -> f64 {
+        (ticks as f64 - overhead) / n as f64
+    }
+
+    #[test]
+    fn half_a_round_trip_loses_one_overhead_per_round_trip() {
+        let o = 40.0;
+        // Seed method: one operation asked, one round trip of 1,040 ticks run (1,000 + o).
+        let per_op = sampler_per_op(scale_ticks(1_040, o, 0.5), o, 1);
+        assert_eq!(per_op, 500.0);
+        // The old scaling, 1,040 / 2 − 40, lost 20 ticks per operation.
+        assert_eq!(sampler_per_op(1_040 / 2, o, 1), 480.0);
+        // Adaptive: 6 operations = 3 round trips of 1,000 in one region.
+        assert_eq!(sampler_per_op(scale_ticks(3_040, o, 1.0), o, 6), 500.0);
+        // 7 operations asked, 4 round trips run: scaled to 7 operations' worth.
+        assert_eq!(sampler_per_op(scale_ticks(4_040, o, 7.0 / 8.0), o, 7), 500.0);
+    }
+
+    #[test]
+    fn scaled_ticks_are_never_negative() {
+        assert_eq!(scale_ticks(10, 40.0, 0.5), 25);
+        assert_eq!(scale_ticks(0, 40.0, 3.0), 0);
+    }
+
+    #[test]
+    fn one_way_loses_one_overhead_per_message() {
+        let o = 40.0;
+        // 3 round trips, 6 messages of 300 ticks each, each stamp pair adding o.
+        let sum = 6 * (300 + 40);
+        assert_eq!(sampler_per_op(one_way_ticks(sum, 3, o), o, 3), 300.0);
+        // Seed method: one round trip, two messages.
+        assert_eq!(sampler_per_op(one_way_ticks(2 * 340, 1, o), o, 1), 300.0);
+        assert_eq!(one_way_ticks(-50, 1, o), 0);
     }
 
     fn failure(transport: Transport, peer: PeerKind, inject: Inject) -> String {

@@ -61,12 +61,13 @@ pub fn header(run: &RunFile) -> String {
     );
     let _ = writeln!(
         s,
-        "timer: {:?} at {:.1} MHz ({}); overhead {:.1} ns subtracted per sample; resolution {:.2} ns{}",
+        "timer: {:?} at {:.1} MHz ({}); overhead {:.1} ns subtracted per sample; resolution {:.2} ns{}{}",
         t.kind,
         t.freq_hz / 1e6,
         t.freq_source,
         t.overhead_ns,
         t.resolution_ns,
+        t.read_cost_ns.map(|r| format!(" (counter step; a read costs {r:.1} ns)")).unwrap_or_default(),
         t.fallback_reason.as_ref().map(|r| format!("; counter not used: {r}")).unwrap_or_default()
     );
     let _ = writeln!(

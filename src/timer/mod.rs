@@ -9,6 +9,35 @@
 //! 0x16 (base frequency) when the CPU states one; the counter is always also calibrated
 //! against `CLOCK_MONOTONIC_RAW` over at least 50 ms, and the stated value is used only when
 //! the two agree within 1 %.
+//!
+//! **Overhead.** 100,000 empty timed regions (`start` then `stop`, in a function of their own
+//! as a benchmark's timed region is) are timed; their median is the overhead subtracted from
+//! each sample ([`Timer::overhead_ticks`]) and their mean is kept beside it
+//! ([`Timer::overhead_mean_ticks`]) for methods that report means: the regions' distribution
+//! is skewed (here 36 ticks median, 36.9 mean), so a mean of samples must lose the mean of the
+//! overhead, not its median. The mean leaves out regions over 10 × the median (an interrupt
+//! landed in them, which is no cost of the timer). What sits between the two reads matters at the
+//! level of a counter step: the fallback clock is read out of line so that the counter's path
+//! is straight wherever the compiler re-checks which clock is in use.
+//!
+//! **Resolution** is the counter's step: the granularity of the values it can take, found by
+//! [`counter_step`]. A pair of reads is separated by a pseudo-random amount of spinning
+//! (0–15 `pause`s and 0–7 dependent additions), so that the time between them varies by
+//! many ticks and its phase against the counter's steps is scrambled; the step is the largest
+//! divisor of the most frequent non-zero difference of which at least 99 % of the non-zero
+//! differences are multiples. A pure GCD would be exact but would collapse to 1 on a single
+//! odd difference (a read pair straddling a migration, or a virtual CPU whose counter offset
+//! was changed by its hypervisor); the 1 % tolerance keeps such exceptions from deciding.
+//! Back-to-back reads are no probe of the step: their spacing is so regular (a fixed number
+//! of cycles) that their differences share factors the counter does not have.
+//! Separately, [`TimerInfo::read_cost_ns`] keeps the smallest non-zero difference between a
+//! `stop` and the next `start` — the cost of reading, what older osprim called resolution.
+//!
+//! Measured on a KVM guest of an Intel Xeon with its TSC at 2.3 GHz: the counter steps by 2
+//! ticks (0.87 ns) — every difference between reads on one CPU is even, even across sleeps,
+//! and the parity of the values differs between CPUs and over time — while a `stop` to the
+//! next `start` takes at least 44 ticks (19.1 ns; 50 ticks when a `start`/`stop` pair sits
+//! in the same loop iteration) and an empty timed region 36 ticks (15.7 ns) median, 36.9 mean.
 
 pub mod clock;
 pub mod sync;
@@ -161,25 +190,26 @@ pub struct Timer {
     kind: TimerKind,
     ns_per_tick: f64,
     overhead_ticks: f64,
+    overhead_mean_ticks: f64,
 }
 
 impl Timer {
     /// Reads the clock at the start of a timed region.
     #[inline(always)]
     pub fn start(&self) -> u64 {
-        match self.kind {
-            TimerKind::MonotonicRaw => clock::monotonic_raw_ns(),
-            _ => tsc::start(),
+        if self.kind == TimerKind::MonotonicRaw {
+            return fallback_read();
         }
+        tsc::start()
     }
 
     /// Reads the clock at the end of a timed region.
     #[inline(always)]
     pub fn stop(&self) -> u64 {
-        match self.kind {
-            TimerKind::MonotonicRaw => clock::monotonic_raw_ns(),
-            _ => tsc::stop(),
+        if self.kind == TimerKind::MonotonicRaw {
+            return fallback_read();
         }
+        tsc::stop()
     }
 
     /// Converts ticks of this timer to nanoseconds.
@@ -187,9 +217,15 @@ impl Timer {
         ticks * self.ns_per_tick
     }
 
-    /// Ticks a back-to-back `start`/`stop` pair costs (subtracted from every sample).
+    /// Ticks a back-to-back `start`/`stop` pair costs, median (subtracted from every sample).
     pub fn overhead_ticks(&self) -> f64 {
         self.overhead_ticks
+    }
+
+    /// Ticks a back-to-back `start`/`stop` pair costs, mean: what to subtract from samples
+    /// whose mean is reported (the pairs' distribution is skewed, so it exceeds the median).
+    pub fn overhead_mean_ticks(&self) -> f64 {
+        self.overhead_mean_ticks
     }
 
     /// The clock in use.
@@ -199,13 +235,27 @@ impl Timer {
 
     /// A timer with the given kind and scale and no overhead (tests and calibration).
     pub fn with_scale(kind: TimerKind, ns_per_tick: f64) -> Timer {
-        Timer { kind, ns_per_tick, overhead_ticks: 0.0 }
+        Timer { kind, ns_per_tick, overhead_ticks: 0.0, overhead_mean_ticks: 0.0 }
     }
 
-    /// The same timer with a given overhead in ticks (tests).
+    /// The same timer with a given overhead in ticks, as median and mean alike (tests).
     pub fn with_overhead(timer: Timer, overhead_ticks: f64) -> Timer {
-        Timer { overhead_ticks, ..timer }
+        Timer::with_overheads(timer, overhead_ticks, overhead_ticks)
     }
+
+    /// The same timer with a given median and mean overhead in ticks (tests).
+    pub fn with_overheads(timer: Timer, median_ticks: f64, mean_ticks: f64) -> Timer {
+        Timer { overhead_ticks: median_ticks, overhead_mean_ticks: mean_ticks, ..timer }
+    }
+}
+
+/// The fallback clock, out of line: the counter's path through [`Timer::start`] and
+/// [`Timer::stop`] is then the straight one (a compare and a branch not taken), which is what
+/// sits between the two reads of most timed regions whatever the compiler makes of the rest.
+#[cold]
+#[inline(never)]
+fn fallback_read() -> u64 {
+    clock::monotonic_raw_ns()
 }
 
 /// What the result file records about the timer.
@@ -231,8 +281,20 @@ pub struct TimerInfo {
     pub overhead_ns: f64,
     /// The same in ticks.
     pub overhead_ticks: f64,
-    /// Smallest non-zero difference seen between two successive reads.
+    /// Mean cost of the same start/stop pairs (`None` in files written before it was
+    /// recorded).
+    #[serde(default)]
+    pub overhead_mean_ns: Option<f64>,
+    /// The same in ticks.
+    #[serde(default)]
+    pub overhead_mean_ticks: Option<f64>,
+    /// The counter's step: the granularity of the values it takes ([`counter_step`]). In
+    /// files written before `read_cost_ns` existed, this field held the read cost instead.
     pub resolution_ns: f64,
+    /// Smallest non-zero difference between a `stop` and the next `start`: the cost of a
+    /// read (`None` in files written before it was recorded).
+    #[serde(default)]
+    pub read_cost_ns: Option<f64>,
 }
 
 impl TimerInfo {
@@ -259,9 +321,9 @@ pub fn detect_with(facts: &CounterFacts) -> (Timer, TimerInfo) {
         TimerKind::MonotonicRaw => (1e9, "CLOCK_MONOTONIC_RAW (ns)".to_string()),
         _ => pick_frequency(facts.stated_hz, calibrated_hz.unwrap_or(0.0)),
     };
-    let mut timer = Timer::with_scale(choice.kind, 1e9 / freq_hz);
-    let (overhead_ticks, resolution_ticks) = measure_overhead_and_resolution(&timer);
-    timer.overhead_ticks = overhead_ticks;
+    let timer = Timer::with_scale(choice.kind, 1e9 / freq_hz);
+    let costs = measure_costs(&timer);
+    let timer = Timer::with_overheads(timer, costs.overhead_median, costs.overhead_mean);
     let info = TimerInfo {
         kind: choice.kind,
         freq_hz,
@@ -271,9 +333,12 @@ pub fn detect_with(facts: &CounterFacts) -> (Timer, TimerInfo) {
         invariant: choice.invariant,
         invariant_source: choice.invariant_source,
         fallback_reason: choice.fallback_reason,
-        overhead_ns: timer.ticks_to_ns(overhead_ticks),
-        overhead_ticks,
-        resolution_ns: timer.ticks_to_ns(resolution_ticks),
+        overhead_ns: timer.ticks_to_ns(costs.overhead_median),
+        overhead_ticks: costs.overhead_median,
+        overhead_mean_ns: Some(timer.ticks_to_ns(costs.overhead_mean)),
+        overhead_mean_ticks: Some(costs.overhead_mean),
+        resolution_ns: timer.ticks_to_ns(costs.step),
+        read_cost_ns: Some(timer.ticks_to_ns(costs.read_cost)),
     };
     (timer, info)
 }
@@ -318,25 +383,147 @@ fn calibrate_counter_hz() -> f64 {
     if dn <= 0.0 { 0.0 } else { c1.wrapping_sub(c0) as f64 * 1e9 / dn }
 }
 
-/// Median ticks of an empty timed region, and the smallest non-zero step between reads.
-fn measure_overhead_and_resolution(timer: &Timer) -> (f64, f64) {
-    const PAIRS: usize = 20_000;
-    let mut costs = Vec::with_capacity(PAIRS);
-    let mut step = u64::MAX;
-    for _ in 0..PAIRS {
-        let a = timer.start();
+/// What reading the timer costs, and how finely it counts; all in ticks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Costs {
+    /// Median of back-to-back start/stop pairs.
+    overhead_median: f64,
+    /// Mean of the same pairs.
+    overhead_mean: f64,
+    /// Smallest non-zero difference from a `stop` to the next `start`.
+    read_cost: f64,
+    /// The counter's step ([`counter_step`]).
+    step: f64,
+}
+
+/// Back-to-back start/stop pairs timed for the overhead.
+const OVERHEAD_PAIRS: usize = 100_000;
+
+/// `stop`/`start` pairs timed for the read cost.
+const READ_COST_PAIRS: usize = 20_000;
+
+/// Read pairs separated by varying spins, probing the counter's step.
+const STEP_PROBES: usize = 20_000;
+
+/// Measures the overhead (median and mean of start/stop pairs), the read cost and the step.
+fn measure_costs(timer: &Timer) -> Costs {
+    let mut pairs: Vec<u64> = (0..OVERHEAD_PAIRS).map(|_| empty_region(timer)).collect();
+    let (overhead_median, overhead_mean) = median_and_mean(&mut pairs);
+
+    let mut read_cost = u64::MAX;
+    for _ in 0..READ_COST_PAIRS {
         let b = timer.stop();
-        costs.push(b.wrapping_sub(a));
         let c = timer.start();
         let d = c.wrapping_sub(b);
-        if d > 0 && d < step {
-            step = d;
+        if d > 0 && d < read_cost {
+            read_cost = d;
         }
     }
-    costs.sort_unstable();
-    let overhead = costs[PAIRS / 2] as f64;
-    let resolution = if step == u64::MAX { 1.0 } else { step as f64 };
-    (overhead, resolution)
+
+    let mut diffs = Vec::with_capacity(STEP_PROBES);
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let first = timer.start();
+    for _ in 0..STEP_PROBES {
+        rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let (pauses, adds) = ((rng >> 60) as u32, (rng >> 57) & 7);
+        let a = timer.start();
+        for _ in 0..pauses {
+            std::hint::spin_loop();
+        }
+        let mut x = a;
+        for _ in 0..adds {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        std::hint::black_box(x);
+        let b = timer.stop();
+        diffs.push(b.wrapping_sub(a));
+    }
+    let span = timer.stop().wrapping_sub(first);
+    // A counter that never moved during the probes steps by more than their whole span.
+    let step = counter_step(&diffs).unwrap_or(span.max(1));
+    Costs {
+        overhead_median,
+        overhead_mean,
+        read_cost: if read_cost == u64::MAX { step as f64 } else { read_cost as f64 },
+        step: step as f64,
+    }
+}
+
+/// The ticks of one empty timed region: `start`, then `stop` of a timer the compiler cannot
+/// see through. In a benchmark's timed region the operation hides the timer from the
+/// compiler, so `stop` chooses again between the counter and the clock (a compare and a
+/// branch between the two reads); without the `black_box` the compiler would make that choice
+/// once, and the pair would cost about a counter step less than the regions it is subtracted
+/// from.
+#[inline(never)]
+fn empty_region(timer: &Timer) -> u64 {
+    let a = timer.start();
+    let b = timer.stop();
+    b.wrapping_sub(a)
+}
+
+/// An empty region lasting more than this many times the median was interrupted.
+const INTERRUPTED_OVER_MEDIAN: u64 = 10;
+
+/// The median (upper middle value) and the mean of tick counts; the slice is sorted. The mean
+/// leaves out the regions longer than [`INTERRUPTED_OVER_MEDIAN`] × the median: an interrupt
+/// or a preemption landed in them, which is no cost of the timer, and one 1 ms preemption
+/// among 100,000 regions would add 23 ticks (at 2.3 GHz) to the mean of all.
+fn median_and_mean(ticks: &mut [u64]) -> (f64, f64) {
+    if ticks.is_empty() {
+        return (0.0, 0.0);
+    }
+    ticks.sort_unstable();
+    let median = ticks[ticks.len() / 2];
+    let limit = median.saturating_mul(INTERRUPTED_OVER_MEDIAN).max(1);
+    let kept = &ticks[..ticks.partition_point(|&t| t <= limit)];
+    let sum: u128 = kept.iter().map(|&t| u128::from(t)).sum();
+    (median as f64, sum as f64 / kept.len() as f64)
+}
+
+/// Share of the non-zero differences that must be multiples of the step.
+const STEP_AGREEMENT: f64 = 0.99;
+
+/// The step of a counter, from differences between pairs of its reads: the largest divisor
+/// of the most frequent non-zero difference of which at least 99 % of the non-zero
+/// differences are multiples (see the module doc). Zero differences (the counter did not
+/// move) say nothing and are ignored; `None` when every difference is zero.
+///
+/// The differences must come from reads spaced by varying amounts: a constant spacing of
+/// `k` ticks makes every difference a multiple of `k` whatever the counter's step.
+pub fn counter_step(diffs: &[u64]) -> Option<u64> {
+    let mut moved: Vec<u64> = diffs.iter().copied().filter(|&d| d > 0).collect();
+    if moved.is_empty() {
+        return None;
+    }
+    moved.sort_unstable();
+    // The most frequent value (the smallest of equally frequent ones).
+    let (mut mode, mut best, mut run) = (moved[0], 0usize, 0usize);
+    for (i, &d) in moved.iter().enumerate() {
+        run = if i > 0 && moved[i - 1] == d { run + 1 } else { 1 };
+        if run > best {
+            (mode, best) = (d, run);
+        }
+    }
+    let needed = (STEP_AGREEMENT * moved.len() as f64).ceil() as usize;
+    divisors(mode).into_iter().rev().find(|&g| moved.iter().filter(|&&d| d % g == 0).count() >= needed).or(Some(1))
+}
+
+/// The divisors of `n > 0`, ascending.
+fn divisors(n: u64) -> Vec<u64> {
+    let (mut low, mut high) = (Vec::new(), Vec::new());
+    let mut i = 1u64;
+    while i.saturating_mul(i) <= n {
+        if n.is_multiple_of(i) {
+            low.push(i);
+            if i != n / i {
+                high.push(n / i);
+            }
+        }
+        i += 1;
+    }
+    low.extend(high.into_iter().rev());
+    low
 }
 
 #[cfg(test)]
@@ -394,6 +581,94 @@ mod tests {
         assert_eq!(pick_frequency(None, 2.5e9).0, 2.5e9);
     }
 
+    /// Differences between pairs of reads of a counter that steps by `step` ticks, the reads
+    /// spaced by 30–330 ticks of varying time plus sub-tick jitter (in 1/16 ticks).
+    fn stepping_counter(step: u64, pairs: usize) -> Vec<u64> {
+        let mut rng = 12_345u64;
+        let mut next = move || {
+            rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            rng >> 33
+        };
+        let read = |t16: u64| (t16 / 16 + 7) / step * step;
+        let mut t16 = 1_000_000u64;
+        (0..pairs)
+            .map(|_| {
+                let a = read(t16);
+                t16 += (30 + next() % 300) * 16 + next() % 16;
+                let b = read(t16);
+                t16 += 100 * 16 + next() % 64;
+                b - a
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_step_of_synthetic_counters_is_found() {
+        for step in [1, 8, 40] {
+            assert_eq!(counter_step(&stepping_counter(step, 5_000)), Some(step), "step {step}");
+        }
+    }
+
+    #[test]
+    fn a_coarse_counter_that_mostly_does_not_move_still_shows_its_step() {
+        // A step of 1,000 ticks read ~200 ticks apart: most differences are 0.
+        let d = stepping_counter(1_000, 5_000);
+        assert!(d.iter().filter(|&&x| x == 0).count() > d.len() / 2);
+        assert_eq!(counter_step(&d), Some(1_000));
+        assert_eq!(counter_step(&[0, 0, 0]), None);
+        assert_eq!(counter_step(&[]), None);
+    }
+
+    #[test]
+    fn rare_exceptions_do_not_decide_the_step_but_common_ones_do() {
+        let mut d = stepping_counter(8, 10_000);
+        // 0.5 %: a read pair straddling a change of the counter's offset.
+        for x in d.iter_mut().step_by(200) {
+            *x += 3;
+        }
+        assert_eq!(counter_step(&d), Some(8));
+        // 5 %: the values really are not all multiples of 8.
+        for x in d.iter_mut().skip(1).step_by(20) {
+            *x += 1;
+        }
+        assert_eq!(counter_step(&d), Some(1));
+    }
+
+    #[test]
+    fn back_to_back_reads_are_no_probe_of_the_step() {
+        // Constant spacing makes every difference a multiple of it: why the probes spin.
+        assert_eq!(counter_step(&[36; 1_000]), Some(36));
+    }
+
+    #[test]
+    fn divisors_are_complete_and_ascending() {
+        assert_eq!(divisors(1), vec![1]);
+        assert_eq!(divisors(36), vec![1, 2, 3, 4, 6, 9, 12, 18, 36]);
+        assert_eq!(divisors(13), vec![1, 13]);
+    }
+
+    #[test]
+    fn overhead_median_and_mean_of_a_skewed_distribution() {
+        // Skewed to the right: the mean is above the median; the interrupted region (3,600
+        // ticks, over 10 × the median) is left out of the mean.
+        let mut t = vec![36, 34, 36, 36, 38, 36, 40, 42, 36, 3_600];
+        let (median, mean) = median_and_mean(&mut t);
+        assert_eq!(median, 36.0);
+        assert!((mean - 334.0 / 9.0).abs() < 1e-9, "{mean}");
+        // Regions of zero ticks (a coarse clock that did not move) keep every value.
+        assert_eq!(median_and_mean(&mut [0, 0, 0, 1]), (0.0, 0.25));
+        assert_eq!(median_and_mean(&mut []), (0.0, 0.0));
+    }
+
+    #[test]
+    fn timer_overheads_median_and_mean() {
+        let t = Timer::with_scale(TimerKind::MonotonicRaw, 1.0);
+        let one = Timer::with_overhead(t, 30.0);
+        assert_eq!((one.overhead_ticks(), one.overhead_mean_ticks()), (30.0, 30.0));
+        let two = Timer::with_overheads(t, 30.0, 33.5);
+        assert_eq!((two.overhead_ticks(), two.overhead_mean_ticks()), (30.0, 33.5));
+    }
+
     #[test]
     fn fallback_timer_measures_nanoseconds() {
         let facts = CounterFacts { available: false, ..CounterFacts::default() };
@@ -405,6 +680,8 @@ mod tests {
         let b = timer.stop();
         // Ratio against std's clock over the same interval, not an absolute time.
         assert!(b > a);
+        // Nanosecond ticks: no step finer than one.
+        assert!(info.resolution_ns >= 1.0);
     }
 
     #[test]
@@ -412,6 +689,11 @@ mod tests {
         let (timer, info) = detect();
         assert!(info.freq_hz > 0.0);
         assert!(info.overhead_ticks >= 0.0);
+        assert!(timer.overhead_mean_ticks() > 0.0);
+        assert_eq!(info.overhead_mean_ticks, Some(timer.overhead_mean_ticks()));
+        // The counter steps no coarser than the cheapest read it can see.
+        assert!(info.resolution_ns > 0.0);
+        assert!(info.read_cost_ns.unwrap() >= info.resolution_ns, "{info:?}");
         let a = timer.start();
         let b = timer.stop();
         assert!(b >= a);
