@@ -14,6 +14,8 @@ pub const BOOTSTRAP_SEED: u64 = 0x0059_1213;
 /// above which a row is flagged. Other outliers are only counted: in a tight distribution (an
 /// IQR of a fraction of a nanosecond) ordinary jitter crosses Tukey's fences.
 const OUTLIER_SHARE_FLAG: f64 = 0.05;
+/// How many timer steps from the median an outlier must lie, at least, to count.
+const OUTLIER_MIN_STEPS: f64 = 4.0;
 /// How far from the median an outlier must lie to count towards the flag.
 const OUTLIER_MIN_REL: f64 = 0.10;
 
@@ -90,7 +92,9 @@ pub fn rounds_row(
     let mut sorted: Vec<f64> =
         slices.iter().zip(&drops).flat_map(|(r, &d)| r[d.min(r.len())..].iter().copied()).collect();
     sorted.sort_by(f64::total_cmp);
-    let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL);
+    // Far from the median means over 10 % of it and over a few timer steps: samples near zero
+    // (the empty operation) come in whole steps, and one step is not an outlier.
+    let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL, OUTLIER_MIN_STEPS * timer.resolution_ns);
     row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);
     if failure.is_some() {
         row.flags.push(Flag::RoundFailed);
@@ -352,6 +356,9 @@ mod tests {
             fallback_reason: None,
             overhead_ns: 0.0,
             overhead_ticks: 0.0,
+            overhead_mean_ns: None,
+            overhead_mean_ticks: None,
+            read_cost_ns: None,
             resolution_ns: 1.0,
         }
     }

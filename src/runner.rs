@@ -6,7 +6,7 @@ use crate::analyse;
 use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::cli::SamplingArgs;
 use crate::model::{BuildInfo, Placement, RunFile, SCHEMA, write_result_file};
-use crate::sampler::SamplerConfig;
+use crate::sampler::{Method, SamplerConfig};
 use crate::{env, placement, registry, timer};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -131,6 +131,12 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     let visits: u64 = benches.iter().map(|b| if b.single_round() { 1 } else { cfg.rounds.max(1) as u64 }).sum();
     let progress = progress_bar(visits);
     let allowed = run.placement.allowed_cpus.clone();
+    // The seed method reports means: it subtracts the mean overhead of an empty timed region,
+    // not the median (the overhead is skewed), and every routine then subtracts the same.
+    let timer = match cfg.method {
+        Method::Seed => timer::Timer::with_overhead(timer, timer.overhead_mean_ticks()),
+        Method::Adaptive => timer,
+    };
     let mut ctx = Ctx::new(timer, &timer_info, single_cfg.clone(), chosen.cpu, scratch.path(), interrupt);
     ctx.allowed_cpus = allowed;
     ctx.cpu_pair = args.cpus;

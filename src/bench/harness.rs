@@ -66,6 +66,11 @@ impl Benchmark for Empty {
     fn about(&self) -> &'static str {
         "empty operation: the harness's own residual cost (should be ~0)"
     }
+    /// A self-test of the overhead subtraction, not a primitive whose level moves with the
+    /// machine: one round, the whole budget.
+    fn single_round(&self) -> bool {
+        true
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let spacing = Duration::from_secs_f64(ctx.cfg.budget_s.max(0.0) / PAIRS as f64);
         let r = residuals(&ctx.timer, spacing, || ctx.interrupted());
@@ -77,6 +82,7 @@ impl Benchmark for Empty {
             iterations_per_sample: 1,
             warmup_iterations: WARMUP_PAIRS as u64 * (1 + BATCH),
             stop: Some(r.stop),
+            ..Samples::default()
         };
         let mut m = Measured::new(samples, checks)
             .note(format!(

@@ -59,24 +59,30 @@ pub fn header(run: &RunFile) -> String {
             "bare metal or unknown".into()
         }
     );
+    let overhead_ns = match (run.config.method, t.overhead_mean_ns) {
+        (Method::Seed, Some(mean)) => mean,
+        _ => t.overhead_ns,
+    };
     let _ = writeln!(
         s,
-        "timer: {:?} at {:.1} MHz ({}); overhead {:.1} ns subtracted per sample; resolution {:.2} ns{}{}",
+        "timer: {:?} at {:.1} MHz ({}); overhead {:.1} ns ({}) subtracted per sample; resolution {:.2} ns{}{}",
         t.kind,
         t.freq_hz / 1e6,
         t.freq_source,
-        t.overhead_ns,
+        overhead_ns,
+        if run.config.method == Method::Seed { "mean" } else { "median" },
         t.resolution_ns,
         t.read_cost_ns.map(|r| format!(" (counter step; a read costs {r:.1} ns)")).unwrap_or_default(),
         t.fallback_reason.as_ref().map(|r| format!("; counter not used: {r}")).unwrap_or_default()
     );
     let _ = writeln!(
         s,
-        "pinned to CPU {} ({}); method {:?}, budget {} s per benchmark, CI target ±{} %{}",
+        "pinned to CPU {} ({}); method {:?}, budget {} s per benchmark in {} rounds, CI target ±{} %{}",
         run.placement.cpu,
         run.placement.chosen_by,
         run.config.method,
         run.config.budget_s,
+        run.config.rounds,
         run.config.ci_target_rel * 100.0,
         if run.partial { "; PARTIAL (interrupted)" } else { "" }
     );

@@ -91,13 +91,13 @@ pub fn classify_outliers(sorted: &[f64]) -> Outliers {
     }
 }
 
-/// Severe outliers (beyond the 3·IQR fences) that also lie more than `min_rel` × |median| away
-/// from the median, in an ascending `sorted` slice.
+/// Severe outliers (beyond the 3·IQR fences) that also lie more than `min_rel` × |median| and
+/// more than `min_abs` away from the median, in an ascending `sorted` slice.
 ///
 /// In a very tight distribution (an IQR of a fraction of a nanosecond) Tukey's fences sit so
 /// close to the median that ordinary jitter crosses them; this counts only the outliers that
 /// are far enough away to matter.
-pub fn material_outliers(sorted: &[f64], min_rel: f64) -> usize {
+pub fn material_outliers(sorted: &[f64], min_rel: f64, min_abs: f64) -> usize {
     if sorted.is_empty() {
         return 0;
     }
@@ -105,7 +105,7 @@ pub fn material_outliers(sorted: &[f64], min_rel: f64) -> usize {
     let q3 = percentile(sorted, 75.0);
     let iqr = q3 - q1;
     let med = percentile(sorted, 50.0);
-    let margin = min_rel * med.abs();
+    let margin = (min_rel * med.abs()).max(min_abs);
     let low = (q1 - SEVERE_FENCE_IQR * iqr).min(med - margin);
     let high = (q3 + SEVERE_FENCE_IQR * iqr).max(med + margin);
     sorted.partition_point(|&x| x < low) + (sorted.len() - sorted.partition_point(|&x| x <= high))
@@ -185,8 +185,14 @@ mod tests {
         v.extend([100.5, 100.6, 150.0, 20.0]);
         v.sort_by(f64::total_cmp);
         assert_eq!(classify_outliers(&v).severe(), 4);
-        assert_eq!(material_outliers(&v, 0.10), 2);
-        assert_eq!(material_outliers(&v, 0.0), 4);
-        assert_eq!(material_outliers(&[], 0.1), 0);
+        assert_eq!(material_outliers(&v, 0.10, 0.0), 2);
+        assert_eq!(material_outliers(&v, 0.0, 0.0), 4);
+        assert_eq!(material_outliers(&[], 0.1, 0.0), 0);
+        // An absolute floor (a few timer steps) keeps one step from counting near zero.
+        let mut z: Vec<f64> = (0..100).map(|i| if i % 10 == 0 { 0.87 } else { 0.0 }).collect();
+        z.sort_by(f64::total_cmp);
+        assert_eq!(material_outliers(&z, 0.10, 0.0), 10);
+        assert_eq!(material_outliers(&z, 0.10, 4.0 * 0.87), 0);
+        assert_eq!(material_outliers(&v, 0.10, 60.0), 1, "only 20 lies over 60 away");
     }
 }
