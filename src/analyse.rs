@@ -208,13 +208,13 @@ fn tail(single_op_ns: &[f64], resolution_ns: f64) -> Option<Tail> {
     })
 }
 
-/// Relative difference between the costs per operation at n and at 8n under which batches
+/// Relative difference between the costs per operation at m and at 8m under which batches
 /// are taken to agree: smaller differences do not change any conclusion drawn from a row.
 pub const BATCH_MIN_REL: f64 = 0.01;
 
-/// A note when batches of n and 8n operations disagree: with at least
+/// A note when batches of m and 8m operations (8m ≈ n, the samples' batch) disagree: with at least
 /// [`crate::sampler::BATCH_CHECKS`] pairs, the 95 % order-statistic interval of the median
-/// difference (mean of the batches of n minus the batch of 8n; up to eight pairs it is the whole
+/// difference (mean of the batches of m minus the batch of 8m; up to eight pairs it is the whole
 /// range, i.e. every pair agrees in sign) excludes 0, and the median difference is over
 /// [`BATCH_MIN_REL`] of the row's median.
 pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
@@ -228,7 +228,7 @@ pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
     let material = md.abs() > BATCH_MIN_REL * median_ns.abs();
     ((lo > 0.0 || hi < 0.0) && material).then(|| {
         format!(
-            "batch-size check: batches of 8n operations cost {:+.1} ns per operation against batches of n around them (median of {} pairs; 95 % CI {:+.1} to {:+.1} ns)",
+            "batch-size check: batches of 8m operations cost {:+.1} ns per operation against batches of m around them (8m ≈ n) (median of {} pairs; 95 % CI {:+.1} to {:+.1} ns)",
             -md,
             pairs.len(),
             -hi,

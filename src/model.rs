@@ -108,7 +108,7 @@ pub enum Flag {
     ManyOutliers,
     /// A point of a sweep lies far from the fitted model, beyond its own CI and by over 10 %.
     PoorFit,
-    /// The per-operation estimate differs between batches of n and 8n operations.
+    /// The per-operation estimate differs between batches of m and 8m operations (8m ≈ n).
     BatchDependent,
     /// A round failed; the row holds the rounds measured before it.
     RoundFailed,
@@ -143,7 +143,7 @@ impl Flag {
                 "the cost per byte changes with the size (two segments fit better than one line): the note gives both slopes and where they meet"
             }
             Flag::BatchDependent => {
-                "batches of n and 8n operations give different costs per operation: the timer overhead or the batching itself distorts the figure"
+                "batches of m and 8m operations (8m about the samples' batch) give different costs per operation: the timer overhead or the batching itself distorts the figure"
             }
             Flag::RoundFailed => "a round failed (see notes): the figure comes from the rounds before it",
         }
@@ -395,7 +395,7 @@ pub struct Row {
     /// How many of `samples_ns` each round took, in order.
     #[serde(default)]
     pub samples_per_round: Vec<usize>,
-    /// The batch-size check: pairs `[ns per op at 8n, at n]`, taken back to back.
+    /// The batch-size check: pairs `[ns per op in a batch of 8m, mean of the batches of m around it]`, 8m ≈ the samples' batch.
     #[serde(default)]
     pub batch_check_ns: Vec<[f64; 2]>,
     /// Single-operation samples (`--tail`), ns, in time order.

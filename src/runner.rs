@@ -143,6 +143,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     ctx.sizes = args.sizes();
     ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
     let mut slots: Vec<Slot> = Vec::new();
+    let mut last_save = std::time::Instant::now();
     'rounds: for round in 0..cfg.rounds.max(1) {
         let round_cfg = cfg.for_round(round);
         for bench in &benches {
@@ -187,10 +188,14 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                     slot.steal_jiffies += a.saturating_sub(b);
                 }
                 slot.record(outcome);
-                run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, INTERIM_RESAMPLES);
-                if let Some(path) = &out {
+                if let Some(path) = out.as_ref().filter(|_| last_save.elapsed() >= SAVE_EVERY) {
+                    for slot in slots.iter_mut().filter(|s| s.dirty) {
+                        run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, INTERIM_RESAMPLES);
+                        slot.dirty = false;
+                    }
                     write_result_file(path, &run)
                         .with_context(|| format!("cannot write results to {}", path.display()))?;
+                    last_save = std::time::Instant::now();
                 }
             }
             progress.inc(1);
@@ -213,6 +218,10 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     Ok(Finished { run, saved_to: out, interrupted })
 }
 
+/// The result file is rewritten at most this often while the run goes on (each write is the
+/// whole file, synced), and always at the end — also after Ctrl-C.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Bootstrap replicates of the rows saved while the run goes on (the final rows use
 /// `stats::DEFAULT_RESAMPLES`): enough for a partial file, cheap enough to redo each round.
 const INTERIM_RESAMPLES: usize = 200;
@@ -231,11 +240,13 @@ struct Slot {
     row: usize,
     /// No more rounds: it was skipped or a round failed.
     done: bool,
+    /// Measured since its row was last analysed.
+    dirty: bool,
 }
 
 impl Slot {
     fn new(bench: &'static dyn Benchmark, params: Params, row: usize) -> Slot {
-        Slot { bench, params, outcomes: Vec::new(), batch: None, steal_jiffies: 0, row, done: false }
+        Slot { bench, params, outcomes: Vec::new(), batch: None, steal_jiffies: 0, row, done: false, dirty: false }
     }
 
     fn record(&mut self, outcome: Result<Measured, NotMeasured>) {
@@ -247,6 +258,7 @@ impl Slot {
             Err(_) => self.done = true,
         }
         self.outcomes.push(outcome);
+        self.dirty = true;
     }
 
     fn analyse(

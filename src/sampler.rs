@@ -17,9 +17,10 @@
 //!    one operation's cost; the batch `n` makes one sample last at least 1,000 × the timer's
 //!    resolution (and overhead) and 1/2,000 of the budget. Later rounds keep the first round's
 //!    `n` ([`SamplerConfig::batch`]), so every round's samples mean the same.
-//! 2. **Batch-size check** (see [`BATCH_CHECKS`]): one batch of `8n` operations between four batches of `n` before
-//!    and four after ([`Samples::batch_check`]: the long batch's cost per operation beside the
-//!    short ones' mean, which span the same time and so meet the same disturbances). The
+//! 2. **Batch-size check** (see [`BATCH_CHECKS`]): one batch of `8m` operations between four
+//!    batches of `m` before and four after, `m = max(1, n/8)` so that `8m` is about the batch
+//!    `n` the samples use ([`Samples::batch_check`]: the long batch's cost per operation beside
+//!    the short ones' mean, which span the same time and so meet the same disturbances). The
 //!    analysis compares the two over the rounds: they differ when the subtracted overhead is
 //!    wrong or the operation's cost depends on how many run back to back.
 //! 3. With `--tail`, [`SamplerConfig::tail_samples`] single-operation samples (`n = 1`) for
@@ -195,8 +196,8 @@ pub struct Samples {
     pub warmup_iterations: u64,
     /// Why sampling stopped (`None` if it never started).
     pub stop: Option<StopReason>,
-    /// Batch-size check: per-operation estimates `[one batch of 8n, mean of eight batches of n
-    /// around it]`.
+    /// Batch-size check: per-operation estimates `[one batch of 8m, mean of eight batches of m
+    /// around it]`, `m = max(1, n/8)`.
     pub batch_check: Vec<[f64; 2]>,
     /// Single-operation samples (`--tail`), ns, in time order.
     pub single_op_ns: Vec<f64>,
@@ -285,10 +286,13 @@ fn adaptive_phases(
     let budget = Duration::from_secs_f64(cfg.budget_s);
     let began = Instant::now();
 
-    let long = n.saturating_mul(BATCH_CHECK_FACTOR);
-    // Batch-size check: four batches of n, one of 8n, four of n. The long batch and the eight
-    // short ones span the same time, so a disturbance (an interrupt, a preemption) is as
-    // likely to land in either and adds the same time per operation to both.
+    // Batch-size check: four batches of m, one of 8m, four of m, where 8m is about n (the
+    // batch the samples use), so the check tests the reported estimate itself and costs about
+    // two samples. The long batch and the eight short ones span the same time, so a
+    // disturbance (an interrupt, a preemption) is as likely to land in either and adds the
+    // same time per operation to both.
+    let short = (n / BATCH_CHECK_FACTOR).max(1);
+    let long = short.saturating_mul(BATCH_CHECK_FACTOR);
     for _ in 0..cfg.batch_checks() {
         let mut short_ns = 0.0;
         for k in 0..2 * BATCH_CHECK_SIDE {
@@ -296,7 +300,7 @@ fn adaptive_phases(
                 let t = call(interrupt, routine, long)?;
                 out.batch_check.push([to_ns(t, long), f64::NAN]);
             }
-            short_ns += to_ns(call(interrupt, routine, n)?, n);
+            short_ns += to_ns(call(interrupt, routine, short)?, short);
         }
         if let Some(pair) = out.batch_check.last_mut() {
             pair[1] = short_ns / (2 * BATCH_CHECK_SIDE) as f64;
@@ -505,10 +509,11 @@ mod tests {
         assert_eq!(cfg.batch_checks(), 2, "six over three rounds");
         assert!(s.batch_check.iter().all(|p| p[0] == 40.0 && p[1] == 40.0), "{:?}", s.batch_check);
         assert_eq!(s.single_op_ns.len(), 50);
-        // After warm-up: n ×4, 8n, n ×4, then 50 single operations, then only samples of n.
+        // After warm-up: m ×4, 8m, m ×4 (8m ≈ n), then 50 single operations, then samples of n.
         let check = cfg.batch_checks() * (2 * BATCH_CHECK_SIDE + 1);
         let after = &calls[calls.len() - s.per_op_ns.len() - 50 - check..];
-        assert_eq!(&after[..check / 2], &[n, n, n, n, 8 * n, n, n, n, n]);
+        let m = (n / 8).max(1);
+        assert_eq!(&after[..check / 2], &[m, m, m, m, 8 * m, m, m, m, m]);
         assert!(after[check..check + 50].iter().all(|&k| k == 1));
         assert!(after[check + 50..].iter().all(|&k| k == n));
     }
