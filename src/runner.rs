@@ -177,6 +177,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                 }
                 ctx.cfg = SamplerConfig {
                     batch: slot.batch,
+                    spread_between_rounds_rel: slot.spread_between_rounds_rel(),
                     ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
                 };
                 let steal_before = placement::steal_jiffies(chosen.cpu);
@@ -259,6 +260,27 @@ impl Slot {
         }
         self.outcomes.push(outcome);
         self.dirty = true;
+    }
+
+    /// The standard deviation of the measured rounds' medians relative to their mean; 0 with
+    /// fewer than two rounds.
+    fn spread_between_rounds_rel(&self) -> f64 {
+        let medians: Vec<f64> = self
+            .outcomes
+            .iter()
+            .filter_map(|o| o.as_ref().ok())
+            .filter(|m| !m.samples.per_op_ns.is_empty())
+            .map(|m| {
+                let mut v = m.samples.per_op_ns.clone();
+                crate::stats::median_in_place(&mut v)
+            })
+            .collect();
+        if medians.len() < 2 {
+            return 0.0;
+        }
+        let mean = crate::stats::summary::mean(&medians);
+        let sd = crate::stats::summary::sample_stddev(&medians, mean);
+        if mean.abs() > 0.0 && sd.is_finite() { sd / mean.abs() } else { 0.0 }
     }
 
     fn analyse(

@@ -28,9 +28,13 @@
 //! 4. Samples of `n` operations until the round's own interval — the circular block bootstrap
 //!    of `stats::structured` on the samples after their start-up transient (MSER-5), the
 //!    within-round part of the interval the run reports — has a relative half-width within
-//!    the round's target ([`SamplerConfig::for_round`]); but not before 15 % of the
+//!    the round's target ([`SamplerConfig::for_round`]), or within the spread already seen
+//!    between earlier rounds' medians ([`SamplerConfig::spread_between_rounds_rel`]), which
+//!    more samples in this round cannot narrow; but not before 15 % of the
 //!    round's budget has passed, and never beyond the budget or [`SamplerConfig::max_samples`];
-//!    never fewer than [`SamplerConfig::min_samples`].
+//!    never fewer than [`SamplerConfig::min_samples`]. A round also stops when the target is
+//!    out of reach: its interval, projected to the whole budget (as 1/√samples), would still
+//!    be over twice the target ([`StopReason::OutOfReach`]); the row then says `ci-wide`.
 //!
 //! Steps 2 and 3 come before the samples on purpose: benchmarks that record per-sample stages
 //! keep the stages of the last routine calls, which are then exactly the samples.
@@ -103,6 +107,12 @@ pub struct SamplerConfig {
     /// Operations per sample decided by an earlier round; `None`: decide in this one.
     #[serde(skip)]
     pub batch: Option<u64>,
+    /// How far apart the earlier rounds' medians lie (their standard deviation relative to
+    /// their mean; 0 before two rounds): a round whose own interval is already narrower than
+    /// that stops, since more samples in it cannot narrow an interval that the differences
+    /// between rounds make wide.
+    #[serde(skip)]
+    pub spread_between_rounds_rel: f64,
 }
 
 fn default_rounds() -> usize {
@@ -129,6 +139,7 @@ impl SamplerConfig {
             tail_samples: 0,
             seed_runs: SEED_RUNS,
             batch: None,
+            spread_between_rounds_rel: 0.0,
         }
     }
 
@@ -175,6 +186,9 @@ pub enum StopReason {
     TargetMet,
     /// The time budget ran out first.
     BudgetSpent,
+    /// The target was out of reach: even the whole budget would have left the interval over
+    /// twice as wide as the target.
+    OutOfReach,
     /// The sample cap was reached.
     SampleCap,
     /// The seed method's fixed count was reached.
@@ -330,8 +344,17 @@ fn adaptive_phases(
             return Ok(());
         }
         if len >= next_check && began.elapsed() >= min_time {
-            if round_target_met(&out.per_op_ns, cfg.ci_target_rel) {
+            let target = cfg.ci_target_rel.max(cfg.spread_between_rounds_rel);
+            let half_width = round_half_width_rel(&out.per_op_ns);
+            if half_width <= target {
                 out.stop = Some(StopReason::TargetMet);
+                return Ok(());
+            }
+            // Futility: an interval narrows about as 1/√(samples); if even the whole budget
+            // would leave it over twice the target, more samples in this round are wasted.
+            let spent = began.elapsed().as_secs_f64() / budget.as_secs_f64().max(1e-9);
+            if half_width * spent.min(1.0).sqrt() > OUT_OF_REACH * target {
+                out.stop = Some(StopReason::OutOfReach);
                 return Ok(());
             }
             // Check again after half as many samples again: the bootstrap stays a small share.
@@ -393,13 +416,18 @@ fn warm_up(
     Ok(((min_sample_ns / per_op_ns.max(1e-3)).ceil() as u64).max(1))
 }
 
-/// Whether the round's samples (after their start-up transient) give a median whose
-/// circular-block-bootstrap interval is within `target` of it.
-fn round_target_met(samples: &[f64], target: f64) -> bool {
+/// The relative half-width of the round's median interval: the circular block bootstrap of
+/// `stats::structured` on the samples after their start-up transient. Infinite when the
+/// median is 0.
+fn round_half_width_rel(samples: &[f64]) -> f64 {
     let steady = &samples[stats::structured::mser5(samples)..];
     let (med, [lo, hi], _) = stats::structured::round_median_ci(steady, STOP_RESAMPLES, STOP_SEED);
-    med.abs() > 0.0 && (hi - lo) / 2.0 / med.abs() <= target
+    if med.abs() > 0.0 { (hi - lo) / 2.0 / med.abs() } else { f64::INFINITY }
 }
+
+/// A round stops as out of reach when, projected to its whole budget, its interval would still
+/// be over this many times the target.
+const OUT_OF_REACH: f64 = 2.0;
 
 /// Bootstrap replicates of the stopping rule's interval (a decision, not a published figure).
 const STOP_RESAMPLES: usize = 200;
