@@ -69,7 +69,7 @@ pub fn rounds_row(
     // other kept): no further start-up cut.
     let no_cut = vec![0; slices.len()];
     let drops = (cfg.method == crate::sampler::Method::Seed).then_some(no_cut.as_slice());
-    let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED) {
+    let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
         Ok(s) => s,
         Err(e) => {
             row.status = Status::Failed;
@@ -83,7 +83,7 @@ pub fn rounds_row(
     };
     let drops: Vec<usize> =
         summary.structure.as_ref().map(|s| s.rounds.iter().map(|r| r.dropped).collect()).unwrap_or_default();
-    row.breakdown = stages(&ok, &slices, &drops, resamples);
+    row.breakdown = stages(&ok, &slices, &drops, resamples, timer.resolution_ns);
     if !row.in_bytes() {
         row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
     }
@@ -171,7 +171,7 @@ fn merge_checks(ok: &[&Measured]) -> Vec<Check> {
 /// Each stage of a breakdown, summarised over the rounds like the total; a stage whose rounds
 /// match the total's samples one to one drops the same start-up samples, so the parts still
 /// describe the same operations.
-fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize) -> Option<Vec<Stage>> {
+fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize, step: f64) -> Option<Vec<Stage>> {
     let names: Vec<&String> = ok[0].breakdown.iter().map(|(n, _)| n).collect();
     if names.is_empty() {
         return None;
@@ -184,7 +184,7 @@ fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize
             .collect();
         let aligned = per_round.iter().zip(totals).all(|(s, t)| s.len() == t.len());
         let drops = aligned.then_some(drops);
-        if let Ok(summary) = stats::summarize_rounds(&per_round, drops, resamples, BOOTSTRAP_SEED) {
+        if let Ok(summary) = stats::summarize_rounds(&per_round, drops, resamples, BOOTSTRAP_SEED, step) {
             out.push(Stage { name: name.clone(), summary });
         }
     }

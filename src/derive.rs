@@ -461,7 +461,7 @@ fn scaled_summary(src: &Row, scaled: &[f64]) -> Result<stats::Summary, stats::St
         at += r.n;
     }
     let drops: Vec<usize> = structure.rounds.iter().map(|r| r.dropped).collect();
-    stats::summarize_rounds(&rounds, Some(&drops), stats::DEFAULT_RESAMPLES, BOOTSTRAP_SEED)
+    stats::summarize_rounds(&rounds, Some(&drops), stats::DEFAULT_RESAMPLES, BOOTSTRAP_SEED, 0.0)
 }
 
 #[cfg(test)]

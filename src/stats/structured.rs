@@ -250,8 +250,9 @@ const LEVEL_MIN_SEPARATION: f64 = 4.0;
 /// Two well-separated levels in `sorted` (ascending), if the samples fall into two: the split
 /// that minimises the within-group sum of squares (1-D two-means, exact), kept when each group
 /// holds at least 5 % of the samples, the medians lie over four robust standard deviations
-/// (1.4826 × MAD) of the wider group apart, and over `min_rel` of the lower median apart.
-pub fn two_levels(sorted: &[f64], min_rel: f64) -> Option<[Level; 2]> {
+/// (1.4826 × MAD) of the wider group apart, over `min_rel` of the lower median apart, and over
+/// `min_abs`.
+pub fn two_levels(sorted: &[f64], min_rel: f64, min_abs: f64) -> Option<[Level; 2]> {
     let n = sorted.len();
     if n < 20 {
         return None;
@@ -279,7 +280,7 @@ pub fn two_levels(sorted: &[f64], min_rel: f64) -> Option<[Level; 2]> {
     let (m_lo, m_hi) = (med(lo), med(hi));
     let spread = mad(lo, m_lo).max(mad(hi, m_hi));
     let gap = m_hi - m_lo;
-    let separated = gap > LEVEL_MIN_SEPARATION * spread && gap > min_rel * m_lo.abs();
+    let separated = gap > LEVEL_MIN_SEPARATION * spread && gap > min_rel * m_lo.abs() && gap > min_abs;
     separated.then(|| {
         [
             Level { median_ns: m_lo, share: lo.len() as f64 / n as f64 },
@@ -461,16 +462,20 @@ mod tests {
         let mut v: Vec<f64> =
             (0..600).map(|i| if i % 5 < 3 { 190.0 } else { 250.0 } + 3.0 * normal(&mut rng)).collect();
         v.sort_by(f64::total_cmp);
-        let l = two_levels(&v, 0.02).expect("two levels");
+        let l = two_levels(&v, 0.02, 0.0).expect("two levels");
         assert!((l[0].median_ns - 190.0).abs() < 2.0 && (l[1].median_ns - 250.0).abs() < 2.0, "{l:?}");
         assert!((l[0].share - 0.6).abs() < 0.02, "{l:?}");
         let mut one: Vec<f64> = (0..600).map(|_| 190.0 + 3.0 * normal(&mut rng)).collect();
         one.sort_by(f64::total_cmp);
-        assert_eq!(two_levels(&one, 0.02), None);
+        assert_eq!(two_levels(&one, 0.02, 0.0), None);
         // A long right tail is not a second level.
         let mut tail: Vec<f64> = (0..600).map(|_| 100.0 * (0.3 * normal(&mut rng)).exp()).collect();
         tail.sort_by(f64::total_cmp);
-        assert_eq!(two_levels(&tail, 0.02), None);
+        assert_eq!(two_levels(&tail, 0.02, 0.0), None);
+        // Quantised samples one clock step apart are not two levels once the step is known.
+        let steps: Vec<f64> = (0..100).map(|i| if i < 70 { 0.0 } else { 0.87 }).collect();
+        assert!(two_levels(&steps, 0.02, 0.0).is_some());
+        assert_eq!(two_levels(&steps, 0.02, 4.0 * 0.87), None);
     }
 
     #[test]

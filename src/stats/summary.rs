@@ -139,7 +139,9 @@ pub fn summarize(samples: &[f64], seed: u64) -> Result<Summary, StatsError> {
 /// counts given in `drops`, e.g. those of the total when summarising a stage of a
 /// breakdown), the point statistics describe the pooled steady-state samples, and the median
 /// and mean CIs come from a hierarchical bootstrap (rounds, then circular blocks within each)
-/// with `resamples` replicates. [`Summary::structure`] records how: per-round medians with
+/// with `resamples` replicates. `step` is the smallest difference the clock can show (its
+/// resolution): two levels closer than [`LEVEL_MIN_STEPS`] steps are not told apart.
+/// [`Summary::structure`] records how: per-round medians with
 /// their own intervals, what was dropped, whether the rounds disagree beyond their
 /// uncertainty (`unstable`), and two levels when the samples fall into two.
 ///
@@ -151,6 +153,7 @@ pub fn summarize_rounds(
     drops: Option<&[usize]>,
     resamples: usize,
     seed: u64,
+    step: f64,
 ) -> Result<Summary, StatsError> {
     let drops: Vec<usize> = match drops {
         Some(d) => rounds.iter().enumerate().map(|(i, r)| d.get(i).copied().unwrap_or(0).min(r.len())).collect(),
@@ -197,7 +200,9 @@ pub fn summarize_rounds(
         dropped: drops.iter().sum(),
         heterogeneity_p,
         unstable,
-        levels: structured::two_levels(&sorted, DRIFT_MIN_REL).map(|l| l.to_vec()).unwrap_or_default(),
+        levels: structured::two_levels(&sorted, DRIFT_MIN_REL, LEVEL_MIN_STEPS * step)
+            .map(|l| l.to_vec())
+            .unwrap_or_default(),
     };
     Ok(describe(&pooled, &sorted, median_ci, mean_ci, Some(structure)))
 }
@@ -235,6 +240,10 @@ fn describe(
         structure,
     }
 }
+
+/// Two levels must lie at least this many clock steps apart (quantised samples near zero
+/// otherwise look like levels one step apart).
+pub const LEVEL_MIN_STEPS: f64 = 4.0;
 
 /// Replicates of each round's own median interval (used to judge whether rounds disagree).
 const ROUND_RESAMPLES: usize = 400;
