@@ -342,25 +342,10 @@ pub fn flags(
 mod tests {
     use super::*;
     use crate::sampler::Samples;
-    use crate::timer::{TimerInfo, TimerKind};
+    use crate::timer::TimerInfo;
 
     fn timer() -> TimerInfo {
-        TimerInfo {
-            kind: TimerKind::MonotonicRaw,
-            freq_hz: 1e9,
-            freq_source: "test".into(),
-            calibrated_hz: None,
-            stated_hz: None,
-            invariant: None,
-            invariant_source: "test".into(),
-            fallback_reason: None,
-            overhead_ns: 0.0,
-            overhead_ticks: 0.0,
-            overhead_mean_ns: None,
-            overhead_mean_ticks: None,
-            read_cost_ns: None,
-            resolution_ns: 1.0,
-        }
+        TimerInfo::for_tests()
     }
 
     fn round(level: f64, checks_ok: bool, batch: [f64; 2]) -> Result<Measured, NotMeasured> {

@@ -491,22 +491,7 @@ mod tests {
             Samples { per_op_ns: samples, iterations_per_sample: 1, ..Samples::default() },
             vec![Check::new("ok", "ok", "ok", true)],
         );
-        let timer = TimerInfo {
-            kind: crate::timer::TimerKind::MonotonicRaw,
-            freq_hz: 1e9,
-            freq_source: "test".into(),
-            calibrated_hz: None,
-            stated_hz: None,
-            invariant: None,
-            invariant_source: "test".into(),
-            fallback_reason: None,
-            overhead_ns: 0.0,
-            overhead_ticks: 0.0,
-            overhead_mean_ns: Some(0.0),
-            overhead_mean_ticks: Some(0.0),
-            resolution_ns: 1.0,
-            read_cost_ns: Some(1.0),
-        };
+        let timer = TimerInfo::for_tests();
         analyse::row(&Fake(id), params, Ok(m), &SamplerConfig::standard(), &timer)
     }
 

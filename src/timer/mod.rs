@@ -298,6 +298,28 @@ pub struct TimerInfo {
 }
 
 impl TimerInfo {
+    /// A nanosecond clock with no overhead and a 1 ns step, for tests of what comes after
+    /// measuring.
+    #[cfg(test)]
+    pub fn for_tests() -> TimerInfo {
+        TimerInfo {
+            kind: TimerKind::MonotonicRaw,
+            freq_hz: 1e9,
+            freq_source: "test".into(),
+            calibrated_hz: None,
+            stated_hz: None,
+            invariant: None,
+            invariant_source: "test".into(),
+            fallback_reason: None,
+            overhead_ns: 0.0,
+            overhead_ticks: 0.0,
+            overhead_mean_ns: Some(0.0),
+            overhead_mean_ticks: Some(0.0),
+            resolution_ns: 1.0,
+            read_cost_ns: Some(1.0),
+        }
+    }
+
     /// Frequency of the cycle counter in Hz when there is one (for "cycles at TSC frequency").
     pub fn counter_hz(&self) -> Option<f64> {
         match self.kind {
