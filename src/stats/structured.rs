@@ -406,6 +406,41 @@ mod tests {
     }
 
     #[test]
+    fn rounds_of_one_level_are_rarely_called_heterogeneous() {
+        // Five rounds of the same AR(1) process (φ = 0.5 and 0.8): Cochran's Q with the rounds'
+        // block-bootstrap standard errors must not find differences that are not there.
+        for phi in [0.5, 0.8] {
+            let mut rng = Rng::new(77);
+            let reps = 200;
+            let (mut below_1pct, mut below_flag) = (0, 0);
+            for rep in 0..reps {
+                let data: Vec<Vec<f64>> = (0..5).map(|_| ar1(&mut rng, 300, phi, 100.0, 5.0)).collect();
+                let (m, se): (Vec<f64>, Vec<f64>) = data
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let (med, ci, _) = round_median_ci(r, 300, round_seed(rep, i));
+                        (med, (ci[1] - ci[0]) / (2.0 * 1.96))
+                    })
+                    .unzip();
+                let p = heterogeneity(&m, &se);
+                below_1pct += usize::from(p < 0.01);
+                below_flag += usize::from(p < crate::stats::summary::UNSTABLE_P);
+            }
+            let (rate, flag_rate) = (below_1pct as f64 / reps as f64, below_flag as f64 / reps as f64);
+            eprintln!(
+                "φ = {phi}: p < 0.01 in {:.1} %, p < 0.001 in {:.1} % of replicates",
+                100.0 * rate,
+                100.0 * flag_rate
+            );
+            // The rounds' bootstrap standard errors run a little small on short dependent
+            // series, so the test is somewhat liberal; at the flag's level it stays rare.
+            assert!(rate <= 0.10, "φ = {phi}: {rate}");
+            assert!(flag_rate <= 0.03, "φ = {phi}: {flag_rate}");
+        }
+    }
+
+    #[test]
     fn mser_cuts_a_start_up_transient_and_nothing_from_a_flat_series() {
         let mut rng = Rng::new(5);
         let mut x = ar1(&mut rng, 1000, 0.3, 100.0, 1.0);
