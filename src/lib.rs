@@ -13,6 +13,7 @@ pub mod derive;
 pub mod env;
 pub mod interrupt;
 pub mod model;
+pub mod output;
 pub mod placement;
 pub mod registry;
 pub mod report;
@@ -51,7 +52,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
             saved_note(&done);
             emit(&report::seeds::render(&done.run))?;
-            Ok(exit_status(&done))
+            Ok(exit_status(&done, &interrupt))
         }
     }
 }
@@ -77,7 +78,7 @@ fn run_and_report(args: &RunArgs, with_seeds: bool) -> Result<ExitCode> {
         emit(&report::seeds::render(&done.run))?;
     }
     saved_note(&done);
-    Ok(exit_status(&done))
+    Ok(exit_status(&done, &interrupt))
 }
 
 fn saved_note(done: &runner::Finished) {
@@ -87,8 +88,8 @@ fn saved_note(done: &runner::Finished) {
     }
 }
 
-fn exit_status(done: &runner::Finished) -> ExitCode {
-    if done.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS }
+fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt) -> ExitCode {
+    if done.interrupted { ExitCode::from(interrupt.exit_code()) } else { ExitCode::SUCCESS }
 }
 
 fn list(pattern: Option<&str>) -> Result<ExitCode> {

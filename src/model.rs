@@ -474,8 +474,16 @@ pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
 }
 
 /// Writes `run` to `path` atomically: a temporary file in the same directory, then a rename.
+///
+/// The rename replaces only a regular file (or nothing): should the name have come to point at
+/// anything else since the run checked it, the write fails instead.
 pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.file_type().is_file()
+    {
+        return Err(std::io::Error::other("it is no longer a regular file; osprim replaces only regular files"));
+    }
+    let dir = crate::output::parent(path);
     let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
     serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
     tmp.as_file().sync_data()?;

@@ -102,6 +102,10 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String
         DERIVED.iter().filter(|d| matches_whole(p, d.id)).flat_map(|d| d.sources()).collect()
     };
     for p in patterns {
+        // An empty pattern, or dots alone, would match every id as a substring: it names nothing.
+        if p.trim().chars().all(|c| c == '.' || c == '*') && !p.contains('*') {
+            return Err(p.clone());
+        }
         let derived_ok = sources(p).iter().any(|id| find(id).is_some());
         if !derived_ok && !ALL.iter().any(|b| matches(p, b.id())) {
             return Err(p.clone());
@@ -192,6 +196,9 @@ mod tests {
         assert!(!matches("*.getpid", "syscall.getppid"));
         assert!(!matches("fault", "syscall.null"));
         assert_eq!(select(&["nomatch".into()]).err(), Some("nomatch".into()));
+        for nothing in ["", " ", ".", ".."] {
+            assert_eq!(select(&[nothing.into()]).err(), Some(nothing.to_string()), "'{nothing}' names nothing");
+        }
         assert_eq!(select(&[]).map(|v| v.len()).ok(), Some(all().len()));
         let space = select(&["space".into()]).unwrap();
         assert!(space.iter().all(|b| b.id().starts_with("space.")), "space is a family, not ctx.address_space");

@@ -7,7 +7,7 @@ use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::cli::SamplingArgs;
 use crate::model::{BuildInfo, Placement, RunFile, SCHEMA, write_result_file};
 use crate::sampler::{Method, SamplerConfig};
-use crate::{env, placement, registry, timer};
+use crate::{env, output, placement, registry, timer};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -58,31 +58,25 @@ pub fn sampler_config(args: &SamplingArgs) -> SamplerConfig {
 /// take at most a quarter of each round).
 pub const TAIL_SAMPLES: usize = 10_000;
 
-/// Where results go: `--output`, nothing with `--no-save`, else `osprim-results/<UTC>.json`.
-fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Option<PathBuf> {
+/// Where results go, checked before anything is measured: `--output` (which must be absent
+/// or a regular file it can write), nothing with `--no-save`, else a new, unique file in
+/// `osprim-results/` ([`output`]).
+fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Result<Option<PathBuf>> {
     if args.no_save {
-        return None;
+        return Ok(None);
     }
-    Some(args.output.clone().unwrap_or_else(|| {
-        let stamp = humantime::format_rfc3339_seconds(started).to_string().replace(':', "-");
-        Path::new("osprim-results").join(format!("{stamp}.json"))
-    }))
-}
-
-/// Fails now, before anything is measured, if `path` cannot be written.
-fn check_writable(path: &Path, default_dir: bool) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if default_dir {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    match &args.output {
+        Some(p) => {
+            output::check_target(p)?;
+            Ok(Some(p.clone()))
+        }
+        None => {
+            let dir = Path::new("osprim-results");
+            output::reserve_default(dir, started)
+                .map(Some)
+                .with_context(|| format!("cannot create a result file in {}", dir.display()))
+        }
     }
-    if path.is_dir() {
-        anyhow::bail!("cannot write results to {}: it is a directory", path.display());
-    }
-    tempfile::Builder::new()
-        .prefix(".osprim-")
-        .tempfile_in(dir)
-        .map(drop)
-        .with_context(|| format!("cannot write results to {}", path.display()))
 }
 
 /// Runs the benchmarks matching `patterns`.
@@ -93,14 +87,15 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     })?;
     let cfg = sampler_config(args);
     let started = std::time::SystemTime::now();
-    let out = output_path(args, started);
-    if let Some(path) = &out {
-        check_writable(path, args.output.is_none())?;
-    }
+    let usage = |e: placement::PlacementError| match e {
+        placement::PlacementError::NotAllowed { .. } => anyhow::Error::new(UsageError(e.to_string())),
+        other => anyhow::Error::new(other),
+    };
     if let Some(pair) = args.cpus {
-        placement::check_pair(pair)?;
+        placement::check_pair(pair).map_err(usage)?;
     }
-    let chosen = placement::choose(args.cpu)?;
+    let chosen = placement::choose(args.cpu).map_err(usage)?;
+    let out = output_path(args, started)?;
     placement::pin(chosen.cpu)?;
 
     let machine = env::capture();
@@ -127,6 +122,10 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         results: Vec::new(),
     };
 
+    // The file exists from the start (a reserved default name holds nothing yet).
+    if let Some(path) = &out {
+        write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
+    }
     let single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
     let visits: u64 = benches.iter().map(|b| if b.single_round() { 1 } else { cfg.rounds.max(1) as u64 }).sum();
     let progress = progress_bar(visits);

@@ -61,7 +61,7 @@ fn bad_flag_values_are_one_line_exit_2() {
 #[test]
 fn cpu_outside_allowed_set_is_refused() {
     let out = osprim().args(["run", "harness", "--cpu", "100000", "--no-save"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a bad flag value is a usage error");
     assert!(one_error_line(&out.stderr).contains("CPU 100000 is not in this process's allowed CPU set"));
 }
 
@@ -238,8 +238,9 @@ fn tmp_entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
 }
 
-#[test]
-fn sigint_keeps_partial_results_and_cleans_up() {
+/// Starts a run, waits until its result file holds a row, sends `signal`, and checks the exit
+/// status, the partial result and that nothing temporary is left.
+fn signal_keeps_partial_results_and_cleans_up(signal: nix::sys::signal::Signal, status: i32) {
     let work = tempfile::tempdir().unwrap();
     let private_tmp = tempfile::tempdir().unwrap();
     let result = work.path().join("partial.json");
@@ -252,15 +253,21 @@ fn sigint_keeps_partial_results_and_cleans_up() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until at least one benchmark has been saved, then interrupt.
+    // Wait until the saved file holds at least one row, then interrupt.
+    let has_rows = || {
+        std::fs::read(&result)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["results"].as_array().is_some_and(|r| !r.is_empty()))
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !result.exists() && std::time::Instant::now() < deadline {
+    while !has_rows() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(result.exists(), "a result is saved after the first benchmark");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    assert!(has_rows(), "rows are saved while the run goes on");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(status), "{signal}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
@@ -274,4 +281,77 @@ fn sigint_keeps_partial_results_and_cleans_up() {
         "scratch directory removed: {:?}",
         tmp_entries(private_tmp.path())
     );
+}
+
+#[test]
+fn sigint_keeps_partial_results_and_cleans_up() {
+    signal_keeps_partial_results_and_cleans_up(nix::sys::signal::Signal::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_sighup_and_sigquit_end_a_run_like_ctrl_c() {
+    use nix::sys::signal::Signal;
+    for (signal, status) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129), (Signal::SIGQUIT, 131)] {
+        signal_keeps_partial_results_and_cleans_up(signal, status);
+    }
+}
+
+#[test]
+fn output_never_replaces_what_is_not_a_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let link = dir.path().join("link");
+    let target = dir.path().join("someone-else.txt");
+    std::fs::write(&target, b"keep me").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for (path, what) in
+        [(fifo.clone(), "a FIFO"), (link.clone(), "a symbolic link"), ("/dev/null".into(), "a character device")]
+    {
+        let out = osprim().args(["run", "--quick", "syscall.null", "--output"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let line = one_error_line(&out.stderr);
+        assert!(line.contains(what) && line.contains("replaces only regular files"), "{line}");
+        assert!(out.stdout.is_empty(), "nothing may be measured");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still a FIFO");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
+    for bad in [format!("{}/newdir/", dir.path().display()), format!("{}/{}", dir.path().display(), "n".repeat(300))] {
+        let out = osprim().args(["run", "--quick", "syscall.null", "--output", &bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert!(one_error_line(&out.stderr).contains("cannot write results to"));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn runs_started_together_never_share_a_default_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<std::process::Child> = (0..3)
+        .map(|_| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("osprim"))
+                .args(["run", "--quick", "--budget", "0.01", "vdso.clock_gettime", "--format", "csv"])
+                .current_dir(dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let files = tmp_entries(&dir.path().join("osprim-results"));
+    assert_eq!(files.len(), 3, "{files:?}");
+}
+
+#[test]
+fn empty_patterns_name_nothing() {
+    for p in ["", "."] {
+        let out = osprim().args(["run", "--no-save", p]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "'{p}'");
+        assert!(one_error_line(&out.stderr).contains("no benchmark matches"));
+    }
 }
