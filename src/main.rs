@@ -22,8 +22,18 @@ fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            ExitCode::SUCCESS
+            // Help that cannot be written (`--help > /dev/full`) is a failure; a closed pipe
+            // (`--help | head`) is not.
+            use std::io::Write;
+            let text = e.render().to_string();
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: cannot write to stdout: {err}");
+                    ExitCode::from(1)
+                }
+                _ => ExitCode::SUCCESS,
+            }
         }
         _ => {
             let text = e.render().to_string();

@@ -459,12 +459,19 @@ pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
         path: path.into(),
         detail: if e.is_eof() { "the file is truncated".into() } else { format!("invalid JSON ({e})") },
     })?;
-    let schema = value.get("schema").and_then(|v| v.as_u64());
-    match schema {
+    let schema = value.get("schema");
+    match schema.map(|v| v.as_u64()) {
         None => {
             return Err(ResultFileError::NotOsprim { path: path.into(), detail: "no \"schema\" field".into() });
         }
-        Some(s) if s != u64::from(SCHEMA) => {
+        Some(None) => {
+            let found = schema.map(|v| v.to_string()).unwrap_or_default();
+            return Err(ResultFileError::NotOsprim {
+                path: path.into(),
+                detail: format!("\"schema\" is {found}, not a whole number"),
+            });
+        }
+        Some(Some(s)) if s != u64::from(SCHEMA) => {
             return Err(ResultFileError::Schema { path: path.into(), found: s });
         }
         _ => {}

@@ -148,8 +148,16 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 }
 
 /// The id closest to `name` (for "did you mean"), by edit distance.
+/// Families count as names too, so `sycall` suggests `syscall`.
 pub fn nearest(name: &str) -> Option<&'static str> {
-    ALL.iter().map(|b| (edit_distance(name, b.id()), b.id())).min().filter(|(d, _)| *d <= 4).map(|(_, id)| id)
+    let families = ALL.iter().map(|b| b.id().split('.').next().unwrap_or(b.id()));
+    ALL.iter()
+        .map(|b| b.id())
+        .chain(families)
+        .map(|id| (edit_distance(name, id), id))
+        .min()
+        .filter(|(d, _)| *d <= 4)
+        .map(|(_, id)| id)
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -212,5 +220,6 @@ mod tests {
     fn nearest_suggests_close_ids() {
         assert_eq!(nearest("syscall.getpdi"), Some("syscall.getpid"));
         assert_eq!(nearest("zzzzzzzzzzzzzzzzzzzz"), None);
+        assert_eq!(nearest("sycall"), Some("syscall"), "a family typo");
     }
 }

@@ -209,7 +209,9 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
 
     let interrupted = interrupt.load(Ordering::Relaxed);
     run.partial = interrupted;
-    run.finished_utc = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    // An interrupted run did not finish: it has no end time (docs/results.md).
+    run.finished_utc =
+        (!interrupted).then(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     run.machine.scheduling.load_avg_end = env::load_average();
     if let Some(path) = &out {
         write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;

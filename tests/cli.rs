@@ -107,6 +107,7 @@ fn seeds_rejects_bad_result_files() {
     assert!(seeds_error(Some(b"not json at all")).contains("not an osprim result file"));
     assert!(seeds_error(Some(b"{\"schema\": 99}")).contains("schema 99"));
     assert!(seeds_error(Some(b"{\"schema\": 2}")).contains("not an osprim result file"));
+    assert!(seeds_error(Some(b"{\"schema\": \"1\"}")).contains("is \"1\", not a whole number"));
 }
 
 fn quick_json(args: &[&str]) -> serde_json::Value {
@@ -272,6 +273,9 @@ fn signal_keeps_partial_results_and_cleans_up(signal: nix::sys::signal::Signal, 
     assert!(!stderr.contains("panicked"), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
     assert_eq!(v["partial"], true);
+    assert!(v["finished_utc"].is_null(), "an interrupted run has no end time");
+    let seeds = osprim().arg("seeds").arg(&result).output().unwrap();
+    assert!(String::from_utf8_lossy(&seeds.stdout).contains("PARTIAL RUN"), "the seed view says so");
     let ids: std::collections::HashSet<&str> =
         v["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
     assert!(!ids.is_empty() && ids.len() < osprim::registry::all().len(), "some but not all benchmarks: {ids:?}");
@@ -345,6 +349,22 @@ fn runs_started_together_never_share_a_default_file() {
     }
     let files = tmp_entries(&dir.path().join("osprim-results"));
     assert_eq!(files.len(), 3, "{files:?}");
+}
+
+#[test]
+fn help_that_cannot_be_written_fails_and_a_family_typo_gets_a_suggestion() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("osprim"))
+        .arg("--help")
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(one_error_line(&out.stderr).contains("cannot write to stdout"));
+    let out = osprim().args(["run", "--no-save", "sycall"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_error_line(&out.stderr).contains("did you mean 'syscall'?"));
 }
 
 #[test]

@@ -35,6 +35,7 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
         "derived_ci95_lo_ns",
         "derived_ci95_hi_ns",
         "reason",
+        "run_partial",
     ])?;
     for r in &run.results {
         let s = r.summary.as_ref();
@@ -72,6 +73,7 @@ pub fn render(run: &RunFile) -> Result<String, csv::Error> {
             r.derived.as_ref().map(|d| d.estimate.ci95[0].to_string()).unwrap_or_default(),
             r.derived.as_ref().map(|d| d.estimate.ci95[1].to_string()).unwrap_or_default(),
             r.reason.clone().unwrap_or_default(),
+            run.partial.to_string(),
         ])?;
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;

@@ -75,6 +75,12 @@ pub fn render(run: &RunFile) -> String {
         run.machine.kernel.release,
         hz.map(|h| format!("{:.1} MHz", h / 1e6)).unwrap_or_else(|| "an unknown frequency".into())
     );
+    if run.partial {
+        let _ = writeln!(
+            out,
+            "PARTIAL RUN: it was interrupted (or is still going on); rows it did not reach say \"not in this result\"."
+        );
+    }
     for (prefix, title) in seeds::PAPERS {
         let mut table = super::new_table();
         table.set_header(vec![
