@@ -452,9 +452,35 @@ pub enum ResultFileError {
     Schema { path: PathBuf, found: u64 },
 }
 
+/// The largest result file read (a default run writes about 2 MB).
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+
+/// The text of a regular file of at most [`MAX_RESULT_BYTES`]: a FIFO would block, a device
+/// could be endless.
+fn read_capped(path: &Path) -> Result<String, ResultFileError> {
+    use std::io::Read;
+    let io = |source| ResultFileError::Io { path: path.into(), source };
+    let not = |detail: String| ResultFileError::NotOsprim { path: path.into(), detail };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(not("it is not a regular file".into()));
+    }
+    if meta.len() > MAX_RESULT_BYTES {
+        return Err(not(format!("it is larger than {} MiB", MAX_RESULT_BYTES >> 20)));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path).map_err(io)?.take(MAX_RESULT_BYTES + 1).read_to_string(&mut text).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData { not("it is not UTF-8 text".into()) } else { io(e) }
+    })?;
+    if text.len() as u64 > MAX_RESULT_BYTES {
+        return Err(not(format!("it is larger than {} MiB", MAX_RESULT_BYTES >> 20)));
+    }
+    Ok(text)
+}
+
 /// Reads and checks a result file.
 pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultFileError::Io { path: path.into(), source })?;
+    let text = read_capped(path)?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| ResultFileError::NotOsprim {
         path: path.into(),
         detail: if e.is_eof() { "the file is truncated".into() } else { format!("invalid JSON ({e})") },

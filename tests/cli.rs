@@ -368,6 +368,32 @@ fn help_that_cannot_be_written_fails_and_a_family_typo_gets_a_suggestion() {
 }
 
 #[test]
+fn seeds_refuses_what_is_not_a_regular_file_and_shows_no_impossible_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for p in [fifo.as_path(), Path::new("/dev/zero")] {
+        let out = osprim().arg("seeds").arg(p).timeout(std::time::Duration::from_secs(20)).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", p.display());
+        assert!(one_error_line(&out.stderr).contains("not a regular file"));
+    }
+    // A result whose median is negative and whose clock frequency is 0 gives no ratio.
+    let mut v = quick_json(&["syscall.null", "syscall.getpid"]);
+    v["results"][0]["summary"]["median_ns"] = serde_json::json!(-5.0);
+    v["results"][0]["summary"]["mean_ns"] = serde_json::json!(-5.0);
+    v["timer"]["freq_hz"] = serde_json::json!(0.0);
+    let edited = dir.path().join("edited.json");
+    std::fs::write(&edited, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = osprim().arg("seeds").arg(&edited).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("inf×") && !text.contains("NaN") && !text.contains("at 0.0 MHz"), "{text}");
+    assert!(!text.lines().any(|l| l.contains("-")
+        && l.contains("×")
+        && l.split_whitespace().any(|w| w.starts_with('-') && w.ends_with('×'))));
+}
+
+#[test]
 fn empty_patterns_name_nothing() {
     for p in ["", "."] {
         let out = osprim().args(["run", "--no-save", p]).output().unwrap();

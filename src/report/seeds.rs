@@ -52,6 +52,16 @@ fn measured(run: &RunFile, want: Want) -> Option<(&Row, Today)> {
         })
 }
 
+/// `then / now` as "N×", only for two positive, finite figures (a result file edited by hand
+/// or a broken clock gives no ratio, not "inf×" or "−232×").
+fn ratio(then: f64, now: f64) -> String {
+    if then.is_finite() && now.is_finite() && then > 0.0 && now > 0.0 {
+        format!("{}×", sig4(then / now))
+    } else {
+        "-".into()
+    }
+}
+
 fn then_cell(f: &Figure) -> String {
     let unit = if f.unit == "us" { "µs" } else { f.unit.as_str() };
     format!("{} {unit}", f.value)
@@ -73,7 +83,9 @@ pub fn render(run: &RunFile) -> String {
         "Seed tables beside today ({}, Linux {}); today's mean (the papers' statistic) with the median beside it; cycles today are TSC cycles at {}; then/now compares means, > 1 means today is faster.",
         run.machine.cpu.model_name,
         run.machine.kernel.release,
-        hz.map(|h| format!("{:.1} MHz", h / 1e6)).unwrap_or_else(|| "an unknown frequency".into())
+        hz.filter(|h| h.is_finite() && *h > 0.0)
+            .map(|h| format!("{:.1} MHz", h / 1e6))
+            .unwrap_or_else(|| "an unknown frequency".into())
     );
     if run.partial {
         let _ = writeln!(
@@ -114,17 +126,18 @@ fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
     let (today, mean, median, cycles, rt, rc) = match (target.want(), target) {
         (Some(want), _) => match measured(run, want) {
             Some((row, t)) if row.in_bytes() => {
-                let ratio = if f.unit == "bytes" { format!("{}× (bytes)", sig4(f.value / t.mean)) } else { dash() };
+                let ratio = if f.unit == "bytes" { ratio(f.value, t.mean) } else { dash() };
+                let ratio = if ratio == "-" { ratio } else { format!("{ratio} (bytes)") };
                 (want.label(), super::fmt_bytes(t.mean), super::fmt_bytes(t.median), dash(), ratio, dash())
             }
             Some((_, t)) => {
                 // The ratio uses the papers' statistic, the mean; a difference of medians has
                 // none, and then the median stands in, as its column says.
                 let ns = if t.mean.is_finite() { t.mean } else { t.median };
-                let cyc = hz.map(|h| ns * h / 1e9);
-                let rt = f.then_ns().map(|v| format!("{}×", sig4(v / ns))).unwrap_or_else(dash);
+                let cyc = hz.filter(|h| h.is_finite() && *h > 0.0).map(|h| ns * h / 1e9);
+                let rt = f.then_ns().map(|v| ratio(v, ns)).unwrap_or_else(dash);
                 let rc = match (f.then_cycles(), cyc) {
-                    (Some(v), Some(c)) => format!("{}×", sig4(v / c)),
+                    (Some(v), Some(c)) => ratio(v, c),
                     _ => dash(),
                 };
                 (want.label(), fmt_ns(t.mean), fmt_ns(t.median), cyc.map(sig4).unwrap_or_else(dash), rt, rc)
