@@ -1,10 +1,16 @@
 //! Interruptions: the first SIGINT, SIGTERM, SIGHUP or SIGQUIT sets a flag the sampler checks
 //! between samples, so the run stops after the current sample, keeps what it measured, cleans
-//! up and exits with 128 + the signal's number (130, 143, 129, 131); a second one exits at once
-//! with that status.
+//! up and exits with 128 + the signal's number (130, 143, 129, 131). A second one exits at
+//! once with that status, after removing what [`remove_on_exit`] registered (the scratch
+//! directory, a result file being written): nothing temporary is left even then. Peer
+//! processes die with osprim (`PR_SET_PDEATHSIG`).
+//!
+//! The signals are taken by a thread of their own (`signal_hook::iterator`), so the clean-up
+//! runs as ordinary code, not inside a signal handler.
 
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The signals that end a run the way Ctrl-C does.
 pub const SIGNALS: [i32; 4] = [
@@ -14,7 +20,26 @@ pub const SIGNALS: [i32; 4] = [
     signal_hook::consts::SIGQUIT,
 ];
 
-/// The flag the handlers set, and which signal set it.
+/// Paths removed if a second signal ends the run at once.
+static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Registers `path` (a file or a directory) for removal should a second signal end the run.
+pub fn remove_on_exit(path: &Path) {
+    CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).push(path.to_path_buf());
+}
+
+/// Takes `path` off the list (it was removed or kept in the ordinary way).
+pub fn forget(path: &Path) {
+    CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| p != path);
+}
+
+fn clean_up() {
+    for p in CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+    }
+}
+
+/// The flag the first signal sets, and which signal it was.
 pub struct Interrupt {
     flag: Arc<AtomicBool>,
     signal: Arc<AtomicUsize>,
@@ -30,22 +55,34 @@ impl std::ops::Deref for Interrupt {
 impl Interrupt {
     /// The exit status for the signal that arrived: 128 + its number (130 for none recorded).
     pub fn exit_code(&self) -> u8 {
-        match self.signal.load(Ordering::Relaxed) {
-            0 => 130,
-            s => u8::try_from(128 + s).unwrap_or(130),
-        }
+        exit_code(self.signal.load(Ordering::Relaxed))
     }
 }
 
-/// Installs the handlers and returns the flag they set.
+fn exit_code(signal: usize) -> u8 {
+    match signal {
+        0 => 130,
+        s => u8::try_from(128 + s).unwrap_or(130),
+    }
+}
+
+/// Starts the thread that takes the signals and returns the flag it sets.
 pub fn install() -> std::io::Result<Interrupt> {
+    // A file-size limit then makes a save fail with an error instead of killing the run.
+    crate::sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
     let flag = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
-    for sig in SIGNALS {
-        // Order matters: the conditional exit sees the flag before this signal sets it.
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag))?;
-        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
-        signal_hook::flag::register(sig, Arc::clone(&flag))?;
-    }
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
+    let (f, s) = (Arc::clone(&flag), Arc::clone(&signal));
+    std::thread::Builder::new().name("osprim-signals".into()).spawn(move || {
+        for sig in signals.forever() {
+            let sig = usize::try_from(sig).unwrap_or(0);
+            if f.swap(true, Ordering::SeqCst) {
+                clean_up();
+                std::process::exit(i32::from(exit_code(sig)));
+            }
+            s.store(sig, Ordering::SeqCst);
+        }
+    })?;
     Ok(Interrupt { flag, signal })
 }

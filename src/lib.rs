@@ -89,6 +89,10 @@ fn saved_note(done: &runner::Finished) {
 }
 
 fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt) -> ExitCode {
+    if let Some(e) = &done.save_error {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
     if done.interrupted { ExitCode::from(interrupt.exit_code()) } else { ExitCode::SUCCESS }
 }
 

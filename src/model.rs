@@ -518,8 +518,14 @@ pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
     }
     let dir = crate::output::parent(path);
     let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
-    serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
-    tmp.as_file().sync_data()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let tmp_path = tmp.path().to_path_buf();
+    crate::interrupt::remove_on_exit(&tmp_path);
+    let written = (|| {
+        serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
+        tmp.as_file().sync_data()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    crate::interrupt::forget(&tmp_path);
+    written
 }

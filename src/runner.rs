@@ -27,6 +27,9 @@ pub struct Finished {
     pub saved_to: Option<PathBuf>,
     /// Whether Ctrl-C cut it short.
     pub interrupted: bool,
+    /// Why the result file could not be saved at the end (the run itself went on and its
+    /// results are on stdout).
+    pub save_error: Option<String>,
 }
 
 /// The sampler settings the flags ask for.
@@ -102,6 +105,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     let (timer, timer_info) = timer::detect();
     let scratch =
         tempfile::Builder::new().prefix("osprim-").tempdir().context("cannot create a temporary directory")?;
+    crate::interrupt::remove_on_exit(scratch.path());
 
     let mut run = RunFile {
         schema: SCHEMA,
@@ -143,6 +147,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
     let mut slots: Vec<Slot> = Vec::new();
     let mut last_save = std::time::Instant::now();
+    let mut save_warned = false;
     'rounds: for round in 0..cfg.rounds.max(1) {
         let round_cfg = cfg.for_round(round);
         for bench in &benches {
@@ -193,8 +198,14 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                         run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, INTERIM_RESAMPLES);
                         slot.dirty = false;
                     }
-                    write_result_file(path, &run)
-                        .with_context(|| format!("cannot write results to {}", path.display()))?;
+                    // A failed save (a full disk, a file-size limit) does not stop the run: what is
+                    // measured is printed at the end, and the save is tried again then.
+                    if let Err(e) = write_result_file(path, &run)
+                        && !save_warned
+                    {
+                        eprintln!("warning: cannot save results to {}: {e}; measuring goes on", path.display());
+                        save_warned = true;
+                    }
                     last_save = std::time::Instant::now();
                 }
             }
@@ -213,11 +224,13 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     run.finished_utc =
         (!interrupted).then(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     run.machine.scheduling.load_avg_end = env::load_average();
-    if let Some(path) = &out {
-        write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
-    }
+    let save_error = out.as_ref().and_then(|path| {
+        write_result_file(path, &run).err().map(|e| format!("cannot save results to {}: {e}", path.display()))
+    });
+    crate::interrupt::forget(scratch.path());
     drop(scratch);
-    Ok(Finished { run, saved_to: out, interrupted })
+    let saved_to = if save_error.is_some() { None } else { out };
+    Ok(Finished { run, saved_to, interrupted, save_error })
 }
 
 /// The result file is rewritten at most this often while the run goes on (each write is the

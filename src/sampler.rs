@@ -308,17 +308,15 @@ fn adaptive_phases(
     let short = (n / BATCH_CHECK_FACTOR).max(1);
     let long = short.saturating_mul(BATCH_CHECK_FACTOR);
     for _ in 0..cfg.batch_checks() {
-        let mut short_ns = 0.0;
+        let (mut short_ns, mut long_ns) = (0.0, 0.0);
         for k in 0..2 * BATCH_CHECK_SIDE {
             if k == BATCH_CHECK_SIDE {
-                let t = call(interrupt, routine, long)?;
-                out.batch_check.push([to_ns(t, long), f64::NAN]);
+                long_ns = to_ns(call(interrupt, routine, long)?, long);
             }
             short_ns += to_ns(call(interrupt, routine, short)?, short);
         }
-        if let Some(pair) = out.batch_check.last_mut() {
-            pair[1] = short_ns / (2 * BATCH_CHECK_SIDE) as f64;
-        }
+        // Only whole pairs are kept (an interruption leaves none half made).
+        out.batch_check.push([long_ns, short_ns / (2 * BATCH_CHECK_SIDE) as f64]);
     }
 
     // Single-operation samples for tail latency, within a quarter of the round.

@@ -275,7 +275,12 @@ fn signal_keeps_partial_results_and_cleans_up(signal: nix::sys::signal::Signal, 
     assert_eq!(v["partial"], true);
     assert!(v["finished_utc"].is_null(), "an interrupted run has no end time");
     let seeds = osprim().arg("seeds").arg(&result).output().unwrap();
-    assert!(String::from_utf8_lossy(&seeds.stdout).contains("PARTIAL RUN"), "the seed view says so");
+    assert!(
+        String::from_utf8_lossy(&seeds.stdout).contains("PARTIAL RUN"),
+        "the seed view says so: {} {}",
+        seeds.status,
+        String::from_utf8_lossy(&seeds.stderr)
+    );
     let ids: std::collections::HashSet<&str> =
         v["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
     assert!(!ids.is_empty() && ids.len() < osprim::registry::all().len(), "some but not all benchmarks: {ids:?}");
@@ -391,6 +396,60 @@ fn seeds_refuses_what_is_not_a_regular_file_and_shows_no_impossible_ratio() {
     assert!(!text.lines().any(|l| l.contains("-")
         && l.contains("×")
         && l.split_whitespace().any(|w| w.starts_with('-') && w.ends_with('×'))));
+}
+
+#[test]
+fn a_second_signal_exits_at_once_and_leaves_nothing_temporary() {
+    let work = tempfile::tempdir().unwrap();
+    let private_tmp = tempfile::tempdir().unwrap();
+    let result = work.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("osprim"))
+        .args(["run", "--budget", "20", "fault.file", "--output"])
+        .arg(&result)
+        .env("TMPDIR", private_tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the scratch directory holds the benchmark's files, then interrupt twice.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let busy = || {
+        std::fs::read_dir(private_tmp.path())
+            .map(|d| d.flatten().any(|e| std::fs::read_dir(e.path()).is_ok_and(|mut f| f.next().is_some())))
+            .unwrap_or(false)
+    };
+    while !busy() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(busy(), "the benchmark fills its scratch directory");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(tmp_entries(private_tmp.path()).is_empty(), "scratch left: {:?}", tmp_entries(private_tmp.path()));
+    assert_eq!(tmp_entries(work.path()), vec!["r.json".to_string()], "no temporary result file left");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    assert_eq!(v["partial"], true, "the file saved last is a valid, partial result");
+}
+
+#[test]
+fn a_file_size_limit_loses_no_measurement() {
+    let work = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("osprim");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -f 8; exec '{}' run --quick syscall id --output r.json", bin.display()))
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a result that cannot be saved is an error");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("syscall.null") && stdout.contains("id.comm"), "every row is still shown: {stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().last().unwrap_or("").contains("cannot save results to"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+    assert_eq!(tmp_entries(work.path()), vec!["r.json".to_string()], "no temporary file left");
 }
 
 #[test]

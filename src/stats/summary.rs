@@ -274,6 +274,17 @@ pub struct Structure {
     pub levels: Vec<structured::Level>,
 }
 
+/// JSON has no NaN (serde writes it as `null`): read `null` back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// [`nan_if_null`] for an interval.
+fn nan_pair_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+    let [a, b] = <[Option<f64>; 2]>::deserialize(d)?;
+    Ok([a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)])
+}
+
 /// One round of a [`Structure`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundSummary {
@@ -281,9 +292,12 @@ pub struct RoundSummary {
     pub n: usize,
     /// Start-up samples dropped from it.
     pub dropped: usize,
-    /// Median of its steady-state samples, ns.
+    /// Median of its steady-state samples, ns (NaN, written `null`, for a round with none:
+    /// one cut short by Ctrl-C).
+    #[serde(deserialize_with = "nan_if_null")]
     pub median_ns: f64,
-    /// 95 % circular-block-bootstrap interval of that median.
+    /// 95 % circular-block-bootstrap interval of that median (NaNs likewise).
+    #[serde(deserialize_with = "nan_pair_if_null")]
     pub median_ci95_ns: [f64; 2],
     /// Block length used, in samples.
     pub block_length: f64,
@@ -358,6 +372,18 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn a_round_cut_short_before_any_sample_survives_a_round_trip_through_json() {
+        let a: Vec<f64> = (0..50).map(|i| 100.0 + f64::from(i % 5)).collect();
+        let s = summarize_rounds(&[&a, &[]], None, 100, 1, 0.0).expect("one round has samples");
+        let st = s.structure.as_ref().unwrap();
+        assert_eq!(st.rounds.len(), 2);
+        assert!(st.rounds[1].median_ns.is_nan());
+        let text = serde_json::to_string(&s).unwrap();
+        let back: Summary = serde_json::from_str(&text).expect("null reads back as NaN");
+        assert!(back.structure.unwrap().rounds[1].median_ns.is_nan());
     }
 
     #[test]

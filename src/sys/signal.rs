@@ -67,3 +67,12 @@ fn same_handler(a: SigHandler, b: SigHandler) -> bool {
         _ => false,
     }
 }
+
+/// Ignores `SIGXFSZ`, so that a write past the file-size limit (`ulimit -f`) fails with
+/// `EFBIG` — an error osprim reports — instead of killing the run.
+pub fn ignore_file_size_signal() -> nix::Result<()> {
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    // SAFETY: ignoring a signal installs no handler code at all; nothing can run
+    // asynchronously because of it.
+    unsafe { sigaction(Signal::SIGXFSZ, &ignore) }.map(drop)
+}
