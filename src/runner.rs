@@ -113,7 +113,8 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),
         finished_utc: None,
         partial: true,
-        command: std::env::args().collect(),
+        // Arguments as given; a name that is not UTF-8 is kept with replacement characters.
+        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
         config: cfg.clone(),
         placement: Placement {
             cpu: chosen.cpu,

@@ -64,6 +64,9 @@ pub enum SyncError {
     /// The other CPU never answered.
     #[error("CPU {0} did not answer the stamped ping-pong within {1:?}")]
     NoAnswer(usize, Duration),
+    /// The responder thread could not be created (e.g. a process limit).
+    #[error("cannot start a thread for CPU {0}: {1}")]
+    Thread(usize, String),
 }
 
 /// Measures the offset bound of CPU `b`'s counter relative to CPU `a`'s over up to `rounds`
@@ -81,7 +84,7 @@ fn run(timer: Timer, a: usize, b: usize, rounds: u64, limit: Duration) -> Result
     let shared = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
     const STOP: u64 = u64::MAX;
     let s = shared.clone();
-    let responder = std::thread::spawn(move || -> bool {
+    let responder = std::thread::Builder::new().name("osprim-tsc-sync".into()).spawn(move || -> bool {
         if cpu::pin_current_thread(b).is_err() {
             s[3].store(1, Ordering::Release);
             return false;
@@ -102,6 +105,7 @@ fn run(timer: Timer, a: usize, b: usize, rounds: u64, limit: Duration) -> Result
             std::hint::spin_loop();
         }
     });
+    let responder = responder.map_err(|e| SyncError::Thread(b, e.to_string()))?;
     let mut bound = OffsetBound { cpu_a: a, cpu_b: b, low_ticks: 0, high_ticks: 0, rounds: 0 };
     let began = Instant::now();
     while shared[3].load(Ordering::Acquire) == 0 && began.elapsed() < limit {
