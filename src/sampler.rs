@@ -308,6 +308,11 @@ fn adaptive_phases(
     let short = (n / BATCH_CHECK_FACTOR).max(1);
     let long = short.saturating_mul(BATCH_CHECK_FACTOR);
     for _ in 0..cfg.batch_checks() {
+        // The check may take a quarter of the round at most (operations that take
+        // milliseconds each make even a few batches long).
+        if began.elapsed() >= budget.mul_f64(CHECK_MAX_SHARE) {
+            break;
+        }
         let (mut short_ns, mut long_ns) = (0.0, 0.0);
         for k in 0..2 * BATCH_CHECK_SIDE {
             if k == BATCH_CHECK_SIDE {
@@ -358,7 +363,10 @@ fn adaptive_phases(
             // Check again after half as many samples again: the bootstrap stays a small share.
             next_check = len + (len / 2).max(5);
         }
-        if len >= cfg.min_samples && began.elapsed() >= budget {
+        // The budget ends a round; the minimum sample count may stretch it, to at most twice
+        // the budget (and never below a handful of samples).
+        let elapsed = began.elapsed();
+        if (len >= cfg.min_samples && elapsed >= budget) || (len >= MIN_SAMPLES_HARD && elapsed >= budget * 2) {
             out.stop = Some(StopReason::BudgetSpent);
             return Ok(());
         }
@@ -375,14 +383,21 @@ fn warm_up(
     out: &mut Samples,
 ) -> Result<u64, Cut> {
     let warm_start = Instant::now();
-    let warmed =
-        |out: &Samples| out.warmup_iterations >= cfg.warmup_iters && warm_start.elapsed().as_secs_f64() >= cfg.warmup_s;
+    // Both minimums, or — for operations so slow that the minimum count would overrun the
+    // budget — a share of the round's budget after two batches (so the cost is estimated).
+    let cap = (cfg.budget_s * WARMUP_MAX_SHARE).max(cfg.warmup_s);
+    let warmed = |out: &Samples, batches: u32| {
+        let t = warm_start.elapsed().as_secs_f64();
+        (out.warmup_iterations >= cfg.warmup_iters && t >= cfg.warmup_s) || (batches >= 2 && t >= cap)
+    };
+    let mut batches = 0u32;
     if let Some(n) = cfg.batch {
         let n = n.max(1);
         loop {
             call(interrupt, routine, n)?;
             out.warmup_iterations += n;
-            if warmed(out) {
+            batches += 1;
+            if warmed(out, batches) {
                 return Ok(n);
             }
         }
@@ -399,7 +414,8 @@ fn warm_up(
             warm_ops += n;
         }
         first = false;
-        if warmed(out) {
+        batches += 1;
+        if warmed(out, batches) {
             break;
         }
         // Grow the batch while one takes less than a tenth of the warm-up time (or 100 µs).
@@ -442,6 +458,15 @@ const WARMUP_BATCH_MIN_NS: f64 = 1e5;
 /// Share of the round's budget that must pass before the CI target may stop sampling.
 const MIN_TIME_SHARE: f64 = 0.15;
 
+/// Share of the round's budget the warm-up may take when its minimum count would overrun it.
+const WARMUP_MAX_SHARE: f64 = 0.25;
+
+/// Share of the round's budget the batch-size check may take.
+const CHECK_MAX_SHARE: f64 = 0.25;
+
+/// Fewest samples a round takes even when the budget (twice over) is spent.
+const MIN_SAMPLES_HARD: usize = 5;
+
 /// Share of the round's budget single-operation samples may take.
 const TAIL_TIME_SHARE: f64 = 0.25;
 
@@ -479,13 +504,15 @@ mod tests {
 
     #[test]
     fn adaptive_stops_when_target_met_and_takes_min_samples() {
-        // A tiny budget: the minimum sampling time is ~0, so the CI target decides.
-        let cfg = SamplerConfig { warmup_s: 0.0, budget_s: 1e-6, ..SamplerConfig::quick() };
+        // The fake takes no real time, so once 15 % of the budget has passed the CI target
+        // decides, long before the budget is spent.
+        let cfg = SamplerConfig { warmup_s: 0.0, budget_s: 0.01, max_samples: 1_000_000, ..SamplerConfig::quick() };
         let s = sample(&cfg, &timer(), &AtomicBool::new(false), fake(50));
         assert_eq!(s.stop, Some(StopReason::TargetMet));
         assert!(s.per_op_ns.len() >= cfg.min_samples);
-        // max(1000 × 1 ns resolution floor, budget / 2000) / 50 ns per op.
-        assert_eq!(s.iterations_per_sample, 20);
+        // max(1000 × 1 ns resolution floor, whole budget (3 rounds × 10 ms) / 2000) / 50 ns per op
+        // (the warm-up's estimate is a little over 50: every 7th batch costs one more op).
+        assert!((290..=300).contains(&s.iterations_per_sample), "{}", s.iterations_per_sample);
         assert!(s.per_op_ns.iter().all(|&v| v >= 50.0));
     }
 
@@ -558,6 +585,22 @@ mod tests {
         assert_eq!(rounds.iter().map(|r| r.seed_runs).sum::<usize>(), SEED_RUNS);
         assert!(rounds.iter().all(|r| (r.budget_s - cfg.budget_s / 3.0).abs() < 1e-12));
         assert!(rounds[0].ci_target_rel > cfg.ci_target_rel);
+    }
+
+    #[test]
+    fn slow_operations_keep_to_the_budget() {
+        // 2 ms an operation and a 20 ms round: the warm-up's 100 operations, the batch checks
+        // and 30 samples would take over 0.3 s; the budget bounds each phase instead.
+        let cfg = SamplerConfig { budget_s: 0.02, warmup_s: 0.0, rounds: 1, ..SamplerConfig::quick() };
+        let slow = |n: u64| {
+            std::thread::sleep(std::time::Duration::from_millis(2 * n));
+            n * 2_000_000
+        };
+        let s = sample(&cfg, &timer(), &AtomicBool::new(false), slow);
+        assert!(s.warmup_iterations < cfg.warmup_iters, "warm-up bounded: {}", s.warmup_iterations);
+        assert!(s.per_op_ns.len() < cfg.min_samples, "samples bounded: {}", s.per_op_ns.len());
+        assert!(s.per_op_ns.len() >= MIN_SAMPLES_HARD);
+        assert_eq!(s.stop, Some(StopReason::BudgetSpent));
     }
 
     #[test]
