@@ -59,6 +59,23 @@ Examples:
         #[command(flatten)]
         sampling: SamplingArgs,
     },
+    /// Make the result file of a run that did not end (killed, machine crashed, disk full)
+    /// from its journal, RESULT.journal, and print its table.
+    #[command(after_help = "\
+A run appends every measurement to RESULT.journal as it goes and removes it once RESULT is
+saved. If the run could not save (SIGKILL, a crash, a full disk), the journal stays; this turns
+it into RESULT (partial unless the run had finished measuring) and removes it.
+
+Examples:
+  osprim finish today.json
+  osprim finish osprim-results/2026-11-25T01-02-03.456Z-1a2b.json.journal")]
+    Finish {
+        /// The result file (or its journal).
+        result: PathBuf,
+        /// What goes to stdout.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
 }
 
 /// Options shared by every command that measures.

@@ -1,9 +1,10 @@
 //! Interruptions: the first SIGINT, SIGTERM, SIGHUP or SIGQUIT sets a flag the sampler checks
 //! between samples, so the run stops after the current sample, keeps what it measured, cleans
-//! up and exits with 128 + the signal's number (130, 143, 129, 131). A second one exits at
-//! once with that status, after removing what [`remove_on_exit`] registered (the scratch
-//! directory, a result file being written): nothing temporary is left even then. Peer
-//! processes die with osprim (`PR_SET_PDEATHSIG`).
+//! up and exits with 128 + the signal's number (130, 143, 129, 131). A second one ends the run at
+//! once with that status, after making the result file from the run's journal (what
+//! [`on_second_signal`] registered) and removing what [`remove_on_exit`] registered (the
+//! scratch directory, a result file being written): nothing measured is lost and nothing
+//! temporary is left even then. Peer processes die with osprim (`PR_SET_PDEATHSIG`).
 //!
 //! The signals are taken by a thread of their own (`signal_hook::iterator`), so the clean-up
 //! runs as ordinary code, not inside a signal handler.
@@ -22,6 +23,23 @@ pub const SIGNALS: [i32; 4] = [
 
 /// Paths removed if a second signal ends the run at once.
 static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// What a second signal does before the run ends at once.
+type Farewell = Box<dyn FnOnce() + Send>;
+
+/// Run by the second signal before the clean-up.
+static FAREWELL: Mutex<Option<Farewell>> = Mutex::new(None);
+
+/// Registers what a second signal does before the run ends (make the result file from the
+/// journal). It runs on the signal thread while the measuring thread goes on.
+pub fn on_second_signal(f: Farewell) {
+    *FAREWELL.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+}
+
+/// Takes back what [`on_second_signal`] registered (the run is saving its results itself).
+pub fn clear_second_signal() {
+    FAREWELL.lock().unwrap_or_else(|p| p.into_inner()).take();
+}
 
 /// Registers `path` (a file or a directory) for removal should a second signal end the run.
 pub fn remove_on_exit(path: &Path) {
@@ -78,6 +96,10 @@ pub fn install() -> std::io::Result<Interrupt> {
         for sig in signals.forever() {
             let sig = usize::try_from(sig).unwrap_or(0);
             if f.swap(true, Ordering::SeqCst) {
+                let farewell = FAREWELL.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(farewell) = farewell {
+                    farewell();
+                }
                 clean_up();
                 std::process::exit(i32::from(exit_code(sig)));
             }

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod derive;
 pub mod env;
 pub mod interrupt;
+pub mod journal;
 pub mod model;
 pub mod output;
 pub mod placement;
@@ -20,6 +21,7 @@ pub mod report;
 pub mod runner;
 pub mod rvm;
 pub mod sampler;
+pub mod scratch;
 pub mod seeds;
 pub mod stats;
 pub mod sys;
@@ -42,9 +44,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Env { format }) => show_env(format),
         Some(Command::Seeds { result: Some(path), .. }) => {
             let run = model::read_result_file(&path)?;
+            let journal = journal::path_for(&path);
+            if journal.exists() {
+                eprintln!(
+                    "note: {} holds measurements this file may lack ('osprim finish {}' adds them)",
+                    journal.display(),
+                    path.display()
+                );
+            }
             emit(&report::seeds::render(&run))?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Finish { result, format }) => finish(&result, format),
         Some(Command::Seeds { result: None, sampling }) => {
             let ids = seed_benchmarks();
             let args = RunArgs { patterns: ids, sampling, format: Format::Table };
@@ -69,16 +80,33 @@ fn seed_benchmarks() -> Vec<String> {
 fn run_and_report(args: &RunArgs, with_seeds: bool) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
-    match args.format {
-        Format::Table => emit(&report::table::render(&done.run))?,
-        Format::Json => emit(&(serde_json::to_string_pretty(&done.run)? + "\n"))?,
-        Format::Csv => emit(&report::csv::render(&done.run)?)?,
-    }
+    print_run(&done.run, args.format)?;
     if with_seeds && !done.interrupted {
         emit(&report::seeds::render(&done.run))?;
     }
     saved_note(&done);
     Ok(exit_status(&done, &interrupt))
+}
+
+fn print_run(run: &model::RunFile, format: Format) -> Result<()> {
+    match format {
+        Format::Table => emit(&report::table::render(run)),
+        Format::Json => emit(&(serde_json::to_string_pretty(run)? + "\n")),
+        Format::Csv => emit(&report::csv::render(run)?),
+    }
+}
+
+/// `osprim finish`: the result file of a run that did not end, from its journal.
+fn finish(path: &std::path::Path, format: Format) -> Result<ExitCode> {
+    let result = journal::result_for(path);
+    let (run, unreadable) = runner::finish_journal(&result, stats::DEFAULT_RESAMPLES, true)?;
+    print_run(&run, format)?;
+    if unreadable > 0 {
+        eprintln!("warning: {unreadable} line(s) of the journal could not be read (cut short by the crash)");
+    }
+    let partial = if run.partial { " (partial: the run did not finish measuring)" } else { "" };
+    eprintln!("results saved to {}{partial}", result.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn saved_note(done: &runner::Finished) {

@@ -1,10 +1,12 @@
 //! The run: select benchmarks, check the output path, pin, build the timer, measure each
-//! benchmark through the sampler, analyse, and save the result file after every benchmark so
-//! an interruption or a later failure loses nothing.
+//! benchmark through the sampler, append what it gave to the run's journal (so that a crash,
+//! a full disk or a second signal loses nothing), analyse, and write the result file.
+//! [`finish`] turns the journal of a run that did not end into its result file.
 
 use crate::analyse;
 use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::cli::SamplingArgs;
+use crate::journal::{self, Journal, Record, Rounds};
 use crate::model::{BuildInfo, Placement, RunFile, SCHEMA, write_result_file};
 use crate::sampler::{Method, SamplerConfig};
 use crate::{env, output, placement, registry, timer};
@@ -103,8 +105,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
 
     let machine = env::capture();
     let (timer, timer_info) = timer::detect();
-    let scratch =
-        tempfile::Builder::new().prefix("osprim-").tempdir().context("cannot create a temporary directory")?;
+    let scratch = crate::scratch::create().context("cannot create a temporary directory")?;
     crate::interrupt::remove_on_exit(scratch.path());
 
     let mut run = RunFile {
@@ -127,10 +128,12 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         results: Vec::new(),
     };
 
-    // The file exists from the start (a reserved default name holds nothing yet).
-    if let Some(path) = &out {
-        write_result_file(path, &run).with_context(|| format!("cannot write results to {}", path.display()))?;
-    }
+    // The journal first (it refuses a name another run is writing to), then the result file,
+    // which exists from the start and holds the run without results until the end.
+    let mut store = match &out {
+        Some(path) => Some(Store::open(path, &run)?),
+        None => None,
+    };
     let single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
     let visits: u64 = benches.iter().map(|b| if b.single_round() { 1 } else { cfg.rounds.max(1) as u64 }).sum();
     let progress = progress_bar(visits);
@@ -147,8 +150,6 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     ctx.sizes = args.sizes();
     ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
     let mut slots: Vec<Slot> = Vec::new();
-    let mut last_save = std::time::Instant::now();
-    let mut save_warned = false;
     'rounds: for round in 0..cfg.rounds.max(1) {
         let round_cfg = cfg.for_round(round);
         for bench in &benches {
@@ -170,8 +171,12 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                 let at = match slots.iter().position(|s| s.bench.id() == bench.id() && s.params == params) {
                     Some(i) => i,
                     None if round == 0 => {
-                        slots.push(Slot::new(*bench, params.clone(), run.results.len()));
-                        run.results.push(analyse::empty_row(bench.id(), bench.about(), params.clone(), cfg.method));
+                        slots.push(Slot::new(*bench, params.clone()));
+                        if let Some(store) = store.as_mut() {
+                            let r = &slots[slots.len() - 1].rounds;
+                            let (id, about, params) = (r.id.clone(), r.about.clone(), r.params.clone());
+                            store.append(&Record::Slot { row: slots.len() - 1, id, about, params });
+                        }
                         slots.len() - 1
                     }
                     None => continue,
@@ -190,82 +195,176 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                     Ok(()) => bench.run(&mut ctx, &params),
                     Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
                 };
-                if let (Some(b), Some(a)) = (steal_before, placement::steal_jiffies(chosen.cpu)) {
-                    slot.steal_jiffies += a.saturating_sub(b);
+                let steal = match (steal_before, placement::steal_jiffies(chosen.cpu)) {
+                    (Some(b), Some(a)) => a.saturating_sub(b),
+                    _ => 0,
+                };
+                if let Some(store) = store.as_mut() {
+                    store.append_outcome(at, steal, &outcome);
                 }
-                slot.record(outcome);
-                if let Some(path) = out.as_ref().filter(|_| last_save.elapsed() >= SAVE_EVERY) {
-                    for slot in slots.iter_mut().filter(|s| s.dirty) {
-                        run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, INTERIM_RESAMPLES);
-                        slot.dirty = false;
-                    }
-                    // A failed save (a full disk, a file-size limit) does not stop the run: what is
-                    // measured is printed at the end, and the save is tried again then.
-                    if let Err(e) = write_result_file(path, &run)
-                        && !save_warned
-                    {
-                        eprintln!("warning: cannot save results to {}: {e}; measuring goes on", path.display());
-                        save_warned = true;
-                    }
-                    last_save = std::time::Instant::now();
-                }
+                slot.record(outcome, steal);
             }
             progress.inc(1);
         }
     }
     progress.finish_and_clear();
-    for slot in &slots {
-        run.results[slot.row] = slot.analyse(&cfg, &timer_info, chosen.cpu, crate::stats::DEFAULT_RESAMPLES);
-    }
-    crate::derive::add_derived(&mut run.results, registry::DERIVED, cfg.method);
-
     let interrupted = interrupt.load(Ordering::Relaxed);
-    run.partial = interrupted;
-    // An interrupted run did not finish: it has no end time (docs/results.md).
-    run.finished_utc =
+    let finished_utc =
         (!interrupted).then(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    if let Some(store) = store.as_mut() {
+        store.append(&Record::End { finished_utc: finished_utc.clone() });
+    }
+    let rounds: Vec<Rounds> = slots.into_iter().map(|s| s.rounds).collect();
+    assemble(&mut run, &rounds, crate::stats::DEFAULT_RESAMPLES);
+    // An interrupted run did not finish: it has no end time (docs/results.md).
+    run.partial = interrupted;
+    run.finished_utc = finished_utc;
     run.machine.scheduling.load_avg_end = env::load_average();
-    let save_error = out.as_ref().and_then(|path| {
-        write_result_file(path, &run).err().map(|e| format!("cannot save results to {}: {e}", path.display()))
-    });
+    let (saved_to, save_error) = match store {
+        Some(store) => store.close(&run),
+        None => (None, None),
+    };
     crate::interrupt::forget(scratch.path());
     drop(scratch);
-    let saved_to = if save_error.is_some() { None } else { out };
     Ok(Finished { run, saved_to, interrupted, save_error })
 }
 
-/// The result file is rewritten at most this often while the run goes on (each write is the
-/// whole file, synced), and always at the end — also after Ctrl-C.
-const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+/// The result file and the journal beside it, while the run goes on.
+struct Store {
+    path: PathBuf,
+    journal: Journal,
+    /// Whether a failed journal write was reported.
+    warned: bool,
+}
 
-/// Bootstrap replicates of the rows saved while the run goes on (the final rows use
-/// `stats::DEFAULT_RESAMPLES`): enough for a partial file, cheap enough to redo each round.
+impl Store {
+    /// Creates the journal (refused if another run holds it, or a run that did not end left
+    /// it), writes the run's start to it and the run so far to the result file.
+    fn open(path: &Path, run: &RunFile) -> Result<Store> {
+        let journal = Journal::create(path)?;
+        let mut store = Store { path: path.to_path_buf(), journal, warned: false };
+        let start = Record::Start { journal: journal::JOURNAL_FORMAT, run: Box::new(run.clone()) };
+        let written = store
+            .journal
+            .append(&start)
+            .and_then(|()| write_result_file(path, run))
+            .with_context(|| format!("cannot write results to {}", path.display()));
+        if let Err(e) = written {
+            let _ = store.journal.remove();
+            return Err(e);
+        }
+        // A second signal ends the run at once: the result file is then made from the journal.
+        let (result, resamples) = (path.to_path_buf(), INTERIM_RESAMPLES);
+        crate::interrupt::on_second_signal(Box::new(move || {
+            let _ = finish_journal(&result, resamples, false);
+        }));
+        Ok(store)
+    }
+
+    /// Appends a record. A failed write (a full disk, a file-size limit) does not stop the
+    /// run: it is said once, and the result file is still written at the end.
+    fn append(&mut self, record: &Record) {
+        let written = self.journal.append(record);
+        self.warn_once(written);
+    }
+
+    fn warn_once(&mut self, written: std::io::Result<()>) {
+        if let Err(e) = written
+            && !std::mem::replace(&mut self.warned, true)
+        {
+            eprintln!("warning: cannot write to {}: {e}; measuring goes on", self.journal.path().display());
+        }
+    }
+
+    fn append_outcome(&mut self, row: usize, steal_jiffies: u64, outcome: &Result<Measured, NotMeasured>) {
+        let outcome = match outcome {
+            Ok(m) => journal::OutcomeRef::Measured(m),
+            Err(n) => journal::OutcomeRef::NotMeasured(n),
+        };
+        let written = self.journal.append_outcome(row, steal_jiffies, outcome);
+        self.warn_once(written);
+    }
+
+    /// Writes the result file; the journal goes once it is saved, and stays if it is not.
+    /// Returns where the results were saved, or why they could not be.
+    fn close(self, run: &RunFile) -> (Option<PathBuf>, Option<String>) {
+        crate::interrupt::clear_second_signal();
+        match write_result_file(&self.path, run) {
+            Ok(()) => {
+                let _ = self.journal.remove();
+                (Some(self.path), None)
+            }
+            Err(e) => {
+                let (journal, result) = (self.journal.path().display(), self.path.display());
+                let kept = if self.journal.error().is_none() {
+                    format!("; every measurement is kept in {journal} ('osprim finish {result}' makes the result file)")
+                } else {
+                    format!("; {journal} keeps what it could take before the same error ('osprim finish {result}')")
+                };
+                (None, Some(format!("cannot save results to {}: {e}{kept}", self.path.display())))
+            }
+        }
+    }
+}
+
+/// Fills in the rows of `run` from everything measured, then adds the derived rows.
+pub fn assemble(run: &mut RunFile, rounds: &[Rounds], resamples: usize) {
+    run.results =
+        rounds.iter().map(|r| analyse_rounds(r, &run.config, &run.timer, run.placement.cpu, resamples)).collect();
+    crate::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
+}
+
+/// Makes the result file of a run that did not end from its journal (`osprim finish`), and
+/// removes the journal once the file is saved. `lock`: take the journal's lock (refusing a
+/// journal a live run holds); the run itself, ending at a second signal, does not.
+pub fn finish_journal(result: &Path, resamples: usize, lock: bool) -> Result<(RunFile, usize)> {
+    let (held, path) = if lock {
+        let (file, path) = journal::open_unlocked(result)?;
+        (Some(file), path)
+    } else {
+        (None, journal::path_for(result))
+    };
+    let contents = journal::read(&path)?;
+    output::check_target(result)?;
+    let mut run = contents.run;
+    assemble(&mut run, &contents.rows, resamples);
+    run.finished_utc = contents.finished_utc;
+    run.partial = run.finished_utc.is_none();
+    write_result_file(result, &run).with_context(|| format!("cannot write results to {}", result.display()))?;
+    std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    drop(held);
+    Ok((run, contents.unreadable_lines))
+}
+
+/// Bootstrap replicates of the rows of a run ended by a second signal (the final rows use
+/// `stats::DEFAULT_RESAMPLES`): enough for a partial file, quick to make.
 const INTERIM_RESAMPLES: usize = 200;
 
 /// One benchmark under one parameter set, across the rounds.
 struct Slot {
     bench: &'static dyn Benchmark,
     params: Params,
-    /// What each round gave, in order.
-    outcomes: Vec<Result<Measured, NotMeasured>>,
+    /// What its rounds gave.
+    rounds: Rounds,
     /// The batch the first round chose, kept by the later ones.
     batch: Option<u64>,
-    /// Steal time over all its rounds, in `USER_HZ` ticks.
-    steal_jiffies: u64,
-    /// Its row in the result file.
-    row: usize,
     /// No more rounds: it was skipped or a round failed.
     done: bool,
-    /// Measured since its row was last analysed.
-    dirty: bool,
 }
 
 impl Slot {
-    fn new(bench: &'static dyn Benchmark, params: Params, row: usize) -> Slot {
-        Slot { bench, params, outcomes: Vec::new(), batch: None, steal_jiffies: 0, row, done: false, dirty: false }
+    fn new(bench: &'static dyn Benchmark, params: Params) -> Slot {
+        let rounds = Rounds {
+            id: bench.id().to_string(),
+            about: bench.about().to_string(),
+            params: params.clone(),
+            outcomes: Vec::new(),
+            steal_jiffies: 0,
+        };
+        Slot { bench, params, rounds, batch: None, done: false }
     }
 
-    fn record(&mut self, outcome: Result<Measured, NotMeasured>) {
+    fn record(&mut self, outcome: Result<Measured, NotMeasured>, steal_jiffies: u64) {
         match &outcome {
             Ok(m) if m.samples.iterations_per_sample > 0 => {
                 self.batch.get_or_insert(m.samples.iterations_per_sample);
@@ -273,14 +372,15 @@ impl Slot {
             Ok(_) => {}
             Err(_) => self.done = true,
         }
-        self.outcomes.push(outcome);
-        self.dirty = true;
+        self.rounds.outcomes.push(outcome);
+        self.rounds.steal_jiffies += steal_jiffies;
     }
 
     /// The standard deviation of the measured rounds' medians relative to their mean; 0 with
     /// fewer than two rounds.
     fn spread_between_rounds_rel(&self) -> f64 {
         let medians: Vec<f64> = self
+            .rounds
             .outcomes
             .iter()
             .filter_map(|o| o.as_ref().ok())
@@ -297,25 +397,24 @@ impl Slot {
         let sd = crate::stats::summary::sample_stddev(&medians, mean);
         if mean.abs() > 0.0 && sd.is_finite() { sd / mean.abs() } else { 0.0 }
     }
+}
 
-    fn analyse(
-        &self,
-        cfg: &SamplerConfig,
-        timer: &timer::TimerInfo,
-        cpu: usize,
-        resamples: usize,
-    ) -> crate::model::Row {
-        let b = self.bench;
-        let mut row =
-            analyse::rounds_row(b.id(), b.about(), self.params.clone(), &self.outcomes, cfg, timer, resamples);
-        if self.steal_jiffies > 0 {
-            row.notes.push(format!(
-                "the hypervisor took {} ms from CPU {cpu} while this ran (steal time): figures may be inflated",
-                self.steal_jiffies * 1000 / clock_ticks_per_second(),
-            ));
-        }
-        row
+/// The result row of everything measured for one benchmark and parameter set.
+fn analyse_rounds(
+    r: &Rounds,
+    cfg: &SamplerConfig,
+    timer: &timer::TimerInfo,
+    cpu: usize,
+    resamples: usize,
+) -> crate::model::Row {
+    let mut row = analyse::rounds_row(&r.id, &r.about, r.params.clone(), &r.outcomes, cfg, timer, resamples);
+    if r.steal_jiffies > 0 {
+        row.notes.push(format!(
+            "the hypervisor took {} ms from CPU {cpu} while this ran (steal time): figures may be inflated",
+            r.steal_jiffies * 1000 / clock_ticks_per_second(),
+        ));
     }
+    row
 }
 
 /// `USER_HZ`, the unit of `/proc/stat` (100 on every Linux architecture osprim supports).

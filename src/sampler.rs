@@ -200,7 +200,7 @@ pub enum StopReason {
 }
 
 /// What the sampler took in one round.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Samples {
     /// Nanoseconds per operation, one per sample, in time order.
     pub per_op_ns: Vec<f64>,

@@ -254,18 +254,14 @@ fn signal_keeps_partial_results_and_cleans_up(signal: nix::sys::signal::Signal, 
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the saved file holds at least one row, then interrupt.
-    let has_rows = || {
-        std::fs::read(&result)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| v["results"].as_array().is_some_and(|r| !r.is_empty()))
-    };
+    // Wait until the journal holds a measurement, then interrupt.
+    let journal = work.path().join("partial.json.journal");
+    let measured = || std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("\"kind\":\"outcome\""));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !has_rows() && std::time::Instant::now() < deadline {
+    while !measured() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(has_rows(), "rows are saved while the run goes on");
+    assert!(measured(), "measurements are journaled while the run goes on");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(status), "{signal}");
@@ -284,7 +280,7 @@ fn signal_keeps_partial_results_and_cleans_up(signal: nix::sys::signal::Signal, 
     let ids: std::collections::HashSet<&str> =
         v["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
     assert!(!ids.is_empty() && ids.len() < osprim::registry::all().len(), "some but not all benchmarks: {ids:?}");
-    assert_eq!(tmp_entries(work.path()), vec!["partial.json".to_string()], "no temporary result file left");
+    assert_eq!(tmp_entries(work.path()), vec!["partial.json".to_string()], "no temporary file or journal left");
     assert!(
         tmp_entries(private_tmp.path()).is_empty(),
         "scratch directory removed: {:?}",
@@ -449,7 +445,9 @@ fn a_file_size_limit_loses_no_measurement() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.lines().last().unwrap_or("").contains("cannot save results to"), "{stderr}");
     assert!(!stderr.contains("panicked"));
-    assert_eq!(tmp_entries(work.path()), vec!["r.json".to_string()], "no temporary file left");
+    let mut left = tmp_entries(work.path());
+    left.sort();
+    assert_eq!(left, ["r.json", "r.json.journal"], "no temporary file left; the journal keeps what it could");
 }
 
 #[test]

@@ -56,7 +56,7 @@ pub trait Benchmark: Sync {
 }
 
 /// What a benchmark measured.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Measured {
     /// The samples.
     pub samples: Samples,
@@ -88,7 +88,8 @@ impl Measured {
 }
 
 /// Why a benchmark produced no samples.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NotMeasured {
     /// Cannot run here (permission, kernel feature, hardware); the run goes on.
     Skipped(String),
