@@ -111,7 +111,13 @@ fn finish(path: &std::path::Path, format: Format) -> Result<ExitCode> {
 
 fn saved_note(done: &runner::Finished) {
     if let Some(p) = &done.saved_to {
-        let partial = if done.interrupted { " (partial: interrupted)" } else { "" };
+        let partial = if done.interrupted {
+            " (partial: interrupted)"
+        } else if done.memory_short {
+            " (partial: memory ran short)"
+        } else {
+            ""
+        };
         eprintln!("results saved to {}{partial}", p.display());
     }
 }
@@ -119,6 +125,13 @@ fn saved_note(done: &runner::Finished) {
 fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt) -> ExitCode {
     if let Some(e) = &done.save_error {
         eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    if done.memory_short && !done.interrupted {
+        eprintln!(
+            "error: memory ran short (an address-space limit such as 'ulimit -v', or the machine's memory): \
+             the run stopped early and kept what it measured"
+        );
         return ExitCode::from(1);
     }
     if done.interrupted { ExitCode::from(interrupt.exit_code()) } else { ExitCode::SUCCESS }

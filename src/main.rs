@@ -3,6 +3,10 @@
 use clap::Parser;
 use std::process::ExitCode;
 
+/// The system allocator with a reserve, so that running out of memory ends a run cleanly.
+#[global_allocator]
+static ALLOCATOR: osprim::sys::reserve::ReserveAlloc = osprim::sys::reserve::ReserveAlloc;
+
 fn main() -> ExitCode {
     let cli = match osprim::cli::Cli::try_parse() {
         Ok(cli) => cli,

@@ -29,6 +29,8 @@ pub struct Finished {
     pub saved_to: Option<PathBuf>,
     /// Whether Ctrl-C cut it short.
     pub interrupted: bool,
+    /// Whether memory ran short and the run stopped early ([`crate::sys::reserve`]).
+    pub memory_short: bool,
     /// Why the result file could not be saved at the end (the run itself went on and its
     /// results are on stdout).
     pub save_error: Option<String>,
@@ -105,6 +107,10 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
 
     let machine = env::capture();
     let (timer, timer_info) = timer::detect();
+    // Room to finish should memory run short (an error here only means no such room).
+    let _ = crate::sys::reserve::arm();
+    let stop = || interrupt.load(Ordering::Relaxed) || crate::sys::reserve::short();
+    let mut memory_short = false;
     let scratch = crate::scratch::create().context("cannot create a temporary directory")?;
     crate::interrupt::remove_on_exit(scratch.path());
 
@@ -156,7 +162,8 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
             if round > 0 && bench.single_round() {
                 continue;
             }
-            if interrupt.load(Ordering::Relaxed) {
+            if stop() {
+                memory_short = crate::sys::reserve::short();
                 break 'rounds;
             }
             progress.set_message(format!("round {}/{}: {}", round + 1, cfg.rounds, bench.id()));
@@ -165,7 +172,8 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
                 Err(_) => vec![Default::default()],
             };
             for params in variants {
-                if interrupt.load(Ordering::Relaxed) {
+                if stop() {
+                    memory_short = crate::sys::reserve::short();
                     break 'rounds;
                 }
                 let at = match slots.iter().position(|s| s.bench.id() == bench.id() && s.params == params) {
@@ -209,15 +217,15 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     }
     progress.finish_and_clear();
     let interrupted = interrupt.load(Ordering::Relaxed);
-    let finished_utc =
-        (!interrupted).then(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    let finished_utc = (!interrupted && !memory_short)
+        .then(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     if let Some(store) = store.as_mut() {
         store.append(&Record::End { finished_utc: finished_utc.clone() });
     }
     let rounds: Vec<Rounds> = slots.into_iter().map(|s| s.rounds).collect();
     assemble(&mut run, &rounds, crate::stats::DEFAULT_RESAMPLES);
     // An interrupted run did not finish: it has no end time (docs/results.md).
-    run.partial = interrupted;
+    run.partial = interrupted || memory_short;
     run.finished_utc = finished_utc;
     run.machine.scheduling.load_avg_end = env::load_average();
     let (saved_to, save_error) = match store {
@@ -226,7 +234,7 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     };
     crate::interrupt::forget(scratch.path());
     drop(scratch);
-    Ok(Finished { run, saved_to, interrupted, save_error })
+    Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
 }
 
 /// The result file and the journal beside it, while the run goes on.

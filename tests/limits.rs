@@ -1,0 +1,73 @@
+//! Resource limits from the outside: an address-space limit (`ulimit -v`) never aborts a run;
+//! a benchmark that cannot get its memory or threads says so on its row, and running out
+//! altogether stops the run cleanly with what it measured.
+
+use std::process::Command;
+
+/// Runs osprim under `ulimit -v <kib>` in `dir`.
+fn under_limit(kib: u32, args: &str, dir: &std::path::Path) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("osprim");
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib}; exec '{}' {args}", bin.display()))
+        .current_dir(dir)
+        .env("RUST_BACKTRACE", "1")
+        .env("TMPDIR", dir)
+        .output()
+        .unwrap()
+}
+
+fn no_abort(out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked") && !stderr.contains("memory allocation of"), "{stderr}");
+    assert!(out.status.code().is_some(), "killed by a signal: {:?} {stderr}", out.status);
+    stderr
+}
+
+#[test]
+fn threads_that_cannot_be_made_are_said_on_the_row() {
+    let work = tempfile::tempdir().unwrap();
+    let out = under_limit(60_000, "run --quick space.thread --output r.json", work.path());
+    let stderr = no_abort(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(work.path().join("r.json")).unwrap()).unwrap();
+    let row = &v["results"][0];
+    assert_eq!(row["id"], "space.thread");
+    let notes = row["notes"].to_string();
+    assert!(notes.contains("thread creation failed"), "the row says why it made fewer objects: {notes}");
+    let left: Vec<_> = std::fs::read_dir(work.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["r.json"], "no scratch directory or journal left");
+}
+
+#[test]
+fn running_out_of_address_space_stops_the_run_cleanly() {
+    // Lower limits until the run runs short (where that happens depends on the build and
+    // libc); every outcome on the way must be clean: a full result, or a partial one with one
+    // error line, or one error line before measuring.
+    let work = tempfile::tempdir().unwrap();
+    for kib in (14_000..=40_000).rev().step_by(2_000) {
+        let out = under_limit(kib, "run --quick syscall.null --tail --rounds 20 --output r.json", work.path());
+        let Some(code) = out.status.code() else {
+            // glibc itself may give up (e.g. "failed to register TLS destructor") at a limit
+            // too low to start a thread; nothing Rust runs can prevent that.
+            break;
+        };
+        let stderr = no_abort(&out);
+        let result = work.path().join("r.json");
+        match code {
+            0 => assert!(result.exists()),
+            1 if stderr.contains("memory ran short") => {
+                let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+                assert_eq!(v["partial"], true, "{stderr}");
+                break;
+            }
+            // Too little room even to start: one error line, before measuring.
+            1 => {
+                assert_eq!(stderr.lines().count(), 1, "{stderr}");
+                break;
+            }
+            other => panic!("exit {other}: {stderr}"),
+        }
+        let _ = std::fs::remove_file(&result);
+    }
+}
