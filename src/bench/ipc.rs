@@ -29,42 +29,57 @@ use crate::derive::{Derivation, SIZE_PARAM};
 use crate::timer::TimerKind;
 
 /// `ipc.<transport>`: half a ping-pong.
+#[derive(Clone, Copy)]
 pub struct Ipc(pub Transport);
 
 /// `xfer.<transport>`: one-way latency from counter stamps.
+#[derive(Clone, Copy)]
 pub struct Xfer(pub Transport);
 
-/// The ids of one transport's benchmarks.
-struct Ids {
-    ipc: &'static str,
-    rpc: &'static str,
-    xfer: &'static str,
-}
+/// `ipc.<t>` for every transport, in [`Transport::ALL`]'s order.
+pub static IPC: [Ipc; Transport::COUNT] = {
+    let mut out = [Ipc(Transport::ALL[0]); Transport::COUNT];
+    let mut i = 0;
+    while i < Transport::COUNT {
+        out[i] = Ipc(Transport::ALL[i]);
+        i += 1;
+    }
+    out
+};
 
-const fn ids(t: Transport) -> Ids {
-    let (ipc, rpc, xfer) = match t {
-        Transport::Pipe => ("ipc.pipe", "rpc.pipe", "xfer.pipe"),
-        Transport::UnixStream => ("ipc.unix_stream", "rpc.unix_stream", "xfer.unix_stream"),
-        Transport::UnixDgram => ("ipc.unix_dgram", "rpc.unix_dgram", "xfer.unix_dgram"),
-        Transport::UnixSeqpacket => ("ipc.unix_seqpacket", "rpc.unix_seqpacket", "xfer.unix_seqpacket"),
-        Transport::Eventfd => ("ipc.eventfd", "rpc.eventfd", "xfer.eventfd"),
-        Transport::Futex => ("ipc.futex", "rpc.futex", "xfer.futex"),
-        Transport::Spin => ("ipc.spin", "rpc.spin", "xfer.spin"),
-        Transport::PosixMq => ("ipc.posix_mq", "rpc.posix_mq", "xfer.posix_mq"),
-        Transport::SysvMsg => ("ipc.sysv_msg", "rpc.sysv_msg", "xfer.sysv_msg"),
-        Transport::Tcp => ("ipc.tcp", "rpc.tcp", "xfer.tcp"),
-        Transport::Udp => ("ipc.udp", "rpc.udp", "xfer.udp"),
-    };
-    Ids { ipc, rpc, xfer }
+/// `xfer.<t>` for every transport, in [`Transport::ALL`]'s order.
+pub static XFER: [Xfer; Transport::COUNT] = {
+    let mut out = [Xfer(Transport::ALL[0]); Transport::COUNT];
+    let mut i = 0;
+    while i < Transport::COUNT {
+        out[i] = Xfer(Transport::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+/// The derived `rpc.<t>` for every transport, in [`Transport::ALL`]'s order.
+pub static RPC: [Derivation; Transport::COUNT] = {
+    let mut out = [rpc(Transport::ALL[0]); Transport::COUNT];
+    let mut i = 0;
+    while i < Transport::COUNT {
+        out[i] = rpc(Transport::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+/// Every `ipc.*` benchmark, then every `xfer.*` one: the registry's IPC entries.
+pub fn benchmarks() -> impl Iterator<Item = &'static dyn Benchmark> {
+    IPC.iter().map(|b| b as &dyn Benchmark).chain(XFER.iter().map(|b| b as &dyn Benchmark))
 }
 
 /// The derived `rpc.<transport>`: twice `ipc.<transport>` at 0 bytes.
 pub const fn rpc(t: Transport) -> Derivation {
-    let i = ids(t);
     Derivation::scaled(
-        i.rpc,
+        t.rpc_id(),
         "null RPC: request + reply of an empty message, round trip (ipc's ping-pong, not halved)",
-        i.ipc,
+        t.ipc_id(),
         2.0,
         0,
     )
@@ -72,10 +87,10 @@ pub const fn rpc(t: Transport) -> Derivation {
 
 impl Benchmark for Ipc {
     fn id(&self) -> &'static str {
-        ids(self.0).ipc
+        self.0.ipc_id()
     }
     fn about(&self) -> &'static str {
-        about_ipc(self.0)
+        self.0.ipc_about()
     }
     fn variants(&self, ctx: &Ctx) -> Vec<Params> {
         variants(self.0, ctx, true)
@@ -90,10 +105,10 @@ impl Benchmark for Ipc {
 
 impl Benchmark for Xfer {
     fn id(&self) -> &'static str {
-        ids(self.0).xfer
+        self.0.xfer_id()
     }
     fn about(&self) -> &'static str {
-        about_xfer(self.0)
+        self.0.xfer_about()
     }
     fn available(&self) -> Result<(), String> {
         match crate::timer::CounterFacts::probe().choose().fallback_reason {
@@ -156,38 +171,6 @@ impl Benchmark for Xfer {
             ));
         }
         Ok(m)
-    }
-}
-
-fn about_ipc(t: Transport) -> &'static str {
-    match t {
-        Transport::Pipe => "one-way message through a pipe (half a ping-pong)",
-        Transport::UnixStream => "one-way message through a Unix stream socket pair (half a ping-pong)",
-        Transport::UnixDgram => "one-way message through a Unix datagram socket pair (half a ping-pong)",
-        Transport::UnixSeqpacket => "one-way message through a Unix seqpacket socket pair (half a ping-pong)",
-        Transport::Eventfd => "one-way eventfd notification, no payload (half a ping-pong)",
-        Transport::Futex => "one-way futex wake of a waiter, no payload (half a ping-pong)",
-        Transport::Spin => "one-way store seen by a spinning reader on another CPU, no kernel (half a ping-pong)",
-        Transport::PosixMq => "one-way message through a POSIX message queue (half a ping-pong)",
-        Transport::SysvMsg => "one-way message through a System V message queue (half a ping-pong)",
-        Transport::Tcp => "one-way message over loopback TCP (half a ping-pong)",
-        Transport::Udp => "one-way datagram over loopback UDP (half a ping-pong)",
-    }
-}
-
-fn about_xfer(t: Transport) -> &'static str {
-    match t {
-        Transport::Pipe => "one-way transfer through a pipe: sender's stamp to receiver's stamp",
-        Transport::UnixStream => "one-way transfer through a Unix stream socket: stamp to stamp",
-        Transport::UnixDgram => "one-way transfer through a Unix datagram socket: stamp to stamp",
-        Transport::UnixSeqpacket => "one-way transfer through a Unix seqpacket socket: stamp to stamp",
-        Transport::Eventfd => "one-way eventfd notification: stamp to stamp",
-        Transport::Futex => "one-way futex wake: stamp to stamp",
-        Transport::Spin => "one-way store to a spinning reader on another CPU: stamp to stamp",
-        Transport::PosixMq => "one-way transfer through a POSIX message queue: stamp to stamp",
-        Transport::SysvMsg => "one-way transfer through a System V message queue: stamp to stamp",
-        Transport::Tcp => "one-way transfer over loopback TCP: stamp to stamp",
-        Transport::Udp => "one-way transfer over loopback UDP: stamp to stamp",
     }
 }
 

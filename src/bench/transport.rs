@@ -46,83 +46,141 @@ const POLL_EVERY: Duration = Duration::from_millis(50);
 /// Spins between looks around while spinning.
 const SPINS_PER_LOOK: u32 = 1 << 16;
 
-/// The IPC mechanisms osprim measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
+/// Defines [`Transport`] and everything named after a transport from one table: each entry
+/// gives the variant, the name used in ids, what a message goes through, and the one-line
+/// descriptions of its `ipc.<name>` and `xfer.<name>` benchmarks. The ids `ipc.<name>`,
+/// `xfer.<name>` and `rpc.<name>` are spelt out from the name here, and `registry.rs`
+/// registers one benchmark of each kind per entry: a transport is added in one place.
+macro_rules! transports {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal {
+            what: $what:literal,
+            ipc: $ipc:literal,
+            xfer: $xfer:literal $(,)?
+        }
+    )*) => {
+        /// The IPC mechanisms osprim measures.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Transport {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Transport {
+            /// How many transports there are.
+            pub const COUNT: usize = [$(stringify!($variant)),*].len();
+
+            /// Every transport, in the order benchmarks are listed.
+            pub const ALL: [Transport; Transport::COUNT] = [$(Transport::$variant),*];
+
+            /// The name used in benchmark ids.
+            pub const fn name(self) -> &'static str {
+                match self { $(Transport::$variant => $name,)* }
+            }
+
+            /// One line on what a message goes through.
+            pub const fn what(self) -> &'static str {
+                match self { $(Transport::$variant => $what,)* }
+            }
+
+            /// `ipc.<name>`.
+            pub const fn ipc_id(self) -> &'static str {
+                match self { $(Transport::$variant => concat!("ipc.", $name),)* }
+            }
+
+            /// `rpc.<name>`.
+            pub const fn rpc_id(self) -> &'static str {
+                match self { $(Transport::$variant => concat!("rpc.", $name),)* }
+            }
+
+            /// `xfer.<name>`.
+            pub const fn xfer_id(self) -> &'static str {
+                match self { $(Transport::$variant => concat!("xfer.", $name),)* }
+            }
+
+            /// The `osprim list` line of `ipc.<name>`.
+            pub const fn ipc_about(self) -> &'static str {
+                match self { $(Transport::$variant => $ipc,)* }
+            }
+
+            /// The `osprim list` line of `xfer.<name>`.
+            pub const fn xfer_about(self) -> &'static str {
+                match self { $(Transport::$variant => $xfer,)* }
+            }
+        }
+    };
+}
+
+transports! {
     /// `pipe(2)`, one per direction.
-    Pipe,
+    Pipe = "pipe" {
+        what: "a pipe per direction (write/read)",
+        ipc: "one-way message through a pipe (half a ping-pong)",
+        xfer: "one-way transfer through a pipe: sender's stamp to receiver's stamp",
+    }
     /// `AF_UNIX` `SOCK_STREAM` socket pair.
-    UnixStream,
+    UnixStream = "unix_stream" {
+        what: "a Unix stream socket pair",
+        ipc: "one-way message through a Unix stream socket pair (half a ping-pong)",
+        xfer: "one-way transfer through a Unix stream socket: stamp to stamp",
+    }
     /// `AF_UNIX` `SOCK_DGRAM` socket pair.
-    UnixDgram,
+    UnixDgram = "unix_dgram" {
+        what: "a Unix datagram socket pair",
+        ipc: "one-way message through a Unix datagram socket pair (half a ping-pong)",
+        xfer: "one-way transfer through a Unix datagram socket: stamp to stamp",
+    }
     /// `AF_UNIX` `SOCK_SEQPACKET` socket pair.
-    UnixSeqpacket,
+    UnixSeqpacket = "unix_seqpacket" {
+        what: "a Unix seqpacket socket pair",
+        ipc: "one-way message through a Unix seqpacket socket pair (half a ping-pong)",
+        xfer: "one-way transfer through a Unix seqpacket socket: stamp to stamp",
+    }
     /// `eventfd(2)`, one per direction; no payload.
-    Eventfd,
+    Eventfd = "eventfd" {
+        what: "an eventfd per direction (no payload)",
+        ipc: "one-way eventfd notification, no payload (half a ping-pong)",
+        xfer: "one-way eventfd notification: stamp to stamp",
+    }
     /// A futex word in shared memory per direction; no payload.
-    Futex,
+    Futex = "futex" {
+        what: "a futex word per direction in shared memory (no payload)",
+        ipc: "one-way futex wake of a waiter, no payload (half a ping-pong)",
+        xfer: "one-way futex wake: stamp to stamp",
+    }
     /// A word in shared memory per direction, polled; no kernel; no payload.
-    Spin,
+    Spin = "spin" {
+        what: "a polled word in shared memory, no kernel (no payload; two CPUs only)",
+        ipc: "one-way store seen by a spinning reader on another CPU, no kernel (half a ping-pong)",
+        xfer: "one-way store to a spinning reader on another CPU: stamp to stamp",
+    }
     /// POSIX message queues (`mq_send`/`mq_receive`), one per direction.
-    PosixMq,
+    PosixMq = "posix_mq" {
+        what: "a POSIX message queue per direction",
+        ipc: "one-way message through a POSIX message queue (half a ping-pong)",
+        xfer: "one-way transfer through a POSIX message queue: stamp to stamp",
+    }
     /// One System V message queue, a message type per direction.
-    SysvMsg,
+    SysvMsg = "sysv_msg" {
+        what: "a System V message queue",
+        ipc: "one-way message through a System V message queue (half a ping-pong)",
+        xfer: "one-way transfer through a System V message queue: stamp to stamp",
+    }
     /// TCP over loopback, `TCP_NODELAY`.
-    Tcp,
+    Tcp = "tcp" {
+        what: "TCP over loopback (TCP_NODELAY)",
+        ipc: "one-way message over loopback TCP (half a ping-pong)",
+        xfer: "one-way transfer over loopback TCP: stamp to stamp",
+    }
     /// UDP over loopback.
-    Udp,
+    Udp = "udp" {
+        what: "UDP over loopback",
+        ipc: "one-way datagram over loopback UDP (half a ping-pong)",
+        xfer: "one-way transfer over loopback UDP: stamp to stamp",
+    }
 }
 
 impl Transport {
-    /// Every transport, in the order benchmarks are listed.
-    pub const ALL: [Transport; 11] = [
-        Transport::Pipe,
-        Transport::UnixStream,
-        Transport::UnixDgram,
-        Transport::UnixSeqpacket,
-        Transport::Eventfd,
-        Transport::Futex,
-        Transport::Spin,
-        Transport::PosixMq,
-        Transport::SysvMsg,
-        Transport::Tcp,
-        Transport::Udp,
-    ];
-
-    /// The name used in benchmark ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Pipe => "pipe",
-            Transport::UnixStream => "unix_stream",
-            Transport::UnixDgram => "unix_dgram",
-            Transport::UnixSeqpacket => "unix_seqpacket",
-            Transport::Eventfd => "eventfd",
-            Transport::Futex => "futex",
-            Transport::Spin => "spin",
-            Transport::PosixMq => "posix_mq",
-            Transport::SysvMsg => "sysv_msg",
-            Transport::Tcp => "tcp",
-            Transport::Udp => "udp",
-        }
-    }
-
-    /// One line on what a message goes through.
-    pub fn what(self) -> &'static str {
-        match self {
-            Transport::Pipe => "a pipe per direction (write/read)",
-            Transport::UnixStream => "a Unix stream socket pair",
-            Transport::UnixDgram => "a Unix datagram socket pair",
-            Transport::UnixSeqpacket => "a Unix seqpacket socket pair",
-            Transport::Eventfd => "an eventfd per direction (no payload)",
-            Transport::Futex => "a futex word per direction in shared memory (no payload)",
-            Transport::Spin => "a polled word in shared memory, no kernel (no payload; two CPUs only)",
-            Transport::PosixMq => "a POSIX message queue per direction",
-            Transport::SysvMsg => "a System V message queue",
-            Transport::Tcp => "TCP over loopback (TCP_NODELAY)",
-            Transport::Udp => "UDP over loopback",
-        }
-    }
-
     /// Whether messages carry a payload (and so take part in size sweeps).
     pub fn carries_payload(self) -> bool {
         !matches!(self, Transport::Eventfd | Transport::Futex | Transport::Spin)
