@@ -254,12 +254,17 @@ pub(crate) fn cpus_for(ctx: &Ctx, placement: Placement) -> Result<(usize, usize)
 
 /// The row of a ping-pong: samples, the checks every ping-pong makes, what was learnt.
 pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
-    let mut checks = vec![Check::new(
-        "every message came back once, in order (sequence numbers)",
-        format!("the peer echoed all {} messages", r.round_trips),
-        format!("{} echoed", r.peer_messages),
-        r.peer_messages == r.round_trips,
-    )];
+    let echo = "every message came back once, in order (sequence numbers)";
+    let mut checks = vec![if r.peer_unreported {
+        Check::impossible(echo, "interrupted: the peer ended before reporting its count")
+    } else {
+        Check::new(
+            echo,
+            format!("the peer echoed all {} messages", r.round_trips),
+            format!("{} echoed", r.peer_messages),
+            r.peer_messages == r.round_trips,
+        )
+    }];
     if plan.transport.carries_payload() {
         checks.push(Check::new(
             "payloads arrive intact (the last message of every sample, byte by byte)",
@@ -269,12 +274,16 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
         ));
     }
     let (a, b) = plan.cpus;
-    checks.push(Check::new(
-        "each end ran on its CPU",
-        format!("measuring end on CPU {a}, peer on CPU {b}"),
-        format!("{} and {}", cpu_text(r.ran_on.0), cpu_text(r.ran_on.1)),
-        r.ran_on == (Some(a), Some(b)),
-    ));
+    checks.push(if r.peer_unreported {
+        Check::impossible("each end ran on its CPU", "interrupted: the peer ended before reporting its CPU")
+    } else {
+        Check::new(
+            "each end ran on its CPU",
+            format!("measuring end on CPU {a}, peer on CPU {b}"),
+            format!("{} and {}", cpu_text(r.ran_on.0), cpu_text(r.ran_on.1)),
+            r.ran_on == (Some(a), Some(b)),
+        )
+    });
     let messages = 2 * r.round_trips.max(1);
     let switches = r.measurer_switches.total() + r.peer_switches.total();
     let mut m = Measured::new(r.samples, checks);
