@@ -143,6 +143,8 @@ pub enum Inject {
     Duplicate(u32),
     /// Flip a payload byte of every answer from message `k` on.
     Corrupt(u32),
+    /// Answer nothing from message `k` on, as if it were lost or the peer stopped.
+    Stall(u32),
 }
 
 /// Voluntary and involuntary context switches of one thread.
@@ -1021,6 +1023,7 @@ impl PeerSide {
                     self.msg.corrupt();
                     (seq, 1)
                 }
+                Some(Inject::Stall(k)) if seq >= k => (seq, 0),
                 _ => (seq, 1),
             };
             for _ in 0..copies {
@@ -1203,5 +1206,21 @@ mod tests {
         // Without a payload, the number is the message: a lost wake-up is caught the same way.
         let lost = failure(Transport::Futex, PeerKind::Thread, Inject::Lose(50));
         assert!(lost.contains("lost"), "{lost}");
+    }
+
+    #[test]
+    fn a_peer_that_stops_answering_fails_the_row_at_the_deadline() {
+        let _serial = crate::bench::testing::serial();
+        for (t, peer) in [(Transport::Pipe, PeerKind::Process), (Transport::Udp, PeerKind::Thread)] {
+            let why = failure(t, peer, Inject::Stall(50));
+            assert!(why.contains("did not answer within 2.0 s"), "{t:?}, {peer:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn the_deadline_is_a_multiple_of_the_budget_with_a_floor() {
+        assert_eq!(PEER_DEADLINE.for_round(0.01), PEER_DEADLINE.floor);
+        assert_eq!(PEER_DEADLINE.for_round(10.0), Duration::from_secs(40));
+        assert_eq!(PEER_DEADLINE.for_round(f64::INFINITY), Duration::MAX);
     }
 }
