@@ -56,9 +56,11 @@ fn assert_clean(when: &str, queues_before: &[String], tmp: &Path) {
 /// Whether osprim (`pid`) is in the middle of a benchmark that forks or writes files: it has
 /// a child, or its scratch directory (under `tmp`) holds a file.
 fn mid_benchmark(pid: u32, tmp: &Path) -> bool {
-    let scratch_busy = std::fs::read_dir(tmp).into_iter().flatten().flatten().any(|e| {
-        e.path().is_dir() && std::fs::read_dir(e.path()).map(|mut d| d.next().is_some()).unwrap_or(false)
-    });
+    let scratch_busy = std::fs::read_dir(tmp)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.path().is_dir() && std::fs::read_dir(e.path()).map(|mut d| d.next().is_some()).unwrap_or(false));
     scratch_busy || !children_of(pid).is_empty()
 }
 
