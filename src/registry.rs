@@ -1,26 +1,15 @@
 //! The one list of benchmarks. A new benchmark is one struct in `bench/` and one line here;
 //! a result derived from others is one entry in [`DERIVED`].
 
-use crate::bench::transport::Transport as T;
 use crate::bench::{Benchmark, ctx, dylib, fault, fs, harness, id, ipc, signal, space, syscall, txn};
 use crate::derive::Derivation;
+use std::sync::LazyLock;
 
-/// Results computed from measured ones after the run.
-pub static DERIVED: &[Derivation] = &[
-    ipc::rpc(T::Pipe),
-    ipc::rpc(T::UnixStream),
-    ipc::rpc(T::UnixDgram),
-    ipc::rpc(T::UnixSeqpacket),
-    ipc::rpc(T::Eventfd),
-    ipc::rpc(T::Futex),
-    ipc::rpc(T::Spin),
-    ipc::rpc(T::PosixMq),
-    ipc::rpc(T::SysvMsg),
-    ipc::rpc(T::Tcp),
-    ipc::rpc(T::Udp),
-];
+/// Results computed from measured ones after the run: `rpc.<t>` for every transport.
+pub static DERIVED: &[Derivation] = &ipc::RPC;
 
-static ALL: &[&dyn Benchmark] = &[
+/// The benchmarks before the IPC ones.
+static BEFORE_IPC: &[&dyn Benchmark] = &[
     &harness::Empty,
     &syscall::Null,
     &syscall::Getpid,
@@ -37,28 +26,10 @@ static ALL: &[&dyn Benchmark] = &[
     &ctx::Switch(ctx::Ends::Threads),
     &ctx::Switch(ctx::Ends::Processes),
     &ctx::AddressSpace,
-    &ipc::Ipc(T::Pipe),
-    &ipc::Ipc(T::UnixStream),
-    &ipc::Ipc(T::UnixDgram),
-    &ipc::Ipc(T::UnixSeqpacket),
-    &ipc::Ipc(T::Eventfd),
-    &ipc::Ipc(T::Futex),
-    &ipc::Ipc(T::Spin),
-    &ipc::Ipc(T::PosixMq),
-    &ipc::Ipc(T::SysvMsg),
-    &ipc::Ipc(T::Tcp),
-    &ipc::Ipc(T::Udp),
-    &ipc::Xfer(T::Pipe),
-    &ipc::Xfer(T::UnixStream),
-    &ipc::Xfer(T::UnixDgram),
-    &ipc::Xfer(T::UnixSeqpacket),
-    &ipc::Xfer(T::Eventfd),
-    &ipc::Xfer(T::Futex),
-    &ipc::Xfer(T::Spin),
-    &ipc::Xfer(T::PosixMq),
-    &ipc::Xfer(T::SysvMsg),
-    &ipc::Xfer(T::Tcp),
-    &ipc::Xfer(T::Udp),
+];
+
+/// The benchmarks after the IPC ones.
+static AFTER_IPC: &[&dyn Benchmark] = &[
     &txn::Begin,
     &txn::CommitReadOnly,
     &txn::Commit8b,
@@ -79,9 +50,14 @@ static ALL: &[&dyn Benchmark] = &[
     &space::Mapping,
 ];
 
+/// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come
+/// from the transport list ([`ipc::benchmarks`]), not written out here.
+static ALL: LazyLock<Vec<&'static dyn Benchmark>> =
+    LazyLock::new(|| BEFORE_IPC.iter().copied().chain(ipc::benchmarks()).chain(AFTER_IPC.iter().copied()).collect());
+
 /// Every benchmark, in the order a run takes them.
 pub fn all() -> &'static [&'static dyn Benchmark] {
-    ALL
+    &ALL
 }
 
 /// Looks a benchmark up by exact id.
@@ -94,7 +70,7 @@ pub fn find(id: &str) -> Option<&'static dyn Benchmark> {
 /// pattern naming a derived result selects the benchmarks it is computed from.
 pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Benchmark>, String> {
     if patterns.is_empty() {
-        return Ok(ALL.to_vec());
+        return Ok(ALL.clone());
     }
     // A derived result is asked for by its id, family or a glob, not by a substring: `space`
     // selects the `space.*` family, not the sources of `ctx.address_space`.

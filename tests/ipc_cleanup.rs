@@ -1,17 +1,15 @@
 //! Peers are always reaped and IPC objects always removed: after a normal run, after Ctrl-C in
 //! the middle of an IPC benchmark, and when a peer process is killed from outside. This test
 //! process makes itself a child subreaper, so any peer orphaned by osprim would become its
-//! child and be seen. One test function: the checks must not overlap.
+//! child and be seen. One test function: the checks must not overlap. Every wait is on
+//! observable state (a peer exchanging messages, a file in the scratch directory), never a
+//! fixed time.
 
+mod common;
+
+use common::{busy_peer, children_of, osprim, wait_for};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn osprim() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("osprim"));
-    c.env("RUST_BACKTRACE", "1");
-    c
-}
+use std::process::Stdio;
 
 /// System V message queues owned by this user, by id.
 fn sysv_queues() -> Vec<String> {
@@ -55,27 +53,15 @@ fn assert_clean(when: &str, queues_before: &[String], tmp: &Path) {
     assert!(left.is_empty(), "{when}: files left in TMPDIR: {left:?}");
 }
 
-/// Children of `pid` (its peers), from /proc.
-fn children_of(pid: u32) -> Vec<i32> {
-    let mut out = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for t in tasks.flatten() {
-            let text = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            out.extend(text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()));
-        }
-    }
-    out
-}
-
-fn wait_for_child(pid: u32, limit: Duration) -> Option<i32> {
-    let began = Instant::now();
-    while began.elapsed() < limit {
-        if let Some(&c) = children_of(pid).first() {
-            return Some(c);
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    None
+/// Whether osprim (`pid`) is in the middle of a benchmark that forks or writes files: it has
+/// a child, or its scratch directory (under `tmp`) holds a file.
+fn mid_benchmark(pid: u32, tmp: &Path) -> bool {
+    let scratch_busy = std::fs::read_dir(tmp)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.path().is_dir() && std::fs::read_dir(e.path()).map(|mut d| d.next().is_some()).unwrap_or(false));
+    scratch_busy || !children_of(pid).is_empty()
 }
 
 /// `osprim run --budget B --no-save --format json BENCH…` in the background, with its own
@@ -120,9 +106,8 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
 
     // 2. Ctrl-C while a peer process is running.
     let child = spawn_run("2", &["ipc.sysv_msg", "ipc.posix_mq"], tmp.path());
-    let peer = wait_for_child(child.id(), Duration::from_secs(30));
-    assert!(peer.is_some(), "a peer process appears");
-    std::thread::sleep(Duration::from_millis(100));
+    let peer = wait_for(|| busy_peer(child.id(), 100));
+    assert!(peer.is_some(), "a peer process exchanges messages");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
@@ -134,7 +119,8 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     for bench in ["fault.cow", "fault.file", "txn", "space.process"] {
         // A budget long enough that each round is still sampling when Ctrl-C comes.
         let child = spawn_run("60", &[bench], tmp.path());
-        std::thread::sleep(Duration::from_millis(600));
+        let busy = wait_for(|| mid_benchmark(child.id(), tmp.path()).then_some(()));
+        assert!(busy.is_some(), "{bench}: osprim starts measuring");
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
             .unwrap();
         let out = child.wait_with_output().unwrap();
@@ -146,8 +132,7 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     for bench in ["ipc.pipe", "ipc.sysv_msg"] {
         // One round, so that the peer killed is the one the row's whole measurement uses.
         let child = spawn_run("1", &["--rounds", "1", bench], tmp.path());
-        let peer = wait_for_child(child.id(), Duration::from_secs(30)).expect("a peer process appears");
-        std::thread::sleep(Duration::from_millis(50));
+        let peer = wait_for(|| busy_peer(child.id(), 100)).expect("a peer process exchanges messages");
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(peer), nix::sys::signal::Signal::SIGKILL).unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{bench}: {}", String::from_utf8_lossy(&out.stderr));

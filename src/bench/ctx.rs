@@ -42,6 +42,9 @@ pub enum Ends {
 /// A context switch between two threads or two processes on one CPU.
 pub struct Switch(pub Ends);
 
+/// The name of the switch-count check.
+const SWITCH_CHECK: &str = "one voluntary context switch per hand-off (getrusage, both ends)";
+
 /// Largest relative difference between counted and claimed switches.
 const SWITCH_TOLERANCE: f64 = 0.01;
 
@@ -72,8 +75,16 @@ impl Benchmark for Switch {
         let handoffs = 2 * report.round_trips;
         let voluntary = report.measurer_switches.voluntary + report.peer_switches.voluntary;
         let involuntary = report.measurer_switches.involuntary + report.peer_switches.involuntary;
+        let unreported = report.peer_unreported;
         let mut m = measured(&plan, report, ctx);
-        m.checks.insert(0, switch_check(handoffs, voluntary, involuntary));
+        m.checks.insert(
+            0,
+            if unreported {
+                Check::impossible(SWITCH_CHECK, "interrupted: the peer ended before reporting its switches")
+            } else {
+                switch_check(handoffs, voluntary, involuntary)
+            },
+        );
         Ok(m)
     }
 }
@@ -103,6 +114,7 @@ impl Benchmark for AddressSpace {
         let handoffs = 2 * (p.round_trips + t.round_trips);
         let voluntary = p.measurer_switches.voluntary + p.peer_switches.voluntary + t.peer_switches.voluntary;
         let involuntary = p.measurer_switches.involuntary + p.peer_switches.involuntary + t.peer_switches.involuntary;
+        let unreported = p.peer_unreported || t.peer_unreported;
         let diffs: Vec<f64> = p.samples.per_op_ns.iter().zip(&t.samples.per_op_ns).map(|(a, b)| a - b).collect();
         let median = |v: &[f64]| {
             let mut v = v.to_vec();
@@ -111,7 +123,11 @@ impl Benchmark for AddressSpace {
         };
         let d = median(&diffs);
         let checks = vec![
-            switch_check(handoffs, voluntary, involuntary),
+            if unreported {
+                Check::impossible(SWITCH_CHECK, "interrupted: a peer ended before reporting its switches")
+            } else {
+                switch_check(handoffs, voluntary, involuntary)
+            },
             Check::new(
                 "every hand-off came back, to both peers",
                 format!("{} and {}", p.round_trips, t.round_trips),
@@ -143,7 +159,7 @@ impl Benchmark for AddressSpace {
 pub fn switch_check(handoffs: u64, voluntary: u64, involuntary: u64) -> Check {
     let off = (voluntary as f64 - handoffs as f64).abs() / (handoffs.max(1) as f64);
     Check::new(
-        "one voluntary context switch per hand-off (getrusage, both ends)",
+        SWITCH_CHECK,
         format!("{handoffs} ± 1 %"),
         format!(
             "{voluntary} voluntary ({:+.2} %), {involuntary} involuntary",

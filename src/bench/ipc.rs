@@ -21,6 +21,9 @@
 //! **Validation:** every message numbered and checked on its way back, payloads compared on a
 //! sample, the peer's count equal to the round trips, each end on its CPU; for `xfer`, no
 //! message arriving before it was sent and one-way times that fit inside their round trips.
+//! **Hangs:** a stopped peer or a lost message (UDP) fails the row once a wait outlasts the
+//! peer deadline ([`pingpong::PEER_DEADLINE`]), and Ctrl-C ends a blocked sample, keeping the
+//! samples before it; the timed region is the same either way ([`super::pingpong`]).
 
 use super::pingpong::{self, PeerKind, Placement, Plan, Report, Timing};
 use super::transport::Transport;
@@ -29,42 +32,57 @@ use crate::derive::{Derivation, SIZE_PARAM};
 use crate::timer::TimerKind;
 
 /// `ipc.<transport>`: half a ping-pong.
+#[derive(Clone, Copy)]
 pub struct Ipc(pub Transport);
 
 /// `xfer.<transport>`: one-way latency from counter stamps.
+#[derive(Clone, Copy)]
 pub struct Xfer(pub Transport);
 
-/// The ids of one transport's benchmarks.
-struct Ids {
-    ipc: &'static str,
-    rpc: &'static str,
-    xfer: &'static str,
-}
+/// `ipc.<t>` for every transport, in [`Transport::ALL`]'s order.
+pub static IPC: [Ipc; Transport::COUNT] = {
+    let mut out = [Ipc(Transport::ALL[0]); Transport::COUNT];
+    let mut i = 0;
+    while i < Transport::COUNT {
+        out[i] = Ipc(Transport::ALL[i]);
+        i += 1;
+    }
+    out
+};
 
-const fn ids(t: Transport) -> Ids {
-    let (ipc, rpc, xfer) = match t {
-        Transport::Pipe => ("ipc.pipe", "rpc.pipe", "xfer.pipe"),
-        Transport::UnixStream => ("ipc.unix_stream", "rpc.unix_stream", "xfer.unix_stream"),
-        Transport::UnixDgram => ("ipc.unix_dgram", "rpc.unix_dgram", "xfer.unix_dgram"),
-        Transport::UnixSeqpacket => ("ipc.unix_seqpacket", "rpc.unix_seqpacket", "xfer.unix_seqpacket"),
-        Transport::Eventfd => ("ipc.eventfd", "rpc.eventfd", "xfer.eventfd"),
-        Transport::Futex => ("ipc.futex", "rpc.futex", "xfer.futex"),
-        Transport::Spin => ("ipc.spin", "rpc.spin", "xfer.spin"),
-        Transport::PosixMq => ("ipc.posix_mq", "rpc.posix_mq", "xfer.posix_mq"),
-        Transport::SysvMsg => ("ipc.sysv_msg", "rpc.sysv_msg", "xfer.sysv_msg"),
-        Transport::Tcp => ("ipc.tcp", "rpc.tcp", "xfer.tcp"),
-        Transport::Udp => ("ipc.udp", "rpc.udp", "xfer.udp"),
-    };
-    Ids { ipc, rpc, xfer }
+/// `xfer.<t>` for every transport, in [`Transport::ALL`]'s order.
+pub static XFER: [Xfer; Transport::COUNT] = {
+    let mut out = [Xfer(Transport::ALL[0]); Transport::COUNT];
+    let mut i = 0;
+    while i < Transport::COUNT {
+        out[i] = Xfer(Transport::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+/// The derived `rpc.<t>` for every transport, in [`Transport::ALL`]'s order.
+pub static RPC: [Derivation; Transport::COUNT] = {
+    let mut out = [rpc(Transport::ALL[0]); Transport::COUNT];
+    let mut i = 0;
+    while i < Transport::COUNT {
+        out[i] = rpc(Transport::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+/// Every `ipc.*` benchmark, then every `xfer.*` one: the registry's IPC entries.
+pub fn benchmarks() -> impl Iterator<Item = &'static dyn Benchmark> {
+    IPC.iter().map(|b| b as &dyn Benchmark).chain(XFER.iter().map(|b| b as &dyn Benchmark))
 }
 
 /// The derived `rpc.<transport>`: twice `ipc.<transport>` at 0 bytes.
 pub const fn rpc(t: Transport) -> Derivation {
-    let i = ids(t);
     Derivation::scaled(
-        i.rpc,
+        t.rpc_id(),
         "null RPC: request + reply of an empty message, round trip (ipc's ping-pong, not halved)",
-        i.ipc,
+        t.ipc_id(),
         2.0,
         0,
     )
@@ -72,10 +90,10 @@ pub const fn rpc(t: Transport) -> Derivation {
 
 impl Benchmark for Ipc {
     fn id(&self) -> &'static str {
-        ids(self.0).ipc
+        self.0.ipc_id()
     }
     fn about(&self) -> &'static str {
-        about_ipc(self.0)
+        self.0.ipc_about()
     }
     fn variants(&self, ctx: &Ctx) -> Vec<Params> {
         variants(self.0, ctx, true)
@@ -90,10 +108,10 @@ impl Benchmark for Ipc {
 
 impl Benchmark for Xfer {
     fn id(&self) -> &'static str {
-        ids(self.0).xfer
+        self.0.xfer_id()
     }
     fn about(&self) -> &'static str {
-        about_xfer(self.0)
+        self.0.xfer_about()
     }
     fn available(&self) -> Result<(), String> {
         match crate::timer::CounterFacts::probe().choose().fallback_reason {
@@ -156,38 +174,6 @@ impl Benchmark for Xfer {
             ));
         }
         Ok(m)
-    }
-}
-
-fn about_ipc(t: Transport) -> &'static str {
-    match t {
-        Transport::Pipe => "one-way message through a pipe (half a ping-pong)",
-        Transport::UnixStream => "one-way message through a Unix stream socket pair (half a ping-pong)",
-        Transport::UnixDgram => "one-way message through a Unix datagram socket pair (half a ping-pong)",
-        Transport::UnixSeqpacket => "one-way message through a Unix seqpacket socket pair (half a ping-pong)",
-        Transport::Eventfd => "one-way eventfd notification, no payload (half a ping-pong)",
-        Transport::Futex => "one-way futex wake of a waiter, no payload (half a ping-pong)",
-        Transport::Spin => "one-way store seen by a spinning reader on another CPU, no kernel (half a ping-pong)",
-        Transport::PosixMq => "one-way message through a POSIX message queue (half a ping-pong)",
-        Transport::SysvMsg => "one-way message through a System V message queue (half a ping-pong)",
-        Transport::Tcp => "one-way message over loopback TCP (half a ping-pong)",
-        Transport::Udp => "one-way datagram over loopback UDP (half a ping-pong)",
-    }
-}
-
-fn about_xfer(t: Transport) -> &'static str {
-    match t {
-        Transport::Pipe => "one-way transfer through a pipe: sender's stamp to receiver's stamp",
-        Transport::UnixStream => "one-way transfer through a Unix stream socket: stamp to stamp",
-        Transport::UnixDgram => "one-way transfer through a Unix datagram socket: stamp to stamp",
-        Transport::UnixSeqpacket => "one-way transfer through a Unix seqpacket socket: stamp to stamp",
-        Transport::Eventfd => "one-way eventfd notification: stamp to stamp",
-        Transport::Futex => "one-way futex wake: stamp to stamp",
-        Transport::Spin => "one-way store to a spinning reader on another CPU: stamp to stamp",
-        Transport::PosixMq => "one-way transfer through a POSIX message queue: stamp to stamp",
-        Transport::SysvMsg => "one-way transfer through a System V message queue: stamp to stamp",
-        Transport::Tcp => "one-way transfer over loopback TCP: stamp to stamp",
-        Transport::Udp => "one-way transfer over loopback UDP: stamp to stamp",
     }
 }
 
@@ -271,12 +257,17 @@ pub(crate) fn cpus_for(ctx: &Ctx, placement: Placement) -> Result<(usize, usize)
 
 /// The row of a ping-pong: samples, the checks every ping-pong makes, what was learnt.
 pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
-    let mut checks = vec![Check::new(
-        "every message came back once, in order (sequence numbers)",
-        format!("the peer echoed all {} messages", r.round_trips),
-        format!("{} echoed", r.peer_messages),
-        r.peer_messages == r.round_trips,
-    )];
+    let echo = "every message came back once, in order (sequence numbers)";
+    let mut checks = vec![if r.peer_unreported {
+        Check::impossible(echo, "interrupted: the peer ended before reporting its count")
+    } else {
+        Check::new(
+            echo,
+            format!("the peer echoed all {} messages", r.round_trips),
+            format!("{} echoed", r.peer_messages),
+            r.peer_messages == r.round_trips,
+        )
+    }];
     if plan.transport.carries_payload() {
         checks.push(Check::new(
             "payloads arrive intact (the last message of every sample, byte by byte)",
@@ -286,12 +277,16 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
         ));
     }
     let (a, b) = plan.cpus;
-    checks.push(Check::new(
-        "each end ran on its CPU",
-        format!("measuring end on CPU {a}, peer on CPU {b}"),
-        format!("{} and {}", cpu_text(r.ran_on.0), cpu_text(r.ran_on.1)),
-        r.ran_on == (Some(a), Some(b)),
-    ));
+    checks.push(if r.peer_unreported {
+        Check::impossible("each end ran on its CPU", "interrupted: the peer ended before reporting its CPU")
+    } else {
+        Check::new(
+            "each end ran on its CPU",
+            format!("measuring end on CPU {a}, peer on CPU {b}"),
+            format!("{} and {}", cpu_text(r.ran_on.0), cpu_text(r.ran_on.1)),
+            r.ran_on == (Some(a), Some(b)),
+        )
+    });
     let messages = 2 * r.round_trips.max(1);
     let switches = r.measurer_switches.total() + r.peer_switches.total();
     let mut m = Measured::new(r.samples, checks);

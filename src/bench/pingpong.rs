@@ -24,22 +24,46 @@
 //! handled, read their context switches (`getrusage(RUSAGE_THREAD)`) and the CPU they ran on.
 //!
 //! **Peers always end.** After sampling the peer is told to stop (a message numbered
-//! [`STOP`]), then joined or reaped; a forked peer is killed if it does not exit within 2 s,
-//! and always killed and reaped when dropped (an error, Ctrl-C). A peer that fails records why
-//! in shared memory and keeps waking the measuring thread (`SIGCHLD` by `tgkill`) until it is
-//! told to stop or is killed; a peer process that dies wakes it by its own `SIGCHLD`, and a
-//! watchdog thread keeps waking it until it has noticed ([`DeathWatch`]).
+//! [`STOP`]), then joined or reaped; a forked peer is killed if it does not exit within the
+//! peer deadline, and always killed and reaped when dropped (an error, Ctrl-C). A peer that
+//! fails records why in shared memory and keeps waking the measuring thread (`SIGCHLD` by
+//! `tgkill`) until it is told to stop or is killed; a peer process that dies wakes it by its
+//! own `SIGCHLD`, and a watchdog thread keeps waking it until it has noticed ([`DeathWatch`]).
+//!
+//! **Nothing waits forever.** A stopped peer, or a message lost on the way (UDP drops), would
+//! leave the measuring thread blocked in a receive for ever, and Ctrl-C, whose flag the
+//! sampler reads between samples only, would never be acted on. So every session runs beside
+//! a watchdog thread ([`Watch`]) that looks every [`WATCH_EVERY`] at two things: the
+//! interrupt flag, and how long the routine call in progress (one sample, or a warm-up batch,
+//! or the stop hand-shake) has lasted. When the flag is up, or a call has outlasted
+//! [`PEER_DEADLINE`], it gives the session up: it sets the shared give-up word, then wakes the
+//! measuring thread (`SIGCHLD` by `tgkill`, whose handler has no `SA_RESTART`) at every look
+//! until the session ends. The woken thread's blocked call returns `EINTR` — whatever the
+//! transport (see `transport`'s "Waits that end") — and on that retry path, which a message
+//! that arrives never takes, it finds the verdict:
+//! - **interrupted:** the sample in progress is dropped, the samples already taken are kept
+//!   (`StopReason::Interrupted`); the peer is asked to stop and given [`STOP_GRACE`], then
+//!   killed. A peer that could not report its counts leaves the echo check uncheckable.
+//! - **overdue:** the row fails with "the peer did not answer within …"; a peer process is
+//!   killed at once (a stopped one too: `SIGKILL` needs no co-operation), a peer thread is
+//!   woken until it sees the stop request.
+//!
+//! The timed region is unchanged: the watchdog is armed and disarmed by two stores to an
+//! atomic outside it, and the blocking calls inside it are the same plain calls as before
+//! (no `poll`, no timeout argument, no non-blocking retries).
 
 use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
 use super::{Ctx, NotMeasured};
-use crate::sampler::Samples;
+use crate::sampler::{Samples, StopReason};
 use crate::sys::process::{self, Child, DeathWatch, WakeOnPeerEnd};
 use crate::sys::{cpu, shm::SharedMem};
 use crate::timer::Timer;
 use nix::sys::resource::{UsageWho, getrusage};
 use std::hint::black_box;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
 use std::time::{Duration, Instant};
 
 /// Who the peer is.
@@ -119,6 +143,8 @@ pub enum Inject {
     Duplicate(u32),
     /// Flip a payload byte of every answer from message `k` on.
     Corrupt(u32),
+    /// Answer nothing from message `k` on, as if it were lost or the peer stopped.
+    Stall(u32),
 }
 
 /// Voluntary and involuntary context switches of one thread.
@@ -153,6 +179,8 @@ pub struct Report {
     pub min_one_way_ticks: i64,
     /// One-way: samples whose one-way times added up to more than their round trips.
     pub one_way_over_round_trip: u64,
+    /// The run was interrupted and the peer ended before reporting its counts (they are 0).
+    pub peer_unreported: bool,
 }
 
 // Shared slots.
@@ -171,7 +199,9 @@ const STOP_ASKED: usize = 11;
 const PEER_TID: usize = 12;
 const PEER_CPU: usize = 13;
 const OUT_MIN: usize = 14;
-const SLOTS: usize = 15;
+/// Non-zero when the session is given up: half-moved messages are abandoned.
+const GIVE_UP: usize = 15;
+const SLOTS: usize = 16;
 
 // Peer states (0: starting).
 const READY: u64 = 1;
@@ -184,8 +214,39 @@ const ERR_IO: u64 = 2;
 const ERR_SEQ: u64 = 3;
 const ERR_POLICY: u64 = 4;
 
-/// How long a peer may take to start, and to stop once told.
-const PEER_TIMEOUT: Duration = Duration::from_secs(5);
+/// **The deadline rule.** The longest any one wait on a peer may last before the peer is
+/// given up on as stopped or its message as lost: the start-up hand-shake, one call of the
+/// sampling routine (one sample or warm-up batch, a few thousandths of a round's budget
+/// normally), and the stop hand-shake. It is [`DeadlineRule::budget_multiple`] × the round's
+/// budget (`ctx.cfg.budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
+/// loaded machine never trips it, and short enough that a hung row costs seconds, not a run.
+/// With the default budget (1 s over 5 rounds) and `--quick`, that is the 2 s floor.
+pub const PEER_DEADLINE: DeadlineRule = DeadlineRule { budget_multiple: 4.0, floor: Duration::from_secs(2) };
+
+/// How a deadline follows from a round's budget (see [`PEER_DEADLINE`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DeadlineRule {
+    /// The deadline in units of the round's budget.
+    pub budget_multiple: f64,
+    /// The shortest deadline.
+    pub floor: Duration,
+}
+
+impl DeadlineRule {
+    /// The deadline of a round whose budget is `budget_s` seconds.
+    pub fn for_round(&self, budget_s: f64) -> Duration {
+        let scaled = Duration::try_from_secs_f64(budget_s.max(0.0) * self.budget_multiple).unwrap_or(Duration::MAX);
+        scaled.max(self.floor)
+    }
+}
+
+/// How often the watchdog looks at the interrupt flag and the call in progress: an interrupt
+/// ends a blocked sample within about this long.
+pub const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// How long a peer asked to stop after an interruption (or a peer thread, after a deadline)
+/// has to end before it is killed (or left).
+pub const STOP_GRACE: Duration = Duration::from_millis(300);
 
 /// The ticks to hand the sampler for one timed region of `ticks` that stands for `scale` ×
 /// the operations it ran: `(ticks − overhead) × scale + overhead`, rounded, never negative.
@@ -209,9 +270,11 @@ pub fn one_way_ticks(sum: i64, n: u64, overhead: f64) -> u64 {
 pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
     let _back = prepare_thread(ctx, plan)?;
     let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
-    let mut session = Session::start(ctx, plan)?;
-    let measured = session.measure(ctx);
-    session.finish(measured)
+    watched(ctx, |watch| {
+        let mut session = Session::start(ctx, plan, watch)?;
+        let measured = session.measure(ctx);
+        session.finish(measured)
+    })
 }
 
 /// Runs two plans on the same CPUs with both peers alive, alternating: every sample of `a`
@@ -221,15 +284,145 @@ pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
 pub fn run_paired(ctx: &Ctx, a: &Plan, b: &Plan) -> Result<(Report, Report), NotMeasured> {
     let _back = prepare_thread(ctx, a)?;
     let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
-    let mut first = Session::start(ctx, a)?;
-    let mut second = Session::start(ctx, b)?;
-    let (ra, rb) = match measure_paired(ctx, &mut first, &mut second) {
-        Ok((ra, rb)) => (Ok(ra), Ok(rb)),
-        Err(e) => (Err(e.clone()), Err(e)),
-    };
-    let ra = first.finish(ra);
-    let rb = second.finish(rb);
-    Ok((ra?, rb?))
+    watched(ctx, |watch| {
+        let mut first = Session::start(ctx, a, watch)?;
+        let mut second = Session::start(ctx, b, watch)?;
+        let (ra, rb) = match measure_paired(ctx, &mut first, &mut second) {
+            Ok((ra, rb)) => (Ok(ra), Ok(rb)),
+            Err(e) => (Err(e.clone()), Err(e)),
+        };
+        let ra = first.finish(ra);
+        let rb = second.finish(rb);
+        Ok((ra?, rb?))
+    })
+}
+
+/// Runs `f` with a [`Watch`] over its sessions: a scoped watchdog thread that reads the
+/// interrupt flag and the deadline, stopped and joined when `f` returns.
+fn watched<R>(ctx: &Ctx, f: impl FnOnce(&Arc<Watch>) -> Result<R, NotMeasured>) -> Result<R, NotMeasured> {
+    let watch = Arc::new(Watch::new(PEER_DEADLINE.for_round(ctx.cfg.budget_s)));
+    let interrupt = ctx.interrupt_flag();
+    std::thread::scope(|scope| {
+        let w = Arc::clone(&watch);
+        let thread = std::thread::Builder::new()
+            .name("osprim-watchdog".into())
+            .spawn_scoped(scope, move || w.keep_watch(interrupt))
+            .map_err(|e| failed("start the watchdog thread", e))?;
+        let r = f(&watch);
+        watch.done.store(true, Release);
+        thread.thread().unpark();
+        r
+    })
+}
+
+/// What the watchdog decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Nothing: go on.
+    Carry,
+    /// Ctrl-C (or SIGTERM…): keep the samples taken, stop promptly.
+    Interrupted,
+    /// A call outlasted the deadline: the peer is stopped or a message was lost.
+    Overdue,
+}
+
+/// The watchdog's state, shared by the measuring thread and the watchdog thread (see the
+/// module doc, "Nothing waits forever").
+struct Watch {
+    /// The number of the call in progress (0: none). Written by the measuring thread outside
+    /// the timed region, read by the watchdog.
+    busy: AtomicU64,
+    /// Calls begun so far.
+    calls: AtomicU64,
+    /// 0 carry on, 1 interrupted, 2 overdue.
+    verdict: AtomicU8,
+    /// Set when the sessions are over: the watchdog ends.
+    done: AtomicBool,
+    /// The shared memory of each session, whose give-up word a verdict sets.
+    sessions: Mutex<Vec<Arc<SharedMem>>>,
+    /// The measuring thread: (process, thread).
+    measurer: (i32, i32),
+    /// How long one call may last.
+    deadline: Duration,
+}
+
+impl Watch {
+    fn new(deadline: Duration) -> Watch {
+        Watch {
+            busy: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+            verdict: AtomicU8::new(0),
+            done: AtomicBool::new(false),
+            sessions: Mutex::new(Vec::new()),
+            measurer: (std::process::id() as i32, process::gettid()),
+            deadline,
+        }
+    }
+
+    /// A call on the peer begins: the deadline runs from now.
+    #[inline(always)]
+    fn begin(&self) {
+        let n = self.calls.fetch_add(1, Relaxed) + 1;
+        self.busy.store(n, Release);
+    }
+
+    /// The call ended.
+    #[inline(always)]
+    fn end(&self) {
+        self.busy.store(0, Release);
+    }
+
+    fn verdict(&self) -> Verdict {
+        match self.verdict.load(Acquire) {
+            0 => Verdict::Carry,
+            1 => Verdict::Interrupted,
+            _ => Verdict::Overdue,
+        }
+    }
+
+    fn add(&self, shared: &Arc<SharedMem>) {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).push(Arc::clone(shared));
+    }
+
+    /// The watchdog thread's life: look every [`WATCH_EVERY`]; once a verdict is reached, give
+    /// every session up and keep waking the measuring thread until the sessions are over.
+    fn keep_watch(&self, interrupt: &AtomicBool) {
+        // The SIGCHLD of a dying peer is for the measuring thread, not this one.
+        let _ = nix::sys::signal::pthread_sigmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&nix::sys::signal::SigSet::all()),
+            None,
+        );
+        let mut seen: (u64, Instant) = (0, Instant::now());
+        while !self.done.load(Acquire) {
+            std::thread::park_timeout(WATCH_EVERY);
+            if self.done.load(Acquire) {
+                break;
+            }
+            if self.verdict() == Verdict::Carry {
+                let busy = self.busy.load(Acquire);
+                let verdict = if interrupt.load(Relaxed) {
+                    1
+                } else if busy != 0 && busy == seen.0 && seen.1.elapsed() > self.deadline {
+                    2
+                } else {
+                    if busy != seen.0 {
+                        seen = (busy, Instant::now());
+                    }
+                    0
+                };
+                if verdict == 0 {
+                    continue;
+                }
+                for s in self.sessions.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                    s.u64(GIVE_UP).store(1, Release);
+                }
+                self.verdict.store(verdict, Release);
+            }
+            // Again at every look: one signal may land just before the thread blocks.
+            process::wake_thread(self.measurer.0, self.measurer.1);
+        }
+    }
 }
 
 fn failed(what: &str, e: std::io::Error) -> NotMeasured {
@@ -258,8 +451,14 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
         Timing::OneWay => 1,
     };
     let (per_a, per_b) = (ops(&a.plan), ops(&b.plan));
-    let samples = ctx.iter_fallible(|n| {
+    let watch = Arc::clone(&a.watch);
+    let mut samples = ctx.iter_fallible(|n| {
         calls += 1;
+        if let Some(f) = a.abandoned() {
+            fault = Some((f, a.plan));
+            return None;
+        }
+        watch.begin();
         let (ra, rb) = if calls.is_multiple_of(2) {
             let rb = b.round_trips(n.div_ceil(per_b), &ctx.timer);
             (a.round_trips(n.div_ceil(per_a), &ctx.timer), rb)
@@ -267,6 +466,7 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
             let ra = a.round_trips(n.div_ceil(per_a), &ctx.timer);
             (ra, b.round_trips(n.div_ceil(per_b), &ctx.timer))
         };
+        watch.end();
         match (ra, rb) {
             (Ok(ta), Ok(tb)) => {
                 let overhead = ctx.timer.overhead_ticks();
@@ -284,8 +484,10 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
             }
         }
     });
-    if let Some((f, plan)) = fault {
-        return Err(f.into_not_measured(&plan, samples.per_op_ns.len()));
+    match fault {
+        Some((Fault::Interrupted, _)) => samples.stop = Some(StopReason::Interrupted),
+        Some((f, plan)) => return Err(f.into_not_measured(&plan, samples.per_op_ns.len())),
+        None => {}
     }
     b_ns.drain(..b_ns.len().saturating_sub(samples.per_op_ns.len()));
     let b_samples = Samples { per_op_ns: b_ns, ..samples.clone() };
@@ -335,6 +537,7 @@ enum PeerHandle {
 /// The measuring side of one ping-pong, with its peer alive.
 struct Session {
     plan: Plan,
+    watch: Arc<Watch>,
     shared: Arc<SharedMem>,
     handle: PeerHandle,
     end: Endpoint,
@@ -345,13 +548,14 @@ struct Session {
 
 impl Session {
     /// Opens the transport, starts the peer and waits until it is ready.
-    fn start(ctx: &Ctx, plan: &Plan) -> Result<Session, NotMeasured> {
+    fn start(ctx: &Ctx, plan: &Plan, watch: &Arc<Watch>) -> Result<Session, NotMeasured> {
         let shared = Arc::new(SharedMem::new(SLOTS).map_err(|e| failed("shared memory", e))?);
         shared.u64(OUT_MIN).store(i64::MAX as u64, Relaxed);
+        watch.add(&shared);
         let bytes = plan.transport.message_bytes(plan.payload);
         let (end, mut theirs) = plan
             .transport
-            .open(bytes, &shared, (WORD_TO_PEER, WORD_TO_MEASURER))
+            .open(bytes, &shared, (WORD_TO_PEER, WORD_TO_MEASURER), GIVE_UP)
             .map_err(|e| refused(plan.transport, bytes, e))?;
         let peer = PeerSide {
             shared: shared.clone(),
@@ -378,7 +582,16 @@ impl Session {
                 PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
             }
         };
-        let session = Session { plan: *plan, shared, handle, end, out: Msg::new(bytes), inb: Msg::new(bytes), seq: 0 };
+        let session = Session {
+            plan: *plan,
+            watch: Arc::clone(watch),
+            shared,
+            handle,
+            end,
+            out: Msg::new(bytes),
+            inb: Msg::new(bytes),
+            seq: 0,
+        };
         session.wait_ready()?;
         Ok(session)
     }
@@ -388,8 +601,13 @@ impl Session {
         let round_trips = u64::from(self.seq);
         let ended = self.stop();
         let mut report = measured?;
-        ended?;
         let shared = &self.shared;
+        if self.watch.verdict() == Verdict::Interrupted {
+            // The samples taken stand; the peer's counts are there if it could report them.
+            report.peer_unreported = shared.u64(PEER_STATE).load(Acquire) != DONE;
+        } else {
+            ended?;
+        }
         report.round_trips = round_trips;
         report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
         report.peer_switches = Switches {
@@ -414,9 +632,15 @@ impl Session {
         }
     }
 
+    /// Waits until the peer is ready; after an interruption, returns at once (sampling then
+    /// sees the interrupt before its first sample).
     fn wait_ready(&self) -> Result<(), NotMeasured> {
         let began = Instant::now();
+        let deadline = self.watch.deadline;
         loop {
+            if self.watch.verdict() == Verdict::Interrupted {
+                return Ok(());
+            }
             match self.shared.u64(PEER_STATE).load(Acquire) {
                 READY => return Ok(()),
                 FAILED => return Err(NotMeasured::Failed(peer_failure(&self.shared))),
@@ -425,8 +649,11 @@ impl Session {
             if let Some(why) = self.peer_gone() {
                 return Err(NotMeasured::Failed(why));
             }
-            if began.elapsed() > PEER_TIMEOUT {
-                return Err(NotMeasured::Failed(format!("the peer did not start within {PEER_TIMEOUT:?}")));
+            if began.elapsed() > deadline {
+                return Err(NotMeasured::Failed(format!(
+                    "the peer did not start within {:.1} s (stopped, or starved of CPU)",
+                    deadline.as_secs_f64()
+                )));
             }
             std::thread::sleep(Duration::from_micros(100));
         }
@@ -439,7 +666,13 @@ impl Session {
         let mut fault: Option<Fault> = None;
         let (mut out_dir, mut back_dir) = (Vec::new(), Vec::new());
         let overhead = ctx.timer.overhead_ticks();
-        let samples = ctx.iter_fallible(|n| {
+        let watch = Arc::clone(&self.watch);
+        let mut samples = ctx.iter_fallible(|n| {
+            if let Some(f) = self.abandoned() {
+                fault = Some(f);
+                return None;
+            }
+            watch.begin();
             let r = match plan.timing {
                 Timing::RoundTrip { ops_per_round_trip } => {
                     let rounds = n.div_ceil(ops_per_round_trip);
@@ -450,6 +683,7 @@ impl Session {
                     self.one_way(n, &ctx.timer).map(|w| (one_way_ticks(w.out_sum + w.back_sum, n, overhead), Some(w)))
                 }
             };
+            watch.end();
             let checked = r.and_then(|t| {
                 report.payloads_checked += 1;
                 if self.inb.payload_intact() { Ok(t) } else { Err(Fault::Corrupt(self.seq)) }
@@ -479,8 +713,10 @@ impl Session {
         if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
         }
-        if let Some(f) = fault {
-            return Err(f.into_not_measured(&plan, samples.per_op_ns.len()));
+        match fault {
+            Some(Fault::Interrupted) => samples.stop = Some(StopReason::Interrupted),
+            Some(f) => return Err(f.into_not_measured(&plan, samples.per_op_ns.len())),
+            None => {}
         }
         report.samples = samples;
         Ok(report)
@@ -531,11 +767,7 @@ impl Session {
         loop {
             match self.end.send(self.seq, &mut self.out) {
                 Ok(()) => return Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                    if let Some(why) = self.peer_gone() {
-                        return Err(Fault::PeerGone(why));
-                    }
-                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => self.look_around()?,
                 Err(e) => return Err(self.io_fault("send", e)),
             }
         }
@@ -546,13 +778,30 @@ impl Session {
         loop {
             match self.end.recv(&mut self.inb) {
                 Ok(seq) => return Ok(seq),
-                Err(e) if is_retry(&e) => {
-                    if let Some(why) = self.peer_gone() {
-                        return Err(Fault::PeerGone(why));
-                    }
-                }
+                Err(e) if is_retry(&e) => self.look_around()?,
                 Err(e) => return Err(self.io_fault("receive", e)),
             }
+        }
+    }
+
+    /// Woken without a message: whether to give up (the watchdog's verdict, the peer's end).
+    #[cold]
+    fn look_around(&self) -> Result<(), Fault> {
+        if let Some(f) = self.abandoned() {
+            return Err(f);
+        }
+        match self.peer_gone() {
+            Some(why) => Err(Fault::PeerGone(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// The watchdog's verdict as a fault, if it reached one.
+    fn abandoned(&self) -> Option<Fault> {
+        match self.watch.verdict() {
+            Verdict::Carry => None,
+            Verdict::Interrupted => Some(Fault::Interrupted),
+            Verdict::Overdue => Some(Fault::Overdue(self.watch.deadline)),
         }
     }
 
@@ -560,6 +809,9 @@ impl Session {
     /// descriptors a moment before it is seen to have ended), else the error itself.
     #[cold]
     fn io_fault(&self, what: &'static str, e: std::io::Error) -> Fault {
+        if let Some(f) = self.abandoned() {
+            return f;
+        }
         let began = Instant::now();
         let mut gone = self.peer_gone();
         while gone.is_none() && began.elapsed() < Duration::from_millis(200) {
@@ -572,15 +824,37 @@ impl Session {
         }
     }
 
-    /// Tells the peer to stop and waits for it; kills a peer process that does not stop.
+    /// Tells the peer to stop and waits for it; kills a peer process that does not stop in
+    /// time: the deadline normally, [`STOP_GRACE`] after an interruption, at once when the
+    /// peer is overdue. The watchdog is armed throughout, so a stop message that cannot be
+    /// sent (a stopped peer, a full pipe) is given up too.
     fn stop(&mut self) -> Result<(), NotMeasured> {
         self.shared.u64(STOP_ASKED).store(1, Release);
-        if self.peer_gone().is_none() {
+        self.watch.begin();
+        let stopped = self.stop_armed();
+        self.watch.end();
+        stopped
+    }
+
+    fn stop_armed(&mut self) -> Result<(), NotMeasured> {
+        if self.peer_gone().is_none() && self.watch.verdict() != Verdict::Overdue {
             let _ = self.end.send(STOP, &mut self.out);
         }
+        let deadline = self.watch.deadline;
+        let grace = |watch: &Watch, thread: bool| match watch.verdict() {
+            Verdict::Carry => deadline,
+            Verdict::Interrupted => STOP_GRACE,
+            Verdict::Overdue if thread => STOP_GRACE,
+            Verdict::Overdue => Duration::ZERO,
+        };
+        let began = Instant::now();
         match &mut self.handle {
             PeerHandle::Process { child, .. } => {
-                let status = child.finish(PEER_TIMEOUT);
+                while !child.has_ended() && began.elapsed() < grace(&self.watch, false) {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                // Reaps an ended peer; kills and reaps one still running (or stopped).
+                let status = child.finish(Duration::ZERO);
                 match status {
                     nix::sys::wait::WaitStatus::Exited(_, 0) => Ok(()),
                     s if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => Err(NotMeasured::Failed(format!(
@@ -594,8 +868,7 @@ impl Session {
             PeerHandle::Thread(handle) => {
                 let Some(t) = handle.take() else { return Ok(()) };
                 let tid = self.shared.u64(PEER_TID).load(Acquire) as i32;
-                let began = Instant::now();
-                while !t.is_finished() && began.elapsed() < PEER_TIMEOUT {
+                while !t.is_finished() && began.elapsed() < grace(&self.watch, true) {
                     if tid > 0 {
                         process::wake_thread(std::process::id() as i32, tid);
                     }
@@ -623,10 +896,21 @@ struct OneWaySums {
 /// Why sampling stopped early.
 #[derive(Debug)]
 enum Fault {
-    Sequence { expected: u32, got: u32 },
+    Sequence {
+        expected: u32,
+        got: u32,
+    },
     Corrupt(u32),
-    Io { what: &'static str, seq: u32, error: std::io::Error },
+    Io {
+        what: &'static str,
+        seq: u32,
+        error: std::io::Error,
+    },
     PeerGone(String),
+    /// Ctrl-C (or SIGTERM…) during a sample: the samples before it stand.
+    Interrupted,
+    /// A call on the peer outlasted the deadline.
+    Overdue(Duration),
 }
 
 impl Fault {
@@ -649,6 +933,11 @@ impl Fault {
                 NotMeasured::Failed(format!("{t}: {what} of message {seq} failed: {error}"))
             }
             Fault::PeerGone(why) => NotMeasured::Failed(format!("{t}: {why}")),
+            Fault::Overdue(d) => NotMeasured::Failed(format!(
+                "{t}: the peer did not answer within {:.1} s (stopped, or a message was lost)",
+                d.as_secs_f64()
+            )),
+            Fault::Interrupted => NotMeasured::Failed(format!("{t}: interrupted")),
         }
     }
 }
@@ -734,10 +1023,11 @@ impl PeerSide {
                     self.msg.corrupt();
                     (seq, 1)
                 }
+                Some(Inject::Stall(k)) if seq >= k => (seq, 0),
                 _ => (seq, 1),
             };
             for _ in 0..copies {
-                if let Err(e) = send_retrying(end, answer, &mut self.msg) {
+                if let Err(e) = send_retrying(end, answer, &mut self.msg, s) {
                     return self.fail(ERR_IO << 32, e.raw_os_error().unwrap_or(0) as u64);
                 }
             }
@@ -769,11 +1059,15 @@ impl PeerSide {
     }
 }
 
-/// Sends, again after a signal (nothing was sent then).
-fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg) -> std::io::Result<()> {
+/// Sends, again after a signal (nothing was sent then), unless the measuring end asked to
+/// stop or gave up (it will not read the message).
+fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg, s: &SharedMem) -> std::io::Result<()> {
     loop {
         match end.send(seq, msg) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::Interrupted
+                    && s.u64(STOP_ASKED).load(Acquire) == 0
+                    && s.u64(GIVE_UP).load(Acquire) == 0 => {}
             r => return r,
         }
     }
@@ -912,5 +1206,21 @@ mod tests {
         // Without a payload, the number is the message: a lost wake-up is caught the same way.
         let lost = failure(Transport::Futex, PeerKind::Thread, Inject::Lose(50));
         assert!(lost.contains("lost"), "{lost}");
+    }
+
+    #[test]
+    fn a_peer_that_stops_answering_fails_the_row_at_the_deadline() {
+        let _serial = crate::bench::testing::serial();
+        for (t, peer) in [(Transport::Pipe, PeerKind::Process), (Transport::Udp, PeerKind::Thread)] {
+            let why = failure(t, peer, Inject::Stall(50));
+            assert!(why.contains("did not answer within 2.0 s"), "{t:?}, {peer:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn the_deadline_is_a_multiple_of_the_budget_with_a_floor() {
+        assert_eq!(PEER_DEADLINE.for_round(0.01), PEER_DEADLINE.floor);
+        assert_eq!(PEER_DEADLINE.for_round(10.0), Duration::from_secs(40));
+        assert_eq!(PEER_DEADLINE.for_round(f64::INFINITY), Duration::MAX);
     }
 }

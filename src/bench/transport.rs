@@ -12,8 +12,22 @@
 //! system call wants a prefix (System V's message type), so no transport copies the message.
 //!
 //! Sockets are socket pairs or loopback sockets bound to port 0: no file is created. POSIX
-//! queues are unlinked as soon as both ends are open, System V queues are removed when the
-//! last end is dropped.
+//! queues are unlinked as soon as both ends are open. A System V queue cannot be: it is
+//! removed by a janitor process that outlives even a SIGKILL of osprim ([`MsgQueue`]).
+//!
+//! **Waits that end.** Every receive, and every send that can block, is the transport's plain
+//! blocking call (or, for `futex` and `spin`, a wait that looks around every
+//! `POLL_EVERY` / `SPINS_PER_LOOK` spins): nothing is added to the timed path. A wait is
+//! ended from outside by a signal whose handler is installed without `SA_RESTART`
+//! (`pingpong`'s watchdog sends it), so every call returns `EINTR`: `read` and `write` on
+//! pipes and stream sockets, `recv`/`send` on datagram sockets, `mq_receive`/`mq_send`,
+//! `msgrcv`/`msgsnd`, `read` on an eventfd, `FUTEX_WAIT`. A signal before the first byte of
+//! a message is an [`is_retry`] error, so the caller looks at why it was woken; a signal in
+//! the middle of a message on a byte stream goes on with the message, unless the shared
+//! give-up word is set (the session is being abandoned), and then fails with
+//! `ErrorKind::ConnectionAborted`. This is why the byte streams use their own
+//! `read_exact` and `write_all` (std's `write_all` retries after `EINTR` and would never
+//! return while the other end is stopped); they make the same system calls as std's.
 
 use crate::sys::{futex, msg::MsgQueue, shm::SharedMem};
 use nix::mqueue::{MQ_OFlag, MqAttr, MqdT, mq_close, mq_open, mq_receive, mq_send, mq_unlink};
@@ -25,7 +39,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Sequence numbers start at 1 (an eventfd cannot carry 0); this one tells the peer to stop.
@@ -46,83 +60,141 @@ const POLL_EVERY: Duration = Duration::from_millis(50);
 /// Spins between looks around while spinning.
 const SPINS_PER_LOOK: u32 = 1 << 16;
 
-/// The IPC mechanisms osprim measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
+/// Defines [`Transport`] and everything named after a transport from one table: each entry
+/// gives the variant, the name used in ids, what a message goes through, and the one-line
+/// descriptions of its `ipc.<name>` and `xfer.<name>` benchmarks. The ids `ipc.<name>`,
+/// `xfer.<name>` and `rpc.<name>` are spelt out from the name here, and `registry.rs`
+/// registers one benchmark of each kind per entry: a transport is added in one place.
+macro_rules! transports {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal {
+            what: $what:literal,
+            ipc: $ipc:literal,
+            xfer: $xfer:literal $(,)?
+        }
+    )*) => {
+        /// The IPC mechanisms osprim measures.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Transport {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Transport {
+            /// How many transports there are.
+            pub const COUNT: usize = [$(stringify!($variant)),*].len();
+
+            /// Every transport, in the order benchmarks are listed.
+            pub const ALL: [Transport; Transport::COUNT] = [$(Transport::$variant),*];
+
+            /// The name used in benchmark ids.
+            pub const fn name(self) -> &'static str {
+                match self { $(Transport::$variant => $name,)* }
+            }
+
+            /// One line on what a message goes through.
+            pub const fn what(self) -> &'static str {
+                match self { $(Transport::$variant => $what,)* }
+            }
+
+            /// `ipc.<name>`.
+            pub const fn ipc_id(self) -> &'static str {
+                match self { $(Transport::$variant => concat!("ipc.", $name),)* }
+            }
+
+            /// `rpc.<name>`.
+            pub const fn rpc_id(self) -> &'static str {
+                match self { $(Transport::$variant => concat!("rpc.", $name),)* }
+            }
+
+            /// `xfer.<name>`.
+            pub const fn xfer_id(self) -> &'static str {
+                match self { $(Transport::$variant => concat!("xfer.", $name),)* }
+            }
+
+            /// The `osprim list` line of `ipc.<name>`.
+            pub const fn ipc_about(self) -> &'static str {
+                match self { $(Transport::$variant => $ipc,)* }
+            }
+
+            /// The `osprim list` line of `xfer.<name>`.
+            pub const fn xfer_about(self) -> &'static str {
+                match self { $(Transport::$variant => $xfer,)* }
+            }
+        }
+    };
+}
+
+transports! {
     /// `pipe(2)`, one per direction.
-    Pipe,
+    Pipe = "pipe" {
+        what: "a pipe per direction (write/read)",
+        ipc: "one-way message through a pipe (half a ping-pong)",
+        xfer: "one-way transfer through a pipe: sender's stamp to receiver's stamp",
+    }
     /// `AF_UNIX` `SOCK_STREAM` socket pair.
-    UnixStream,
+    UnixStream = "unix_stream" {
+        what: "a Unix stream socket pair",
+        ipc: "one-way message through a Unix stream socket pair (half a ping-pong)",
+        xfer: "one-way transfer through a Unix stream socket: stamp to stamp",
+    }
     /// `AF_UNIX` `SOCK_DGRAM` socket pair.
-    UnixDgram,
+    UnixDgram = "unix_dgram" {
+        what: "a Unix datagram socket pair",
+        ipc: "one-way message through a Unix datagram socket pair (half a ping-pong)",
+        xfer: "one-way transfer through a Unix datagram socket: stamp to stamp",
+    }
     /// `AF_UNIX` `SOCK_SEQPACKET` socket pair.
-    UnixSeqpacket,
+    UnixSeqpacket = "unix_seqpacket" {
+        what: "a Unix seqpacket socket pair",
+        ipc: "one-way message through a Unix seqpacket socket pair (half a ping-pong)",
+        xfer: "one-way transfer through a Unix seqpacket socket: stamp to stamp",
+    }
     /// `eventfd(2)`, one per direction; no payload.
-    Eventfd,
+    Eventfd = "eventfd" {
+        what: "an eventfd per direction (no payload)",
+        ipc: "one-way eventfd notification, no payload (half a ping-pong)",
+        xfer: "one-way eventfd notification: stamp to stamp",
+    }
     /// A futex word in shared memory per direction; no payload.
-    Futex,
+    Futex = "futex" {
+        what: "a futex word per direction in shared memory (no payload)",
+        ipc: "one-way futex wake of a waiter, no payload (half a ping-pong)",
+        xfer: "one-way futex wake: stamp to stamp",
+    }
     /// A word in shared memory per direction, polled; no kernel; no payload.
-    Spin,
+    Spin = "spin" {
+        what: "a polled word in shared memory, no kernel (no payload; two CPUs only)",
+        ipc: "one-way store seen by a spinning reader on another CPU, no kernel (half a ping-pong)",
+        xfer: "one-way store to a spinning reader on another CPU: stamp to stamp",
+    }
     /// POSIX message queues (`mq_send`/`mq_receive`), one per direction.
-    PosixMq,
+    PosixMq = "posix_mq" {
+        what: "a POSIX message queue per direction",
+        ipc: "one-way message through a POSIX message queue (half a ping-pong)",
+        xfer: "one-way transfer through a POSIX message queue: stamp to stamp",
+    }
     /// One System V message queue, a message type per direction.
-    SysvMsg,
+    SysvMsg = "sysv_msg" {
+        what: "a System V message queue",
+        ipc: "one-way message through a System V message queue (half a ping-pong)",
+        xfer: "one-way transfer through a System V message queue: stamp to stamp",
+    }
     /// TCP over loopback, `TCP_NODELAY`.
-    Tcp,
+    Tcp = "tcp" {
+        what: "TCP over loopback (TCP_NODELAY)",
+        ipc: "one-way message over loopback TCP (half a ping-pong)",
+        xfer: "one-way transfer over loopback TCP: stamp to stamp",
+    }
     /// UDP over loopback.
-    Udp,
+    Udp = "udp" {
+        what: "UDP over loopback",
+        ipc: "one-way datagram over loopback UDP (half a ping-pong)",
+        xfer: "one-way transfer over loopback UDP: stamp to stamp",
+    }
 }
 
 impl Transport {
-    /// Every transport, in the order benchmarks are listed.
-    pub const ALL: [Transport; 11] = [
-        Transport::Pipe,
-        Transport::UnixStream,
-        Transport::UnixDgram,
-        Transport::UnixSeqpacket,
-        Transport::Eventfd,
-        Transport::Futex,
-        Transport::Spin,
-        Transport::PosixMq,
-        Transport::SysvMsg,
-        Transport::Tcp,
-        Transport::Udp,
-    ];
-
-    /// The name used in benchmark ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Pipe => "pipe",
-            Transport::UnixStream => "unix_stream",
-            Transport::UnixDgram => "unix_dgram",
-            Transport::UnixSeqpacket => "unix_seqpacket",
-            Transport::Eventfd => "eventfd",
-            Transport::Futex => "futex",
-            Transport::Spin => "spin",
-            Transport::PosixMq => "posix_mq",
-            Transport::SysvMsg => "sysv_msg",
-            Transport::Tcp => "tcp",
-            Transport::Udp => "udp",
-        }
-    }
-
-    /// One line on what a message goes through.
-    pub fn what(self) -> &'static str {
-        match self {
-            Transport::Pipe => "a pipe per direction (write/read)",
-            Transport::UnixStream => "a Unix stream socket pair",
-            Transport::UnixDgram => "a Unix datagram socket pair",
-            Transport::UnixSeqpacket => "a Unix seqpacket socket pair",
-            Transport::Eventfd => "an eventfd per direction (no payload)",
-            Transport::Futex => "a futex word per direction in shared memory (no payload)",
-            Transport::Spin => "a polled word in shared memory, no kernel (no payload; two CPUs only)",
-            Transport::PosixMq => "a POSIX message queue per direction",
-            Transport::SysvMsg => "a System V message queue",
-            Transport::Tcp => "TCP over loopback (TCP_NODELAY)",
-            Transport::Udp => "UDP over loopback",
-        }
-    }
-
     /// Whether messages carry a payload (and so take part in size sweeps).
     pub fn carries_payload(self) -> bool {
         !matches!(self, Transport::Eventfd | Transport::Futex | Transport::Spin)
@@ -156,14 +228,18 @@ impl Transport {
     }
 
     /// Opens both ends, sized for messages of `message_bytes`. `shared` provides the words of
-    /// `futex` and `spin` (slots `word_slots.0` and `.1`, one per direction).
+    /// `futex` and `spin` (slots `word_slots.0` and `.1`, one per direction) and the give-up
+    /// word (slot `give_up`: non-zero, a message half moved when a wait is interrupted is
+    /// abandoned).
     pub fn open(
         self,
         message_bytes: usize,
         shared: &Arc<SharedMem>,
         word_slots: (usize, usize),
+        give_up: usize,
     ) -> std::io::Result<(Endpoint, Endpoint)> {
-        let pair = |a: Kind, b: Kind| (Endpoint { kind: a }, Endpoint { kind: b });
+        let end = |kind: Kind| Endpoint { kind, shared: shared.clone(), give_up };
+        let pair = |a: Kind, b: Kind| (end(a), end(b));
         Ok(match self {
             Transport::Pipe => {
                 let (r1, w1) = nix::unistd::pipe()?;
@@ -345,6 +421,10 @@ pub fn pattern_byte(i: usize) -> u8 {
 /// One end of a transport.
 pub struct Endpoint {
     kind: Kind,
+    /// Holds the give-up word.
+    shared: Arc<SharedMem>,
+    /// The give-up word's slot.
+    give_up: usize,
 }
 
 enum Kind {
@@ -371,10 +451,11 @@ impl Endpoint {
     #[inline(always)]
     pub fn send(&mut self, seq: u32, msg: &mut Msg) -> std::io::Result<()> {
         msg.set_seq(seq);
+        let give_up = self.shared.u64(self.give_up);
         match &mut self.kind {
-            Kind::Stream(_, w) => w.write_all(msg.bytes()),
-            Kind::Unix(_, w) => w.write_all(msg.bytes()),
-            Kind::Tcp(_, w) => w.write_all(msg.bytes()),
+            Kind::Stream(_, w) => write_all(w, msg.bytes(), give_up),
+            Kind::Unix(_, w) => write_all(w, msg.bytes(), give_up),
+            Kind::Tcp(_, w) => write_all(w, msg.bytes(), give_up),
             Kind::Dgram(s) => whole(s.send(msg.bytes())?, msg),
             Kind::Packet(f) => whole(f.write(msg.bytes())?, msg),
             Kind::Udp(s) => whole(s.send(msg.bytes())?, msg),
@@ -397,10 +478,11 @@ impl Endpoint {
     #[inline(always)]
     pub fn recv(&mut self, msg: &mut Msg) -> std::io::Result<u32> {
         let len = msg.bytes().len();
+        let give_up = self.shared.u64(self.give_up);
         let got = match &mut self.kind {
-            Kind::Stream(r, _) => read_exact(r, msg.message_mut())?,
-            Kind::Unix(r, _) => read_exact(r, msg.message_mut())?,
-            Kind::Tcp(r, _) => read_exact(r, msg.message_mut())?,
+            Kind::Stream(r, _) => read_exact(r, msg.message_mut(), give_up)?,
+            Kind::Unix(r, _) => read_exact(r, msg.message_mut(), give_up)?,
+            Kind::Tcp(r, _) => read_exact(r, msg.message_mut(), give_up)?,
             Kind::Dgram(s) => s.recv(msg.message_mut())?,
             Kind::Packet(f) => f.read(msg.message_mut())?,
             Kind::Udp(s) => s.recv(msg.message_mut())?,
@@ -420,19 +502,45 @@ impl Endpoint {
 }
 
 /// Reads exactly `buf.len()` bytes; a signal before the first byte is a retry, after it the
-/// read goes on (the message is half in).
+/// read goes on (the message is half in) unless `give_up` is set.
 #[inline(always)]
-fn read_exact(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_exact(r: &mut impl Read, buf: &mut [u8], give_up: &AtomicU64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         match r.read(&mut buf[done..]) {
             Ok(0) => return Err(std::io::Error::new(ErrorKind::UnexpectedEof, "the other end closed")),
             Ok(n) => done += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted && done > 0 => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted && done > 0 => abandon_if(give_up, done, buf.len())?,
             Err(e) => return Err(e),
         }
     }
     Ok(done)
+}
+
+/// Writes all of `buf`; a signal before the first byte is a retry (nothing was sent), after
+/// it the write goes on unless `give_up` is set. The same `write` calls as std's `write_all`,
+/// which would retry after every signal.
+#[inline(always)]
+fn write_all(w: &mut impl Write, buf: &[u8], give_up: &AtomicU64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match w.write(&buf[done..]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted && done > 0 => abandon_if(give_up, done, buf.len())?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A half-moved message is abandoned when the give-up word is set.
+#[cold]
+fn abandon_if(give_up: &AtomicU64, done: usize, len: usize) -> std::io::Result<()> {
+    if give_up.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    Err(std::io::Error::new(ErrorKind::ConnectionAborted, format!("abandoned after {done} of {len} bytes")))
 }
 
 fn whole(sent: usize, msg: &Msg) -> std::io::Result<()> {
@@ -471,9 +579,9 @@ mod tests {
     use super::*;
 
     fn round_trip(t: Transport, payload: usize) {
-        let shared = Arc::new(SharedMem::new(2).unwrap());
+        let shared = Arc::new(SharedMem::new(3).unwrap());
         let bytes = t.message_bytes(payload);
-        let (mut a, mut b) = t.open(bytes, &shared, (0, 1)).unwrap();
+        let (mut a, mut b) = t.open(bytes, &shared, (0, 1), 2).unwrap();
         let peer = std::thread::spawn(move || {
             let mut m = Msg::new(bytes);
             loop {

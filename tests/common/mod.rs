@@ -1,0 +1,108 @@
+//! Helpers shared by the integration tests that watch osprim from outside: its processes,
+//! from /proc, and its System V objects. Every wait here is on observable state, with a
+//! deadline only so that a broken osprim fails the test instead of hanging it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long any wait on osprim's state may take before the test fails: generous, against
+/// hanging CI, never a measure of speed.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// The osprim binary, with backtraces on.
+pub fn osprim() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("osprim"));
+    c.env("RUST_BACKTRACE", "1");
+    c
+}
+
+/// `osprim ARGS…` in the background, its output captured, with its own TMPDIR.
+pub fn spawn(args: &[&str], tmp: &Path) -> std::process::Child {
+    osprim().args(args).env("TMPDIR", tmp).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// Polls `f` until it gives `Some`, or [`PATIENCE`] runs out (`None`).
+pub fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let began = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if began.elapsed() > PATIENCE {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Children of `pid` (all its threads'), from /proc.
+pub fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            let text = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            out.extend(text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+/// A field of /proc/PID/status, as a number.
+pub fn status_field(pid: i32, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(':')?.trim().parse().ok())
+}
+
+/// The state letter of process `pid` (`R`, `S`, `T`, `Z`…), if it exists.
+pub fn state(pid: i32) -> Option<char> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    text.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// A child of `pid` that is a ping-pong peer in full swing: it has blocked (a voluntary
+/// context switch per message) at least `messages` times.
+pub fn busy_peer(pid: u32, messages: u64) -> Option<i32> {
+    children_of(pid)
+        .into_iter()
+        .find(|&c| state(c) != Some('Z') && status_field(c, "voluntary_ctxt_switches").is_some_and(|v| v >= messages))
+}
+
+/// Whether process `pid` is gone: reaped (by us, as its subreaper, or by its parent).
+pub fn gone(pid: i32) -> bool {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    match waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::StillAlive) => false,
+        Ok(_) => true,
+        Err(_) => !Path::new(&format!("/proc/{pid}")).exists(),
+    }
+}
+
+/// Sends `sig` to `pid`.
+pub fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+}
+
+/// System V objects listed in /proc/sysvipc/`kind` (`msg` or `shm`) that one of `pids`
+/// created or last used: (id, the pids named on the line).
+pub fn sysv_objects_of(kind: &str, pids: &[i32]) -> Vec<i32> {
+    let text = std::fs::read_to_string(format!("/proc/sysvipc/{kind}")).unwrap_or_default();
+    // msg: key msqid perms cbytes qnum lspid lrpid …; shm: key shmid perms size cpid lpid …
+    let pid_columns = if kind == "msg" { [5, 6] } else { [4, 5] };
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let named = pid_columns.iter().filter_map(|&i| f.get(i)?.parse::<i32>().ok());
+            let ours = named.into_iter().any(|p| p != 0 && pids.contains(&p));
+            ours.then(|| f.get(1)?.parse().ok())?
+        })
+        .collect()
+}
+
+/// Whether System V object `id` of `kind` is listed.
+pub fn sysv_listed(kind: &str, id: i32) -> bool {
+    let text = std::fs::read_to_string(format!("/proc/sysvipc/{kind}")).unwrap_or_default();
+    text.lines().skip(1).any(|l| l.split_whitespace().nth(1) == Some(&id.to_string()))
+}
