@@ -1,4 +1,5 @@
-//! Interruptions: the first SIGINT, SIGTERM, SIGHUP or SIGQUIT sets a flag the sampler checks
+//! Interruptions: the first SIGINT, SIGTERM, SIGHUP or SIGQUIT (or SIGUSR1, SIGUSR2, SIGALRM,
+//! SIGXCPU, whose default would kill the run on the spot) sets a flag the sampler checks
 //! between samples, so the run stops after the current sample, keeps what it measured, cleans
 //! up and exits with 128 + the signal's number (130, 143, 129, 131). A second one ends the run at
 //! once with that status, after making the result file from the run's journal (what
@@ -13,12 +14,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// The signals that end a run the way Ctrl-C does.
-pub const SIGNALS: [i32; 4] = [
+/// The signals that end a run the way Ctrl-C does: the terminal's and kill's, and those whose
+/// default action would otherwise end the process at once (a CPU-time limit's SIGXCPU among
+/// them).
+pub const SIGNALS: [i32; 8] = [
     signal_hook::consts::SIGINT,
     signal_hook::consts::SIGTERM,
     signal_hook::consts::SIGHUP,
     signal_hook::consts::SIGQUIT,
+    signal_hook::consts::SIGUSR1,
+    signal_hook::consts::SIGUSR2,
+    signal_hook::consts::SIGALRM,
+    signal_hook::consts::SIGXCPU,
 ];
 
 /// Paths removed if a second signal ends the run at once.

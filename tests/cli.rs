@@ -294,9 +294,11 @@ fn sigint_keeps_partial_results_and_cleans_up() {
 }
 
 #[test]
-fn sigterm_sighup_and_sigquit_end_a_run_like_ctrl_c() {
+fn sigterm_sighup_sigquit_and_sigusr1_end_a_run_like_ctrl_c() {
     use nix::sys::signal::Signal;
-    for (signal, status) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129), (Signal::SIGQUIT, 131)] {
+    for (signal, status) in
+        [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129), (Signal::SIGQUIT, 131), (Signal::SIGUSR1, 138)]
+    {
         signal_keeps_partial_results_and_cleans_up(signal, status);
     }
 }
