@@ -3,7 +3,7 @@
 
 use crate::bench::transport::Transport as T;
 use crate::bench::{Benchmark, ctx, dylib, fault, fs, harness, id, ipc, signal, space, syscall, txn};
-use crate::derive::Derivation;
+use crate::model::Derivation;
 
 /// Results computed from measured ones after the run.
 pub static DERIVED: &[Derivation] = &[
