@@ -51,7 +51,7 @@ fn point(row: &Row) -> Option<(f64, f64, [f64; 2])> {
 /// [`MAX_MISS_REL`] from the model, unless no per-byte cost is measurable (the slope's CI
 /// includes 0: the points differ by noise only). Notes say how it was fitted, how well, and
 /// name the points that steer the fit or lie far from it.
-pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
+fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
     let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
         if r.derived.is_some() || r.fit.is_some() || point(r).is_none() {
@@ -269,7 +269,7 @@ fn fmt_p(p: f64) -> String {
 
 /// One row per parameter set under which both sources of a difference were measured, with the
 /// index of the later source row.
-pub fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
+fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
     let mut out = Vec::new();
     for d in derivations {
         let Rule::Difference { minuend, subtrahend } = d.rule else { continue };
@@ -327,7 +327,7 @@ pub fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method)
 
 /// One row per measured result of a scaled derivation's source at its size: the samples
 /// scaled, summarised afresh, with the source's checks, flags and notes.
-pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
+fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
     let mut out = Vec::new();
     for d in derivations {
         let Rule::Scaled { source, factor, bytes } = d.rule else { continue };

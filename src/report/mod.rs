@@ -15,3 +15,6 @@ pub fn new_table() -> comfy_table::Table {
     t.load_style(style).set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     t
 }
+
+#[cfg(test)]
+mod tests;
