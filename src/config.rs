@@ -12,6 +12,7 @@ pub struct UsageError(pub String);
 
 /// A command, validated.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant, reason = "one is built per process")]
 pub enum Command {
     /// Measure and report; `with_seeds` adds the seed tables (the bare `osprim`).
     Run {
@@ -36,6 +37,7 @@ pub enum Command {
 
 /// Where the seed view's figures come from.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant, reason = "one is built per process")]
 pub enum SeedsSource {
     /// A result file from an earlier run.
     File(PathBuf),

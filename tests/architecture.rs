@@ -276,3 +276,24 @@ fn every_layer_module_exists_and_the_checker_sees_imports() {
     assert_eq!(crate_modules(&code), ["model"]);
     assert!(!without_tests("#[cfg(test)]\nmod tests {\n use crate::cli;\n}\nuse crate::model;\n").contains("cli"));
 }
+
+#[test]
+fn only_the_command_line_knows_clap() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        if module == "cli" || module == "main" {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(file).expect("readable source"));
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("clap::") || line.contains("use clap") {
+                problems.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "clap below cli.rs:\n{}", problems.join("\n"));
+}

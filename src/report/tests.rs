@@ -204,9 +204,7 @@ fn rows() -> Vec<Row> {
 }
 
 fn run_file(partial: bool) -> RunFile {
-    let mut machine = Machine::default();
-    machine.hostname = "fixture".into();
-    machine.arch = "x86_64".into();
+    let mut machine = Machine { hostname: "fixture".into(), arch: "x86_64".into(), ..Machine::default() };
     machine.cpu.model_name = "Fixture CPU @ 2.45GHz".into();
     machine.cpu.logical_cpus = Some(2);
     machine.kernel.release = "6.1.0-fixture".into();
