@@ -1,9 +1,10 @@
 //! Analysis: turns what a benchmark measured, round after round, into a result row (summary,
 //! cycles, verdict, flags, notes). Reads no clock and prints nothing.
 
-use crate::bench::{Benchmark, Check, Measured, NotMeasured, Params};
-use crate::model::{Cycles, Flag, Row, Stage, Status, Tail, Validation, Verdict};
-use crate::sampler::{Method, SamplerConfig, StopReason};
+use crate::bench::{Benchmark, Measured, NotMeasured};
+use crate::model::SamplerSettings;
+use crate::model::{Check, Cycles, Flag, Params, Row, Stage, Status, Tail, Unit, Validation, Verdict, summary};
+use crate::sampler::{Method, StopReason};
 use crate::stats;
 use crate::timer::TimerInfo;
 
@@ -24,7 +25,7 @@ pub fn row(
     bench: &dyn Benchmark,
     params: Params,
     outcome: Result<Measured, NotMeasured>,
-    cfg: &SamplerConfig,
+    cfg: &SamplerSettings,
     timer: &TimerInfo,
 ) -> Row {
     rounds_row(bench.id(), bench.about(), params, &[outcome], cfg, timer, stats::DEFAULT_RESAMPLES)
@@ -40,7 +41,7 @@ pub fn rounds_row(
     about: &str,
     params: Params,
     outcomes: &[Result<Measured, NotMeasured>],
-    cfg: &SamplerConfig,
+    cfg: &SamplerSettings,
     timer: &TimerInfo,
     resamples: usize,
 ) -> Row {
@@ -69,6 +70,7 @@ pub fn rounds_row(
     // other kept): no further start-up cut.
     let no_cut = vec![0; slices.len()];
     let drops = (cfg.method == crate::sampler::Method::Seed).then_some(no_cut.as_slice());
+    let unit = row.unit;
     let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
         Ok(s) => s,
         Err(e) => {
@@ -84,10 +86,10 @@ pub fn rounds_row(
     let drops: Vec<usize> =
         summary.structure.as_ref().map(|s| s.rounds.iter().map(|r| r.dropped).collect()).unwrap_or_default();
     row.breakdown = stages(&ok, &slices, &drops, resamples, timer.resolution_ns);
-    if !row.in_bytes() {
+    if unit == Unit::Ns {
         row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
     }
-    row.tail = tail(&row.single_op_ns, timer.resolution_ns);
+    row.tail = tail(&row.single_op, timer.resolution_ns);
     // Outliers among the steady-state samples the summary describes.
     let mut sorted: Vec<f64> =
         slices.iter().zip(&drops).flat_map(|(r, &d)| r[d.min(r.len())..].iter().copied()).collect();
@@ -99,17 +101,17 @@ pub fn rounds_row(
     if failure.is_some() {
         row.flags.push(Flag::RoundFailed);
     }
-    if let Some(note) = batch_dependence(&row.batch_check_ns, summary.median_ns) {
+    if let Some(note) = batch_dependence(&row.batch_check, summary.median_ns) {
         row.flags.push(Flag::BatchDependent);
         row.notes.push(note);
     }
-    row.notes.extend(structure_notes(&summary, row.in_bytes()));
-    if row.in_bytes() {
-        // Memory per object: its spread is judged by the benchmark's own check, not by
-        // the sampler's timing target.
+    row.notes.extend(structure_notes(&summary, unit));
+    if unit != Unit::Ns {
+        // Memory per object (or a count): its spread is judged by the benchmark's own
+        // check, not by the sampler's timing target.
         row.flags.retain(|f| *f != Flag::CiTargetMissed);
     }
-    row.summary = Some(summary);
+    row.summary = Some(summary_record(summary));
     row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
     row
 }
@@ -126,13 +128,14 @@ fn merge_rounds(row: &mut Row, ok: &[&Measured]) {
                 row.notes.push(n.clone());
             }
         }
-        row.samples_ns.extend_from_slice(&m.samples.per_op_ns);
+        row.samples.extend_from_slice(&m.samples.per_op_ns);
         row.samples_per_round.push(m.samples.per_op_ns.len());
-        row.batch_check_ns.extend_from_slice(&m.samples.batch_check);
-        row.single_op_ns.extend_from_slice(&m.samples.single_op_ns);
+        row.batch_check.extend_from_slice(&m.samples.batch_check);
+        row.single_op.extend_from_slice(&m.samples.single_op_ns);
         row.warmup_iterations += m.samples.warmup_iterations;
     }
     let last = ok[ok.len() - 1];
+    row.unit = ok[0].unit;
     row.observed = last.observed.clone();
     row.iterations_per_sample = ok[0].samples.iterations_per_sample;
     let stops: Vec<Option<StopReason>> = ok.iter().map(|m| m.samples.stop).collect();
@@ -185,7 +188,7 @@ fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize
         let aligned = per_round.iter().zip(totals).all(|(s, t)| s.len() == t.len());
         let drops = aligned.then_some(drops);
         if let Ok(summary) = stats::summarize_rounds(&per_round, drops, resamples, BOOTSTRAP_SEED, step) {
-            out.push(Stage { name: name.clone(), summary });
+            out.push(Stage { name: name.clone(), summary: summary_record(summary) });
         }
     }
     Some(out)
@@ -200,11 +203,11 @@ fn tail(single_op_ns: &[f64], resolution_ns: f64) -> Option<Tail> {
     v.sort_by(f64::total_cmp);
     Some(Tail {
         n: v.len(),
-        p50_ns: stats::percentile(&v, 50.0),
-        p99_ns: stats::percentile(&v, 99.0),
-        p999_ns: stats::percentile(&v, 99.9),
-        max_ns: v[v.len() - 1],
-        resolution_ns,
+        p50: stats::percentile(&v, 50.0),
+        p99: stats::percentile(&v, 99.0),
+        p999: stats::percentile(&v, 99.9),
+        max: v[v.len() - 1],
+        resolution: resolution_ns,
     })
 }
 
@@ -238,9 +241,9 @@ pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
 }
 
 /// Notes on what the rounds showed: levels, a changing machine, many start-up samples.
-fn structure_notes(s: &stats::Summary, bytes: bool) -> Vec<String> {
+fn structure_notes(s: &stats::Summary, unit: Unit) -> Vec<String> {
     let Some(st) = &s.structure else { return Vec::new() };
-    let fmt = |v: f64| if bytes { crate::report::fmt_bytes(v) } else { crate::report::fmt_ns(v) };
+    let fmt = |v: f64| unit.format(v);
     let mut notes = Vec::new();
     let levels = match st.levels.as_slice() {
         [a, b] => Some(format!(
@@ -281,22 +284,74 @@ fn structure_notes(s: &stats::Summary, bytes: bool) -> Vec<String> {
     notes
 }
 
+/// The result file's record of a summary `stats` computed (in the row's unit).
+pub fn summary_record(s: stats::Summary) -> summary::Summary {
+    let o = s.outliers;
+    summary::Summary {
+        n: s.n,
+        min: s.min_ns,
+        max: s.max_ns,
+        mean: s.mean_ns,
+        median: s.median_ns,
+        stddev: s.stddev_ns,
+        mad: s.mad_ns,
+        p1: s.p1_ns,
+        p5: s.p5_ns,
+        p95: s.p95_ns,
+        p99: s.p99_ns,
+        median_ci95: s.median_ci95_ns,
+        mean_ci95: s.mean_ci95_ns,
+        outliers: summary::Outliers {
+            low_severe: o.low_severe,
+            low_mild: o.low_mild,
+            high_mild: o.high_mild,
+            high_severe: o.high_severe,
+        },
+        drift: s.drift,
+        drift_rel: s.drift_rel,
+        structure: s.structure.map(|st| summary::Structure {
+            interval: st.interval,
+            rounds: st
+                .rounds
+                .into_iter()
+                .map(|r| summary::RoundSummary {
+                    n: r.n,
+                    dropped: r.dropped,
+                    median: r.median_ns,
+                    median_ci95: r.median_ci95_ns,
+                    block_length: r.block_length,
+                })
+                .collect(),
+            dropped: st.dropped,
+            heterogeneity_p: st.heterogeneity_p,
+            unstable: st.unstable,
+            levels: st.levels.into_iter().map(|l| summary::Level { median: l.median_ns, share: l.share }).collect(),
+        }),
+    }
+}
+
+/// The result file's record of an estimate `stats` computed.
+pub fn estimate_record(e: stats::Estimate) -> summary::Estimate {
+    summary::Estimate { point: e.point, ci95: e.ci95 }
+}
+
 /// A row with nothing measured yet.
 pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
     Row {
         id: id.into(),
         about: about.into(),
         params,
+        unit: Unit::Ns,
         status: Status::Skipped,
         reason: None,
         method,
         iterations_per_sample: 0,
         warmup_iterations: 0,
         stop: None,
-        samples_ns: Vec::new(),
+        samples: Vec::new(),
         samples_per_round: Vec::new(),
-        batch_check_ns: Vec::new(),
-        single_op_ns: Vec::new(),
+        batch_check: Vec::new(),
+        single_op: Vec::new(),
         tail: None,
         summary: None,
         cycles: None,
@@ -317,7 +372,7 @@ pub fn flags(
     material_outliers: usize,
     verdict: Verdict,
     stop: Option<StopReason>,
-    cfg: &SamplerConfig,
+    cfg: &SamplerSettings,
 ) -> Vec<Flag> {
     let mut f = Vec::new();
     if verdict == Verdict::Failed {
@@ -356,7 +411,15 @@ mod tests {
     }
 
     fn rows(outcomes: &[Result<Measured, NotMeasured>]) -> Row {
-        rounds_row("x.y", "test", Params::new(), outcomes, &SamplerConfig::standard(), &timer(), 200)
+        rounds_row(
+            "x.y",
+            "test",
+            Params::new(),
+            outcomes,
+            &crate::sampler::SamplerConfig::standard().record(),
+            &timer(),
+            200,
+        )
     }
 
     #[test]
@@ -366,9 +429,9 @@ mod tests {
             round(100.0, true, [100.0, 100.0]),
             round(100.0, true, [100.0, 100.0]),
         ]);
-        assert_eq!(r.samples_ns.len(), 600);
+        assert_eq!(r.samples.len(), 600);
         assert_eq!(r.samples_per_round, vec![200, 200, 200]);
-        assert_eq!(r.batch_check_ns.len(), 6);
+        assert_eq!(r.batch_check.len(), 6);
         assert!(!r.flags.contains(&Flag::Unstable) && !r.flags.contains(&Flag::BatchDependent), "{:?}", r.flags);
         assert_eq!(r.validation.checks.len(), 1, "one check per name over the rounds");
         assert_eq!(r.validation.verdict, Verdict::Validated);
@@ -384,7 +447,7 @@ mod tests {
         ]);
         assert!(r.flags.contains(&Flag::Unstable), "{:?}", r.flags);
         let s = r.summary.as_ref().unwrap();
-        assert!(s.median_ci95_ns[0] < 200.0 && s.median_ci95_ns[1] > 240.0, "{:?}", s.median_ci95_ns);
+        assert!(s.median_ci95[0] < 200.0 && s.median_ci95[1] > 240.0, "{:?}", s.median_ci95);
         assert!(r.notes.iter().any(|n| n.contains("unstable") && n.contains("two levels")), "{:?}", r.notes);
     }
 

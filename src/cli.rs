@@ -1,6 +1,10 @@
-//! The command line (clap only): subcommands, flags, help with examples.
+//! The command line (clap only): subcommands, flags, help with examples, and their
+//! translation into the validated configuration of [`crate::config`]. Nothing below this
+//! module knows clap: [`Cli::into_command`] is the one hand-over.
 
-use crate::sampler::Method;
+use crate::config::{self, Command as Cmd, DEFAULT_SWEEP, Output, RunConfig, SeedsSource, TAIL_SAMPLES};
+use crate::model::Method;
+use crate::sampler::SamplerConfig;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -42,8 +46,8 @@ Examples:
     #[command(after_help = "Examples:\n  osprim env\n  osprim env --format json")]
     Env {
         /// Output format.
-        #[arg(long, value_enum, default_value_t = EnvFormat::Text)]
-        format: EnvFormat,
+        #[arg(long, value_enum, default_value_t = EnvFormatArg::Text)]
+        format: EnvFormatArg,
     },
     /// Show the five seed papers' tables beside today's figures.
     #[command(after_help = "\
@@ -73,8 +77,8 @@ Examples:
         /// The result file (or its journal).
         result: PathBuf,
         /// What goes to stdout.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+        format: FormatArg,
     },
 }
 
@@ -88,8 +92,8 @@ pub struct SamplingArgs {
     #[arg(long)]
     pub thorough: bool,
     /// Sampling method: adaptive, or the seed papers' 10,100 runs with 100 discarded.
-    #[arg(long, value_enum, default_value_t = Method::Adaptive)]
-    pub method: Method,
+    #[arg(long, value_enum, default_value_t = MethodArg::Adaptive)]
+    pub method: MethodArg,
     /// Pin the measuring thread to this CPU (default: the least loaded allowed CPU).
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
@@ -128,8 +132,24 @@ pub struct SamplingArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sizes(pub Vec<usize>);
 
-/// The sizes `--sweep` measures: L4's message registers (0–80 bytes) are covered by `--sizes`.
-pub const DEFAULT_SWEEP: [usize; 7] = [0, 8, 64, 512, 4 << 10, 64 << 10, 1 << 20];
+/// `--method`.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MethodArg {
+    /// Warm-up, sized batches, stop when the median's CI meets the target.
+    #[default]
+    Adaptive,
+    /// Single-operation runs (10,000 kept, 100 discarded per round), mean reported.
+    Seed,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Adaptive => Method::Adaptive,
+            MethodArg::Seed => Method::Seed,
+        }
+    }
+}
 
 impl SamplingArgs {
     /// The message sizes asked for: `--sizes`, the default sweep with `--sweep`, else none.
@@ -138,6 +158,75 @@ impl SamplingArgs {
             (Some(s), _) => Some(s.0.clone()),
             (None, true) => Some(DEFAULT_SWEEP.to_vec()),
             (None, false) => None,
+        }
+    }
+
+    /// The sampler settings the flags ask for.
+    pub fn sampler_config(&self) -> SamplerConfig {
+        let mut cfg = if self.quick {
+            SamplerConfig::quick()
+        } else if self.thorough {
+            SamplerConfig::thorough()
+        } else {
+            SamplerConfig::standard()
+        };
+        cfg.method = self.method.into();
+        if let Some(t) = self.ci_target {
+            cfg.ci_target_rel = t;
+        }
+        if let Some(b) = self.budget {
+            cfg.budget_s = b;
+        }
+        if let Some(r) = self.rounds {
+            cfg.rounds = usize::from(r);
+        }
+        if self.tail {
+            cfg.tail_samples = TAIL_SAMPLES;
+        }
+        cfg
+    }
+
+    /// The run these flags describe, of `patterns`, printed as `format`.
+    pub fn run_config(&self, patterns: Vec<String>, format: config::Format) -> RunConfig {
+        RunConfig {
+            patterns,
+            sampler: self.sampler_config(),
+            cpu: self.cpu,
+            cpu_pair: self.cpus,
+            sizes: self.sizes(),
+            output: match (&self.output, self.no_save) {
+                (_, true) => Output::None,
+                (Some(p), false) => Output::File(p.clone()),
+                (None, false) => Output::Default,
+            },
+            format,
+        }
+    }
+}
+
+impl Cli {
+    /// The validated command this command line asks for.
+    pub fn into_command(self) -> Cmd {
+        match self.command {
+            None => Cmd::Run {
+                run: SamplingArgs::default().run_config(Vec::new(), config::Format::Table),
+                with_seeds: true,
+            },
+            Some(Command::Run(args)) => {
+                Cmd::Run { run: args.sampling.run_config(args.patterns, args.format.into()), with_seeds: false }
+            }
+            Some(Command::List { pattern }) => Cmd::List { pattern },
+            Some(Command::Env { format }) => Cmd::Env {
+                format: match format {
+                    EnvFormatArg::Text => config::EnvFormat::Text,
+                    EnvFormatArg::Json => config::EnvFormat::Json,
+                },
+            },
+            Some(Command::Seeds { result: Some(path), .. }) => Cmd::Seeds(SeedsSource::File(path)),
+            Some(Command::Seeds { result: None, sampling }) => {
+                Cmd::Seeds(SeedsSource::Run(sampling.run_config(Vec::new(), config::Format::Table)))
+            }
+            Some(Command::Finish { result, format }) => Cmd::Finish { result, format: format.into() },
         }
     }
 }
@@ -151,13 +240,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
 }
 
 /// Output formats of `run`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum FormatArg {
     /// A readable table.
     Table,
     /// The whole result document.
@@ -166,9 +255,19 @@ pub enum Format {
     Csv,
 }
 
+impl From<FormatArg> for config::Format {
+    fn from(f: FormatArg) -> config::Format {
+        match f {
+            FormatArg::Table => config::Format::Table,
+            FormatArg::Json => config::Format::Json,
+            FormatArg::Csv => config::Format::Csv,
+        }
+    }
+}
+
 /// Output formats of `env`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EnvFormat {
+pub enum EnvFormatArg {
     /// key: value lines.
     Text,
     /// JSON.

@@ -3,90 +3,13 @@
 //! differences such as `ctx.address_space`
 //! (`ctx.process` − `ctx.thread`). Reads no clock and prints nothing.
 
-use crate::analyse::{BOOTSTRAP_SEED, empty_row};
-use crate::bench::{Check, Params};
+use crate::analyse::{BOOTSTRAP_SEED, empty_row, estimate_record, summary_record};
+use crate::model::unit::{fmt_ns, fmt_size};
 use crate::model::{
-    Derived, Flag, Row, Status, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Validation, Verdict,
+    Check, Derivation, Derived, Flag, Method, Params, Row, Rule, SIZE_PARAM, Status, SweepFit, SweepLine, SweepModel,
+    SweepPoint, SweepSegments, Unit, Validation, Verdict,
 };
-use crate::report::{fmt_bytes, fmt_ns};
-use crate::sampler::Method;
 use crate::stats::{self, TwoSegmentFit, WeightedFit, WeightedLineFit};
-
-/// The parameter that carries a message size in bytes.
-pub const SIZE_PARAM: &str = "bytes";
-
-/// A result computed from measured ones after the run.
-#[derive(Debug, Clone, Copy)]
-pub struct Derivation {
-    /// Its id, e.g. `ctx.address_space`.
-    pub id: &'static str,
-    /// What it measures.
-    pub about: &'static str,
-    /// How it is computed.
-    pub rule: Rule,
-}
-
-/// How a derived result is computed.
-#[derive(Debug, Clone, Copy)]
-pub enum Rule {
-    /// The difference of two benchmarks' medians under equal parameters, with a bootstrap CI.
-    Difference {
-        /// The benchmark subtracted from.
-        minuend: &'static str,
-        /// The benchmark subtracted.
-        subtrahend: &'static str,
-    },
-    /// Another benchmark's samples times a factor, for its results at one message size (a
-    /// result without a size counts as 0 bytes); e.g. a null RPC: the whole ping-pong whose
-    /// half is `ipc.pipe`, at 0 bytes.
-    Scaled {
-        /// The measured benchmark.
-        source: &'static str,
-        /// Each sample is multiplied by this.
-        factor: f64,
-        /// The message size the source result must have.
-        bytes: u64,
-    },
-}
-
-impl Derivation {
-    /// A difference `minuend − subtrahend`.
-    pub const fn difference(
-        id: &'static str,
-        about: &'static str,
-        minuend: &'static str,
-        subtrahend: &'static str,
-    ) -> Derivation {
-        Derivation { id, about, rule: Rule::Difference { minuend, subtrahend } }
-    }
-
-    /// `factor ×` the results of `source` at `bytes`.
-    pub const fn scaled(
-        id: &'static str,
-        about: &'static str,
-        source: &'static str,
-        factor: f64,
-        bytes: u64,
-    ) -> Derivation {
-        Derivation { id, about, rule: Rule::Scaled { source, factor, bytes } }
-    }
-
-    /// The measured benchmarks it needs.
-    pub fn sources(&self) -> Vec<&'static str> {
-        match self.rule {
-            Rule::Difference { minuend, subtrahend } => vec![minuend, subtrahend],
-            Rule::Scaled { source, .. } => vec![source],
-        }
-    }
-
-    /// "ctx.process − ctx.thread", "2 × ipc.pipe at 0 bytes".
-    pub fn formula(&self) -> String {
-        match self.rule {
-            Rule::Difference { minuend, subtrahend } => format!("{minuend} − {subtrahend}"),
-            Rule::Scaled { source, factor, bytes } => format!("{factor} × {source} at {bytes} bytes"),
-        }
-    }
-}
 
 /// Adds every derived row `rows` allows: a fit after the last point of each sweep, a
 /// difference after the later of its two sources, a scaled result after its source.
@@ -108,12 +31,12 @@ fn params_without_size(row: &Row) -> Params {
     p
 }
 
-/// A sweep point: a measured row whose size parameter is a number, as (size in bytes, median
-/// ns, 95 % CI of the median).
+/// A sweep point: a measured, timed row whose size parameter is a number, as (size in bytes,
+/// median ns, 95 % CI of the median).
 fn point(row: &Row) -> Option<(f64, f64, [f64; 2])> {
     let size = row.params.get(SIZE_PARAM)?.as_f64()?;
-    let summary = row.summary.as_ref()?;
-    Some((size, summary.median_ns, summary.median_ci95_ns))
+    let summary = row.summary.as_ref().filter(|_| row.unit == Unit::Ns)?;
+    Some((size, summary.median, summary.median_ci95))
 }
 
 /// One fit row per group of rows (same id, same parameters but the size) with at least three
@@ -128,7 +51,7 @@ fn point(row: &Row) -> Option<(f64, f64, [f64; 2])> {
 /// [`MAX_MISS_REL`] from the model, unless no per-byte cost is measurable (the slope's CI
 /// includes 0: the points differ by noise only). Notes say how it was fitted, how well, and
 /// name the points that steer the fit or lie far from it.
-pub fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
+fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
     let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
         if r.derived.is_some() || r.fit.is_some() || point(r).is_none() {
@@ -344,20 +267,9 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
-/// A message size: exact in B, KiB or MiB when it is a whole number of them (`0 B`, `4 KiB`,
-/// `1 MiB`), else as [`fmt_bytes`] (`1.953 KiB`).
-pub fn fmt_size(bytes: u64) -> String {
-    match bytes {
-        b if b < 1024 => format!("{b} B"),
-        b if b % (1024 * 1024) == 0 => format!("{} MiB", b / (1024 * 1024)),
-        b if b % 1024 == 0 && b < 1024 * 1024 => format!("{} KiB", b / 1024),
-        b => fmt_bytes(b as f64),
-    }
-}
-
 /// One row per parameter set under which both sources of a difference were measured, with the
 /// index of the later source row.
-pub fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
+fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
     let mut out = Vec::new();
     for d in derivations {
         let Rule::Difference { minuend, subtrahend } = d.rule else { continue };
@@ -372,14 +284,19 @@ pub fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method)
             else {
                 continue;
             };
-            let Ok(estimate) = stats::median_difference(&a.samples_ns, &b.samples_ns, BOOTSTRAP_SEED) else {
+            if a.unit != b.unit {
+                continue;
+            }
+            let Ok(estimate) = stats::median_difference(&a.samples, &b.samples, BOOTSTRAP_SEED) else {
                 continue;
             };
+            let estimate = estimate_record(estimate);
             let mut row = empty_row(d.id, d.about, a.params.clone(), method);
+            row.unit = a.unit;
             let mut checks = vec![Check::new(
                 format!("{minuend} costs more than {subtrahend}"),
                 "a positive difference".to_string(),
-                format!("{:.1} ns", estimate.point),
+                a.unit.format(estimate.point),
                 estimate.point > 0.0,
             )];
             for (src, verdict) in [(minuend, a.validation.verdict), (subtrahend, b.validation.verdict)] {
@@ -410,7 +327,7 @@ pub fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method)
 
 /// One row per measured result of a scaled derivation's source at its size: the samples
 /// scaled, summarised afresh, with the source's checks, flags and notes.
-pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
+fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<(usize, Row)> {
     let mut out = Vec::new();
     for d in derivations {
         let Rule::Scaled { source, factor, bytes } = d.rule else { continue };
@@ -421,9 +338,11 @@ pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
             if src.id != source || !at_size || src.summary.is_none() || src.derived.is_some() {
                 continue;
             }
-            let samples: Vec<f64> = src.samples_ns.iter().map(|x| x * factor).collect();
+            let samples: Vec<f64> = src.samples.iter().map(|x| x * factor).collect();
             let Ok(summary) = scaled_summary(src, &samples) else { continue };
+            let summary = summary_record(summary);
             let mut row = empty_row(d.id, d.about, src.params.clone(), method);
+            row.unit = src.unit;
             row.iterations_per_sample = src.iterations_per_sample;
             row.warmup_iterations = src.warmup_iterations;
             row.stop = src.stop;
@@ -437,9 +356,9 @@ pub fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
                 .map(|c| crate::model::Cycles { source: c.source.clone(), median: c.median * factor });
             row.derived = Some(Derived {
                 formula: d.formula(),
-                estimate: stats::Estimate { point: summary.median_ns, ci95: summary.median_ci95_ns },
+                estimate: crate::model::Estimate { point: summary.median, ci95: summary.median_ci95 },
             });
-            row.samples_ns = samples;
+            row.samples = samples;
             row.samples_per_round = src.samples_per_round.clone();
             row.summary = Some(summary);
             out.push((i, row));
@@ -468,7 +387,7 @@ fn scaled_summary(src: &Row, scaled: &[f64]) -> Result<stats::Summary, stats::St
 mod tests {
     use super::*;
     use crate::analyse;
-    use crate::bench::{Measured, Params};
+    use crate::bench::Measured;
     use crate::model::SweepFit;
     use crate::sampler::{SamplerConfig, Samples};
     use crate::timer::TimerInfo;
@@ -492,7 +411,7 @@ mod tests {
             vec![Check::new("ok", "ok", "ok", true)],
         );
         let timer = TimerInfo::for_tests();
-        analyse::row(&Fake(id), params, Ok(m), &SamplerConfig::standard(), &timer)
+        analyse::row(&Fake(id), params, Ok(m), &SamplerConfig::standard().record(), &timer)
     }
 
     fn params(pairs: &[(&str, serde_json::Value)]) -> Params {
@@ -642,17 +561,6 @@ mod tests {
     }
 
     #[test]
-    fn sizes_are_named_exactly() {
-        assert_eq!(fmt_size(0), "0 B");
-        assert_eq!(fmt_size(512), "512 B");
-        assert_eq!(fmt_size(4096), "4 KiB");
-        assert_eq!(fmt_size(65536), "64 KiB");
-        assert_eq!(fmt_size(1_048_576), "1 MiB");
-        assert_eq!(fmt_size(1000 * 1024 + 1), "1000 KiB");
-        assert_eq!(fmt_size(3000), "2.930 KiB");
-    }
-
-    #[test]
     fn a_difference_pairs_equal_parameters() {
         const D: Derivation = Derivation::difference("ctx.address_space", "as switch", "ctx.process", "ctx.thread");
         let same = params(&[("placement", "same_cpu".into())]);
@@ -670,7 +578,7 @@ mod tests {
         assert!((est.point - 300.0).abs() < 20.0, "{}", est.point);
         assert!(est.ci95[0] <= est.point && est.point <= est.ci95[1]);
         assert_eq!(d.validation.verdict, Verdict::Validated);
-        assert_eq!(d.median_ns(), Some(est.point));
+        assert_eq!(d.median(), Some(est.point));
     }
 
     #[test]
@@ -686,9 +594,9 @@ mod tests {
         assert_eq!(rows[1].id, "rpc.pipe", "right after its source");
         assert_eq!(rpc[0].params[SIZE_PARAM], serde_json::json!(0.0));
         let (src, twice) = (rows[0].summary.as_ref().unwrap(), rpc[0].summary.as_ref().unwrap());
-        assert!((twice.median_ns - 2.0 * src.median_ns).abs() < 1e-9);
-        assert_eq!(rpc[0].samples_ns.len(), rows[0].samples_ns.len());
-        assert_eq!(rpc[0].median_ns(), Some(twice.median_ns));
+        assert!((twice.median - 2.0 * src.median).abs() < 1e-9);
+        assert_eq!(rpc[0].samples.len(), rows[0].samples.len());
+        assert_eq!(rpc[0].median(), Some(twice.median));
     }
 
     #[test]

@@ -194,6 +194,8 @@ pub fn result_for(path: &Path) -> PathBuf {
 /// The journal a run appends to, locked for the run's life.
 pub struct Journal {
     file: File,
+    /// The lock, on a duplicate of `file`'s descriptor (the same open file).
+    _lock: Locked,
     path: PathBuf,
     /// Length of the whole records written so far.
     len: u64,
@@ -213,8 +215,8 @@ impl Journal {
             }
             Err(e) => return Err(io(e)),
         };
-        lock(&file).map_err(io)?;
-        Ok(Journal { file, path, len: 0, error: None })
+        let _lock = file.try_clone().and_then(lock).map_err(io)?;
+        Ok(Journal { file, _lock, path, len: 0, error: None })
     }
 
     /// Where it is.
@@ -264,23 +266,24 @@ impl Journal {
 
 /// Takes the journal's lock, or says which of the two reasons the journal exists.
 fn busy_or_unfinished(result: &Path, journal: &Path) -> JournalError {
-    match File::open(journal).and_then(|f| lock(&f)) {
-        Ok(()) => JournalError::Unfinished { result: result.into(), journal: journal.into() },
+    match File::open(journal).and_then(lock) {
+        Ok(_) => JournalError::Unfinished { result: result.into(), journal: journal.into() },
         Err(_) => JournalError::InUse { result: result.into(), journal: journal.into() },
     }
 }
 
-/// An exclusive, non-blocking `flock` (released when the file is closed).
-fn lock(file: &File) -> std::io::Result<()> {
-    file.try_lock().map_err(|e| match e {
-        std::fs::TryLockError::WouldBlock => std::io::Error::from(std::io::ErrorKind::WouldBlock),
-        std::fs::TryLockError::Error(e) => e,
-    })
+/// A file under an exclusive `flock`, released when it is dropped.
+pub type Locked = nix::fcntl::Flock<File>;
+
+/// Takes an exclusive, non-blocking `flock` on `file`.
+fn lock(file: File) -> std::io::Result<Locked> {
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, errno)| std::io::Error::from(errno))
 }
 
 /// Opens the journal at `path` for `osprim finish`: it must exist, be a regular file and be
 /// held by no live run. The returned file keeps the lock until it is dropped.
-pub fn open_unlocked(result: &Path) -> Result<(File, PathBuf), JournalError> {
+pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
     let path = path_for(result);
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
@@ -295,10 +298,10 @@ pub fn open_unlocked(result: &Path) -> Result<(File, PathBuf), JournalError> {
         .write(true)
         .open(&path)
         .map_err(|source| JournalError::Io { path: path.clone(), source })?;
-    if lock(&file).is_err() {
-        return Err(JournalError::InUse { result: result.into(), journal: path });
+    match lock(file) {
+        Ok(locked) => Ok((locked, path)),
+        Err(_) => Err(JournalError::InUse { result: result.into(), journal: path }),
     }
-    Ok((file, path))
 }
 
 /// Reads a journal (module doc): the start record, then every whole slot and outcome record.
@@ -364,7 +367,7 @@ mod tests {
             finished_utc: None,
             partial: true,
             command: vec!["osprim".into()],
-            config: crate::sampler::SamplerConfig::quick(),
+            config: crate::sampler::SamplerConfig::quick().record(),
             placement: Placement { cpu: 0, chosen_by: "test".into(), allowed_cpus: vec![0], cpu_pair: None },
             timer: crate::timer::TimerInfo::for_tests(),
             machine: crate::env::capture(),

@@ -3,12 +3,16 @@
 //! sound statistics and self-checks, beside the figures of five classic systems papers.
 //!
 //! Data flows one way: [`registry`] → [`sampler`] (a benchmark's samples) → [`stats`]
-//! (summary) → [`analyse`]/[`model`] (result rows) → [`report`].
+//! (summary) → [`analyse`]/[`derive`] (result rows of [`model`]) → [`report`]. The modules
+//! form layers, each importing only from the layers below it (`docs/architecture.md`,
+//! checked by `tests/architecture.rs`): [`model`] is the vocabulary every layer speaks and
+//! imports nothing; [`cli`] is the only module that knows clap.
 #![deny(unsafe_code)]
 
 pub mod analyse;
 pub mod bench;
 pub mod cli;
+pub mod config;
 pub mod derive;
 pub mod env;
 pub mod interrupt;
@@ -24,25 +28,27 @@ pub mod sampler;
 pub mod scratch;
 pub mod seeds;
 pub mod stats;
+pub mod store;
 pub mod sys;
 pub mod timer;
 
 use anyhow::{Context, Result};
-use cli::{Cli, Command, EnvFormat, Format, RunArgs, SamplingArgs};
+use config::{Command, EnvFormat, Format, RunConfig, SeedsSource};
 use std::io::Write;
 use std::process::ExitCode;
 
 /// Runs a parsed command line; returns the process exit status.
-pub fn run(cli: Cli) -> Result<ExitCode> {
-    match cli.command {
-        None => {
-            let args = RunArgs { patterns: Vec::new(), sampling: SamplingArgs::default(), format: Format::Table };
-            run_and_report(&args, true)
-        }
-        Some(Command::Run(args)) => run_and_report(&args, false),
-        Some(Command::List { pattern }) => list(pattern.as_deref()),
-        Some(Command::Env { format }) => show_env(format),
-        Some(Command::Seeds { result: Some(path), .. }) => {
+pub fn run(cli: cli::Cli) -> Result<ExitCode> {
+    execute(cli.into_command())
+}
+
+/// Runs a validated command; returns the process exit status.
+pub fn execute(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Run { run, with_seeds } => run_and_report(&run, with_seeds),
+        Command::List { pattern } => list(pattern.as_deref()),
+        Command::Env { format } => show_env(format),
+        Command::Seeds(SeedsSource::File(path)) => {
             let run = model::read_result_file(&path)?;
             let journal = journal::path_for(&path);
             if journal.exists() {
@@ -55,12 +61,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             emit(&report::seeds::render(&run))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Finish { result, format }) => finish(&result, format),
-        Some(Command::Seeds { result: None, sampling }) => {
-            let ids = seed_benchmarks();
-            let args = RunArgs { patterns: ids, sampling, format: Format::Table };
+        Command::Finish { result, format } => finish(&result, format),
+        Command::Seeds(SeedsSource::Run(mut cfg)) => {
+            cfg.patterns = seed_benchmarks();
             let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
-            let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
+            let done = runner::run(&cfg, &interrupt)?;
             saved_note(&done);
             emit(&report::seeds::render(&done.run))?;
             Ok(exit_status(&done, &interrupt))
@@ -77,10 +82,10 @@ fn seed_benchmarks() -> Vec<String> {
     ids
 }
 
-fn run_and_report(args: &RunArgs, with_seeds: bool) -> Result<ExitCode> {
+fn run_and_report(cfg: &RunConfig, with_seeds: bool) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let done = runner::run(&args.patterns, &args.sampling, &interrupt)?;
-    print_run(&done.run, args.format)?;
+    let done = runner::run(cfg, &interrupt)?;
+    print_run(&done.run, cfg.format)?;
     if with_seeds && !done.interrupted {
         emit(&report::seeds::render(&done.run))?;
     }
@@ -140,7 +145,7 @@ fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt) -> Exi
 fn list(pattern: Option<&str>) -> Result<ExitCode> {
     let patterns: Vec<String> = pattern.map(|p| vec![p.to_string()]).unwrap_or_default();
     let benches = registry::select(&patterns)
-        .map_err(|p| runner::UsageError(format!("no benchmark matches '{p}' (see osprim list)")))?;
+        .map_err(|p| config::UsageError(format!("no benchmark matches '{p}' (see osprim list)")))?;
     let mut table = report::new_table();
     table.set_header(vec!["benchmark", "what it measures", "seed rows", "runs here"]);
     let seed_rows = |id: &str| -> String {

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<osprim::runner::UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::from(1) }
+            if e.downcast_ref::<osprim::config::UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::from(1) }
         }
     }
 }

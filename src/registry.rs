@@ -2,7 +2,7 @@
 //! a result derived from others is one entry in [`DERIVED`].
 
 use crate::bench::{Benchmark, ctx, dylib, fault, fs, harness, id, ipc, signal, space, syscall, txn};
-use crate::derive::Derivation;
+use crate::model::Derivation;
 use std::sync::LazyLock;
 
 /// Results computed from measured ones after the run: `rpc.<t>` for every transport.

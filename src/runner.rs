@@ -5,10 +5,11 @@
 
 use crate::analyse;
 use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
-use crate::cli::SamplingArgs;
+use crate::config::{Output, RunConfig};
 use crate::journal::{self, Journal, Record, Rounds};
-use crate::model::{BuildInfo, Placement, RunFile, SCHEMA, write_result_file};
+use crate::model::{BuildInfo, Placement, RunFile, SCHEMA};
 use crate::sampler::{Method, SamplerConfig};
+use crate::store::write_result_file;
 use crate::{env, output, placement, registry, timer};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -16,10 +17,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A usage mistake (exit status 2): an unknown benchmark, a bad value.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use crate::config::UsageError;
 
 /// What a finished run hands back.
 pub struct Finished {
@@ -36,48 +34,17 @@ pub struct Finished {
     pub save_error: Option<String>,
 }
 
-/// The sampler settings the flags ask for.
-pub fn sampler_config(args: &SamplingArgs) -> SamplerConfig {
-    let mut cfg = if args.quick {
-        SamplerConfig::quick()
-    } else if args.thorough {
-        SamplerConfig::thorough()
-    } else {
-        SamplerConfig::standard()
-    };
-    cfg.method = args.method;
-    if let Some(t) = args.ci_target {
-        cfg.ci_target_rel = t;
-    }
-    if let Some(b) = args.budget {
-        cfg.budget_s = b;
-    }
-    if let Some(r) = args.rounds {
-        cfg.rounds = usize::from(r);
-    }
-    if args.tail {
-        cfg.tail_samples = TAIL_SAMPLES;
-    }
-    cfg
-}
-
-/// Single-operation samples per benchmark over the run with `--tail` (time permitting: they
-/// take at most a quarter of each round).
-pub const TAIL_SAMPLES: usize = 10_000;
-
 /// Where results go, checked before anything is measured: `--output` (which must be absent
 /// or a regular file it can write), nothing with `--no-save`, else a new, unique file in
 /// `osprim-results/` ([`output`]).
-fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Result<Option<PathBuf>> {
-    if args.no_save {
-        return Ok(None);
-    }
-    match &args.output {
-        Some(p) => {
+fn output_path(output: &Output, started: std::time::SystemTime) -> Result<Option<PathBuf>> {
+    match output {
+        Output::None => Ok(None),
+        Output::File(p) => {
             output::check_target(p)?;
             Ok(Some(p.clone()))
         }
-        None => {
+        Output::Default => {
             let dir = Path::new("osprim-results");
             output::reserve_default(dir, started)
                 .map(Some)
@@ -86,23 +53,23 @@ fn output_path(args: &SamplingArgs, started: std::time::SystemTime) -> Result<Op
     }
 }
 
-/// Runs the benchmarks matching `patterns`.
-pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> Result<Finished> {
-    let benches = registry::select(patterns).map_err(|p| {
+/// Runs the benchmarks `args.patterns` match.
+pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
+    let benches = registry::select(&args.patterns).map_err(|p| {
         let hint = registry::nearest(&p).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
         UsageError(format!("no benchmark matches '{p}' (see osprim list){hint}"))
     })?;
-    let cfg = sampler_config(args);
+    let cfg = args.sampler.clone();
     let started = std::time::SystemTime::now();
     let usage = |e: placement::PlacementError| match e {
         placement::PlacementError::NotAllowed { .. } => anyhow::Error::new(UsageError(e.to_string())),
         other => anyhow::Error::new(other),
     };
-    if let Some(pair) = args.cpus {
+    if let Some(pair) = args.cpu_pair {
         placement::check_pair(pair).map_err(usage)?;
     }
     let chosen = placement::choose(args.cpu).map_err(usage)?;
-    let out = output_path(args, started)?;
+    let out = output_path(&args.output, started)?;
     placement::pin(chosen.cpu)?;
 
     let machine = env::capture();
@@ -122,12 +89,12 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
         partial: true,
         // Arguments as given; a name that is not UTF-8 is kept with replacement characters.
         command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
-        config: cfg.clone(),
+        config: cfg.record(),
         placement: Placement {
             cpu: chosen.cpu,
             chosen_by: chosen.chosen_by,
             allowed_cpus: chosen.allowed,
-            cpu_pair: args.cpus,
+            cpu_pair: args.cpu_pair,
         },
         timer: timer_info.clone(),
         machine,
@@ -152,8 +119,8 @@ pub fn run(patterns: &[String], args: &SamplingArgs, interrupt: &AtomicBool) -> 
     };
     let mut ctx = Ctx::new(timer, &timer_info, single_cfg.clone(), chosen.cpu, scratch.path(), interrupt);
     ctx.allowed_cpus = allowed;
-    ctx.cpu_pair = args.cpus;
-    ctx.sizes = args.sizes();
+    ctx.cpu_pair = args.cpu_pair;
+    ctx.sizes = args.sizes.clone();
     ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
     let mut slots: Vec<Slot> = Vec::new();
     'rounds: for round in 0..cfg.rounds.max(1) {
@@ -410,7 +377,7 @@ impl Slot {
 /// The result row of everything measured for one benchmark and parameter set.
 fn analyse_rounds(
     r: &Rounds,
-    cfg: &SamplerConfig,
+    cfg: &crate::model::SamplerSettings,
     timer: &timer::TimerInfo,
     cpu: usize,
     resamples: usize,

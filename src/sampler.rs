@@ -44,21 +44,12 @@
 //!
 //! Between samples (never inside one) the sampler checks the interrupt flag.
 
+use crate::model::SamplerSettings;
+pub use crate::model::{Method, StopReason};
 use crate::stats;
 use crate::timer::Timer;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// How samples are taken.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// Warm-up, sized batches, stop when the median's CI meets the target.
-    #[default]
-    Adaptive,
-    /// Single-operation runs (10,000 kept, 100 discarded per round), mean reported.
-    Seed,
-}
 
 /// The seed papers' method: runs kept over the whole run.
 pub const SEED_RUNS: usize = 10_000;
@@ -76,7 +67,7 @@ pub const BATCH_CHECK_SIDE: usize = 4;
 pub const BATCH_CHECK_FACTOR: u64 = 8;
 
 /// Sampler settings; see the module doc for what each controls.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SamplerConfig {
     /// Sampling method.
     pub method: Method,
@@ -96,31 +87,18 @@ pub struct SamplerConfig {
     pub min_sample_resolutions: f64,
     /// Rounds a run makes over its benchmarks (in a round's settings, still the run's count:
     /// batches are sized for the whole budget).
-    #[serde(default = "default_rounds")]
     pub rounds: usize,
     /// Single-operation samples per benchmark over the run (`--tail`); 0 for none.
-    #[serde(default)]
     pub tail_samples: usize,
     /// Seed method: runs kept in this round.
-    #[serde(skip, default = "default_seed_runs")]
     pub seed_runs: usize,
     /// Operations per sample decided by an earlier round; `None`: decide in this one.
-    #[serde(skip)]
     pub batch: Option<u64>,
     /// How far apart the earlier rounds' medians lie (their standard deviation relative to
     /// their mean; 0 before two rounds): a round whose own interval is already narrower than
     /// that stops, since more samples in it cannot narrow an interval that the differences
     /// between rounds make wide.
-    #[serde(skip)]
     pub spread_between_rounds_rel: f64,
-}
-
-fn default_rounds() -> usize {
-    1
-}
-
-fn default_seed_runs() -> usize {
-    SEED_RUNS
 }
 
 impl SamplerConfig {
@@ -162,6 +140,22 @@ impl SamplerConfig {
         BATCH_CHECKS.div_ceil(self.rounds.max(1))
     }
 
+    /// The record of these settings in the result file.
+    pub fn record(&self) -> SamplerSettings {
+        SamplerSettings {
+            method: self.method,
+            budget_s: self.budget_s,
+            warmup_s: self.warmup_s,
+            warmup_iters: self.warmup_iters,
+            ci_target_rel: self.ci_target_rel,
+            min_samples: self.min_samples,
+            max_samples: self.max_samples,
+            min_sample_resolutions: self.min_sample_resolutions,
+            rounds: self.rounds,
+            tail_samples: self.tail_samples,
+        }
+    }
+
     /// Round `i` (from 0) gets its share of [`SEED_RUNS`], so the rounds keep exactly that many.
     pub fn for_round(&self, i: usize) -> SamplerConfig {
         let r = self.rounds.max(1);
@@ -176,27 +170,6 @@ impl SamplerConfig {
             ..self.clone()
         }
     }
-}
-
-/// Why sampling stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The median's CI met the target.
-    TargetMet,
-    /// The time budget ran out first.
-    BudgetSpent,
-    /// The target was out of reach: even the whole budget would have left the interval over
-    /// twice as wide as the target.
-    OutOfReach,
-    /// The sample cap was reached.
-    SampleCap,
-    /// The seed method's fixed count was reached.
-    FixedCount,
-    /// Ctrl-C.
-    Interrupted,
-    /// The routine gave up (its benchmark says why).
-    Aborted,
 }
 
 /// What the sampler took in one round.

@@ -123,7 +123,7 @@ fn quick_json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn json_output_has_schema_samples_and_checks() {
     let v = quick_json(&["harness.empty", "syscall.getpid", "id.sched_getcpu"]);
-    assert_eq!(v["schema"], 2);
+    assert_eq!(v["schema"], 3);
     assert_eq!(v["partial"], false);
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
@@ -131,7 +131,8 @@ fn json_output_has_schema_samples_and_checks() {
         let n = r["summary"]["n"].as_u64().unwrap();
         let dropped = r["summary"]["structure"]["dropped"].as_u64().unwrap();
         assert!(n >= 30, "at least 30 samples");
-        assert_eq!(r["samples_ns"].as_array().unwrap().len() as u64, n + dropped, "every sample kept");
+        assert_eq!(r["unit"], "ns");
+        assert_eq!(r["samples"].as_array().unwrap().len() as u64, n + dropped, "every sample kept");
         let per_round: u64 = r["samples_per_round"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
         assert_eq!(per_round, n + dropped, "rounds account for every sample");
         // --quick makes 3 rounds; the harness's self-test takes one.
@@ -139,9 +140,9 @@ fn json_output_has_schema_samples_and_checks() {
         assert_eq!(r["samples_per_round"].as_array().unwrap().len(), rounds, "{}", r["id"]);
         let s = &r["summary"];
         let (lo, med, hi) = (
-            s["median_ci95_ns"][0].as_f64().unwrap(),
-            s["median_ns"].as_f64().unwrap(),
-            s["median_ci95_ns"][1].as_f64().unwrap(),
+            s["median_ci95"][0].as_f64().unwrap(),
+            s["median"].as_f64().unwrap(),
+            s["median_ci95"][1].as_f64().unwrap(),
         );
         assert!(lo <= med && med <= hi, "CI contains the median");
         assert!(!r["validation"]["checks"].as_array().unwrap().is_empty(), "{} makes checks", r["id"]);
@@ -159,7 +160,7 @@ fn seed_method_keeps_10000_runs() {
     let v = quick_json(&["--method", "seed", "syscall.null"]);
     let r = &v["results"][0];
     assert_eq!(r["summary"]["n"], 10_000);
-    assert_eq!(r["samples_ns"].as_array().unwrap().len(), 10_000);
+    assert_eq!(r["samples"].as_array().unwrap().len(), 10_000);
     assert_eq!(r["warmup_iterations"], 300, "100 discarded in each of 3 rounds");
     assert_eq!(r["iterations_per_sample"], 1);
 }
@@ -181,7 +182,12 @@ fn csv_output_has_a_header_and_a_row_per_result() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("id,params,status"));
+    assert!(
+        lines[0].starts_with("id,params,unit,status,verdict,flags,n,iterations_per_sample,median,"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1..].iter().all(|l| l.contains(",ns,")), "{text}");
     assert_eq!(lines.len(), 1 + 3);
 }
 
@@ -382,8 +388,8 @@ fn seeds_refuses_what_is_not_a_regular_file_and_shows_no_impossible_ratio() {
     }
     // A result whose median is negative and whose clock frequency is 0 gives no ratio.
     let mut v = quick_json(&["syscall.null", "syscall.getpid"]);
-    v["results"][0]["summary"]["median_ns"] = serde_json::json!(-5.0);
-    v["results"][0]["summary"]["mean_ns"] = serde_json::json!(-5.0);
+    v["results"][0]["summary"]["median"] = serde_json::json!(-5.0);
+    v["results"][0]["summary"]["mean"] = serde_json::json!(-5.0);
     v["timer"]["freq_hz"] = serde_json::json!(0.0);
     let edited = dir.path().join("edited.json");
     std::fs::write(&edited, serde_json::to_vec(&v).unwrap()).unwrap();
@@ -458,5 +464,28 @@ fn empty_patterns_name_nothing() {
         let out = osprim().args(["run", "--no-save", p]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "'{p}'");
         assert!(one_error_line(&out.stderr).contains("no benchmark matches"));
+    }
+}
+
+#[test]
+fn result_files_of_schemas_1_and_2_still_read() {
+    for (file, schema) in [("schema1.json", 1), ("schema2.json", 2)] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
+        let run = osprim::model::read_result_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(run.schema, 3, "{file} is read as the current schema");
+        let space = run.results.iter().find(|r| r.id == "space.eventfd").unwrap();
+        assert_eq!(space.unit, osprim::model::Unit::Bytes, "{file}: params.unit = bytes became the row's unit");
+        assert!(!space.params.contains_key("unit"), "{file}");
+        assert!(space.summary.as_ref().is_some_and(|s| s.median > 0.0 && s.median < 10_000.0), "{file}");
+        let null = run.results.iter().find(|r| r.id == "syscall.null").unwrap();
+        assert_eq!(null.unit, osprim::model::Unit::Ns);
+        assert!(!null.samples.is_empty());
+        if schema == 1 {
+            assert!(null.flags.is_empty() && null.notes.iter().any(|n| n.contains("drift")), "{:?}", null.notes);
+        }
+        let out = osprim().arg("seeds").arg(&path).output().unwrap();
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.lines().any(|l| l.contains("space.eventfd") && l.contains(" B")), "{file}: bytes shown as sizes");
     }
 }

@@ -28,7 +28,7 @@
 use super::pingpong::{self, PeerKind, Placement, Plan, Report, Timing};
 use super::transport::Transport;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
-use crate::derive::{Derivation, SIZE_PARAM};
+use crate::model::{Derivation, SIZE_PARAM};
 use crate::timer::TimerKind;
 
 /// `ipc.<transport>`: half a ping-pong.

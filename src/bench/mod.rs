@@ -19,17 +19,14 @@ pub mod syscall;
 pub mod transport;
 pub mod txn;
 
+pub use crate::model::{Check, Params, Unit};
 use crate::sampler::{self, SamplerConfig, Samples};
 use crate::timer::sync::OffsetBound;
 use crate::timer::{Timer, TimerInfo};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-
-/// Parameters of one result (placement, size, …), recorded in the result file.
-pub type Params = BTreeMap<String, serde_json::Value>;
 
 /// One measurable operation, e.g. `syscall.getpid`.
 pub trait Benchmark: Sync {
@@ -60,6 +57,9 @@ pub trait Benchmark: Sync {
 pub struct Measured {
     /// The samples.
     pub samples: Samples,
+    /// The unit of the samples: ns per operation unless the benchmark says otherwise (e.g.
+    /// bytes per object).
+    pub unit: Unit,
     /// Self-checks.
     pub checks: Vec<Check>,
     /// Remarks for the reader.
@@ -95,36 +95,6 @@ pub enum NotMeasured {
     Skipped(String),
     /// An error while measuring.
     Failed(String),
-}
-
-/// One self-check: what was expected, what was seen, and whether they agree.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Check {
-    /// What is checked.
-    pub name: String,
-    /// The expectation.
-    pub expected: String,
-    /// What was seen (or why nothing could be seen).
-    pub observed: String,
-    /// `Some(true)` passed, `Some(false)` failed, `None` could not be checked.
-    pub ok: Option<bool>,
-}
-
-impl Check {
-    /// A check that was made.
-    pub fn new(name: impl Into<String>, expected: impl Into<String>, observed: impl Into<String>, ok: bool) -> Check {
-        Check { name: name.into(), expected: expected.into(), observed: observed.into(), ok: Some(ok) }
-    }
-
-    /// A check that could not be made, and why.
-    pub fn impossible(name: impl Into<String>, why: impl Into<String>) -> Check {
-        Check { name: name.into(), expected: "-".into(), observed: why.into(), ok: None }
-    }
-
-    /// "`count` of `total` operations returned the expected value".
-    pub fn all_ok(name: impl Into<String>, failures: u64, total: u64) -> Check {
-        Check::new(name, format!("0 failures in {total}"), format!("{failures} failures"), failures == 0)
-    }
 }
 
 /// Costs of two reference operations, measured once per run when a check first needs them.

@@ -4,7 +4,7 @@
 //! Seed rows: Go! "memory per interface" (32 bytes per interface) and its other spatial rows.
 //!
 //! These are not timing benchmarks: **the samples are bytes per object, not nanoseconds**
-//! (`params.unit = "bytes"`). One round creates N objects (10,000 descriptor objects or
+//! (the row's `unit` is `bytes`). One round creates N objects (10,000 descriptor objects or
 //! mappings, 1,000 threads, 200 processes), reads the counters, destroys every object and
 //! checks they are gone. N is large because the slab allocator keeps a few hundred freed
 //! objects of each cache for reuse, which a round takes before the `Slab` counter grows, so
@@ -610,7 +610,7 @@ fn measured(kind: Kind, n: usize, warmup: usize, rounds: &[Round], stop: StopRea
         ("kernel_stack".into(), stage(|r| r.kernel_stack)),
         ("page_tables".into(), stage(|r| r.page_tables)),
     ];
-    m.params.insert("unit".into(), "bytes".into());
+    m.unit = crate::model::Unit::Bytes;
     m.params.insert("objects".into(), n.into());
     m.notes.push(format!(
         "samples are BYTES per object, not ns: {} rounds of {n} objects created, counted, destroyed; one object is {}",
@@ -695,7 +695,7 @@ mod tests {
         for bench in [&Thread as &dyn Benchmark, &Process, &Pipe, &Socketpair, &Eventfd, &Epoll, &Timerfd, &Mapping] {
             let m = run_quick(bench, &Params::new()).unwrap_or_else(|e| panic!("{}: {e:?}", bench.id()));
             assert!(m.samples.per_op_ns.len() >= MIN_ROUNDS_SHORT, "{}", bench.id());
-            assert_eq!(m.params.get("unit").and_then(|u| u.as_str()), Some("bytes"));
+            assert_eq!(m.unit, crate::model::Unit::Bytes);
             let stages: Vec<&str> = m.breakdown.iter().map(|(s, _)| s.as_str()).collect();
             assert_eq!(stages, ["user", "slab", "kernel_stack", "page_tables"]);
             // Other tests run in this process at the same time, so the counts may not return

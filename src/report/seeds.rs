@@ -7,7 +7,7 @@
 //! (or a time and a clock). A ratio above 1 means today is faster.
 
 use super::{fmt_ns, sig4};
-use crate::model::{Row, RunFile};
+use crate::model::{Row, RunFile, Unit};
 use crate::seeds::{self, Figure, Target, Want};
 use comfy_table::CellAlignment;
 use std::fmt::Write;
@@ -23,7 +23,7 @@ fn param_is(v: &serde_json::Value, want: &str) -> bool {
 }
 
 /// Today's figure for a seed row: the papers' statistic (the mean of repeated operations) and
-/// the median beside it, both in ns (or bytes).
+/// the median beside it, both in the row's unit.
 #[derive(Clone, Copy, Debug)]
 struct Today {
     mean: f64,
@@ -43,7 +43,7 @@ fn measured(run: &RunFile, want: Want) -> Option<(&Row, Today)> {
                 Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| &s.summary),
             };
             let today = match (summary, &r.derived) {
-                (Some(s), _) => Today { mean: s.mean_ns, median: s.median_ns },
+                (Some(s), _) => Today { mean: s.mean, median: s.median },
                 // A difference of medians has no mean of its own.
                 (None, Some(d)) if want.stage.is_none() => Today { mean: f64::NAN, median: d.estimate.point },
                 _ => return None,
@@ -125,7 +125,7 @@ fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
     let target = seeds::target(f);
     let (today, mean, median, cycles, rt, rc) = match (target.want(), target) {
         (Some(want), _) => match measured(run, want) {
-            Some((row, t)) if row.in_bytes() => {
+            Some((row, t)) if row.unit == Unit::Bytes => {
                 let ratio = if f.unit == "bytes" { ratio(f.value, t.mean) } else { dash() };
                 let ratio = if ratio == "-" { ratio } else { format!("{ratio} (bytes)") };
                 (want.label(), super::fmt_bytes(t.mean), super::fmt_bytes(t.median), dash(), ratio, dash())

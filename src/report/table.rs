@@ -1,16 +1,12 @@
 //! The readable table of a run, with the footnotes that explain flags, skips and checks.
 
-use super::{fmt_count, fmt_ns};
-use crate::bench::Params;
-use crate::derive::SIZE_PARAM;
-use crate::model::{Row, RunFile, Status, Verdict};
-use crate::sampler::Method;
+use super::{fmt_count, fmt_ns, fmt_size};
+use crate::model::{Method, Params, Row, RunFile, SIZE_PARAM, Status, Summary, Unit, Verdict};
 use comfy_table::CellAlignment;
 use std::fmt::Write;
 
 /// Parameters the table leaves to the notes and the result file, to stay narrow.
-const NOT_IN_TABLE: [&str; 9] =
-    ["sizes", "cpus", "device", "segment_bytes", "tmpfs", "uffd_flags", "objects", "unit", "fs"];
+const NOT_IN_TABLE: [&str; 8] = ["sizes", "cpus", "device", "segment_bytes", "tmpfs", "uffd_flags", "objects", "fs"];
 
 /// Parameters in a compact form: `[placement=same peer=thread]`.
 pub fn fmt_params(row: &Row) -> String {
@@ -109,7 +105,7 @@ pub fn render(run: &RunFile) -> String {
             table.add_row(stage_cells(r, stage, seed));
         }
         if let Some(t) = &r.tail {
-            table.add_row(tail_cells(t));
+            table.add_row(tail_cells(r, t));
         }
     }
     for i in 2..=6 {
@@ -134,7 +130,7 @@ fn cells(r: &Row, seed: bool) -> Vec<String> {
         let (median, p99) = match fit.chosen_segments() {
             None => (format!("{} + {}", fmt_ns(fixed), per_kib(per_byte)), format!("R² {:.3}", fit.line.r_squared)),
             Some(s) => {
-                let at = crate::derive::fmt_size(s.breakpoint_bytes);
+                let at = fmt_size(s.breakpoint_bytes);
                 (
                     format!("{}; {} >{at}", fmt_ns(fixed), per_kib(per_byte)),
                     format!("{} ≤{at}", per_kib(s.small_slope_ns_per_byte)),
@@ -149,12 +145,17 @@ fn cells(r: &Row, seed: bool) -> Vec<String> {
             format!("{} sizes", fit.points.len()),
         )
     } else if let Some(d) = &r.derived {
-        let e = &d.estimate;
-        (fmt_ns(e.point), format!("{} – {}", fmt_ns(e.ci95[0]), fmt_ns(e.ci95[1])), dash(), dash(), d.formula.clone())
+        let (e, v) = (&d.estimate, |x| r.unit.format(x));
+        (v(e.point), format!("{} – {}", v(e.ci95[0]), v(e.ci95[1])), dash(), dash(), d.formula.clone())
     } else if let Some(s) = &r.summary {
-        let v = if r.in_bytes() { super::fmt_bytes } else { fmt_ns };
-        let [point, ci, third] = location(s, seed, v);
-        (point, ci, third, v(s.p99_ns), format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)))
+        let [point, ci, third] = location(s, seed, r.unit);
+        (
+            point,
+            ci,
+            third,
+            r.unit.format(s.p99),
+            format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
+        )
     } else {
         let reason = r.reason.clone().unwrap_or_default();
         return vec![id, r.about.clone(), dash(), dash(), dash(), dash(), dash(), check_label(r).into(), reason];
@@ -164,16 +165,15 @@ fn cells(r: &Row, seed: bool) -> Vec<String> {
 
 /// One stage of a row's breakdown (e.g. a fault's trap), indented under the row.
 fn stage_cells(r: &Row, stage: &crate::model::Stage, seed: bool) -> Vec<String> {
-    let v = if r.in_bytes() { super::fmt_bytes } else { fmt_ns };
     let s = &stage.summary;
-    let [point, ci, third] = location(s, seed, v);
+    let [point, ci, third] = location(s, seed, r.unit);
     vec![
         format!("  └ {}", stage.name),
         String::new(),
         point,
         ci,
         third,
-        v(s.p99_ns),
+        r.unit.format(s.p99),
         String::new(),
         String::new(),
         String::new(),
@@ -182,28 +182,25 @@ fn stage_cells(r: &Row, stage: &crate::model::Stage, seed: bool) -> Vec<String> 
 
 /// The estimate, its interval and the third figure: median, its CI and the minimum; or, for
 /// the seed method, the papers' mean, its CI and the median.
-fn location(s: &crate::stats::Summary, seed: bool, v: fn(f64) -> String) -> [String; 3] {
+fn location(s: &Summary, seed: bool, unit: Unit) -> [String; 3] {
+    let v = |x| unit.format(x);
     if seed {
-        [v(s.mean_ns), format!("{} – {}", v(s.mean_ci95_ns[0]), v(s.mean_ci95_ns[1])), v(s.median_ns)]
+        [v(s.mean), format!("{} – {}", v(s.mean_ci95[0]), v(s.mean_ci95[1])), v(s.median)]
     } else {
-        [v(s.median_ns), format!("{} – {}", v(s.median_ci95_ns[0]), v(s.median_ci95_ns[1])), v(s.min_ns)]
+        [v(s.median), format!("{} – {}", v(s.median_ci95[0]), v(s.median_ci95[1])), v(s.min)]
     }
 }
 
 /// Per-operation tail latency from single-operation samples (`--tail`).
-fn tail_cells(t: &crate::model::Tail) -> Vec<String> {
+fn tail_cells(r: &Row, t: &crate::model::Tail) -> Vec<String> {
+    let v = |x| r.unit.format(x);
     vec![
         "  └ one operation".into(),
-        format!(
-            "single operations: p99.9 {}, max {} (timer resolution {})",
-            fmt_ns(t.p999_ns),
-            fmt_ns(t.max_ns),
-            fmt_ns(t.resolution_ns)
-        ),
-        fmt_ns(t.p50_ns),
+        format!("single operations: p99.9 {}, max {} (timer resolution {})", v(t.p999), v(t.max), v(t.resolution)),
+        v(t.p50),
         String::new(),
         String::new(),
-        fmt_ns(t.p99_ns),
+        v(t.p99),
         format!("{} × 1", fmt_count(t.n as u64)),
         String::new(),
         String::new(),
@@ -293,7 +290,6 @@ pub fn footnotes(run: &RunFile) -> String {
 mod tests {
     use super::*;
     use crate::model::{SweepFit, SweepLine, SweepModel, SweepSegments};
-    use crate::sampler::Method;
 
     fn fit_row(segments: Option<SweepSegments>) -> Row {
         let mut r = crate::analyse::empty_row("ipc.pipe", "a pipe", Params::new(), Method::Adaptive);

@@ -43,20 +43,8 @@ pub mod clock;
 pub mod sync;
 pub mod tsc;
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::{TimerInfo, TimerKind};
 use std::time::{Duration, Instant};
-
-/// The clock a run measured with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimerKind {
-    /// x86_64 time-stamp counter.
-    Tsc,
-    /// aarch64 virtual counter.
-    Cntvct,
-    /// `clock_gettime(CLOCK_MONOTONIC_RAW)`, in nanoseconds.
-    MonotonicRaw,
-}
 
 /// What the hardware says about its counter; gathered by [`CounterFacts::probe`], injectable
 /// in tests.
@@ -256,77 +244,6 @@ impl Timer {
 #[inline(never)]
 fn fallback_read() -> u64 {
     clock::monotonic_raw_ns()
-}
-
-/// What the result file records about the timer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TimerInfo {
-    /// The clock measured with.
-    pub kind: TimerKind,
-    /// Ticks per second of that clock (1e9 for `monotonic_raw`).
-    pub freq_hz: f64,
-    /// Where `freq_hz` came from.
-    pub freq_source: String,
-    /// The counter frequency calibrated against `CLOCK_MONOTONIC_RAW`, when a counter exists.
-    pub calibrated_hz: Option<f64>,
-    /// The frequency the hardware stated, when it stated one.
-    pub stated_hz: Option<f64>,
-    /// Whether the counter is invariant (`None`: unknown).
-    pub invariant: Option<bool>,
-    /// How invariance was established.
-    pub invariant_source: String,
-    /// Why the counter was not used, when it was not.
-    pub fallback_reason: Option<String>,
-    /// Median cost of a back-to-back start/stop pair, subtracted from each sample.
-    pub overhead_ns: f64,
-    /// The same in ticks.
-    pub overhead_ticks: f64,
-    /// Mean cost of the same start/stop pairs (`None` in files written before it was
-    /// recorded).
-    #[serde(default)]
-    pub overhead_mean_ns: Option<f64>,
-    /// The same in ticks.
-    #[serde(default)]
-    pub overhead_mean_ticks: Option<f64>,
-    /// The counter's step: the granularity of the values it takes ([`counter_step`]). In
-    /// files written before `read_cost_ns` existed, this field held the read cost instead.
-    pub resolution_ns: f64,
-    /// Smallest non-zero difference between a `stop` and the next `start`: the cost of a
-    /// read (`None` in files written before it was recorded).
-    #[serde(default)]
-    pub read_cost_ns: Option<f64>,
-}
-
-impl TimerInfo {
-    /// A nanosecond clock with no overhead and a 1 ns step, for tests of what comes after
-    /// measuring.
-    #[cfg(test)]
-    pub fn for_tests() -> TimerInfo {
-        TimerInfo {
-            kind: TimerKind::MonotonicRaw,
-            freq_hz: 1e9,
-            freq_source: "test".into(),
-            calibrated_hz: None,
-            stated_hz: None,
-            invariant: None,
-            invariant_source: "test".into(),
-            fallback_reason: None,
-            overhead_ns: 0.0,
-            overhead_ticks: 0.0,
-            overhead_mean_ns: Some(0.0),
-            overhead_mean_ticks: Some(0.0),
-            resolution_ns: 1.0,
-            read_cost_ns: Some(1.0),
-        }
-    }
-
-    /// Frequency of the cycle counter in Hz when there is one (for "cycles at TSC frequency").
-    pub fn counter_hz(&self) -> Option<f64> {
-        match self.kind {
-            TimerKind::MonotonicRaw => self.calibrated_hz,
-            _ => Some(self.freq_hz),
-        }
-    }
 }
 
 /// Builds the timer of this machine: probe, choose, calibrate, measure overhead and resolution.

@@ -1,17 +1,31 @@
-//! The result file: serde types of one run, versioned by [`SCHEMA`].
+//! The vocabulary of osprim and the result file it writes, versioned by [`SCHEMA`].
 //!
-//! The format is documented in `docs/results.md`. Readers refuse a file whose `schema` they
-//! do not know, with one clear line ([`ResultFileError`]).
+//! `model` is the leaf of the crate: it imports nothing from it. Every layer speaks its types
+//! (parameters, checks, units, methods, derivations) and the result file is defined here
+//! alone: the sampler, the timer and the machine capture convert into the records of
+//! [`records`] and [`machine`], so a new setting of theirs changes the file only when a field
+//! is added here. The format is documented in `docs/results.md`. Readers refuse a file whose
+//! `schema` they do not know, with one clear line ([`ResultFileError`]); files of schemas 1
+//! and 2 are read through [`upgrade`].
 
-use crate::bench::{Check, Params};
-use crate::sampler::{Method, SamplerConfig, StopReason};
-use crate::stats::{Estimate, Summary};
-use crate::timer::TimerInfo;
+pub mod machine;
+pub mod records;
+pub mod summary;
+pub mod unit;
+pub mod upgrade;
+pub mod vocab;
+
+pub use machine::Machine;
+pub use records::{SamplerSettings, TimerInfo, TimerKind};
+pub use summary::{Estimate, Level, Outliers, RoundSummary, Structure, Summary};
+pub use unit::Unit;
+pub use vocab::{Check, Derivation, Method, Params, Rule, SIZE_PARAM, StopReason};
+
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The version of the result format this build writes and reads.
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// One run of osprim: what was measured, where, how, and every sample.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -29,13 +43,13 @@ pub struct RunFile {
     /// The command line.
     pub command: Vec<String>,
     /// Sampler settings.
-    pub config: SamplerConfig,
+    pub config: SamplerSettings,
     /// Where the measuring thread ran.
     pub placement: Placement,
     /// The clock.
     pub timer: TimerInfo,
     /// The machine.
-    pub machine: crate::env::Machine,
+    pub machine: Machine,
     /// One row per benchmark and parameter set, in the order run.
     pub results: Vec<Row>,
 }
@@ -226,16 +240,16 @@ pub struct Stage {
 pub struct Tail {
     /// Single-operation samples.
     pub n: usize,
-    /// Median, ns.
-    pub p50_ns: f64,
-    /// 99th percentile, ns.
-    pub p99_ns: f64,
-    /// 99.9th percentile, ns.
-    pub p999_ns: f64,
-    /// Largest, ns.
-    pub max_ns: f64,
+    /// Median, in the row's unit (a time).
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest.
+    pub max: f64,
     /// The timer's resolution: no figure here is finer than this.
-    pub resolution_ns: f64,
+    pub resolution: f64,
 }
 
 /// A result computed from other results (e.g. `ctx.address_space`).
@@ -378,6 +392,9 @@ pub struct Row {
     pub about: String,
     /// Parameters (placement, size, …).
     pub params: Params,
+    /// The unit of the samples and of every figure computed from them (the fit excepted,
+    /// whose fields name their units).
+    pub unit: Unit,
     /// What became of it.
     pub status: Status,
     /// Why it was skipped or failed.
@@ -390,21 +407,22 @@ pub struct Row {
     pub warmup_iterations: u64,
     /// Why sampling stopped.
     pub stop: Option<StopReason>,
-    /// Every sample, ns per operation, in time order (all rounds, one after the other).
-    pub samples_ns: Vec<f64>,
-    /// How many of `samples_ns` each round took, in order.
+    /// Every sample, in `unit` per operation (or object), in time order (all rounds, one
+    /// after the other).
+    pub samples: Vec<f64>,
+    /// How many of `samples` each round took, in order.
     #[serde(default)]
     pub samples_per_round: Vec<usize>,
-    /// The batch-size check: pairs `[ns per op in a batch of 8m, mean of the batches of m around it]`, 8m ≈ the samples' batch.
+    /// The batch-size check: pairs `[cost per op in a batch of 8m, mean of the batches of m around it]`, 8m ≈ the samples' batch.
     #[serde(default)]
-    pub batch_check_ns: Vec<[f64; 2]>,
-    /// Single-operation samples (`--tail`), ns, in time order.
+    pub batch_check: Vec<[f64; 2]>,
+    /// Single-operation samples (`--tail`), in time order.
     #[serde(default)]
-    pub single_op_ns: Vec<f64>,
-    /// Per-operation tail latency from `single_op_ns`.
+    pub single_op: Vec<f64>,
+    /// Per-operation tail latency from `single_op`.
     #[serde(default)]
     pub tail: Option<Tail>,
-    /// Statistics of `samples_ns`.
+    /// Statistics of `samples`.
     pub summary: Option<Summary>,
     /// Median in counter cycles.
     pub cycles: Option<Cycles>,
@@ -427,14 +445,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether the samples are bytes per object (`space.*`) rather than ns per operation.
-    pub fn in_bytes(&self) -> bool {
-        self.params.get("unit").and_then(|u| u.as_str()) == Some("bytes")
-    }
-
-    /// Median ns per operation, if measured.
-    pub fn median_ns(&self) -> Option<f64> {
-        self.summary.as_ref().map(|s| s.median_ns).or(self.derived.as_ref().map(|d| d.estimate.point))
+    /// The median (in [`Row::unit`]), if measured.
+    pub fn median(&self) -> Option<f64> {
+        self.summary.as_ref().map(|s| s.median).or(self.derived.as_ref().map(|d| d.estimate.point))
     }
 }
 
@@ -448,7 +461,7 @@ pub enum ResultFileError {
     #[error("{path} is not an osprim result file: {detail}")]
     NotOsprim { path: PathBuf, detail: String },
     /// A schema this build does not know.
-    #[error("{path} has result schema {found}; this osprim reads schema {SCHEMA}")]
+    #[error("{path} has result schema {found}; this osprim reads schemas 1 to {SCHEMA}")]
     Schema { path: PathBuf, found: u64 },
 }
 
@@ -497,35 +510,15 @@ pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
                 detail: format!("\"schema\" is {found}, not a whole number"),
             });
         }
-        Some(Some(s)) if s != u64::from(SCHEMA) => {
+        Some(Some(s)) if s == 0 || s > u64::from(SCHEMA) => {
             return Err(ResultFileError::Schema { path: path.into(), found: s });
         }
         _ => {}
     }
+    let value = upgrade::to_current(value).map_err(|detail| ResultFileError::NotOsprim {
+        path: path.into(),
+        detail: format!("unexpected content ({detail})"),
+    })?;
     serde_json::from_value(value)
         .map_err(|e| ResultFileError::NotOsprim { path: path.into(), detail: format!("unexpected content ({e})") })
-}
-
-/// Writes `run` to `path` atomically: a temporary file in the same directory, then a rename.
-///
-/// The rename replaces only a regular file (or nothing): should the name have come to point at
-/// anything else since the run checked it, the write fails instead.
-pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
-    if let Ok(meta) = std::fs::symlink_metadata(path)
-        && !meta.file_type().is_file()
-    {
-        return Err(std::io::Error::other("it is no longer a regular file; osprim replaces only regular files"));
-    }
-    let dir = crate::output::parent(path);
-    let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
-    let tmp_path = tmp.path().to_path_buf();
-    crate::interrupt::remove_on_exit(&tmp_path);
-    let written = (|| {
-        serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
-        tmp.as_file().sync_data()?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    })();
-    crate::interrupt::forget(&tmp_path);
-    written
 }

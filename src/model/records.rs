@@ -1,0 +1,119 @@
+//! The records of how a run measured: the sampler's settings ([`SamplerSettings`]) and the
+//! clock ([`TimerInfo`]), as the result file stores them. The sampler and the timer convert
+//! into these; a new field of theirs changes the file only when it is added here.
+
+use serde::{Deserialize, Serialize};
+
+/// The clock a run measured with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerKind {
+    /// x86_64 time-stamp counter.
+    Tsc,
+    /// aarch64 virtual counter.
+    Cntvct,
+    /// `clock_gettime(CLOCK_MONOTONIC_RAW)`, in nanoseconds.
+    MonotonicRaw,
+}
+
+/// What the result file records about the timer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimerInfo {
+    /// The clock measured with.
+    pub kind: TimerKind,
+    /// Ticks per second of that clock (1e9 for `monotonic_raw`).
+    pub freq_hz: f64,
+    /// Where `freq_hz` came from.
+    pub freq_source: String,
+    /// The counter frequency calibrated against `CLOCK_MONOTONIC_RAW`, when a counter exists.
+    pub calibrated_hz: Option<f64>,
+    /// The frequency the hardware stated, when it stated one.
+    pub stated_hz: Option<f64>,
+    /// Whether the counter is invariant (`None`: unknown).
+    pub invariant: Option<bool>,
+    /// How invariance was established.
+    pub invariant_source: String,
+    /// Why the counter was not used, when it was not.
+    pub fallback_reason: Option<String>,
+    /// Median cost of a back-to-back start/stop pair, subtracted from each sample.
+    pub overhead_ns: f64,
+    /// The same in ticks.
+    pub overhead_ticks: f64,
+    /// Mean cost of the same start/stop pairs (`None` in files written before it was
+    /// recorded).
+    #[serde(default)]
+    pub overhead_mean_ns: Option<f64>,
+    /// The same in ticks.
+    #[serde(default)]
+    pub overhead_mean_ticks: Option<f64>,
+    /// The counter's step: the granularity of the values it takes (`timer::counter_step`). In
+    /// files written before `read_cost_ns` existed, this field held the read cost instead.
+    pub resolution_ns: f64,
+    /// Smallest non-zero difference between a `stop` and the next `start`: the cost of a
+    /// read (`None` in files written before it was recorded).
+    #[serde(default)]
+    pub read_cost_ns: Option<f64>,
+}
+
+impl TimerInfo {
+    /// A nanosecond clock with no overhead and a 1 ns step, for tests of what comes after
+    /// measuring.
+    #[cfg(test)]
+    pub fn for_tests() -> TimerInfo {
+        TimerInfo {
+            kind: TimerKind::MonotonicRaw,
+            freq_hz: 1e9,
+            freq_source: "test".into(),
+            calibrated_hz: None,
+            stated_hz: None,
+            invariant: None,
+            invariant_source: "test".into(),
+            fallback_reason: None,
+            overhead_ns: 0.0,
+            overhead_ticks: 0.0,
+            overhead_mean_ns: Some(0.0),
+            overhead_mean_ticks: Some(0.0),
+            resolution_ns: 1.0,
+            read_cost_ns: Some(1.0),
+        }
+    }
+
+    /// Frequency of the cycle counter in Hz when there is one (for "cycles at TSC frequency").
+    pub fn counter_hz(&self) -> Option<f64> {
+        match self.kind {
+            TimerKind::MonotonicRaw => self.calibrated_hz,
+            _ => Some(self.freq_hz),
+        }
+    }
+}
+
+/// The sampler's settings as the result file records them (`config`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplerSettings {
+    /// Sampling method.
+    pub method: crate::model::Method,
+    /// Time budget of one benchmark over all its rounds (warm-up excluded), in seconds.
+    pub budget_s: f64,
+    /// Minimum warm-up time over all rounds, in seconds.
+    pub warmup_s: f64,
+    /// Minimum warm-up operations per round.
+    pub warmup_iters: u64,
+    /// Target relative half-width of the median's 95 % CI (0.01 = 1 %).
+    pub ci_target_rel: f64,
+    /// Fewest samples taken per round.
+    pub min_samples: usize,
+    /// Most samples taken per round.
+    pub max_samples: usize,
+    /// A sample lasts at least this many timer resolutions (and overheads).
+    pub min_sample_resolutions: f64,
+    /// Rounds over the benchmarks (1 in files written before rounds).
+    #[serde(default = "one")]
+    pub rounds: usize,
+    /// Single-operation samples per benchmark over the run (`--tail`); 0 for none.
+    #[serde(default)]
+    pub tail_samples: usize,
+}
+
+fn one() -> usize {
+    1
+}

@@ -1,0 +1,30 @@
+//! Saving a result file: the whole document, atomically (a temporary file in the same
+//! directory, synced, then a rename), with the temporary file removed should a second Ctrl-C
+//! end the process mid-write. The format itself is `model`'s.
+
+use crate::model::RunFile;
+use std::path::Path;
+
+/// Writes `run` to `path` atomically: a temporary file in the same directory, then a rename.
+///
+/// The rename replaces only a regular file (or nothing): should the name have come to point at
+/// anything else since the run checked it, the write fails instead.
+pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.file_type().is_file()
+    {
+        return Err(std::io::Error::other("it is no longer a regular file; osprim replaces only regular files"));
+    }
+    let dir = crate::output::parent(path);
+    let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
+    let tmp_path = tmp.path().to_path_buf();
+    crate::interrupt::remove_on_exit(&tmp_path);
+    let written = (|| {
+        serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
+        tmp.as_file().sync_data()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    crate::interrupt::forget(&tmp_path);
+    written
+}
