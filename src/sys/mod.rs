@@ -11,6 +11,7 @@ pub mod futex;
 pub mod msg;
 pub mod process;
 pub mod raw;
+pub mod segv;
 pub mod shm;
 pub mod signal;
 pub mod thread;
