@@ -1,6 +1,9 @@
-//! Peers of IPC benchmarks as processes: `fork` with a closure, a guard that always kills
-//! and reaps, and the wake-up signal that interrupts a blocked measuring thread when its peer
-//! ends.
+//! Forked children and IPC peers: the one fork-and-reap guard ([`Child`], killed and reaped on
+//! drop), made by [`fork_peer`] (a child running a closure: an IPC benchmark's peer) or
+//! [`Child::fork_paused`] (a child that only waits to be killed: `fault.cow`, `space.process`);
+//! and the wake-up signal that interrupts a blocked measuring thread when its peer ends.
+//! Every `fork` of osprim goes through here. See fork(2), waitpid(2), prctl(2)
+//! (`PR_SET_PDEATHSIG`).
 //!
 //! The wake-up signal is `SIGCHLD`, which the kernel sends anyway when a forked peer dies; a
 //! thread peer (or a process peer that hit an error) sends it on purpose with `tgkill`. While a
@@ -9,11 +12,16 @@
 //! can look at why.
 //!
 //! # Safety
-//! `fork` is called from code that prepared everything the child needs; the child runs only
-//! the given closure (which must not allocate or take locks another thread may hold: the
-//! benchmarks pass one that uses preallocated buffers and raw system calls) and leaves with
-//! `_exit`, never unwinding or running the parent's destructors. The signal handler touches
-//! one atomic. `tgkill` and `waitid` take no pointers the kernel keeps.
+//! - osprim has other threads when it forks, and one of them may hold a lock (the allocator's,
+//!   stdio's) at that moment; the child has only the forking thread. So the child runs only
+//!   code that takes no such lock, and leaves with `_exit`, never unwinding into or running the
+//!   parent's destructors. [`Child::fork_paused`]'s child calls only async-signal-safe
+//!   functions; [`fork_peer`] runs a caller's closure, so it is an `unsafe fn` whose caller
+//!   vouches for the closure.
+//! - A [`Child`] is our own unreaped child until it is reaped, so its pid cannot be reused
+//!   before `kill` and `waitpid` name it.
+//! - The signal handler touches one atomic. `tgkill` and `waitid` take no pointers the kernel
+//!   keeps.
 #![allow(unsafe_code)]
 
 use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};

@@ -376,7 +376,9 @@ mod tests {
     }
 
     // SAFETY: `resolve` calls only mprotect (async-signal-safe, leaves errno alone on
-    // success) and an atomic add; the region lives in the owner, kept by the registration.
+    // success; the page index is inside the region, as the dispatcher hands over only
+    // addresses in the range, so `protect` allocates no error) and an atomic add; the region
+    // lives in the owner, kept by the registration.
     unsafe impl SegvOwner for Unprotect {
         fn resolve(&self, fault: &Fault) -> bool {
             let page = self.region.len() / self.region.pages();
