@@ -421,4 +421,67 @@ mod tests {
         drop(ra);
         assert_eq!(current_handler(), before, "the previous disposition is back");
     }
+
+    static PREVIOUS_HITS: AtomicU64 = AtomicU64::new(0);
+
+    /// A handler that was there before osprim's: makes the faulting page writable.
+    extern "C" fn previous_handler(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        // SAFETY: SA_SIGINFO: the kernel (or the dispatcher, passing on what it got) gives a
+        // valid siginfo; mprotect of the faulting page is async-signal-safe.
+        unsafe {
+            let page = crate::sys::fault::page_size();
+            let addr = (*info).si_addr() as usize & !(page - 1);
+            libc::mprotect(addr as *mut libc::c_void, page, libc::PROT_READ | libc::PROT_WRITE);
+        }
+        PREVIOUS_HITS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    const CHILD_ENV: &str = "OSPRIM_SEGV_CHAIN_CHILD";
+
+    /// Runs only in the fresh process started by the test below (it changes the process's
+    /// SIGSEGV disposition for good).
+    #[test]
+    fn faults_nobody_owns_go_to_the_previous_handler() {
+        if std::env::var_os(CHILD_ENV).is_none() {
+            return;
+        }
+        // SAFETY: all zeroes is a valid sigaction to fill in.
+        let mut prev: libc::sigaction = unsafe { MaybeUninit::zeroed().assume_init() };
+        prev.sa_sigaction = previous_handler as *const () as libc::sighandler_t;
+        prev.sa_flags = libc::SA_SIGINFO;
+        // SAFETY: installs the async-signal-safe handler above.
+        assert_eq!(unsafe { libc::sigaction(libc::SIGSEGV, &prev, ptr::null_mut()) }, 0);
+        let owned = Region::anon(1).expect("mmap");
+        owned.protect(0, 1, Prot::None).expect("mprotect");
+        let owner = Arc::new(Unprotect { region: owned, resolved: AtomicU64::new(0) });
+        let stray = Region::anon(1).expect("mmap");
+        stray.protect(0, 1, Prot::None).expect("mprotect");
+        let strays = stray_faults();
+        let r = register(Arc::clone(&owner), owner.region.page_addr(0), owner.region.len(), EntryClock::None)
+            .expect("register");
+        stray.write(0, 1);
+        assert_eq!(PREVIOUS_HITS.load(Ordering::Relaxed), 1, "the previous handler got the stray fault");
+        assert_eq!(stray_faults() - strays, 1);
+        owner.region.write(0, 1);
+        assert_eq!(owner.resolved.load(Ordering::Relaxed), 1);
+        assert_eq!(PREVIOUS_HITS.load(Ordering::Relaxed), 1, "the owned fault stayed ours");
+        drop(r);
+        assert_eq!(current_handler(), previous_handler as *const () as libc::sighandler_t);
+    }
+
+    #[test]
+    fn chaining_works_in_a_fresh_process() {
+        let exe = std::env::current_exe().expect("test binary");
+        let out = std::process::Command::new(exe)
+            .args(["--exact", "sys::segv::tests::faults_nobody_owns_go_to_the_previous_handler", "--test-threads=1"])
+            .env(CHILD_ENV, "1")
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
