@@ -3,10 +3,13 @@
 //! fault in it: the timing catcher of `fault.user.sigsegv` ([`super::fault::SegvCatcher`]) and
 //! the write detection of `rvm` ([`super::wprotect`]). See sigaction(2).
 //!
-//! - The handler is installed when the first range registers, with
-//!   `SA_SIGINFO | SA_ONSTACK | SA_RESTART`; the disposition it replaced is saved, and put back
-//!   when the last range goes, but only if ours is still the current one (otherwise that would
-//!   remove a handler installed over ours since).
+//! - The handler is installed when the first range registers, with `SA_SIGINFO | SA_RESTART`;
+//!   the disposition it replaced is saved, and put back when the last range goes, but only if
+//!   ours is still the current one (otherwise that would remove a handler installed over ours
+//!   since). Not `SA_ONSTACK`: on the alternate signal stack, the first fault a thread takes
+//!   also faults in that stack's pages, a kernel page fault inside the timed access of
+//!   `fault.user.sigsegv`, whose check requires none. The price: a stack overflow while a range
+//!   is registered kills the process with SIGSEGV without Rust's "stack overflow" message.
 //! - A fault is dispatched by its address (`si_addr`) to the owner whose range holds it. If no
 //!   range holds it, or its owner declines it, it is chained to the saved disposition: a
 //!   handler function is called as what `sigaction` said it is (`SA_SIGINFO` or not);
@@ -264,7 +267,7 @@ fn install() -> Result<(), SegvError> {
     // SAFETY: all zeroes is a valid sigaction (no handler, empty mask, no flags) to fill in.
     let mut new: libc::sigaction = unsafe { MaybeUninit::zeroed().assume_init() };
     new.sa_sigaction = dispatch as *const () as libc::sighandler_t;
-    new.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+    new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
     // SAFETY: `dispatch` is async-signal-safe (module safety notes) and takes the three
     // arguments SA_SIGINFO promises.
     if unsafe { libc::sigaction(libc::SIGSEGV, &new, ptr::null_mut()) } != 0 {
