@@ -39,7 +39,8 @@ pub use user::{UserSigsegv, UserUffd};
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::Samples;
-use crate::sys::fault::{PausedChild, Region};
+use crate::sys::fault::Region;
+use crate::sys::process::Child;
 use crate::timer::Timer;
 use nix::sys::resource::{UsageWho, getrusage};
 use std::hint::black_box;
@@ -369,7 +370,7 @@ impl Benchmark for AnonWrite {
 /// Written pages shared copy-on-write with a paused child; re-armed by forking a new child.
 struct CowArena {
     region: Region,
-    child: Option<PausedChild>,
+    child: Option<Child>,
     forks: u64,
 }
 
@@ -378,7 +379,7 @@ impl CowArena {
         if let Some(old) = self.child.take() {
             old.kill_and_reap().map_err(|e| format!("reaping the copy-on-write child: {e}"))?;
         }
-        let child = PausedChild::spawn().map_err(|e| format!("fork: {e}"))?;
+        let child = Child::fork_paused().map_err(|e| format!("fork: {e}"))?;
         // Until the child sleeps, its start-up (copy-on-write faults of its own) now and then
         // makes one of ours fault twice: wait for it.
         child.wait_asleep(std::time::Duration::from_secs(1));

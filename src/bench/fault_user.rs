@@ -8,8 +8,8 @@
 //!
 //! - `fault.user.sigsegv`: the region's pages are written (so backed by memory), then
 //!   protected (`PROT_NONE` for reads, `PROT_READ` for writes). A touch raises SIGSEGV; the
-//!   handler (`sys::fault::SegvCatcher`) `mprotect`s the page readable (or writable) and
-//!   returns, and the access is retried.
+//!   handler (osprim's dispatcher `sys::segv`, which hands it to `sys::fault::SegvCatcher`)
+//!   `mprotect`s the page readable (or writable) and returns, and the access is retried.
 //! - `fault.user.uffd`: the region is fresh anonymous memory registered with a userfaultfd for
 //!   missing pages. A touch blocks the thread and queues an event; a handler thread, pinned
 //!   to the measuring CPU and waiting in `read`, resolves it with `UFFDIO_ZEROPAGE` (read) or
@@ -156,7 +156,8 @@ impl Benchmark for UserSigsegv {
         region.fill(1);
         region.protect(0, USER_PAGES, blocked).map_err(failed("mprotect"))?;
         let monotonic = ctx.timer.kind() == TimerKind::MonotonicRaw;
-        let catcher = SegvCatcher::install(&region, resolve, monotonic).map_err(failed("sigaction(SIGSEGV)"))?;
+        let catcher = SegvCatcher::install(&region, resolve, monotonic)
+            .map_err(|e| NotMeasured::Failed(format!("installing the SIGSEGV catcher: {e}")))?;
         let arena = SegvArena { region: &region, catcher, blocked, write, tally: StampTally::default() };
         let (samples, driver) = sample_arena(ctx, arena)?;
         let counts = driver.arena.catcher.counts();

@@ -38,7 +38,7 @@ mod procfs;
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::{Samples, StopReason};
-use crate::sys::fault::{PausedChild, Region};
+use crate::sys::{fault::Region, process::Child};
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use procfs::{KernelMem, Snapshot};
 use std::os::fd::OwnedFd;
@@ -192,7 +192,7 @@ fn touched_vec<T>(n: usize) -> Vec<T> {
 enum Objects {
     Fds(Vec<OwnedFd>),
     Threads(Parked),
-    Children(Vec<PausedChild>),
+    Children(Vec<Child>),
     Mappings(Vec<Region>),
 }
 
@@ -213,7 +213,7 @@ impl Objects {
             Objects::Threads(p) => p.spawn(n),
             Objects::Children(c) => {
                 let short = fill(c, n, |v| {
-                    v.push(PausedChild::spawn()?);
+                    v.push(Child::fork_paused()?);
                     Ok(())
                 })
                 .map(|e| format!("fork: {e}"));
@@ -301,7 +301,7 @@ fn open_fds(kind: Kind, out: &mut Vec<OwnedFd>) -> std::io::Result<()> {
 
 /// Waits (up to 2 s in all) until every child sleeps in `pause`, so its memory is what it
 /// keeps.
-fn wait_sleeping(children: &[PausedChild]) {
+fn wait_sleeping(children: &[Child]) {
     let deadline = Instant::now() + Duration::from_secs(2);
     for c in children {
         c.wait_asleep(deadline.saturating_duration_since(Instant::now()));

@@ -1,6 +1,9 @@
 //! Small safe wrappers around the system interfaces that nix does not cover the way a timed
 //! loop needs: no allocation, no error formatting, a plain return value to check.
 //!
+//! Each risky mechanism has one home here: the process-wide SIGSEGV handler (`segv`), the
+//! userfaultfd binding (`uffd`), forking and reaping children (`process`).
+//!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
 
@@ -12,6 +15,7 @@ pub mod msg;
 pub mod process;
 pub mod raw;
 pub mod reserve;
+pub mod segv;
 pub mod shm;
 pub mod signal;
 pub mod thread;

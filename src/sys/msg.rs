@@ -28,7 +28,7 @@
 //! touches no memory another thread of the parent could have held locked.
 #![allow(unsafe_code)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long dropping a queue waits for its janitor to remove it.
 pub const JANITOR_WAIT: Duration = Duration::from_secs(2);
@@ -46,7 +46,7 @@ pub struct MsgQueue {
 /// The process that removes a queue (see the module doc).
 #[derive(Debug)]
 struct Janitor {
-    pid: libc::pid_t,
+    child: super::process::Child,
     /// The pipe's write end; closing it tells the janitor to remove the queue.
     tell: Option<std::os::fd::OwnedFd>,
 }
@@ -70,7 +70,7 @@ impl MsgQueue {
 
     /// The janitor's pid.
     pub fn janitor_pid(&self) -> i32 {
-        self.janitor.pid
+        self.janitor.child.pid()
     }
 
     /// The queue's identifier (as listed in `/proc/sysvipc/msg`).
@@ -134,16 +134,11 @@ impl Janitor {
         }
         // SAFETY: pipe2 returned two fresh descriptors, each owned once from here on.
         let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (r, w) = (read_end.as_raw_fd(), write_end.as_raw_fd());
         // SAFETY: the child runs `janitor`, which makes async-signal-safe calls only, and `_exit`s.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if pid == 0 {
-            janitor(id, read_end.as_raw_fd(), write_end.as_raw_fd());
-        }
+        let child = unsafe { super::process::fork_survivor(move || janitor(id, r, w)) }?;
         drop(read_end);
-        Ok(Janitor { pid, tell: Some(write_end) })
+        Ok(Janitor { child, tell: Some(write_end) })
     }
 }
 
@@ -169,31 +164,14 @@ fn janitor(id: libc::c_int, read_end: libc::c_int, write_end: libc::c_int) -> ! 
 
 impl Drop for MsgQueue {
     fn drop(&mut self) {
-        // Closing the pipe tells the janitor to remove the queue; wait until it has.
+        // Closing the pipe tells the janitor to remove the queue; wait until it has. Should it
+        // not end in time (a process forked meanwhile holds the pipe open), it is killed — it
+        // blocks every signal, so only that kill can end it so — and the queue removed here.
         self.janitor.tell = None;
-        let pid = self.janitor.pid;
-        let began = Instant::now();
-        let mut status = 0;
-        loop {
-            // SAFETY: `status` lives on the stack for the call.
-            let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            let errno = std::io::Error::last_os_error().raw_os_error();
-            if rc == pid || (rc < 0 && errno != Some(libc::EINTR)) {
-                return;
-            }
-            if began.elapsed() > JANITOR_WAIT {
-                // Someone forked meanwhile holds the pipe open: end the janitor, remove here.
-                // SAFETY: kill and waitpid take no pointers the kernel keeps.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    while libc::waitpid(pid, &mut status, 0) < 0
-                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-                    {}
-                }
-                remove(self.id);
-                return;
-            }
-            std::thread::sleep(Duration::from_micros(200));
+        if let nix::sys::wait::WaitStatus::Signaled(..) | nix::sys::wait::WaitStatus::StillAlive =
+            self.janitor.child.finish(JANITOR_WAIT)
+        {
+            remove(self.id);
         }
     }
 }
@@ -244,8 +222,8 @@ mod tests {
                 libc::_exit(0);
             }
         }
-        // SAFETY: closes our copy of the write end; reads 4 bytes into the stack.
         let mut id = -1i32;
+        // SAFETY: closes our copy of the write end; reads 4 bytes into the stack.
         unsafe {
             libc::close(fds[1]);
             libc::read(fds[0], (&mut id as *mut i32).cast(), 4);
@@ -254,7 +232,7 @@ mod tests {
             libc::waitpid(child, &mut status, 0);
         }
         assert!(id >= 0, "the child made a queue");
-        let began = Instant::now();
+        let began = std::time::Instant::now();
         while listed(id) && began.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(1));
         }

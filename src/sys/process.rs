@@ -1,6 +1,9 @@
-//! Peers of IPC benchmarks as processes: `fork` with a closure, a guard that always kills
-//! and reaps, and the wake-up signal that interrupts a blocked measuring thread when its peer
-//! ends.
+//! Forked children and IPC peers: the one fork-and-reap guard ([`Child`], killed and reaped on
+//! drop), made by [`fork_peer`] (a child running a closure: an IPC benchmark's peer) or
+//! [`Child::fork_paused`] (a child that only waits to be killed: `fault.cow`, `space.process`);
+//! and the wake-up signal that interrupts a blocked measuring thread when its peer ends.
+//! Every `fork` of osprim goes through here. See fork(2), waitpid(2), prctl(2)
+//! (`PR_SET_PDEATHSIG`).
 //!
 //! The wake-up signal is `SIGCHLD`, which the kernel sends anyway when a forked peer dies; a
 //! thread peer (or a process peer that hit an error) sends it on purpose with `tgkill`. While a
@@ -9,16 +12,22 @@
 //! can look at why.
 //!
 //! # Safety
-//! `fork` is called from code that prepared everything the child needs; the child runs only
-//! the given closure (which must not allocate or take locks another thread may hold: the
-//! benchmarks pass one that uses preallocated buffers and raw system calls) and leaves with
-//! `_exit`, never unwinding or running the parent's destructors. The signal handler touches
-//! one atomic. `tgkill` and `waitid` take no pointers the kernel keeps.
+//! - osprim has other threads when it forks, and one of them may hold a lock (the allocator's,
+//!   stdio's) at that moment; the child has only the forking thread. So the child runs only
+//!   code that takes no such lock, and leaves with `_exit`, never unwinding into or running the
+//!   parent's destructors. [`Child::fork_paused`]'s child calls only async-signal-safe
+//!   functions; [`fork_peer`] runs a caller's closure, so it is an `unsafe fn` whose caller
+//!   vouches for the closure.
+//! - A [`Child`] is our own unreaped child until it is reaped, so its pid cannot be reused
+//!   before `kill` and `waitpid` name it.
+//! - The signal handler touches one atomic. `tgkill` and `waitid` take no pointers the kernel
+//!   keeps.
 #![allow(unsafe_code)]
 
 use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -130,39 +139,121 @@ impl Drop for DeathWatch {
     }
 }
 
-/// A forked peer process: killed with `SIGKILL` and reaped when dropped, unless already reaped.
+/// The one guard for a forked child (an IPC peer, a copy-on-write sharer, a process whose
+/// memory is counted): killed with `SIGKILL` and reaped when dropped, unless already reaped.
 #[derive(Debug)]
 pub struct Child {
     pid: Pid,
     status: Option<WaitStatus>,
 }
 
-/// Forks; the child runs `body` and exits with its return value (101 if it panics). The child
-/// dies with the parent (`PR_SET_PDEATHSIG`) and ignores Ctrl-C, which the parent handles.
-pub fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
-    let parent = std::process::id() as i32;
-    // SAFETY: see the module doc: the child runs `body` and `_exit`s.
+/// Forks; the child runs `in_child` and then `_exit`s (127 if `in_child` returns), and the
+/// parent gets its guard.
+///
+/// # Safety
+/// `in_child` runs in a copy of a process that may have other threads, any of which may have
+/// held a lock (the allocator's, stdio's, a `Mutex`) at the fork: it must not wait for such a
+/// lock, which means calling only async-signal-safe functions unless the lock is known to be
+/// reset in the child, and it must not unwind.
+unsafe fn fork_with(in_child: impl FnOnce(libc::pid_t)) -> std::io::Result<Child> {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the child runs only `in_child`, whose contract the caller upholds, and never
+    // returns into the parent's code.
     match unsafe { nix::unistd::fork() }.map_err(std::io::Error::from)? {
         nix::unistd::ForkResult::Parent { child } => Ok(Child { pid: child, status: None }),
         nix::unistd::ForkResult::Child => {
-            // SAFETY: prctl and signal dispositions take no pointers the kernel keeps.
-            unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                libc::signal(libc::SIGINT, libc::SIG_IGN);
-                libc::signal(libc::SIGTERM, libc::SIG_IGN);
-                libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-            }
-            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
-            // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
-            unsafe { libc::_exit(code) }
+            in_child(parent);
+            // SAFETY: should `in_child` return, leave without running the parent's destructors.
+            unsafe { libc::_exit(127) }
         }
     }
 }
 
+/// In the child: asks to be killed when the parent dies (`PR_SET_PDEATHSIG`), and leaves at
+/// once if the parent already has. Async-signal-safe.
+fn die_with(parent: libc::pid_t) {
+    // SAFETY: prctl and getppid take no pointers; _exit leaves without running any of the
+    // parent's destructors.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != parent {
+            libc::_exit(1); // the parent died before prctl took effect
+        }
+    }
+}
+
+/// Forks; the child runs `body` and exits with its return value (101 if it panics). The child
+/// dies with the parent (`PR_SET_PDEATHSIG`) and ignores Ctrl-C, which the parent handles.
+///
+/// # Safety
+/// `body` runs in the forked child of a process that may have other threads: it must not
+/// take a lock another thread may have held at the fork (so no allocation or stdio unless
+/// the C library resets those locks in the child, as glibc's `fork` does for `malloc`), and it
+/// must not rely on any thread but the calling one, which is the only one the child has.
+pub unsafe fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
+    let in_child = |parent| {
+        die_with(parent);
+        // SAFETY: setting dispositions to SIG_IGN/SIG_DFL installs no code.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        }
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
+        // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
+        unsafe { libc::_exit(code) }
+    };
+    // SAFETY: the child sets its signal dispositions (async-signal-safe), runs `body` under
+    // the caller's contract and leaves with `_exit`.
+    unsafe { fork_with(in_child) }
+}
+
+/// Forks a child that may outlive the parent (no `PR_SET_PDEATHSIG`), for work that must be
+/// done even after osprim is killed (removing a System V queue); the child runs `body` and
+/// `_exit`s. The guard still kills and reaps it if it is dropped before the child has ended.
+///
+/// # Safety
+/// As [`fork_peer`]: `body` runs in the forked child of a process that may have other threads,
+/// so it may call only async-signal-safe functions, and it must not unwind.
+pub unsafe fn fork_survivor(body: impl FnOnce()) -> std::io::Result<Child> {
+    // SAFETY: the caller upholds `fork_with`'s contract for `body`.
+    unsafe { fork_with(|_parent| body()) }
+}
+
 impl Child {
+    /// Forks a child that does nothing but wait to be killed: it shares the parent's memory
+    /// copy-on-write (`fault.cow`) and costs what a process costs (`space.process`). Returns
+    /// once the child has started waiting (it says so through a pipe just before it calls
+    /// `pause`), so that its start-up is over.
+    pub fn fork_paused() -> std::io::Result<Child> {
+        let (ready_r, ready_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let ready = ready_w.as_raw_fd();
+        let in_child = |parent| {
+            die_with(parent);
+            let byte = 1u8;
+            // SAFETY: writes one byte from this frame to the pipe; pause takes nothing.
+            unsafe {
+                libc::write(ready, (&byte as *const u8).cast(), 1);
+                loop {
+                    libc::pause();
+                }
+            }
+        };
+        // SAFETY: the child calls only async-signal-safe functions (prctl, getppid, write,
+        // pause, _exit) and touches only its own stack.
+        let child = unsafe { fork_with(in_child) }?;
+        drop(ready_w);
+        let mut byte = [0u8; 1];
+        loop {
+            match nix::unistd::read(&ready_r, &mut byte) {
+                Ok(1) => return Ok(child),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => return Err(std::io::Error::other("the child exited before it was ready")),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
     /// The child's pid.
     pub fn pid(&self) -> i32 {
         self.pid.as_raw()
@@ -173,8 +264,9 @@ impl Child {
         if self.status.is_some() {
             return true;
         }
-        // SAFETY: `info` is a plain C struct the kernel fills; WNOWAIT leaves the child unreaped.
+        // SAFETY: `siginfo_t` is a plain C struct, valid all zeroes, for the kernel to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid out-pointer; WNOWAIT leaves the child unreaped.
         let rc = unsafe {
             libc::waitid(
                 libc::P_PID,
@@ -183,11 +275,28 @@ impl Child {
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
             )
         };
-        // SAFETY: si_pid is valid to read after waitid filled the struct.
+        // SAFETY: si_pid is valid to read after waitid filled the struct (0 if none ended).
         rc == 0 && unsafe { info.si_pid() } != 0
     }
 
-    /// Waits up to `timeout` for the child to exit by itself, then kills it; reaps it either way.
+    /// Waits (polling `/proc/<pid>/stat`, at most `timeout`) until the child sleeps (in
+    /// `pause`, for [`Child::fork_paused`]); returns whether it does.
+    pub fn wait_asleep(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+            if stat_state(&stat) == Some('S') {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
+    /// Waits up to `timeout` for the child to exit by itself, then kills it; reaps it either
+    /// way. `StillAlive` if it could not be reaped.
     pub fn finish(&mut self, timeout: Duration) -> WaitStatus {
         if let Some(s) = self.status {
             return s;
@@ -198,39 +307,56 @@ impl Child {
                 Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_micros(200))
                 }
-                Ok(WaitStatus::StillAlive) => return self.kill_and_reap(),
+                Ok(WaitStatus::StillAlive) => return self.reap().unwrap_or(WaitStatus::StillAlive),
                 Ok(s) => {
                     self.status = Some(s);
                     return s;
                 }
                 Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => return self.kill_and_reap(),
+                Err(_) => return self.reap().unwrap_or(WaitStatus::StillAlive),
             }
         }
     }
 
-    /// Kills the child (`SIGKILL`) and reaps it.
-    pub fn kill_and_reap(&mut self) -> WaitStatus {
+    /// Kills the child (`SIGKILL`) and reaps it; its status once reaped.
+    pub fn kill_and_reap(mut self) -> std::io::Result<WaitStatus> {
+        self.reap()
+    }
+
+    fn reap(&mut self) -> std::io::Result<WaitStatus> {
         if let Some(s) = self.status {
-            return s;
+            return Ok(s);
         }
+        // Our own unreaped child: the pid cannot have been reused.
         let _ = signal::kill(self.pid, Signal::SIGKILL);
-        let s = loop {
+        loop {
             match waitpid(self.pid, None) {
                 Err(nix::errno::Errno::EINTR) => continue,
-                Ok(s) => break s,
-                Err(_) => break WaitStatus::StillAlive,
+                Ok(s) => {
+                    self.status = Some(s);
+                    return Ok(s);
+                }
+                Err(e) => {
+                    // ECHILD: someone else reaped it (SIGCHLD ignored); gone either way.
+                    self.status = Some(WaitStatus::StillAlive);
+                    return Err(e.into());
+                }
             }
-        };
-        self.status = Some(s);
-        s
+        }
     }
 }
 
 impl Drop for Child {
     fn drop(&mut self) {
-        self.kill_and_reap();
+        let _ = self.reap();
     }
+}
+
+/// The scheduler state letter of `/proc/<pid>/stat` (`S` sleeping, `R` running, `Z` zombie):
+/// the field after the command name, which is in parentheses and may contain anything.
+pub fn stat_state(stat: &str) -> Option<char> {
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().next()?.chars().next()
 }
 
 /// "exited with status 3", "killed by SIGKILL".
@@ -249,7 +375,8 @@ mod tests {
     #[test]
     fn child_exit_status_is_reported_and_reaped() {
         let _serial = crate::bench::testing::serial();
-        let mut c = fork_peer(|| 7).unwrap();
+        // SAFETY: the child only returns a constant.
+        let mut c = unsafe { fork_peer(|| 7) }.unwrap();
         assert_eq!(c.finish(Duration::from_secs(5)), WaitStatus::Exited(Pid::from_raw(c.pid()), 7));
         assert!(c.has_ended());
     }
@@ -271,17 +398,33 @@ mod tests {
     #[test]
     fn a_stuck_child_is_killed_on_drop() {
         let _serial = crate::bench::testing::serial();
-        let c = fork_peer(|| {
-            loop {
-                // SAFETY: pause takes no arguments.
-                unsafe { libc::pause() };
-            }
-        })
-        .unwrap();
+        let body = || loop {
+            // SAFETY: pause takes no arguments.
+            unsafe { libc::pause() };
+        };
+        // SAFETY: the child only calls pause, which is async-signal-safe.
+        let c = unsafe { fork_peer(body) }.unwrap();
         let pid = c.pid();
         assert!(!c.has_ended());
         drop(c);
         // Reaped: the pid is no longer our child.
         assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err());
+    }
+
+    #[test]
+    fn stat_state_survives_odd_names() {
+        assert_eq!(stat_state("42 (a) b) S 1 42 42 0"), Some('S'));
+        assert_eq!(stat_state("42 (osprim) Z 1"), Some('Z'));
+        assert_eq!(stat_state("garbage"), None);
+    }
+
+    #[test]
+    fn paused_child_sleeps_and_is_reaped() {
+        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let c = Child::fork_paused().expect("fork");
+        assert!(c.wait_asleep(Duration::from_secs(5)));
+        let pid = c.pid();
+        assert!(matches!(c.kill_and_reap(), Ok(WaitStatus::Signaled(_, Signal::SIGKILL, _))));
+        assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err(), "no longer our child");
     }
 }

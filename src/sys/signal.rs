@@ -2,7 +2,10 @@
 //!
 //! # Safety
 //! The handler installed does nothing but bump an atomic counter, which is async-signal-safe;
-//! the previous disposition is always restored before the caller returns.
+//! the previous disposition is always restored before the caller returns. The functions that
+//! install a disposition take only the counting one ([`CountingAction`], made here alone) or
+//! one read from the kernel ([`SavedAction`]), so a safe caller cannot install arbitrary
+//! handler code.
 #![allow(unsafe_code)]
 
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
@@ -19,38 +22,46 @@ pub fn delivered() -> u64 {
     DELIVERED.load(Ordering::Relaxed)
 }
 
-/// The counting handler's action for `sig`.
-pub fn counting_action() -> SigAction {
-    SigAction::new(SigHandler::Handler(count_delivery), SaFlags::SA_RESTART, SigSet::empty())
+/// The counting handler's disposition; only [`counting_action`] makes one.
+#[derive(Clone, Copy, Debug)]
+pub struct CountingAction(SigAction);
+
+/// A disposition the process had, as [`current_action`] read it.
+#[derive(Clone, Copy, Debug)]
+pub struct SavedAction(SigAction);
+
+/// The counting handler's action.
+pub fn counting_action() -> CountingAction {
+    CountingAction(SigAction::new(SigHandler::Handler(count_delivery), SaFlags::SA_RESTART, SigSet::empty()))
 }
 
 /// Installs `action` for `sig`, then restores `previous`. Returns whether the disposition that
 /// the restore replaced was `action` (the install really took effect).
 #[inline(always)]
-pub fn install_and_restore(sig: Signal, action: &SigAction, previous: &SigAction) -> bool {
-    // SAFETY: `action` runs only the async-signal-safe counting handler (or is a disposition
-    // the process already had); the original disposition is put back at once.
-    let installed = unsafe { sigaction(sig, action) }.is_ok();
-    // SAFETY: restores the disposition the caller read before the loop.
-    let replaced = unsafe { sigaction(sig, previous) };
-    installed && matches!(replaced, Ok(old) if same_handler(old.handler(), action.handler()))
+pub fn install_and_restore(sig: Signal, action: &CountingAction, previous: &SavedAction) -> bool {
+    // SAFETY: `action` runs only the async-signal-safe counting handler; the original
+    // disposition is put back at once.
+    let installed = unsafe { sigaction(sig, &action.0) }.is_ok();
+    // SAFETY: restores a disposition the process had (read by `current_action`).
+    let replaced = unsafe { sigaction(sig, &previous.0) };
+    installed && matches!(replaced, Ok(old) if same_handler(old.handler(), action.0.handler()))
 }
 
 /// Reads the current disposition of `sig` without changing it.
-pub fn current_action(sig: Signal) -> nix::Result<SigAction> {
+pub fn current_action(sig: Signal) -> nix::Result<SavedAction> {
     let probe = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
     // SAFETY: briefly sets the default disposition and puts the old one straight back; no
     // signal is raised in between by this process.
     let old = unsafe { sigaction(sig, &probe) }?;
     // SAFETY: restores what was there.
     unsafe { sigaction(sig, &old) }?;
-    Ok(old)
+    Ok(SavedAction(old))
 }
 
 /// Runs `f` with `action` installed for `sig`, then restores the previous disposition.
-pub fn with_action<R>(sig: Signal, action: &SigAction, f: impl FnOnce() -> R) -> R {
+pub fn with_action<R>(sig: Signal, action: &CountingAction, f: impl FnOnce() -> R) -> R {
     // SAFETY: `action` is the counting handler (async-signal-safe); restored below.
-    let old = unsafe { sigaction(sig, action) };
+    let old = unsafe { sigaction(sig, &action.0) };
     let r = f();
     if let Ok(old) = old {
         // SAFETY: puts back the disposition that was there before.

@@ -4,35 +4,27 @@
 //!
 //! - **`mprotect` + SIGSEGV**: arming makes the mapping read-only
 //!   ([mprotect(2)](https://man7.org/linux/man-pages/man2/mprotect.2.html)); a write raises
-//!   SIGSEGV (`SEGV_ACCERR`); the process-wide handler finds the region the address belongs to,
-//!   copies the page into the region's preallocated pre-image buffer, marks the page dirty,
-//!   makes the page writable and returns, and the write is retried. Faults outside every armed
-//!   region are passed to the handler that was installed before ours (or, if that was the
-//!   default, the default action is restored and the fault retried, so the process dies of it
-//!   as it would have). The handler is installed when the first region registers and the
-//!   previous disposition restored when the last one goes.
-//! - **userfaultfd write-protect**
-//!   ([userfaultfd(2)](https://man7.org/linux/man-pages/man2/userfaultfd.2.html),
-//!   `UFFDIO_REGISTER_MODE_WP`, `UFFDIO_WRITEPROTECT`): arming write-protects the range in the
-//!   page tables; a write blocks the writing thread and queues a message; a handler thread saves
-//!   the pre-image, removes the protection of that page and wakes the writer. The kernel allows
-//!   this on anonymous, shmem (tmpfs) and hugetlbfs memory only; on a regular file system
-//!   (ext4, xfs, btrfs…) `UFFDIO_REGISTER` fails with `EINVAL` and the mode is unavailable
+//!   SIGSEGV (`SEGV_ACCERR`); the process-wide dispatcher ([`super::segv`]) hands it to the
+//!   region whose range holds the address, which copies the page into its preallocated
+//!   pre-image buffer, marks the page dirty, makes the page writable and returns, and the write
+//!   is retried. A fault the region declines (not a write to a protected page, or the region
+//!   disarmed) is chained by the dispatcher to the disposition before osprim's.
+//! - **userfaultfd write-protect** ([`super::uffd`]; `UFFDIO_REGISTER_MODE_WP`,
+//!   `UFFDIO_WRITEPROTECT`): arming write-protects the range in the page tables; a write blocks
+//!   the writing thread and queues a message; a handler thread saves the pre-image, removes the
+//!   protection of that page and wakes the writer. The kernel allows this on anonymous, shmem
+//!   (tmpfs) and hugetlbfs memory only; on a regular file system (ext4, xfs, btrfs…)
+//!   `UFFDIO_REGISTER` fails with `EINVAL` and the mode is unavailable
 //!   ([`WpError::Unavailable`] says why).
-//!
-//! Another SIGSEGV handler installed over ours while regions exist must pass on the faults it
-//! does not own (to ours, as the previous handler), as any chaining handler does; when the last
-//! region goes, the disposition saved at install is put back only if ours is still the current
-//! one (otherwise that would remove the newer handler).
 //!
 //! A [`WriteTracked`] region owns its mappings, the pre-image buffer (one page per data page,
 //! allocated and faulted in when the region is made, so that saving a pre-image allocates
 //! nothing and takes no page fault), the dirty set, and its detector.
 //!
 //! # Safety
-//! - The SIGSEGV handler is async-signal-safe: it reads atomics, copies one page between two
-//!   mappings that stay mapped while the region is registered, calls `mprotect`/`sigaction`
-//!   (system calls) and saves and restores `errno`. It allocates nothing and takes no lock.
+//! - The region's part of the SIGSEGV handler is async-signal-safe: it reads atomics, copies
+//!   one page between two mappings that stay mapped while the region is registered, calls
+//!   `mprotect` and saves and restores `errno`. It allocates nothing and takes no lock.
 //! - A region is unregistered (its slot cleared) before its mappings are unmapped, and a
 //!   uffd handler thread is joined before the mappings go, so neither the handler nor the
 //!   thread touches freed memory — provided no other thread writes to the region while its
@@ -41,17 +33,16 @@
 //!   mapping, which lives as long as the region; the handler only reads data pages and writes
 //!   pre-image pages, never the data, so it does not alias a live `&mut` in a way the program can
 //!   observe (the faulting write has not happened yet when the handler runs).
-//! - Foreign function pointers are called only as what `sigaction` said they are
-//!   (`SA_SIGINFO` or not).
 #![allow(unsafe_code)]
 
-use std::cell::UnsafeCell;
+use super::segv::{self, EntryClock, Fault, Registration, SEGV_ACCERR, SegvError, SegvOwner};
+use super::uffd::{Msg, Uffd};
+use linux_raw_sys::general as uapi;
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 /// How the first write to a protected page is caught.
@@ -120,12 +111,7 @@ fn os(call: &'static str) -> WpError {
     WpError::Os { call, source: io::Error::last_os_error() }
 }
 
-/// The system's page size in bytes.
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory effects.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
-}
+pub use super::fault::page_size;
 
 // ---------------------------------------------------------------------------------------------
 // Mappings
@@ -263,7 +249,8 @@ pub struct WriteTracked {
 }
 
 enum Detector {
-    Signal(SignalSlot),
+    /// Held until the region drops (taken then, before the mappings go).
+    Signal(Option<Registration>),
     Uffd(UffdWatcher),
 }
 
@@ -296,7 +283,7 @@ impl WriteTracked {
             broken: AtomicBool::new(false),
         });
         let detector = match detection {
-            Detection::Mprotect => Detector::Signal(SignalSlot::register(&tracker)?),
+            Detection::Mprotect => Detector::Signal(Some(register_signal(&tracker)?)),
             Detection::Uffd => Detector::Uffd(UffdWatcher::start(&tracker)?),
         };
         Ok(WriteTracked { detector, tracker, data, _pre: pre, detection })
@@ -418,7 +405,7 @@ impl Drop for WriteTracked {
     fn drop(&mut self) {
         // Stop the detector before the mappings go (fields drop after this body).
         match &mut self.detector {
-            Detector::Signal(slot) => slot.release(),
+            Detector::Signal(registration) => drop(registration.take()),
             Detector::Uffd(w) => w.stop(),
         }
     }
@@ -427,291 +414,72 @@ impl Drop for WriteTracked {
 // ---------------------------------------------------------------------------------------------
 // mprotect + SIGSEGV
 
-/// Regions the SIGSEGV handler serves.
-const SLOTS: usize = 64;
-static REGIONS: [AtomicPtr<Tracker>; SLOTS] = [const { AtomicPtr::new(ptr::null_mut()) }; SLOTS];
-/// Regions registered; the handler is installed while this is positive.
-static INSTALLED: Mutex<usize> = Mutex::new(0);
-/// The disposition before ours, for chaining.
-static PREVIOUS: Previous = Previous { action: UnsafeCell::new(MaybeUninit::uninit()), valid: AtomicBool::new(false) };
-
-/// `si_code` of a fault on a mapped page without the needed permission (`<asm/siginfo.h>`).
-const SEGV_ACCERR: libc::c_int = 2;
-
-struct Previous {
-    action: UnsafeCell<MaybeUninit<libc::sigaction>>,
-    valid: AtomicBool,
-}
-
-// SAFETY: `action` is written only under `INSTALLED`'s lock while our handler is not
-// installed (so the handler cannot be reading it), and `valid` publishes it.
-unsafe impl Sync for Previous {}
-
-/// A region's place in the handler's table; releasing it uninstalls the handler with the last.
-struct SignalSlot {
-    index: Option<usize>,
-    _tracker: Arc<Tracker>,
-}
-
-impl SignalSlot {
-    fn register(tracker: &Arc<Tracker>) -> Result<SignalSlot, WpError> {
-        let mut active = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
-        let raw = Arc::as_ptr(tracker).cast_mut();
-        let index = REGIONS
-            .iter()
-            .position(|s| s.compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire).is_ok())
-            .ok_or(WpError::TooMany(SLOTS))?;
-        if *active == 0
-            && let Err(e) = install_handler()
-        {
-            REGIONS[index].store(ptr::null_mut(), Ordering::Release);
-            return Err(e);
-        }
-        *active += 1;
-        Ok(SignalSlot { index: Some(index), _tracker: Arc::clone(tracker) })
-    }
-
-    fn release(&mut self) {
-        let Some(index) = self.index.take() else { return };
-        let mut active = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
-        REGIONS[index].store(ptr::null_mut(), Ordering::SeqCst);
-        *active -= 1;
-        if *active == 0 {
-            restore_handler();
-        }
-    }
-}
-
-fn install_handler() -> Result<(), WpError> {
-    let mut old = MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: reads the current disposition only (null new action).
-    if unsafe { libc::sigaction(libc::SIGSEGV, ptr::null(), old.as_mut_ptr()) } != 0 {
-        return Err(os("sigaction (read the SIGSEGV disposition)"));
-    }
-    // SAFETY: our handler is not installed (we hold INSTALLED and the count is 0), so nothing
-    // reads PREVIOUS concurrently.
-    unsafe { (*PREVIOUS.action.get()).write(old.assume_init()) };
-    PREVIOUS.valid.store(true, Ordering::Release);
-    // SAFETY: an all-zero sigaction is a valid value (empty mask, no flags) we fill in.
-    let mut new: libc::sigaction = unsafe { MaybeUninit::zeroed().assume_init() };
-    new.sa_sigaction = on_sigsegv as *const () as libc::sighandler_t;
-    new.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
-    // SAFETY: `on_sigsegv` is async-signal-safe (module safety notes) and chains what it does not
-    // handle to the disposition saved above.
-    if unsafe { libc::sigaction(libc::SIGSEGV, &new, ptr::null_mut()) } != 0 {
-        PREVIOUS.valid.store(false, Ordering::Release);
-        return Err(os("sigaction (install the SIGSEGV handler)"));
-    }
-    Ok(())
-}
-
-/// Puts the saved disposition back, unless someone installed another handler over ours
-/// (restoring would then remove theirs).
-fn restore_handler() {
-    let mut cur = MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: reads the current disposition only.
-    let read = unsafe { libc::sigaction(libc::SIGSEGV, ptr::null(), cur.as_mut_ptr()) } == 0;
-    // SAFETY: written by `sigaction` above when `read`.
-    let ours = read && unsafe { cur.assume_init() }.sa_sigaction == on_sigsegv as *const () as libc::sighandler_t;
-    if ours && PREVIOUS.valid.load(Ordering::Acquire) {
-        // SAFETY: PREVIOUS is valid (flag) and is what was installed before ours.
-        unsafe { libc::sigaction(libc::SIGSEGV, (*PREVIOUS.action.get()).as_ptr(), ptr::null_mut()) };
-    }
-    PREVIOUS.valid.store(false, Ordering::Release);
-}
-
-extern "C" fn on_sigsegv(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
-    // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's value.
-    let errno = unsafe { *libc::__errno_location() };
-    let handled = resolve_write_fault(info);
-    // SAFETY: as above.
-    unsafe { *libc::__errno_location() = errno };
-    if !handled {
-        chain(sig, info, uctx);
-    }
-}
-
-/// Resolves a write to an armed region: save the pre-image, unprotect the page. Returns false
-/// when the fault is not ours (or cannot be resolved).
-fn resolve_write_fault(info: *const libc::siginfo_t) -> bool {
-    if info.is_null() {
-        return false;
-    }
-    // SAFETY: the kernel passes a valid siginfo for SIGSEGV; `si_addr` is its fault address.
-    let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
-    if code != SEGV_ACCERR {
-        return false;
-    }
-    for slot in &REGIONS {
-        let p = slot.load(Ordering::Acquire);
-        if p.is_null() {
-            continue;
-        }
-        // SAFETY: a registered tracker stays alive until its slot is cleared (module notes).
-        let t = unsafe { &*p };
-        let Some(idx) = t.page_of(addr) else { continue };
-        if !t.armed.load(Ordering::Acquire) {
+// SAFETY: `resolve` is async-signal-safe: it reads and writes atomics, copies one page between
+// two mappings the region owns (kept until the registration is dropped: `WriteTracked::drop`
+// drops it first), calls `mprotect` and saves and restores `errno`. It allocates nothing and
+// takes no lock.
+unsafe impl SegvOwner for Tracker {
+    /// Resolves a write to the armed region: save the pre-image, unprotect the page. Declines
+    /// (false) a fault that is not a write to a protected page, or comes while disarmed.
+    fn resolve(&self, fault: &Fault) -> bool {
+        if fault.code != SEGV_ACCERR {
             return false;
         }
-        t.save(idx);
-        let page = t.base + idx * t.page;
-        // SAFETY: the page lies in the region's data mapping; mprotect is async-signal-safe.
-        let r = unsafe { libc::mprotect(page as *mut libc::c_void, t.page, libc::PROT_READ | libc::PROT_WRITE) };
-        if r == 0 {
-            t.traps.fetch_add(1, Ordering::AcqRel);
+        let Some(idx) = self.page_of(fault.addr) else { return false };
+        if !self.armed.load(Ordering::Acquire) {
+            return false;
         }
-        return r == 0;
-    }
-    false
-}
-
-/// Hands a fault that is not ours to the previous disposition.
-fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
-    if !PREVIOUS.valid.load(Ordering::Acquire) {
-        reset_to_default(sig);
-        return;
-    }
-    // SAFETY: valid (flag above) and not written while our handler is installed.
-    let prev = unsafe { (*PREVIOUS.action.get()).assume_init_ref() };
-    let h = prev.sa_sigaction;
-    if h == libc::SIG_DFL || h == libc::SIG_IGN {
-        // Returning re-executes the faulting instruction, which now gets the default action.
-        reset_to_default(sig);
-    } else if prev.sa_flags & libc::SA_SIGINFO != 0 {
-        // SAFETY: with SA_SIGINFO, sa_sigaction is a three-argument handler.
-        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = unsafe { std::mem::transmute(h) };
-        f(sig, info, uctx);
-    } else {
-        // SAFETY: without SA_SIGINFO, it is a one-argument handler.
-        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(h) };
-        f(sig);
+        // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's
+        // value whatever mprotect does.
+        let errno = unsafe { *libc::__errno_location() };
+        self.save(idx);
+        let page = self.base + idx * self.page;
+        // SAFETY: the page lies in the region's data mapping; mprotect is async-signal-safe.
+        let r = unsafe { libc::mprotect(page as *mut libc::c_void, self.page, libc::PROT_READ | libc::PROT_WRITE) };
+        if r == 0 {
+            self.traps.fetch_add(1, Ordering::AcqRel);
+        }
+        // SAFETY: as above.
+        unsafe { *libc::__errno_location() = errno };
+        r == 0
     }
 }
 
-fn reset_to_default(sig: libc::c_int) {
-    // SAFETY: an all-zero sigaction with SIG_DFL (0) is the default disposition; sigaction is
-    // async-signal-safe.
-    unsafe {
-        let dfl: libc::sigaction = MaybeUninit::zeroed().assume_init();
-        libc::sigaction(sig, &dfl, ptr::null_mut());
-    }
+fn register_signal(tracker: &Arc<Tracker>) -> Result<Registration, WpError> {
+    segv::register(Arc::clone(tracker), tracker.base, tracker.len, EntryClock::None).map_err(|e| match e {
+        SegvError::Full(n) => WpError::TooMany(n),
+        SegvError::Sigaction { what, source } => WpError::Os { call: what, source },
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
-// userfaultfd write-protect (<linux/userfaultfd.h>)
+// userfaultfd write-protect
 
-const UFFD_API: u64 = 0xAA;
-const UFFD_USER_MODE_ONLY: libc::c_int = 1;
-const UFFD_FEATURE_PAGEFAULT_FLAG_WP: u64 = 1 << 0;
-const UFFD_FEATURE_WP_HUGETLBFS_SHMEM: u64 = 1 << 12;
-const UFFD_FEATURE_WP_UNPOPULATED: u64 = 1 << 13;
-const UFFDIO_REGISTER_MODE_WP: u64 = 1 << 1;
-const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1 << 0;
-const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
-const UFFD_PAGEFAULT_FLAG_WP: u64 = 1 << 1;
-const UFFDIO_BIT_WRITEPROTECT: u64 = 1 << 0x06;
-
-const fn iowr(nr: u64, size: usize) -> u64 {
-    (3 << 30) | ((size as u64) << 16) | (0xAA << 8) | nr
-}
-const fn ior(nr: u64, size: usize) -> u64 {
-    (2 << 30) | ((size as u64) << 16) | (0xAA << 8) | nr
-}
-
-#[repr(C)]
-struct UffdioApi {
-    api: u64,
-    features: u64,
-    ioctls: u64,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct UffdioRange {
-    start: u64,
-    len: u64,
-}
-
-#[repr(C)]
-struct UffdioRegister {
-    range: UffdioRange,
-    mode: u64,
-    ioctls: u64,
-}
-
-#[repr(C)]
-struct UffdioWriteprotect {
-    range: UffdioRange,
-    mode: u64,
-}
-
-/// `struct uffd_msg` with the page-fault arm of its union (32 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct UffdMsg {
-    event: u8,
-    _reserved1: u8,
-    _reserved2: u16,
-    _reserved3: u32,
-    flags: u64,
-    address: u64,
-    _feat: u64,
-}
-
-const UFFDIO_API_REQ: u64 = iowr(0x3F, size_of::<UffdioApi>());
-const UFFDIO_REGISTER_REQ: u64 = iowr(0x00, size_of::<UffdioRegister>());
-const UFFDIO_UNREGISTER_REQ: u64 = ior(0x01, size_of::<UffdioRange>());
-const UFFDIO_WRITEPROTECT_REQ: u64 = iowr(0x06, size_of::<UffdioWriteprotect>());
-
-/// Opens a userfaultfd (non-blocking, close-on-exec), for user-mode faults only where the
-/// kernel knows that flag (so unprivileged use is allowed even with
-/// `vm.unprivileged_userfaultfd = 0`).
-fn open_uffd() -> Result<OwnedFd, WpError> {
-    let base = libc::O_CLOEXEC | libc::O_NONBLOCK;
-    for flags in [base | UFFD_USER_MODE_ONLY, base] {
-        // SAFETY: userfaultfd takes flags only and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_userfaultfd, flags) };
-        if fd >= 0 {
-            // SAFETY: a fresh descriptor that nothing else owns.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+/// Opens a non-blocking userfaultfd (for user-mode faults only where the kernel knows that
+/// flag, so unprivileged use is allowed even with `vm.unprivileged_userfaultfd = 0`).
+fn open_uffd() -> Result<Uffd, WpError> {
+    Uffd::open_unnegotiated(true).map_err(|attempts| {
+        let has = |errno| attempts.iter().any(|a| a.errno == errno);
+        if has(libc::ENOSYS) {
+            WpError::Unavailable("this kernel has no userfaultfd".into())
+        } else if has(libc::EPERM) {
+            WpError::Unavailable(
+                "userfaultfd not permitted (vm.unprivileged_userfaultfd = 0 and no CAP_SYS_PTRACE)".into(),
+            )
+        } else if let Some(a) = attempts.iter().find(|a| a.errno != libc::EINVAL) {
+            WpError::Os { call: "userfaultfd", source: io::Error::from_raw_os_error(a.errno) }
+        } else {
+            WpError::Unavailable("userfaultfd refused every flag combination (EINVAL)".into())
         }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINVAL) => continue,
-            Some(libc::ENOSYS) => return Err(WpError::Unavailable("this kernel has no userfaultfd".into())),
-            Some(libc::EPERM) => {
-                return Err(WpError::Unavailable(
-                    "userfaultfd not permitted (vm.unprivileged_userfaultfd = 0 and no CAP_SYS_PTRACE)".into(),
-                ));
-            }
-            _ => return Err(WpError::Os { call: "userfaultfd", source: e }),
-        }
-    }
-    Err(WpError::Unavailable("userfaultfd refused every flag combination (EINVAL)".into()))
+    })
 }
 
-/// `UFFDIO_API` handshake asking for `features`; returns the features the kernel offers.
-fn uffd_api(fd: RawFd, features: u64) -> io::Result<u64> {
-    let mut api = UffdioApi { api: UFFD_API, features, ioctls: 0 };
-    // SAFETY: UFFDIO_API reads and writes one `struct uffdio_api`, which `api` is.
-    let r = unsafe { libc::ioctl(fd, UFFDIO_API_REQ as _, &mut api) };
-    if r == 0 { Ok(api.features) } else { Err(io::Error::last_os_error()) }
-}
-
-/// Whether this kernel offers userfaultfd write-protect at all (for anonymous memory at
-/// least); `Err` says why not. Which memory it covers is learnt only when a range registers.
-pub fn uffd_wp_supported() -> Result<(), String> {
-    let fd = open_uffd().map_err(|e| e.to_string())?;
-    let features = uffd_api(fd.as_raw_fd(), 0).map_err(|e| format!("UFFDIO_API: {e}"))?;
-    if features & UFFD_FEATURE_PAGEFAULT_FLAG_WP == 0 {
-        return Err("this kernel's userfaultfd has no write-protect support (UFFD_FEATURE_PAGEFAULT_FLAG_WP)".into());
-    }
-    Ok(())
-}
+const WP_FEATURE: u64 = uapi::UFFD_FEATURE_PAGEFAULT_FLAG_WP as u64;
+const WP_MORE_FEATURES: u64 = (uapi::UFFD_FEATURE_WP_HUGETLBFS_SHMEM | uapi::UFFD_FEATURE_WP_UNPOPULATED) as u64;
 
 /// The uffd of a region and the thread that serves its write faults.
 struct UffdWatcher {
-    uffd: Arc<OwnedFd>,
+    uffd: Arc<Uffd>,
     stop: Option<OwnedFd>,
     thread: Option<JoinHandle<()>>,
 }
@@ -719,20 +487,32 @@ struct UffdWatcher {
 impl UffdWatcher {
     fn start(tracker: &Arc<Tracker>) -> Result<UffdWatcher, WpError> {
         // The API handshake can be made once per descriptor: probe on one, use another.
-        let offered = {
-            let probe = open_uffd()?;
-            uffd_api(probe.as_raw_fd(), 0).map_err(|source| WpError::Os { call: "UFFDIO_API", source })?
-        };
-        if offered & UFFD_FEATURE_PAGEFAULT_FLAG_WP == 0 {
+        let offered = open_uffd()?.api(0).map_err(|source| WpError::Os { call: "UFFDIO_API", source })?;
+        if offered & WP_FEATURE == 0 {
             return Err(WpError::Unavailable(
                 "this kernel's userfaultfd has no write-protect support (UFFD_FEATURE_PAGEFAULT_FLAG_WP)".into(),
             ));
         }
         let uffd = open_uffd()?;
-        let wanted = UFFD_FEATURE_PAGEFAULT_FLAG_WP
-            | (offered & (UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_UNPOPULATED));
-        uffd_api(uffd.as_raw_fd(), wanted).map_err(|source| WpError::Os { call: "UFFDIO_API", source })?;
-        register_wp(uffd.as_raw_fd(), tracker.base, tracker.len)?;
+        uffd.api(WP_FEATURE | (offered & WP_MORE_FEATURES))
+            .map_err(|source| WpError::Os { call: "UFFDIO_API", source })?;
+        // SAFETY: the range is the region's data mapping, which it owns; this descriptor stays
+        // inside this module and never resolves missing pages (no copy or zeropage), so the
+        // kernel writes nothing there through it.
+        match unsafe { uffd.register_wp(tracker.base, tracker.len) } {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(WpError::Unavailable("UFFDIO_WRITEPROTECT is not offered for this mapping".into()));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                return Err(WpError::Unavailable(
+                    "the kernel refuses userfaultfd write-protect for this mapping (UFFDIO_REGISTER_MODE_WP: EINVAL); \
+                     it supports it on anonymous, shmem/tmpfs and hugetlbfs memory only"
+                        .into(),
+                ));
+            }
+            Err(source) => return Err(WpError::Os { call: "UFFDIO_REGISTER", source }),
+        }
         let stop = new_eventfd()?;
         let uffd = Arc::new(uffd);
         let (fd, stop_fd, t) = (Arc::clone(&uffd), stop.as_raw_fd(), Arc::clone(tracker));
@@ -745,8 +525,7 @@ impl UffdWatcher {
 
     /// Write-protects (`wp`) or unprotects `len` bytes at `start`.
     fn protect(&self, start: usize, len: usize, wp: bool) -> Result<(), WpError> {
-        writeprotect(self.uffd.as_raw_fd(), start, len, wp)
-            .map_err(|source| WpError::Os { call: "UFFDIO_WRITEPROTECT", source })
+        self.uffd.writeprotect(start, len, wp).map_err(|source| WpError::Os { call: "UFFDIO_WRITEPROTECT", source })
     }
 
     fn stop(&mut self) {
@@ -762,46 +541,6 @@ impl UffdWatcher {
     }
 }
 
-fn register_wp(fd: RawFd, start: usize, len: usize) -> Result<(), WpError> {
-    let mut reg = UffdioRegister {
-        range: UffdioRange { start: start as u64, len: len as u64 },
-        mode: UFFDIO_REGISTER_MODE_WP,
-        ioctls: 0,
-    };
-    // SAFETY: UFFDIO_REGISTER reads and writes one `struct uffdio_register`.
-    if unsafe { libc::ioctl(fd, UFFDIO_REGISTER_REQ as _, &mut reg) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
-            Some(libc::EINVAL) => WpError::Unavailable(
-                "the kernel refuses userfaultfd write-protect for this mapping (UFFDIO_REGISTER_MODE_WP: EINVAL); \
-                 it supports it on anonymous, shmem/tmpfs and hugetlbfs memory only"
-                    .into(),
-            ),
-            _ => WpError::Os { call: "UFFDIO_REGISTER", source: e },
-        });
-    }
-    if reg.ioctls & UFFDIO_BIT_WRITEPROTECT == 0 {
-        return Err(WpError::Unavailable("UFFDIO_WRITEPROTECT is not offered for this mapping".into()));
-    }
-    Ok(())
-}
-
-fn writeprotect(fd: RawFd, start: usize, len: usize, wp: bool) -> io::Result<()> {
-    let mode = if wp { UFFDIO_WRITEPROTECT_MODE_WP } else { 0 };
-    let mut w = UffdioWriteprotect { range: UffdioRange { start: start as u64, len: len as u64 }, mode };
-    loop {
-        // SAFETY: UFFDIO_WRITEPROTECT reads one `struct uffdio_writeprotect`.
-        if unsafe { libc::ioctl(fd, UFFDIO_WRITEPROTECT_REQ as _, &mut w) } == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        // EAGAIN: the address space was changing under the call; retry.
-        if e.raw_os_error() != Some(libc::EAGAIN) {
-            return Err(e);
-        }
-    }
-}
-
 fn new_eventfd() -> Result<OwnedFd, WpError> {
     // SAFETY: eventfd takes an initial value and flags, returns a new descriptor or -1.
     let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
@@ -813,11 +552,11 @@ fn new_eventfd() -> Result<OwnedFd, WpError> {
 }
 
 /// The handler thread: waits for write-protect faults (or the stop signal) and resolves them.
-fn serve(uffd: &OwnedFd, stop: RawFd, t: &Tracker) {
-    let mut msgs = [UffdMsg::default(); 16];
+fn serve(uffd: &Uffd, stop: RawFd, t: &Tracker) {
+    let mut msgs = [Msg::EMPTY; 16];
     loop {
         let mut fds = [
-            libc::pollfd { fd: uffd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: uffd.as_fd().as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: stop, events: libc::POLLIN, revents: 0 },
         ];
         // SAFETY: polls two live descriptors through a live array.
@@ -826,50 +565,46 @@ fn serve(uffd: &OwnedFd, stop: RawFd, t: &Tracker) {
             if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
-            give_up(uffd.as_raw_fd(), t);
+            give_up(uffd, t);
             return;
         }
         if fds[1].revents != 0 {
             return;
         }
-        // SAFETY: reads whole `uffd_msg`s into a live array of them.
-        let n = unsafe { libc::read(uffd.as_raw_fd(), msgs.as_mut_ptr().cast(), size_of_val(&msgs)) };
-        if n < 0 {
-            let e = io::Error::last_os_error().raw_os_error();
-            if e == Some(libc::EAGAIN) || e == Some(libc::EINTR) {
-                continue;
+        let n = match uffd.read(&mut msgs) {
+            Ok(n) => n,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) => continue,
+            Err(_) => {
+                give_up(uffd, t);
+                return;
             }
-            give_up(uffd.as_raw_fd(), t);
-            return;
-        }
-        for m in &msgs[..n as usize / size_of::<UffdMsg>()] {
-            if m.event == UFFD_EVENT_PAGEFAULT && m.flags & UFFD_PAGEFAULT_FLAG_WP != 0 {
-                resolve_wp_fault(uffd.as_raw_fd(), t, m.address as usize);
+        };
+        for f in msgs[..n].iter().filter_map(Msg::fault) {
+            if f.wp {
+                resolve_wp_fault(uffd, t, f.address);
             }
         }
     }
 }
 
-fn resolve_wp_fault(fd: RawFd, t: &Tracker, addr: usize) {
+fn resolve_wp_fault(uffd: &Uffd, t: &Tracker, addr: usize) {
     let Some(idx) = t.page_of(addr) else { return };
     if t.armed.load(Ordering::Acquire) {
         t.save(idx);
     }
     // Counted before the writer wakes, so the writer sees its own trap counted.
     t.traps.fetch_add(1, Ordering::AcqRel);
-    // Mode 0: remove the protection and wake the writer.
-    if writeprotect(fd, t.base + idx * t.page, t.page, false).is_err() {
-        give_up(fd, t);
+    // Remove the protection and wake the writer.
+    if uffd.writeprotect(t.base + idx * t.page, t.page, false).is_err() {
+        give_up(uffd, t);
     }
 }
 
 /// The thread cannot go on: mark the tracker broken and unregister the range, which wakes any
 /// blocked writer (its write then proceeds untracked; the owner sees `broken`).
-fn give_up(fd: RawFd, t: &Tracker) {
+fn give_up(uffd: &Uffd, t: &Tracker) {
     t.broken.store(true, Ordering::Release);
-    let mut range = UffdioRange { start: t.base as u64, len: t.len as u64 };
-    // SAFETY: UFFDIO_UNREGISTER reads one `struct uffdio_range`.
-    unsafe { libc::ioctl(fd, UFFDIO_UNREGISTER_REQ as _, &mut range) };
+    let _ = uffd.unregister(t.base, t.len);
 }
 
 #[cfg(test)]
