@@ -71,3 +71,47 @@ fn running_out_of_address_space_stops_the_run_cleanly() {
         let _ = std::fs::remove_file(&result);
     }
 }
+
+#[test]
+fn no_thread_to_be_had_is_one_error_line() {
+    // `ulimit -u 1`: the process count of the user is already at the limit, so no thread can
+    // be made. Root is exempt from the limit, so as root the run drops to `nobody` first.
+    let bin = assert_cmd::cargo::cargo_bin("osprim");
+    let is_root = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap();
+    let script = format!("ulimit -u 1; exec '{}' run --quick syscall.null --no-save", bin.display());
+    let mut cmd = if is_root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", &script]);
+        c
+    } else {
+        let mut c = Command::new("bash");
+        c.args(["-c", &script]);
+        c
+    };
+    let Ok(out) = cmd.current_dir("/").env("RUST_BACKTRACE", "1").env("TMPDIR", "/tmp").output() else {
+        eprintln!("setpriv is not installed: skipped");
+        return;
+    };
+    let stderr = no_abort(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+}
+
+#[test]
+fn a_result_name_that_is_not_utf8_is_fine() {
+    use std::os::unix::ffi::OsStrExt;
+    let work = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"r\xff\xfe.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("osprim"))
+        .args(["run", "--quick", "harness.empty", "--output"])
+        .arg(name)
+        .current_dir(work.path())
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = no_abort(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(work.path().join(name)).unwrap()).unwrap();
+    assert_eq!(v["results"][0]["id"], "harness.empty");
+}
