@@ -19,6 +19,7 @@ pub mod interrupt;
 pub mod journal;
 pub mod model;
 pub mod output;
+pub mod panics;
 pub mod placement;
 pub mod registry;
 pub mod report;
@@ -39,6 +40,7 @@ use std::process::ExitCode;
 
 /// Runs a parsed command line; returns the process exit status.
 pub fn run(cli: cli::Cli) -> Result<ExitCode> {
+    panics::install_hook();
     execute(cli.into_command())
 }
 

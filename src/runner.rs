@@ -167,7 +167,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
                 };
                 let steal_before = placement::steal_jiffies(chosen.cpu);
                 let outcome = match bench.available() {
-                    Ok(()) => bench.run(&mut ctx, &params),
+                    Ok(()) => crate::panics::guarded(|| bench.run(&mut ctx, &params))
+                        .unwrap_or_else(|e| Err(NotMeasured::Failed(format!("internal error (a bug in osprim): {e}")))),
                     Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
                 };
                 let steal = match (steal_before, placement::steal_jiffies(chosen.cpu)) {

@@ -10,7 +10,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("vocabulary", &["model"], false),
     ("leaf libraries", &["stats", "seeds"], false),
     ("machine access", &["sys", "timer"], true),
-    ("platform services", &["env", "interrupt", "output", "placement", "scratch"], false),
+    ("platform services", &["env", "interrupt", "output", "placement", "scratch", "panics"], false),
     ("storage", &["rvm", "store"], false),
     ("sampling", &["sampler"], false),
     ("benchmarks", &["bench"], false),
