@@ -5,8 +5,9 @@
 //! or segment.
 //!
 //! Settings (environment): `OSPRIM_INTERRUPT_TRIALS` (default 3; 30 or more for a thorough
-//! check), `OSPRIM_INTERRUPT_SPAN` (seconds over which moments are drawn, default 14, a little under
-//! the length of `run --quick` on a 2-core VM, so that nearly every moment falls inside a run), `OSPRIM_INTERRUPT_SEED` (to replay a sequence).
+//! check), `OSPRIM_INTERRUPT_SPAN` (seconds over which moments are drawn; default 14, a little
+//! under the length of `run --quick` on a 2-core VM, so that nearly every moment falls inside
+//! a run), `OSPRIM_INTERRUPT_SEED` (to replay a sequence).
 //!
 //! This binary holds this one test: it makes itself a child subreaper, so that any peer the
 //! run leaves alive becomes its child and is found.
