@@ -6,7 +6,9 @@
 //!
 //! # Format
 //! `<result file>.journal`, JSON Lines: one [`Record`] per line, each written with one
-//! `write(2)` and synced (`fdatasync`) before the run goes on.
+//! `write(2)` as soon as it is measured (so a killed process loses nothing), and synced
+//! (`fdatasync`) at most every [`SYNC_EVERY`] and at the end of measuring (so a machine crash
+//! loses at most that much, and the disk's latency does not lengthen the run).
 //!
 //! 1. `{"kind":"start","journal":1,"run":{…}}` — the result document as it stands at the start
 //!    (machine, timer, placement, settings; no results);
@@ -33,6 +35,9 @@ use std::path::{Path, PathBuf};
 
 /// The version of the journal format.
 pub const JOURNAL_FORMAT: u32 = 1;
+
+/// The journal is synced at most this often while the run goes on.
+pub const SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The largest journal `osprim finish` reads (every raw sample of a long run fits many times).
 const MAX_JOURNAL_BYTES: u64 = 4 << 30;
@@ -201,6 +206,8 @@ pub struct Journal {
     len: u64,
     /// The first write error, kept so that the run can say it once.
     error: Option<std::io::Error>,
+    /// When the journal was last synced.
+    synced: std::time::Instant,
 }
 
 impl Journal {
@@ -216,7 +223,7 @@ impl Journal {
             Err(e) => return Err(io(e)),
         };
         let _lock = file.try_clone().and_then(lock).map_err(io)?;
-        Ok(Journal { file, _lock, path, len: 0, error: None })
+        Ok(Journal { file, _lock, path, len: 0, error: None, synced: std::time::Instant::now() })
     }
 
     /// Where it is.
@@ -229,21 +236,27 @@ impl Journal {
         self.error.as_ref()
     }
 
-    /// Appends one record, synced. On failure the journal is cut back to its last whole record
+    /// Appends one record (synced if [`SYNC_EVERY`] has passed, and always for the end of
+    /// measuring, [`Record::End`]). On failure the journal is cut back to its last whole record
     /// and the error kept ([`Journal::error`]) as well as returned.
     pub fn append(&mut self, record: &Record) -> std::io::Result<()> {
-        self.append_line(record)
+        let sync_now = matches!(record, Record::End { .. });
+        self.append_line(record, sync_now)
     }
 
     /// Appends what one round of row `row` gave ([`Record::Outcome`]).
     pub fn append_outcome(&mut self, row: usize, steal_jiffies: u64, outcome: OutcomeRef<'_>) -> std::io::Result<()> {
-        self.append_line(&OutcomeLine { row, steal_jiffies, outcome })
+        self.append_line(&OutcomeLine { row, steal_jiffies, outcome }, false)
     }
 
-    fn append_line(&mut self, record: &impl Serialize) -> std::io::Result<()> {
+    fn append_line(&mut self, record: &impl Serialize, sync_now: bool) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let written = self.file.write_all(&line).and_then(|()| self.file.sync_data());
+        let sync = sync_now || self.synced.elapsed() >= SYNC_EVERY;
+        let written = self.file.write_all(&line).and_then(|()| if sync { self.file.sync_data() } else { Ok(()) });
+        if sync && written.is_ok() {
+            self.synced = std::time::Instant::now();
+        }
         match written {
             Ok(()) => {
                 self.len += line.len() as u64;

@@ -457,18 +457,11 @@ pub(crate) mod tests {
         crate::bench::testing::serial()
     }
 
-    /// Runs `bench` (serialised) until its checks pass, at most 3 times: tests elsewhere in
-    /// this process may fork while it counts faults (see [`serial`]).
+    /// Runs `bench` once, serialised with every test that forks or installs a SIGSEGV handler
+    /// (a fork elsewhere in this process would add copy-on-write faults to the exact count).
     pub(crate) fn run_validated(bench: &dyn Benchmark, params: &Params) -> Result<Measured, NotMeasured> {
         let _serial = serial();
-        let mut last = run_quick(bench, params);
-        for _ in 0..2 {
-            match &last {
-                Ok(m) if !failures(m).is_empty() => last = run_quick(bench, params),
-                _ => break,
-            }
-        }
-        last
+        run_quick(bench, params)
     }
 
     #[test]

@@ -614,6 +614,8 @@ mod tests {
 
     #[test]
     fn every_transport_carries_numbered_messages_both_ways() {
+        // The System V queue forks its janitor: serialised with the tests that count faults.
+        let _serial = crate::bench::testing::serial();
         for t in Transport::ALL {
             let payload = if t.carries_payload() { 300 } else { 0 };
             round_trip(t, payload);
