@@ -15,7 +15,9 @@
 //! 2. `{"kind":"slot","row":0,"id":"syscall.null","about":"…","params":{…}}` — a benchmark
 //!    under one parameter set gets row 0, 1, … of the result file;
 //! 3. `{"kind":"outcome","row":0,"steal_jiffies":0,"outcome":{"measured":{…}}}` — what one
-//!    round of that row gave (the raw samples and checks, or why nothing was measured).
+//!    round of that row gave (the raw samples and checks, or why nothing was measured);
+//! 4. `{"kind":"note","row":0,"note":"…"}` — a remark of the run's on a row;
+//! 5. `{"kind":"end","finished_utc":…}` — measuring is over.
 //!
 //! A record that could not be written whole (a full disk) is cut off again (`ftruncate` back
 //! to the last whole record), so the journal always holds whole records; a reader also
@@ -73,6 +75,13 @@ pub enum Record {
         /// The samples, or why there are none.
         outcome: Outcome,
     },
+    /// A remark on a row from the run itself (e.g. why it took fewer rounds).
+    Note {
+        /// The row.
+        row: usize,
+        /// The remark.
+        note: String,
+    },
     /// Measuring is over (the result file is written next).
     End {
         /// UTC end, RFC 3339; absent when the run was interrupted.
@@ -122,6 +131,8 @@ pub struct Rounds {
     pub outcomes: Vec<Result<Measured, NotMeasured>>,
     /// Steal time over its rounds, `USER_HZ` ticks.
     pub steal_jiffies: u64,
+    /// Remarks from the run itself.
+    pub notes: Vec<String>,
 }
 
 /// What a journal holds.
@@ -349,7 +360,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
         let line = line.map_err(|source| JournalError::Io { path: path.into(), source })?;
         match serde_json::from_slice::<Record>(&line) {
             Ok(Record::Slot { row, id, about, params }) if row == rows.len() => {
-                rows.push(Rounds { id, about, params, outcomes: Vec::new(), steal_jiffies: 0 });
+                rows.push(Rounds { id, about, params, outcomes: Vec::new(), steal_jiffies: 0, notes: Vec::new() });
             }
             Ok(Record::Outcome { row, steal_jiffies, outcome }) if row < rows.len() => {
                 let r = &mut rows[row];
@@ -359,6 +370,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
                     Outcome::NotMeasured(n) => Err(n),
                 });
             }
+            Ok(Record::Note { row, note }) if row < rows.len() => rows[row].notes.push(note),
             Ok(Record::End { finished_utc: end }) => finished_utc = end,
             _ => unreadable_lines += 1,
         }

@@ -165,6 +165,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
                     spread_between_rounds_rel: slot.spread_between_rounds_rel(),
                     ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
                 };
+                let round_began = std::time::Instant::now();
                 let steal_before = placement::steal_jiffies(chosen.cpu);
                 let outcome = match bench.available() {
                     Ok(()) => crate::panics::guarded(|| bench.run(&mut ctx, &params))
@@ -179,6 +180,28 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
                     store.append_outcome(at, steal, &outcome);
                 }
                 slot.record(outcome, steal);
+                // A benchmark whose rounds cost far more than its budget (set-up and operations
+                // slower than the budget allows, e.g. 64 MiB messages) gets no more rounds.
+                slot.spent += round_began.elapsed();
+                if !slot.done
+                    && !bench.single_round()
+                    && round + 1 < cfg.rounds
+                    && slot.spent.as_secs_f64() > round_cap_s(cfg.budget_s)
+                {
+                    slot.done = true;
+                    let note = format!(
+                        "measured in {} of {} rounds: they took {:.1} s against a budget of {} s (set-up or \
+                         operations slower than the budget allows)",
+                        round + 1,
+                        cfg.rounds,
+                        slot.spent.as_secs_f64(),
+                        cfg.budget_s
+                    );
+                    if let Some(store) = store.as_mut() {
+                        store.append(&Record::Note { row: at, note: note.clone() });
+                    }
+                    slot.rounds.notes.push(note);
+                }
             }
             progress.inc(1);
         }
@@ -324,8 +347,16 @@ struct Slot {
     rounds: Rounds,
     /// The batch the first round chose, kept by the later ones.
     batch: Option<u64>,
-    /// No more rounds: it was skipped or a round failed.
+    /// No more rounds: it was skipped, a round failed, or its rounds overran the budget.
     done: bool,
+    /// Time its rounds took so far (set-up included).
+    spent: std::time::Duration,
+}
+
+/// A benchmark gets no more rounds once its rounds have taken this long: four times its
+/// budget, and at least a second (set-up of a round is outside the sampler's budget).
+fn round_cap_s(budget_s: f64) -> f64 {
+    (4.0 * budget_s).max(1.0)
 }
 
 impl Slot {
@@ -336,8 +367,9 @@ impl Slot {
             params: params.clone(),
             outcomes: Vec::new(),
             steal_jiffies: 0,
+            notes: Vec::new(),
         };
-        Slot { bench, params, rounds, batch: None, done: false }
+        Slot { bench, params, rounds, batch: None, done: false, spent: std::time::Duration::ZERO }
     }
 
     fn record(&mut self, outcome: Result<Measured, NotMeasured>, steal_jiffies: u64) {
@@ -384,6 +416,7 @@ fn analyse_rounds(
     resamples: usize,
 ) -> crate::model::Row {
     let mut row = analyse::rounds_row(&r.id, &r.about, r.params.clone(), &r.outcomes, cfg, timer, resamples);
+    row.notes.extend(r.notes.iter().cloned());
     if r.steal_jiffies > 0 {
         row.notes.push(format!(
             "the hypervisor took {} ms from CPU {cpu} while this ran (steal time): figures may be inflated",

@@ -268,7 +268,7 @@ fn adaptive_phases(
     to_ns: &impl Fn(u64, u64) -> f64,
     out: &mut Samples,
 ) -> Result<(), Cut> {
-    let n = warm_up(cfg, timer, interrupt, routine, out)?;
+    let (n, per_op_ns) = warm_up(cfg, timer, interrupt, routine, out)?;
     out.iterations_per_sample = n;
     let budget = Duration::from_secs_f64(cfg.budget_s);
     let began = Instant::now();
@@ -280,10 +280,12 @@ fn adaptive_phases(
     // same time per operation to both.
     let short = (n / BATCH_CHECK_FACTOR).max(1);
     let long = short.saturating_mul(BATCH_CHECK_FACTOR);
+    // One check costs 2·BATCH_CHECK_SIDE·m + 8m operations, about two samples.
+    let check_s = (2 * BATCH_CHECK_SIDE as u64 * short + long) as f64 * per_op_ns * 1e-9;
     for _ in 0..cfg.batch_checks() {
-        // The check may take a quarter of the round at most (operations that take
-        // milliseconds each make even a few batches long).
-        if began.elapsed() >= budget.mul_f64(CHECK_MAX_SHARE) {
+        // The checks may take a quarter of the round at most (operations that take
+        // milliseconds each make even one check long): a check that would overrun is not begun.
+        if began.elapsed().as_secs_f64() + check_s > cfg.budget_s * CHECK_MAX_SHARE {
             break;
         }
         let (mut short_ns, mut long_ns) = (0.0, 0.0);
@@ -347,14 +349,14 @@ fn adaptive_phases(
 }
 
 /// Warm-up; returns the operations per sample (the first round's estimate, or the batch an
-/// earlier round chose).
+/// earlier round chose) and the estimated cost of one operation, ns.
 fn warm_up(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
     routine: &mut impl FnMut(u64) -> Option<u64>,
     out: &mut Samples,
-) -> Result<u64, Cut> {
+) -> Result<(u64, f64), Cut> {
     let warm_start = Instant::now();
     // Both minimums, or — for operations so slow that the minimum count would overrun the
     // budget — a share of the round's budget after two batches (so the cost is estimated).
@@ -367,11 +369,11 @@ fn warm_up(
     if let Some(n) = cfg.batch {
         let n = n.max(1);
         loop {
-            call(interrupt, routine, n)?;
+            let t = call(interrupt, routine, n)?;
             out.warmup_iterations += n;
             batches += 1;
             if warmed(out, batches) {
-                return Ok(n);
+                return Ok((n, timer.ticks_to_ns(t as f64) / n as f64));
             }
         }
     }
@@ -379,8 +381,10 @@ fn warm_up(
     // feeds the estimate of one operation's cost.
     let mut n = 1u64;
     let (mut warm_ticks, mut warm_ops, mut first) = (0u64, 0u64, true);
+    let mut last_ticks;
     loop {
         let t = call(interrupt, routine, n)?;
+        last_ticks = t;
         out.warmup_iterations += n;
         if !first {
             warm_ticks += t;
@@ -396,11 +400,15 @@ fn warm_up(
             n = n.saturating_mul(2);
         }
     }
-    let per_op_ns = if warm_ops > 0 { timer.ticks_to_ns(warm_ticks as f64) / warm_ops as f64 } else { 1e6 };
+    let per_op_ns = if warm_ops > 0 {
+        timer.ticks_to_ns(warm_ticks as f64) / warm_ops as f64
+    } else {
+        timer.ticks_to_ns(last_ticks as f64) / n as f64
+    };
     let resolution_ns = timer.ticks_to_ns(1.0).max(timer.ticks_to_ns(timer.overhead_ticks())).max(RESOLUTION_FLOOR_NS);
     let budget_s = cfg.budget_s * cfg.rounds.max(1) as f64;
     let min_sample_ns = (cfg.min_sample_resolutions * resolution_ns).max(budget_s * 1e9 / SAMPLES_PER_BUDGET);
-    Ok(((min_sample_ns / per_op_ns.max(1e-3)).ceil() as u64).max(1))
+    Ok((((min_sample_ns / per_op_ns.max(1e-3)).ceil() as u64).max(1), per_op_ns))
 }
 
 /// The relative half-width of the round's median interval: the circular block bootstrap of
@@ -437,8 +445,9 @@ const WARMUP_MAX_SHARE: f64 = 0.25;
 /// Share of the round's budget the batch-size check may take.
 const CHECK_MAX_SHARE: f64 = 0.25;
 
-/// Fewest samples a round takes even when the budget (twice over) is spent.
-const MIN_SAMPLES_HARD: usize = 5;
+/// Fewest samples a round takes even when the budget (twice over) is spent: operations slower
+/// than the budget allows still get a median and a spread in every round.
+const MIN_SAMPLES_HARD: usize = 3;
 
 /// Share of the round's budget single-operation samples may take.
 const TAIL_TIME_SHARE: f64 = 0.25;

@@ -115,3 +115,40 @@ fn a_result_name_that_is_not_utf8_is_fine() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(work.path().join(name)).unwrap()).unwrap();
     assert_eq!(v["results"][0]["id"], "harness.empty");
 }
+
+#[test]
+fn the_budget_bounds_a_benchmark_whatever_the_size() {
+    // 64 MiB messages take tens of milliseconds each and a second to set up: far more than a
+    // 0.05 s budget allows. Each row keeps to a few rounds and says why.
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("osprim"))
+        .args([
+            "run",
+            "ipc.pipe",
+            "--sizes",
+            "64M",
+            "--budget",
+            "0.05",
+            "--rounds",
+            "5",
+            "--format",
+            "json",
+            "--no-save",
+        ])
+        .env("RUST_BACKTRACE", "1")
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let stderr = no_abort(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        let rounds = r["samples_per_round"].as_array().map_or(0, |a| a.len());
+        assert!((1..5).contains(&rounds), "{}: {rounds} rounds", r["params"]);
+        assert!(r["notes"].to_string().contains("of 5 rounds"), "{}", r["notes"]);
+        let samples = r["samples"].as_array().unwrap().len();
+        assert!(samples >= 3, "a few samples all the same: {samples}");
+    }
+}
