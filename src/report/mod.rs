@@ -7,7 +7,12 @@ pub mod table;
 
 pub use crate::model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, sig4};
 
-/// A table in osprim's style: a rule under the header, no vertical lines, never wrapped.
+/// The width the prose of a report (header lines, notes) keeps to, wherever the output goes,
+/// so that a report reads the same on screen, in a file and in a test.
+pub const WIDTH: usize = 100;
+
+/// A table in osprim's style: a rule under the header, no vertical lines; cells keep their
+/// own line breaks and are never wrapped (a figure split over lines misleads).
 pub fn new_table() -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     let rule = comfy_table::LineStyle::none().fill('─').junction('─');
@@ -16,5 +21,55 @@ pub fn new_table() -> comfy_table::Table {
     t
 }
 
+/// `text` with every line longer than [`WIDTH`] broken at spaces; the continuation lines are
+/// indented four columns more than the line they continue.
+pub fn wrap(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 50);
+    for line in text.split_inclusive('\n') {
+        let (body, newline) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
+        let lead = body.len() - body.trim_start().len();
+        let indent = " ".repeat(lead + 4);
+        let mut width = 0;
+        for (i, word) in body.trim_start().split(' ').enumerate() {
+            let w = word.chars().count();
+            if i == 0 {
+                out.push_str(&body[..lead]);
+                width = lead;
+            } else if width + 1 + w > WIDTH && width > indent.len() {
+                out.push('\n');
+                out.push_str(&indent);
+                width = indent.len();
+            } else {
+                out.push(' ');
+                width += 1;
+            }
+            out.push_str(word);
+            width += w;
+        }
+        out.push_str(newline);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_break_at_spaces_with_a_hanging_indent_and_short_ones_stay() {
+        let long = format!("  {}", "word ".repeat(40).trim_end());
+        let out = wrap(&format!("short line\n{long}\n"));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "short line");
+        assert!(lines.len() > 3, "{out}");
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{out}");
+        assert!(lines[2].starts_with("      word"), "continuations indented 4 more: {out}");
+        assert_eq!(out.split_whitespace().count(), 42, "no word lost");
+        assert!(out.ends_with('\n'));
+        let unbreakable = "x".repeat(150);
+        assert_eq!(wrap(&unbreakable), unbreakable, "a word longer than the width stays whole");
+    }
+}

@@ -93,6 +93,7 @@ pub fn render(run: &RunFile) -> String {
             "PARTIAL RUN: it was interrupted (or is still going on); rows it did not reach say \"not in this result\"."
         );
     }
+    let mut out = super::wrap(&out);
     for (prefix, title) in seeds::PAPERS {
         let mut table = super::new_table();
         table.set_header(vec![

@@ -113,9 +113,9 @@ pub fn render(run: &RunFile) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = header(run);
+    let mut out = super::wrap(&header(run));
     let _ = writeln!(out, "{table}");
-    out.push_str(&footnotes(run));
+    out.push_str(&super::wrap(&footnotes(run)));
     out
 }
 
