@@ -54,30 +54,11 @@ fn summary(median: f64, half: f64, n: usize) -> Summary {
 
 fn row(id: &str, about: &str, params: Params) -> Row {
     Row {
-        id: id.into(),
-        about: about.into(),
-        params,
-        unit: Unit::Ns,
         status: Status::Ok,
-        reason: None,
-        method: Method::Adaptive,
         iterations_per_sample: 1000,
         warmup_iterations: 5000,
         stop: Some(StopReason::TargetMet),
-        samples: Vec::new(),
-        samples_per_round: Vec::new(),
-        batch_check: Vec::new(),
-        single_op: Vec::new(),
-        tail: None,
-        summary: None,
-        cycles: None,
-        breakdown: None,
-        derived: None,
-        fit: None,
-        validation: Validation::from_checks(Vec::new()),
-        flags: Vec::new(),
-        notes: Vec::new(),
-        observed: Params::new(),
+        ..crate::analyse::empty_row(id, about, params, Method::Adaptive)
     }
 }
 
