@@ -218,8 +218,8 @@ impl Cli {
             Some(Command::List { pattern }) => Cmd::List { pattern },
             Some(Command::Env { format }) => Cmd::Env {
                 format: match format {
-                    EnvFormatArg::Text => config::EnvFormat::Text,
-                    EnvFormatArg::Json => config::EnvFormat::Json,
+                    EnvFormatArg::Text => config::Format::Table,
+                    EnvFormatArg::Json => config::Format::Json,
                 },
             },
             Some(Command::Seeds { result: Some(path), .. }) => Cmd::Seeds(SeedsSource::File(path)),

@@ -29,7 +29,7 @@ pub enum Command {
     /// Describe this machine.
     Env {
         /// Output format.
-        format: EnvFormat,
+        format: Format,
     },
     /// The seed tables from a result file, or from a run of the benchmarks they need.
     Seeds(SeedsSource),
@@ -98,25 +98,7 @@ pub enum Output {
     None,
 }
 
-/// Output formats of a run on stdout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// A readable table.
-    Table,
-    /// The whole result document.
-    Json,
-    /// One line per result.
-    Csv,
-}
-
-/// Output formats of `env`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EnvFormat {
-    /// key: value lines.
-    Text,
-    /// JSON.
-    Json,
-}
+pub use crate::report::{Format, View};
 
 /// Single-operation samples per benchmark over the run with `--tail` (time permitting: they
 /// take at most a quarter of each round).

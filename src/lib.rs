@@ -34,7 +34,7 @@ pub mod sys;
 pub mod timer;
 
 use anyhow::{Context, Result};
-use config::{Command, EnvFormat, Format, RunConfig, SeedsSource};
+use config::{Command, Format, RunConfig, SeedsSource};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -60,7 +60,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
                     path.display()
                 );
             }
-            emit(&report::seeds::render(&run))?;
+            emit(&report::seeds::render(&run, &report::View::default()))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Finish { result, format } => finish(&result, format),
@@ -69,7 +69,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
             let done = runner::run(&cfg, &interrupt)?;
             saved_note(&done);
-            emit(&report::seeds::render(&done.run))?;
+            emit(&report::seeds::render(&done.run, &report::View::default()))?;
             Ok(exit_status(&done, &interrupt))
         }
     }
@@ -89,18 +89,14 @@ fn run_and_report(cfg: &RunConfig, with_seeds: bool) -> Result<ExitCode> {
     let done = runner::run(cfg, &interrupt)?;
     print_run(&done.run, cfg.format)?;
     if with_seeds && !done.interrupted {
-        emit(&report::seeds::render(&done.run))?;
+        emit(&report::seeds::render(&done.run, &report::View::default()))?;
     }
     saved_note(&done);
     Ok(exit_status(&done, &interrupt))
 }
 
 fn print_run(run: &model::RunFile, format: Format) -> Result<()> {
-    match format {
-        Format::Table => emit(&report::table::render(run)),
-        Format::Json => emit(&(serde_json::to_string_pretty(run)? + "\n")),
-        Format::Csv => emit(&report::csv::render(run)?),
-    }
+    emit(&report::render(run, format, &report::View::default())?)
 }
 
 /// `osprim finish`: the result file of a run that did not end, from its journal.
@@ -177,11 +173,11 @@ fn list(pattern: Option<&str>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn show_env(format: EnvFormat) -> Result<ExitCode> {
+fn show_env(format: Format) -> Result<ExitCode> {
     let machine = env::capture();
     match format {
-        EnvFormat::Json => emit(&(serde_json::to_string_pretty(&machine)? + "\n"))?,
-        EnvFormat::Text => {
+        Format::Json => emit(&(serde_json::to_string_pretty(&machine)? + "\n"))?,
+        _ => {
             let fields = machine.fields();
             let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
             let mut s = String::new();

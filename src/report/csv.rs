@@ -6,7 +6,11 @@
 use crate::model::RunFile;
 
 /// The rows of `run` as CSV text.
-pub fn render(run: &RunFile) -> Result<String, csv::Error> {
+pub fn render(run: &RunFile) -> String {
+    render_csv(run).expect("CSV into memory cannot fail")
+}
+
+fn render_csv(run: &RunFile) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "id",

@@ -2,6 +2,8 @@
 //! view. Reporters only format; every number they print was computed by `stats`/`analyse`.
 
 pub mod csv;
+pub mod latex;
+pub mod markdown;
 pub mod seeds;
 pub mod table;
 
@@ -10,6 +12,66 @@ pub use crate::model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, sig4};
 /// The width the prose of a report (header lines, notes) keeps to, wherever the output goes,
 /// so that a report reads the same on screen, in a file and in a test.
 pub const WIDTH: usize = 100;
+
+/// The one format vocabulary of every command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// For people: fits the terminal.
+    Table,
+    /// The whole document, as saved.
+    Json,
+    /// One line per result, one column per parameter.
+    Csv,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// LaTeX with booktabs rules, ready to paste into a paper.
+    Latex,
+}
+
+/// A run's results in `format`.
+pub fn render(run: &crate::model::RunFile, format: Format, view: &View) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        Format::Table => table::render(run, view),
+        Format::Json => serde_json::to_string_pretty(run)? + "\n",
+        Format::Csv => csv::render(run),
+        Format::Markdown => markdown::render(run, view),
+        Format::Latex => latex::render(run, view),
+    })
+}
+
+/// The seed papers' tables beside a run's results, in `format` (JSON: the rows as data).
+pub fn render_papers(run: &crate::model::RunFile, format: Format, view: &View) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        Format::Table => seeds::render(run, view),
+        Format::Json => serde_json::to_string_pretty(&seeds::rows(run))? + "\n",
+        Format::Csv => seeds::render_csv(run),
+        Format::Markdown => seeds::render_markdown(run, view),
+        Format::Latex => seeds::render_latex(run, view),
+    })
+}
+
+/// How a report is laid out for people: the width it keeps to and what it shows. Machine
+/// formats (JSON, CSV) ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Columns the output keeps to ([`WIDTH`] when stdout is not a terminal, else its width).
+    pub width: usize,
+    /// Everything, whatever the width: descriptions, every parameter, full notes (`--wide`).
+    pub wide: bool,
+    /// Breakdowns and derived rows in full, one row per stage (`--detail`).
+    pub detail: bool,
+    /// ANSI colour (a terminal without `NO_COLOR`, or `--color always`).
+    pub color: bool,
+    /// The seed view lists every row, also those without a figure today (`--all-rows`).
+    pub all_rows: bool,
+}
+
+impl Default for View {
+    /// The view of a file or a pipe: [`WIDTH`] columns, no colour.
+    fn default() -> View {
+        View { width: WIDTH, wide: false, detail: false, color: false, all_rows: false }
+    }
+}
 
 /// A table in osprim's style: a rule under the header, no vertical lines; cells keep their
 /// own line breaks and are never wrapped (a figure split over lines misleads).

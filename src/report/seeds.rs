@@ -75,7 +75,7 @@ fn platform_cell(f: &Figure) -> String {
 }
 
 /// All five tables.
-pub fn render(run: &RunFile) -> String {
+pub fn render(run: &RunFile, _view: &super::View) -> String {
     let hz = run.timer.counter_hz();
     let mut out = String::new();
     let _ = writeln!(
@@ -163,4 +163,62 @@ fn row_cells(f: &Figure, run: &RunFile, hz: Option<f64>) -> Vec<String> {
     };
     cells.extend([today, mean, median, cycles, rt, rc]);
     cells
+}
+
+/// One seed row beside today's figure, as data (JSON export of the seed view).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeedRow {
+    /// The paper's system.
+    pub system: String,
+    /// The paper's table.
+    pub table: String,
+    /// Operation and variant.
+    pub operation: String,
+    /// The published figure.
+    pub then: f64,
+    /// Its unit.
+    pub then_unit: String,
+    /// The benchmark that answers it today, if any.
+    pub today_id: Option<String>,
+    /// Today's mean, in the row's unit.
+    pub today_mean: Option<f64>,
+}
+
+/// Every seed row beside today's figure.
+pub fn rows(run: &RunFile) -> Vec<SeedRow> {
+    seeds::figures()
+        .iter()
+        .map(|f| {
+            let want = seeds::target(f).want();
+            let today = want.and_then(|w| measured(run, w)).map(|(_, t)| t.mean);
+            SeedRow {
+                system: f.system.clone(),
+                table: f.table.clone(),
+                operation: f.label(),
+                then: f.value,
+                then_unit: f.unit.clone(),
+                today_id: want.map(|w| w.label()),
+                today_mean: today,
+            }
+        })
+        .collect()
+}
+
+/// The seed rows as CSV.
+pub fn render_csv(run: &RunFile) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows(run) {
+        w.serialize(&r).expect("CSV into memory cannot fail");
+    }
+    String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
+}
+
+/// The seed tables as Markdown.
+pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
+    render(run, view)
+}
+
+/// The seed tables as LaTeX.
+pub fn render_latex(run: &RunFile, view: &super::View) -> String {
+    render(run, view)
 }

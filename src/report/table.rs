@@ -86,7 +86,7 @@ pub fn header(run: &RunFile) -> String {
 }
 
 /// The table and its footnotes.
-pub fn render(run: &RunFile) -> String {
+pub fn render(run: &RunFile, _view: &super::View) -> String {
     let mut table = super::new_table();
     // The papers' statistic is the mean: the seed method shows it first, the median beside.
     let seed = run.config.method == Method::Seed;

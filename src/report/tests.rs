@@ -246,12 +246,12 @@ fn run_file(partial: bool) -> RunFile {
 
 #[test]
 fn table() {
-    insta::assert_snapshot!(super::table::render(&run_file(false)));
+    insta::assert_snapshot!(super::table::render(&run_file(false), &super::View::default()));
 }
 
 #[test]
 fn table_of_a_partial_run() {
-    insta::assert_snapshot!(super::table::render(&run_file(true)));
+    insta::assert_snapshot!(super::table::render(&run_file(true), &super::View::default()));
 }
 
 #[test]
@@ -259,27 +259,27 @@ fn table_seed_method() {
     let mut run = run_file(false);
     run.config.method = Method::Seed;
     run.results.iter_mut().for_each(|r| r.method = Method::Seed);
-    insta::assert_snapshot!(super::table::render(&run));
+    insta::assert_snapshot!(super::table::render(&run, &super::View::default()));
 }
 
 #[test]
 fn csv() {
-    insta::assert_snapshot!(super::csv::render(&run_file(false)).expect("CSV"));
+    insta::assert_snapshot!(super::csv::render(&run_file(false)));
 }
 
 #[test]
 fn csv_of_a_partial_run() {
-    insta::assert_snapshot!(super::csv::render(&run_file(true)).expect("CSV"));
+    insta::assert_snapshot!(super::csv::render(&run_file(true)));
 }
 
 #[test]
 fn seeds() {
-    insta::assert_snapshot!(super::seeds::render(&run_file(false)));
+    insta::assert_snapshot!(super::seeds::render(&run_file(false), &super::View::default()));
 }
 
 #[test]
 fn seeds_of_a_partial_run() {
-    insta::assert_snapshot!(super::seeds::render(&run_file(true)));
+    insta::assert_snapshot!(super::seeds::render(&run_file(true), &super::View::default()));
 }
 
 #[test]
