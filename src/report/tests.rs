@@ -74,7 +74,7 @@ fn measured(id: &str, about: &str, params: Params, median: f64, half: f64) -> Ro
     r
 }
 
-fn rows() -> Vec<Row> {
+pub(super) fn rows() -> Vec<Row> {
     let mut out = Vec::new();
     let mut getpid = measured("syscall.getpid", "getpid() through libc", Params::new(), 215.7, 1.2);
     getpid.single_op = vec![210.0, 220.0, 900.0];
@@ -184,7 +184,7 @@ fn rows() -> Vec<Row> {
     out
 }
 
-fn run_file(partial: bool) -> RunFile {
+pub(super) fn run_file(partial: bool) -> RunFile {
     let mut machine = Machine { hostname: "fixture".into(), arch: "x86_64".into(), ..Machine::default() };
     machine.cpu.model_name = "Fixture CPU @ 2.45GHz".into();
     machine.cpu.logical_cpus = Some(2);
