@@ -2,66 +2,119 @@
 //! translation into the validated configuration of [`crate::config`]. Nothing below this
 //! module knows clap: [`Cli::into_command`] is the one hand-over.
 
-use crate::config::{self, Command as Cmd, DEFAULT_SWEEP, Output, RunConfig, SeedsSource, TAIL_SAMPLES};
+use crate::config::{self, Command as Cmd, DEFAULT_SWEEP, Format, Only, Output, Present, RunConfig, TAIL_SAMPLES, View};
+use crate::{report, seeds, terminal};
 use crate::model::Method;
 use crate::sampler::SamplerConfig;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// osprim measures what operating-system primitives cost on this machine, with confidence
 /// intervals and self-checks, beside the figures of five classic systems papers.
 #[derive(Parser, Debug)]
 #[command(name = "osprim", version, about, long_about = None, after_help = "\
+Without a command, osprim measures what the five papers' tables need (under a minute) and
+shows those tables beside today's figures; the results are saved in osprim-results/.
+
 Examples:
-  osprim                      run the default suite, then show the seed tables
-  osprim run --quick syscall  the syscall family, about 0.2 s per benchmark
-  osprim list                 every benchmark and whether it can run here
-  osprim env                  what this machine is
-  osprim seeds osprim-results/2026-11-22T09-00-00Z.json")]
+  osprim                         the seed suite, then the papers' tables
+  osprim run --quick syscall     the syscall family, about 0.2 s per result
+  osprim run                     the whole catalogue (the plan says how long)
+  osprim list ipc fault          the benchmarks of two families
+  osprim papers                  the papers' tables from the newest saved result
+  osprim show today.json --format markdown")]
 pub struct Cli {
-    /// What to do (default: run the default suite, then show the seed tables).
+    /// What to do (default: the seed suite, then the papers' tables).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Options every command takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Options every command takes.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// Colour: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, global = true)]
+    pub color: ColorArg,
+    /// No plan, progress or verdict on stderr; errors still print.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+/// `--color`.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorArg {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    /// Always, also into a file or a pipe.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Measure benchmarks and print a table; save a JSON result file.
+    /// Measure benchmarks, print a table as results come in, save a JSON result file.
     #[command(after_help = "\
 Examples:
-  osprim run                          every benchmark, about 1 s each
-  osprim run --quick syscall id       two families, quickly
+  osprim run                          the whole catalogue; the plan says how long
+  osprim run --quick syscall fs       two families, quickly
   osprim run 'fs.*' --format json     JSON on stdout
+  osprim run ipc.pipe --sweep         message sizes 0 to 1 MiB, fixed + per-byte cost
   osprim run syscall.null --method seed --cpu 1
-  osprim run --output today.json --thorough")]
+  osprim run --output today.json --thorough --strict")]
     Run(RunArgs),
-    /// List benchmarks: id, what it measures, the seed rows it answers, whether it can run here.
-    #[command(after_help = "Examples:\n  osprim list\n  osprim list syscall")]
+    /// List benchmarks: id, what it measures, the seed rows it answers, whether it runs here.
+    #[command(after_help = "Examples:\n  osprim list\n  osprim list syscall ipc.pipe 'fault.*'\n  osprim list --format markdown")]
     List {
-        /// Only ids matching this pattern (family prefix, substring, or glob with *).
-        pattern: Option<String>,
+        /// Only ids matching any of these (family prefix, substring, or glob with *).
+        patterns: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+        format: FormatArg,
     },
     /// Describe this machine (CPU, kernel, mitigations, virtualisation, timer…).
     #[command(after_help = "Examples:\n  osprim env\n  osprim env --format json")]
     Env {
         /// Output format.
-        #[arg(long, value_enum, default_value_t = EnvFormatArg::Text)]
-        format: EnvFormatArg,
+        #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+        format: FormatArg,
     },
-    /// Show the five seed papers' tables beside today's figures.
+    /// Render a saved result file again, in any format.
     #[command(after_help = "\
-Without RESULT, runs the benchmarks the tables need first (and saves them).
+Examples:
+  osprim show osprim-results/2026-11-25T03-15-30.586Z-1b46.json
+  osprim show today.json --format latex > results.tex
+  osprim show today.json --wide --detail")]
+    Show {
+        /// A result file from `osprim run`.
+        result: PathBuf,
+        /// How to show it.
+        #[command(flatten)]
+        present: PresentArgs,
+    },
+    /// The five seed papers' tables beside today's figures, from a saved result.
+    #[command(visible_alias = "seeds", after_help = "\
+Reads RESULT, or the newest result file in osprim-results/; measures nothing (the bare
+`osprim` measures the seed suite and shows this view).
 
 Examples:
-  osprim seeds
-  osprim seeds osprim-results/2026-11-22T09-00-00Z.json")]
-    Seeds {
-        /// A result file from `osprim run`.
+  osprim papers
+  osprim papers today.json --all-rows
+  osprim papers --format latex > seed-tables.tex")]
+    Papers {
+        /// A result file (default: the newest in osprim-results/).
         result: Option<PathBuf>,
-        /// Sampling options used when RESULT is not given.
+        /// List every seed row, also those without a figure today.
+        #[arg(long)]
+        all_rows: bool,
+        /// How to show it.
         #[command(flatten)]
-        sampling: SamplingArgs,
+        present: PresentArgs,
     },
     /// Make the result file of a run that did not end (killed, machine crashed, disk full)
     /// from its journal, RESULT.journal, and print its table.
@@ -76,10 +129,45 @@ Examples:
     Finish {
         /// The result file (or its journal).
         result: PathBuf,
-        /// What goes to stdout.
-        #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-        format: FormatArg,
+        /// How to show it.
+        #[command(flatten)]
+        present: PresentArgs,
     },
+    /// Print shell completions (to install them, see README).
+    #[command(after_help = "\
+Examples:
+  osprim completions bash > ~/.local/share/bash-completion/completions/osprim
+  osprim completions zsh > ~/.zfunc/_osprim
+  osprim completions fish > ~/.config/fish/completions/osprim.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, or write one page per command into a directory.
+    #[command(after_help = "\
+Examples:
+  osprim man | man -l -
+  osprim man --dir ~/.local/share/man/man1")]
+    Man {
+        /// Write osprim.1 and osprim-<command>.1 here instead of osprim.1 on stdout.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// How results are shown: format and layout.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PresentArgs {
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+    /// Everything, whatever the terminal's width: descriptions, every parameter, full notes.
+    #[arg(long)]
+    pub wide: bool,
+    /// Breakdowns one row per stage, and derived rows in full.
+    #[arg(long)]
+    pub detail: bool,
 }
 
 /// Options shared by every command that measures.
@@ -186,8 +274,8 @@ impl SamplingArgs {
         cfg
     }
 
-    /// The run these flags describe, of `patterns`, printed as `format`.
-    pub fn run_config(&self, patterns: Vec<String>, format: config::Format) -> RunConfig {
+    /// The run these flags describe, of `patterns`.
+    pub fn run_config(&self, patterns: Vec<String>) -> RunConfig {
         RunConfig {
             patterns,
             sampler: self.sampler_config(),
@@ -199,7 +287,8 @@ impl SamplingArgs {
                 (Some(p), false) => Output::File(p.clone()),
                 (None, false) => Output::Default,
             },
-            format,
+            only: None,
+            bound_s: None,
         }
     }
 }
@@ -207,71 +296,147 @@ impl SamplingArgs {
 impl Cli {
     /// The validated command this command line asks for.
     pub fn into_command(self) -> Cmd {
+        let global = self.global;
+        let present = |p: &PresentArgs, strict: bool, all_rows: bool| Present {
+            format: p.format.into(),
+            view: View {
+                width: if p.wide { usize::MAX } else { terminal::stdout_width().unwrap_or(report::WIDTH) },
+                wide: p.wide,
+                detail: p.detail,
+                color: terminal::stdout_color(global.color.into()),
+                all_rows,
+            },
+            quiet: global.quiet,
+            strict,
+        };
         match self.command {
             None => Cmd::Run {
-                run: SamplingArgs::default().run_config(Vec::new(), config::Format::Table),
-                with_seeds: true,
-            },
-            Some(Command::Run(args)) => {
-                Cmd::Run { run: args.sampling.run_config(args.patterns, args.format.into()), with_seeds: false }
-            }
-            Some(Command::List { pattern }) => Cmd::List { pattern },
-            Some(Command::Env { format }) => Cmd::Env {
-                format: match format {
-                    EnvFormatArg::Text => config::Format::Table,
-                    EnvFormatArg::Json => config::Format::Json,
+                run: RunConfig {
+                    only: Some(seeds_only()),
+                    bound_s: Some(config::SEED_SUITE_BOUND_S),
+                    ..SamplingArgs::default().run_config(Vec::new())
                 },
+                present: present(&PresentArgs::default(), false, false),
+                papers: true,
             },
-            Some(Command::Seeds { result: Some(path), .. }) => Cmd::Seeds(SeedsSource::File(path)),
-            Some(Command::Seeds { result: None, sampling }) => {
-                Cmd::Seeds(SeedsSource::Run(sampling.run_config(Vec::new(), config::Format::Table)))
+            Some(Command::Run(args)) => Cmd::Run {
+                present: present(&args.present, args.strict, false),
+                run: args.sampling.run_config(args.patterns),
+                papers: false,
+            },
+            Some(Command::List { patterns, format }) => Cmd::List { patterns, format: format.into() },
+            Some(Command::Env { format }) => Cmd::Env { format: format.into() },
+            Some(Command::Show { result, present: p }) => Cmd::Show { result, present: present(&p, false, false) },
+            Some(Command::Papers { result, all_rows, present: p }) => {
+                Cmd::Papers { result, present: present(&p, false, all_rows) }
             }
-            Some(Command::Finish { result, format }) => Cmd::Finish { result, format: format.into() },
+            Some(Command::Finish { result, present: p }) => {
+                Cmd::Finish { result, present: present(&p, false, false) }
+            }
+            Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
+            Some(Command::Man { dir }) => Cmd::Man { dir },
         }
     }
+}
+
+/// The results the seed papers' tables need: each benchmark with the parameters of the rows
+/// it answers (a derived row stands for its sources with the same parameters).
+fn seeds_only() -> Vec<Only> {
+    let mut only: Vec<Only> = Vec::new();
+    for f in seeds::figures() {
+        let Some(want) = seeds::target(f).want() else { continue };
+        let params: Vec<(String, String)> = want.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let ids: Vec<&str> = match crate::registry::DERIVED.iter().find(|d| d.id == want.id) {
+            Some(d) => d.sources(),
+            None => vec![want.id],
+        };
+        for id in ids {
+            let o = Only { id: id.to_string(), params: params.clone() };
+            if !only.contains(&o) {
+                only.push(o);
+            }
+        }
+    }
+    only
+}
+
+/// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows).
+pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), String> {
+    let shell: clap_complete::Shell = shell.parse()?;
+    clap_complete::generate(shell, &mut Cli::command(), "osprim", out);
+    Ok(())
+}
+
+/// The man pages: `osprim.1` first, then `osprim-<command>.1` for each command.
+pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let root = Cli::command();
+    let mut pages = Vec::new();
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(root.clone()).render(&mut buf)?;
+    pages.push(("osprim.1".to_string(), buf));
+    for sub in root.get_subcommands() {
+        let name = format!("osprim-{}", sub.get_name());
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(sub.clone().name(name.clone())).render(&mut buf)?;
+        pages.push((format!("{name}.1"), buf));
+    }
+    Ok(pages)
 }
 
 /// `osprim run`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Benchmarks to run: ids, family prefixes (`syscall`), substrings or globs (`fs.*`).
+    /// Benchmarks to run: ids, family prefixes (`syscall`), substrings or globs (`fs.*`);
+    /// none: the whole catalogue.
     pub patterns: Vec<String>,
     /// Sampling and placement.
     #[command(flatten)]
     pub sampling: SamplingArgs,
-    /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
+    /// How results are shown.
+    #[command(flatten)]
+    pub present: PresentArgs,
+    /// Exit with status 3 when a self-check or a benchmark failed.
+    #[arg(long)]
+    pub strict: bool,
 }
 
-/// Output formats of `run`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// `--format`: the one format vocabulary of every command.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FormatArg {
-    /// A readable table.
+    /// For people; fits the terminal.
+    #[default]
+    #[value(alias = "text")]
     Table,
-    /// The whole result document.
+    /// The whole document.
     Json,
-    /// One line per result.
+    /// One line per result, one column per parameter.
     Csv,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// LaTeX tables with booktabs rules.
+    Latex,
 }
 
-impl From<FormatArg> for config::Format {
-    fn from(f: FormatArg) -> config::Format {
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
         match f {
-            FormatArg::Table => config::Format::Table,
-            FormatArg::Json => config::Format::Json,
-            FormatArg::Csv => config::Format::Csv,
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Latex => Format::Latex,
         }
     }
 }
 
-/// Output formats of `env`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EnvFormatArg {
-    /// key: value lines.
-    Text,
-    /// JSON.
-    Json,
+impl From<ColorArg> for terminal::ColorChoice {
+    fn from(c: ColorArg) -> terminal::ColorChoice {
+        match c {
+            ColorArg::Auto => terminal::ColorChoice::Auto,
+            ColorArg::Always => terminal::ColorChoice::Always,
+            ColorArg::Never => terminal::ColorChoice::Never,
+        }
+    }
 }
 
 fn parse_cpu_pair(s: &str) -> Result<[usize; 2], String> {
@@ -323,7 +488,6 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {

@@ -14,43 +14,83 @@ pub struct UsageError(pub String);
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant, reason = "one is built per process")]
 pub enum Command {
-    /// Measure and report; `with_seeds` adds the seed tables (the bare `osprim`).
+    /// Measure and report; `papers` shows the seed papers' tables instead of the results
+    /// table (the bare `osprim`: the seed suite).
     Run {
         /// What to measure and how.
         run: RunConfig,
-        /// Also show the seed tables after the results.
-        with_seeds: bool,
+        /// How the results are shown.
+        present: Present,
+        /// Show the papers' tables (the seed view) rather than the results table.
+        papers: bool,
     },
-    /// List the benchmarks matching a pattern (all without one).
+    /// List the benchmarks matching any of the patterns (all without one).
     List {
-        /// Family prefix, substring or glob.
-        pattern: Option<String>,
+        /// Family prefixes, substrings or globs.
+        patterns: Vec<String>,
+        /// Output format.
+        format: Format,
     },
     /// Describe this machine.
     Env {
         /// Output format.
         format: Format,
     },
-    /// The seed tables from a result file, or from a run of the benchmarks they need.
-    Seeds(SeedsSource),
+    /// Render a saved result file.
+    Show {
+        /// The result file.
+        result: PathBuf,
+        /// How.
+        present: Present,
+    },
+    /// The seed papers' tables beside a saved result (the newest in `osprim-results/`
+    /// without one).
+    Papers {
+        /// The result file; `None`: the newest saved one.
+        result: Option<PathBuf>,
+        /// How.
+        present: Present,
+    },
     /// The result file of a run that did not end, made from its journal.
     Finish {
         /// The result file (or its journal).
         result: PathBuf,
-        /// What goes to stdout.
-        format: Format,
+        /// How its results are shown.
+        present: Present,
+    },
+    /// Shell completions for the named shell, on stdout.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: String,
+    },
+    /// The man pages: `osprim.1` on stdout, or one page per command written into a directory.
+    Man {
+        /// Where to write the pages (`None`: `osprim.1` on stdout).
+        dir: Option<PathBuf>,
     },
 }
 
-/// Where the seed view's figures come from.
-#[derive(Debug, Clone)]
-#[allow(clippy::large_enum_variant, reason = "one is built per process")]
-pub enum SeedsSource {
-    /// A result file from an earlier run.
-    File(PathBuf),
-    /// A run now; its `patterns` are filled with the benchmarks the tables need.
-    Run(RunConfig),
+/// How results are shown, and what the exit status reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Present {
+    /// What goes to stdout.
+    pub format: Format,
+    /// Layout for people.
+    pub view: View,
+    /// No progress, plan or verdict on stderr.
+    pub quiet: bool,
+    /// Exit with [`EXIT_CHECK_FAILED`] when a self-check failed or a benchmark failed.
+    pub strict: bool,
 }
+
+/// Exit status: every result measured (clean, flagged or skipped).
+pub const EXIT_OK: u8 = 0;
+/// Exit status: an error (results could not be saved, memory ran short, a bad file).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit status: a usage mistake (unknown benchmark, bad flag value).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status with `--strict`: a self-check failed or a benchmark failed.
+pub const EXIT_CHECK_FAILED: u8 = 3;
 
 /// Everything a run needs to know, checked as far as can be without the machine.
 #[derive(Debug, Clone)]
@@ -67,8 +107,26 @@ pub struct RunConfig {
     pub sizes: Option<Vec<usize>>,
     /// Where the result file goes.
     pub output: Output,
-    /// What is printed on stdout.
-    pub format: Format,
+    /// Only these results (a seed suite): per benchmark id, parameter sets of which a
+    /// variant must match one (values compared as text); `None`: every variant.
+    pub only: Option<Vec<Only>>,
+    /// The longest the run may take, in seconds ([`crate::progress::Plan::bound_s`]): the
+    /// budget per result shrinks to fit; `None`: no bound.
+    pub bound_s: Option<f64>,
+}
+
+/// The seed suite's bound: the bare `osprim` finishes within a minute, however many results
+/// the papers' tables come to need (set-up and reporting take the rest of the minute).
+pub const SEED_SUITE_BOUND_S: f64 = 50.0;
+
+/// One result a restricted run measures: a benchmark id and the parameters its variant must
+/// have (an empty list: every variant of the benchmark).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Only {
+    /// Benchmark id.
+    pub id: String,
+    /// (name, value as text) pairs the variant's parameters must include.
+    pub params: Vec<(String, String)>,
 }
 
 impl RunConfig {
@@ -82,7 +140,8 @@ impl RunConfig {
             cpu_pair: None,
             sizes: None,
             output: Output::Default,
-            format: Format::Table,
+            only: None,
+            bound_s: None,
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod model;
 pub mod output;
 pub mod panics;
 pub mod placement;
+pub mod progress;
 pub mod registry;
 pub mod report;
 pub mod runner;
@@ -30,12 +31,14 @@ pub mod scratch;
 pub mod seeds;
 pub mod stats;
 pub mod store;
+pub mod terminal;
 pub mod sys;
 pub mod timer;
 
 use anyhow::{Context, Result};
-use config::{Command, Format, RunConfig, SeedsSource};
+use config::{Command, EXIT_CHECK_FAILED, EXIT_ERROR, Format, Present, RunConfig};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Runs a parsed command line; returns the process exit status.
@@ -47,63 +50,104 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
 /// Runs a validated command; returns the process exit status.
 pub fn execute(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Run { run, with_seeds } => run_and_report(&run, with_seeds),
-        Command::List { pattern } => list(pattern.as_deref()),
+        Command::Run { run, present, papers } => run_and_report(&run, &present, papers),
+        Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
-        Command::Seeds(SeedsSource::File(path)) => {
-            let run = model::read_result_file(&path)?;
-            let journal = journal::path_for(&path);
-            if journal.exists() {
-                eprintln!(
-                    "note: {} holds measurements this file may lack ('osprim finish {}' adds them)",
-                    journal.display(),
-                    path.display()
-                );
-            }
-            emit(&report::seeds::render(&run, &report::View::default()))?;
+        Command::Show { result, present } => {
+            let run = read_result(&result)?;
+            emit(&report::render(&run, present.format, &present.view)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Finish { result, format } => finish(&result, format),
-        Command::Seeds(SeedsSource::Run(mut cfg)) => {
-            cfg.patterns = seed_benchmarks();
-            let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
-            let done = runner::run(&cfg, &interrupt)?;
-            saved_note(&done);
-            emit(&report::seeds::render(&done.run, &report::View::default()))?;
-            Ok(exit_status(&done, &interrupt))
+        Command::Papers { result, present } => {
+            let path = match result {
+                Some(p) => p,
+                None => newest_result(Path::new(RESULTS_DIR))?,
+            };
+            let run = read_result(&path)?;
+            if !present.quiet && present.format == Format::Table {
+                eprintln!("from {}", path.display());
+            }
+            emit(&report::render_papers(&run, present.format, &present.view)?)?;
+            Ok(ExitCode::SUCCESS)
         }
+        Command::Finish { result, present } => finish(&result, &present),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            cli::completions(&shell, &mut out).map_err(|e| config::UsageError(e.to_string()))?;
+            emit(&String::from_utf8_lossy(&out))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir } => man(dir.as_deref()),
     }
 }
 
-/// The ids the seed tables need that are registered.
-fn seed_benchmarks() -> Vec<String> {
-    let mut ids: Vec<String> =
-        seeds::figures().iter().filter_map(|f| seeds::target(f).bench_id().map(str::to_string)).collect();
-    ids.sort();
-    ids.dedup();
-    ids
+/// Where runs save their results by default.
+const RESULTS_DIR: &str = "osprim-results";
+
+/// A saved result file, with a word when a journal beside it holds more.
+fn read_result(path: &Path) -> Result<model::RunFile> {
+    let run = model::read_result_file(path)?;
+    let journal = journal::path_for(path);
+    if journal.exists() {
+        eprintln!(
+            "note: {} holds measurements this file may lack ('osprim finish {}' adds them)",
+            journal.display(),
+            path.display()
+        );
+    }
+    Ok(run)
 }
 
-fn run_and_report(cfg: &RunConfig, with_seeds: bool) -> Result<ExitCode> {
+/// The newest result file in `dir` (by modification time, then name).
+fn newest_result(dir: &Path) -> Result<PathBuf> {
+    let none = || {
+        anyhow::Error::new(config::UsageError(format!(
+            "no saved result in {}/: run 'osprim' (the seed suite) first, or name a result file",
+            dir.display()
+        )))
+    };
+    let entries = std::fs::read_dir(dir).map_err(|_| none())?;
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
+        .max()
+        .map(|(_, p)| p)
+        .ok_or_else(none)
+}
+
+fn run_and_report(cfg: &RunConfig, present: &Present, papers: bool) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let done = runner::run(cfg, &interrupt)?;
-    print_run(&done.run, cfg.format)?;
-    if with_seeds && !done.interrupted {
-        emit(&report::seeds::render(&done.run, &report::View::default()))?;
+    let began = std::time::Instant::now();
+    let done = if present.quiet {
+        runner::run(cfg, &interrupt, &mut progress::Silent)?
+    } else {
+        runner::run(cfg, &interrupt, &mut progress::Progress::stderr())?
+    };
+    let elapsed = began.elapsed();
+    let mut text = report::render(&done.run, present.format, &present.view)?;
+    if papers && !done.interrupted && present.format == Format::Table {
+        text.push('\n');
+        text.push_str(&report::render_papers(&done.run, present.format, &present.view)?);
+    }
+    let verdict = report::verdict(&done.run, elapsed.as_secs_f64());
+    if present.format == Format::Table {
+        text.push_str(&format!("\n{verdict}\n"));
+    }
+    emit(&text)?;
+    if present.format != Format::Table && !present.quiet {
+        eprintln!("{verdict}");
     }
     saved_note(&done);
-    Ok(exit_status(&done, &interrupt))
-}
-
-fn print_run(run: &model::RunFile, format: Format) -> Result<()> {
-    emit(&report::render(run, format, &report::View::default())?)
+    Ok(exit_status(&done, &interrupt, present.strict))
 }
 
 /// `osprim finish`: the result file of a run that did not end, from its journal.
-fn finish(path: &std::path::Path, format: Format) -> Result<ExitCode> {
+fn finish(path: &Path, present: &Present) -> Result<ExitCode> {
     let result = journal::result_for(path);
     let (run, unreadable) = runner::finish_journal(&result, stats::DEFAULT_RESAMPLES, true)?;
-    print_run(&run, format)?;
+    emit(&report::render(&run, present.format, &present.view)?)?;
     if unreadable > 0 {
         eprintln!("warning: {unreadable} line(s) of the journal could not be read (cut short by the crash)");
     }
@@ -125,68 +169,93 @@ fn saved_note(done: &runner::Finished) {
     }
 }
 
-fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt) -> ExitCode {
+/// The exit status of a run (README, "Exit status").
+fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt, strict: bool) -> ExitCode {
     if let Some(e) = &done.save_error {
         eprintln!("error: {e}");
-        return ExitCode::from(1);
+        return ExitCode::from(EXIT_ERROR);
     }
     if done.memory_short && !done.interrupted {
         eprintln!(
             "error: memory ran short (an address-space limit such as 'ulimit -v', or the machine's memory): \
              the run stopped early and kept what it measured"
         );
-        return ExitCode::from(1);
+        return ExitCode::from(EXIT_ERROR);
     }
-    if done.interrupted { ExitCode::from(interrupt.exit_code()) } else { ExitCode::SUCCESS }
+    if done.interrupted {
+        return ExitCode::from(interrupt.exit_code());
+    }
+    let failed = done.run.results.iter().any(|r| {
+        r.status == model::Status::Failed || r.validation.verdict == model::Verdict::Failed
+    });
+    if strict && failed { ExitCode::from(EXIT_CHECK_FAILED) } else { ExitCode::SUCCESS }
 }
 
-fn list(pattern: Option<&str>) -> Result<ExitCode> {
-    let patterns: Vec<String> = pattern.map(|p| vec![p.to_string()]).unwrap_or_default();
-    let benches = registry::select(&patterns)
-        .map_err(|p| config::UsageError(format!("no benchmark matches '{p}' (see osprim list)")))?;
-    let mut table = report::new_table();
-    table.set_header(vec!["benchmark", "what it measures", "seed rows", "runs here"]);
-    let seed_rows = |id: &str| -> String {
-        let rows: Vec<String> = seeds::figures()
-            .iter()
-            .filter(|f| seeds::target(f).bench_id() == Some(id))
-            .map(|f| format!("{} {}", &f.seed_file[..3], f.label()))
-            .collect();
-        rows.join("\n")
-    };
-    for b in &benches {
-        let here = match b.available() {
-            Ok(()) => "yes".to_string(),
-            Err(why) => format!("no: {why}"),
-        };
-        table.add_row(vec![b.id().to_string(), b.about().to_string(), seed_rows(b.id()), here]);
-    }
-    for d in registry::DERIVED {
-        let wanted = patterns.iter().all(|p| registry::matches(p, d.id))
-            || d.sources().iter().all(|id| benches.iter().any(|b| b.id() == *id));
-        if wanted {
-            let here = format!("derived: {}", d.formula());
-            table.add_row(vec![d.id.to_string(), d.about.to_string(), seed_rows(d.id), here]);
+/// `osprim man`: the man page on stdout, or every page into `dir`.
+fn man(dir: Option<&Path>) -> Result<ExitCode> {
+    let pages = cli::man_pages().context("cannot render the man pages")?;
+    match dir {
+        None => emit(&String::from_utf8_lossy(&pages[0].1))?,
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            for (name, page) in &pages {
+                let path = dir.join(name);
+                store::write_new_or_regular(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            eprintln!("{} man pages written to {}", pages.len(), dir.display());
         }
     }
-    emit(&format!("{table}\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(patterns: &[String], format: Format) -> Result<ExitCode> {
+    let benches = registry::select(patterns).map_err(|p| {
+        let hint = registry::nearest(&p).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+        config::UsageError(format!("no benchmark matches '{p}' (see osprim list){hint}"))
+    })?;
+    let seed_rows = |id: &str| -> Vec<String> {
+        seeds::figures()
+            .iter()
+            .filter(|f| seeds::target(f).bench_id() == Some(id))
+            .map(|f| format!("{}: {}", f.system, f.label()))
+            .collect()
+    };
+    let mut entries: Vec<report::listing::Entry> = benches
+        .iter()
+        .map(|b| report::listing::Entry {
+            id: b.id().to_string(),
+            about: b.about().to_string(),
+            seed_rows: seed_rows(b.id()),
+            runs_here: match b.available() {
+                Ok(()) => "yes".to_string(),
+                Err(why) => format!("no: {why}"),
+            },
+        })
+        .collect();
+    for d in registry::DERIVED {
+        let wanted = patterns.iter().any(|p| registry::matches(p, d.id))
+            || d.sources().iter().all(|id| benches.iter().any(|b| b.id() == *id));
+        if wanted {
+            entries.push(report::listing::Entry {
+                id: d.id.to_string(),
+                about: d.about.to_string(),
+                seed_rows: seed_rows(d.id),
+                runs_here: format!("derived: {}", d.formula()),
+            });
+        }
+    }
+    let width = terminal::stdout_width().unwrap_or(report::WIDTH);
+    emit(&report::listing::render(&entries, format, width)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn show_env(format: Format) -> Result<ExitCode> {
     let machine = env::capture();
-    match format {
-        Format::Json => emit(&(serde_json::to_string_pretty(&machine)? + "\n"))?,
-        _ => {
-            let fields = machine.fields();
-            let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-            let mut s = String::new();
-            for (k, v) in fields {
-                s.push_str(&format!("{k:width$}  {v}\n"));
-            }
-            emit(&s)?;
-        }
-    }
+    let text = match format {
+        Format::Json => serde_json::to_string_pretty(&machine)? + "\n",
+        _ => report::listing::key_values(&machine.fields(), format),
+    };
+    emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -21,7 +21,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Help and version print in full; a usage error prints its first line only, exit 2.
+/// Help and version print in full; a usage error prints clap's short block (the error, the
+/// possible values or a similar name, the usage line) without blank lines, exit 2.
 fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -41,8 +42,12 @@ fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid arguments");
-            eprintln!("{first}");
+            let block: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            if block.is_empty() {
+                eprintln!("error: invalid arguments");
+            } else {
+                eprintln!("{}", block.join("\n"));
+            }
             ExitCode::from(2)
         }
     }

@@ -5,15 +5,15 @@
 
 use crate::analyse;
 use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
-use crate::config::{Output, RunConfig};
+use crate::config::{Only, Output, RunConfig};
+use crate::stats::DEFAULT_RESAMPLES;
 use crate::journal::{self, Journal, Record, Rounds};
 use crate::model::{BuildInfo, Placement, RunFile, SCHEMA};
 use crate::sampler::{Method, SamplerConfig};
 use crate::store::write_result_file;
 use crate::{env, output, placement, registry, timer};
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use crate::progress::{Observer, Plan};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -53,13 +53,25 @@ fn output_path(output: &Output, started: std::time::SystemTime) -> Result<Option
     }
 }
 
-/// Runs the benchmarks `args.patterns` match.
-pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
-    let benches = registry::select(&args.patterns).map_err(|p| {
+/// Whether a variant's parameters are among those a restricted run (`only`) asks for.
+fn wanted(only: Option<&[Only]>, id: &str, params: &Params) -> bool {
+    let Some(only) = only else { return true };
+    only.iter().filter(|o| o.id == id).any(|o| {
+        o.params.iter().all(|(k, v)| params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v)))
+    })
+}
+
+/// Runs the benchmarks `args.patterns` match, telling `observer` how it goes.
+pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer) -> Result<Finished> {
+    let patterns: Vec<String> = match &args.only {
+        Some(only) if args.patterns.is_empty() => only.iter().map(|o| o.id.clone()).collect(),
+        _ => args.patterns.clone(),
+    };
+    let benches = registry::select(&patterns).map_err(|p| {
         let hint = registry::nearest(&p).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
         UsageError(format!("no benchmark matches '{p}' (see osprim list){hint}"))
     })?;
-    let cfg = args.sampler.clone();
+    let mut cfg = args.sampler.clone();
     let started = std::time::SystemTime::now();
     let usage = |e: placement::PlacementError| match e {
         placement::PlacementError::NotAllowed { .. } => anyhow::Error::new(UsageError(e.to_string())),
@@ -107,9 +119,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
         Some(path) => Some(Store::open(path, &run)?),
         None => None,
     };
-    let single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
-    let visits: u64 = benches.iter().map(|b| if b.single_round() { 1 } else { cfg.rounds.max(1) as u64 }).sum();
-    let progress = progress_bar(visits);
+    let mut single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
     let allowed = run.placement.allowed_cpus.clone();
     // The seed method reports means: it subtracts the mean overhead of an empty timed region,
     // not the median (the overhead is skewed), and every routine then subtracts the same.
@@ -122,10 +132,40 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
     ctx.cpu_pair = args.cpu_pair;
     ctx.sizes = args.sizes.clone();
     ctx.virtualized = run.machine.virtualization.virtualized == Some(true);
+    // Every result's parameters, known before measuring: the plan.
+    let only = args.only.as_deref();
+    let variants_of = |bench: &dyn Benchmark, ctx: &Ctx| -> Vec<Params> {
+        let all = match bench.available() {
+            Ok(()) => bench.variants(ctx),
+            Err(_) => vec![Default::default()],
+        };
+        let kept: Vec<Params> = all.iter().filter(|p| wanted(only, bench.id(), p)).cloned().collect();
+        if kept.is_empty() && bench.available().is_err() { all } else { kept }
+    };
+    let planned: Vec<Vec<Params>> = benches.iter().map(|b| variants_of(*b, &ctx)).collect();
+    let rounds_of = |b: &dyn Benchmark| if b.single_round() { 1 } else { cfg.rounds.max(1) };
+    let mut plan = Plan {
+        results: planned.iter().map(Vec::len).sum(),
+        benchmarks: benches.len(),
+        skipped: benches.iter().zip(&planned).filter(|(b, _)| b.available().is_err()).map(|(_, v)| v.len()).sum(),
+        visits: benches.iter().zip(&planned).map(|(b, v)| (rounds_of(*b) * v.len()) as u64).sum(),
+        rounds: cfg.rounds.max(1),
+        budget_s: cfg.budget_s,
+    };
+    // A run with a time bound (the seed suite) shares it out: a smaller budget per result.
+    if let Some(bound) = args.bound_s
+        && plan.bound_s() > bound
+    {
+        plan.budget_s = cfg.budget_s * bound / plan.bound_s();
+        cfg.budget_s = plan.budget_s;
+        single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
+        run.config = cfg.record();
+    }
+    observer.plan(&plan);
     let mut slots: Vec<Slot> = Vec::new();
     'rounds: for round in 0..cfg.rounds.max(1) {
         let round_cfg = cfg.for_round(round);
-        for bench in &benches {
+        for (bench, variants) in benches.iter().zip(&planned) {
             if round > 0 && bench.single_round() {
                 continue;
             }
@@ -133,12 +173,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
                 memory_short = crate::sys::reserve::short();
                 break 'rounds;
             }
-            progress.set_message(format!("round {}/{}: {}", round + 1, cfg.rounds, bench.id()));
-            let variants = match bench.available() {
-                Ok(()) => bench.variants(&ctx),
-                Err(_) => vec![Default::default()],
-            };
-            for params in variants {
+            for params in variants.iter().cloned() {
                 if stop() {
                     memory_short = crate::sys::reserve::short();
                     break 'rounds;
@@ -158,8 +193,10 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
                 };
                 let slot = &mut slots[at];
                 if slot.done {
+                    observer.visited();
                     continue;
                 }
+                observer.visiting(round, &format!("{}{}", bench.id(), crate::report::table::fmt_params_of(&params)));
                 ctx.cfg = SamplerConfig {
                     batch: slot.batch,
                     spread_between_rounds_rel: slot.spread_between_rounds_rel(),
@@ -202,19 +239,33 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool) -> Result<Finished> {
                     }
                     slot.rounds.notes.push(note);
                 }
+                observer.visited();
+                // A result is final after its last round (or when it gets no more): analysed
+                // now, shown as it comes, kept for the result file.
+                if slot.done || bench.single_round() || round + 1 == cfg.rounds.max(1) {
+                    slot.done = true;
+                    let row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
+                    observer.result(&row);
+                    slot.row = Some(row);
+                }
             }
-            progress.inc(1);
         }
     }
-    progress.finish_and_clear();
+    observer.finish();
     let interrupted = interrupt.load(Ordering::Relaxed);
     let finished_utc = (!interrupted && !memory_short)
         .then(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     if let Some(store) = store.as_mut() {
         store.append(&Record::End { finished_utc: finished_utc.clone() });
     }
-    let rounds: Vec<Rounds> = slots.into_iter().map(|s| s.rounds).collect();
-    assemble(&mut run, &rounds, crate::stats::DEFAULT_RESAMPLES);
+    run.results = slots
+        .into_iter()
+        .map(|s| match s.row {
+            Some(row) => row,
+            None => analyse_rounds(&s.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES),
+        })
+        .collect();
+    crate::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
     // An interrupted run did not finish: it has no end time (docs/results.md).
     run.partial = interrupted || memory_short;
     run.finished_utc = finished_utc;
@@ -351,6 +402,8 @@ struct Slot {
     done: bool,
     /// Time its rounds took so far (set-up included).
     spent: std::time::Duration,
+    /// Its result row, once final.
+    row: Option<crate::model::Row>,
 }
 
 /// A benchmark gets no more rounds once its rounds have taken this long: four times its
@@ -369,7 +422,7 @@ impl Slot {
             steal_jiffies: 0,
             notes: Vec::new(),
         };
-        Slot { bench, params, rounds, batch: None, done: false, spent: std::time::Duration::ZERO }
+        Slot { bench, params, rounds, batch: None, done: false, spent: std::time::Duration::ZERO, row: None }
     }
 
     fn record(&mut self, outcome: Result<Measured, NotMeasured>, steal_jiffies: u64) {
@@ -429,15 +482,4 @@ fn analyse_rounds(
 /// `USER_HZ`, the unit of `/proc/stat` (100 on every Linux architecture osprim supports).
 fn clock_ticks_per_second() -> u64 {
     100
-}
-
-fn progress_bar(len: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("{spinner} [{pos}/{len}] {wide_msg} {elapsed}") {
-        bar.set_style(style);
-    }
-    bar
 }

@@ -10,6 +10,18 @@ use std::path::Path;
 /// The rename replaces only a regular file (or nothing): should the name have come to point at
 /// anything else since the run checked it, the write fails instead.
 pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
+    write_atomically(path, |file| Ok(serde_json::to_writer(std::io::BufWriter::new(file), run)?))
+}
+
+/// Writes `bytes` to `path` the same way: only a regular file (or nothing) is replaced.
+pub fn write_new_or_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically(path, |file| std::io::Write::write_all(file, bytes))
+}
+
+fn write_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && !meta.file_type().is_file()
     {
@@ -20,7 +32,7 @@ pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
     let tmp_path = tmp.path().to_path_buf();
     crate::interrupt::remove_on_exit(&tmp_path);
     let written = (|| {
-        serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), run)?;
+        fill(tmp.as_file_mut())?;
         tmp.as_file().sync_data()?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())

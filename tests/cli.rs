@@ -36,8 +36,19 @@ fn near_miss_suggests_the_id() {
     assert!(one_error_line(&out.stderr).contains("did you mean 'syscall.getpid'"));
 }
 
+/// A short block (clap's error with its possible values or a similar name, and the usage
+/// line), no panic, no backtrace.
+fn short_error_block(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!((1..=5).contains(&lines.len()), "expected a short block, got: {text}");
+    assert!(lines.iter().all(|l| !l.trim().is_empty()), "no blank lines: {text}");
+    assert!(!text.contains("panicked") && !text.contains("stack backtrace"), "{text}");
+    text
+}
+
 #[test]
-fn bad_flag_values_are_one_line_exit_2() {
+fn bad_flag_values_are_a_short_block_exit_2() {
     for args in [
         vec!["run", "--cpu", "abc"],
         vec!["run", "--budget", "-1"],
@@ -53,9 +64,16 @@ fn bad_flag_values_are_one_line_exit_2() {
     ] {
         let out = osprim().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let line = one_error_line(&out.stderr);
-        assert!(line.starts_with("error:"), "{args:?}: {line}");
+        let block = short_error_block(&out.stderr);
+        assert!(block.starts_with("error:"), "{args:?}: {block}");
     }
+    // clap's help survives: the possible values, and a similar name.
+    let out = osprim().args(["run", "--format", "xml"]).output().unwrap();
+    assert!(short_error_block(&out.stderr).contains("[possible values: table, json, csv, markdown, latex]"));
+    let out = osprim().args(["run", "--quik"]).output().unwrap();
+    assert!(short_error_block(&out.stderr).contains("a similar argument exists: '--quick'"));
+    let out = osprim().args(["lsit"]).output().unwrap();
+    assert!(short_error_block(&out.stderr).contains("a similar subcommand exists: 'list'"));
 }
 
 #[test]

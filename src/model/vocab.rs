@@ -144,3 +144,14 @@ impl Derivation {
         }
     }
 }
+
+/// Whether a parameter value reads as `want`: strings as they are, numbers and booleans as
+/// written (`"0"` is the number 0).
+pub fn param_is(v: &serde_json::Value, want: &str) -> bool {
+    match v {
+        serde_json::Value::String(s) => s == want,
+        serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| want.parse::<f64>().ok() == Some(x)),
+        serde_json::Value::Bool(b) => want.parse::<bool>().ok() == Some(*b),
+        _ => false,
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod latex;
+pub mod listing;
 pub mod markdown;
 pub mod seeds;
 pub mod table;
@@ -48,6 +49,37 @@ pub fn render_papers(run: &crate::model::RunFile, format: Format, view: &View) -
         Format::Markdown => seeds::render_markdown(run, view),
         Format::Latex => seeds::render_latex(run, view),
     })
+}
+
+/// The closing line of a run: how many results, how they came out, how long it took.
+pub fn verdict(run: &crate::model::RunFile, elapsed_s: f64) -> String {
+    use crate::model::{Status, Verdict};
+    let rows = &run.results;
+    let measured = |r: &crate::model::Row| r.derived.is_none();
+    let count = |f: &dyn Fn(&crate::model::Row) -> bool| rows.iter().filter(|r| f(r)).count();
+    let check_failed = count(&|r| measured(r) && r.validation.verdict == Verdict::Failed);
+    let failed = count(&|r| measured(r) && r.status == Status::Failed);
+    let skipped = count(&|r| measured(r) && r.status == Status::Skipped);
+    let clean = count(&|r| measured(r) && r.status == Status::Ok);
+    let flagged =
+        count(&|r| measured(r) && r.status == Status::Flagged && r.validation.verdict != Verdict::Failed);
+    let mut parts = vec![format!("{clean} clean"), format!("{flagged} flagged")];
+    if check_failed > 0 {
+        parts.push(format!("{check_failed} CHECK FAILED"));
+    }
+    parts.push(format!("{skipped} skipped"));
+    if failed > 0 {
+        parts.push(format!("{failed} FAILED"));
+    }
+    let partial = if run.partial { " (partial: the run did not finish)" } else { "" };
+    let secs = elapsed_s.round() as u64;
+    let time = if secs < 60 { format!("{secs} s") } else { format!("{}:{:02}", secs / 60, secs % 60) };
+    let derived = match count(&|r| r.derived.is_some()) {
+        0 => String::new(),
+        n => format!(" (+{n} derived)"),
+    };
+    let measured = rows.len() - count(&|r| r.derived.is_some());
+    format!("osprim: {measured} results{derived} in {time}{partial}: {}", parts.join(", "))
 }
 
 /// How a report is laid out for people: the width it keeps to and what it shows. Machine

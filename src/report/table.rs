@@ -10,11 +10,15 @@ const NOT_IN_TABLE: [&str; 8] = ["sizes", "cpus", "device", "segment_bytes", "tm
 
 /// Parameters in a compact form: `[placement=same peer=thread]`.
 pub fn fmt_params(row: &Row) -> String {
-    if row.params.is_empty() {
+    fmt_params_of(&row.params)
+}
+
+/// Parameters in a compact form: `[placement=same peer=thread]`.
+pub fn fmt_params_of(params: &Params) -> String {
+    if params.is_empty() {
         return String::new();
     }
-    let parts: Vec<String> = row
-        .params
+    let parts: Vec<String> = params
         .iter()
         .filter(|(k, _)| !NOT_IN_TABLE.contains(&k.as_str()))
         .map(|(k, v)| match v {
@@ -284,6 +288,19 @@ pub fn footnotes(run: &RunFile) -> String {
         );
     }
     if s.is_empty() { s } else { format!("notes:\n{s}") }
+}
+
+/// One line summarising a finished result: id, parameters, median and its CI.
+pub fn row_line(row: &Row, width: usize) -> String {
+    let figure = match (&row.summary, row.median()) {
+        (Some(s), Some(m)) if m != 0.0 => {
+            format!("{} ± {:.1} %", row.unit.format(m), (s.median_ci95[1] - s.median_ci95[0]) / 2.0 / m.abs() * 100.0)
+        }
+        (_, Some(m)) => row.unit.format(m),
+        _ => check_label(row).to_string(),
+    };
+    let line = format!("{}{}  {figure}", row.id, fmt_params(row));
+    line.chars().take(width).collect()
 }
 
 #[cfg(test)]

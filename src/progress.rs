@@ -1,0 +1,223 @@
+//! What a run says while it goes on: the plan first (how many results, how long at most),
+//! then each result as it finishes, a moving bar with an ETA on a terminal, plain lines when
+//! stderr is a file or a pipe, nothing with `--quiet`. Everything goes to stderr; stdout
+//! keeps the report.
+
+use crate::model::Row;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::VecDeque;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// What a run will do, known before it measures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Results it will give (benchmarks × their parameter sets), skipped ones included.
+    pub results: usize,
+    /// Benchmarks.
+    pub benchmarks: usize,
+    /// Results that cannot run here (they are reported with the reason).
+    pub skipped: usize,
+    /// Visits: each result once per round it is measured in.
+    pub visits: u64,
+    /// Rounds over the benchmarks.
+    pub rounds: usize,
+    /// Budget per result over all its rounds, in seconds.
+    pub budget_s: f64,
+}
+
+impl Plan {
+    /// The longest the run can take, in seconds: a result's rounds end at twice their budget
+    /// (the sampler's hard stop), set-up aside.
+    pub fn bound_s(&self) -> f64 {
+        (self.results - self.skipped) as f64 * self.budget_s * 2.0
+    }
+
+    /// The plan in one line.
+    pub fn describe(&self) -> String {
+        let skipped = match self.skipped {
+            0 => String::new(),
+            n => format!(" ({n} cannot run here)"),
+        };
+        format!(
+            "plan: {} results from {} benchmarks{skipped}, {} rounds, {} s budget each: at most {} \
+             (sampling stops early once the CI target is met)",
+            self.results,
+            self.benchmarks,
+            self.rounds,
+            self.budget_s,
+            fmt_duration(Duration::from_secs_f64(self.bound_s()))
+        )
+    }
+}
+
+/// Told what happens as a run goes on.
+pub trait Observer {
+    /// Before anything is measured.
+    fn plan(&mut self, _plan: &Plan) {}
+    /// A result is about to be measured in `round` (from 0).
+    fn visiting(&mut self, _round: usize, _what: &str) {}
+    /// That visit ended.
+    fn visited(&mut self) {}
+    /// A result is final.
+    fn result(&mut self, _row: &Row) {}
+    /// The run ended (finished or not).
+    fn finish(&mut self) {}
+}
+
+/// An observer that says nothing (`--quiet`, tests).
+pub struct Silent;
+
+impl Observer for Silent {}
+
+/// The progress of a run on stderr.
+pub struct Progress {
+    plan: Plan,
+    started: Instant,
+    visits: u64,
+    results: usize,
+    width: usize,
+    /// A live bar on a terminal; `None`: plain lines.
+    bar: Option<ProgressBar>,
+    /// The last results, shown under the bar.
+    recent: VecDeque<String>,
+}
+
+/// Results shown under the bar on a terminal.
+const RECENT: usize = 4;
+
+impl Progress {
+    /// Progress on stderr: a bar on a terminal, plain lines otherwise.
+    pub fn stderr() -> Progress {
+        let terminal = std::io::stderr().is_terminal();
+        let width = terminal_width_of_stderr().unwrap_or(crate::report::WIDTH);
+        let bar = terminal.then(|| {
+            let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{spinner} {bar:24} {percent:>3}% {elapsed_precise} eta {eta_precise}  {msg}",
+            ) {
+                bar.set_style(style.progress_chars("█▌ "));
+            }
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        Progress { plan: Plan::default(), started: Instant::now(), visits: 0, results: 0, width, bar, recent: VecDeque::new() }
+    }
+
+    fn counts(&self) -> String {
+        format!("{}/{} results", self.results, self.plan.results)
+    }
+
+    /// Seconds left, from the pace so far (`None` before the first visit ends).
+    fn eta(&self) -> Option<Duration> {
+        let done = self.visits;
+        let left = self.plan.visits.saturating_sub(done);
+        (done > 0).then(|| self.started.elapsed().mul_f64(left as f64 / done as f64))
+    }
+
+    fn redraw(&self, what: &str) {
+        if let Some(bar) = &self.bar {
+            let mut msg = format!("{} · {what}", self.counts());
+            for line in &self.recent {
+                msg.push('\n');
+                msg.push_str(line);
+            }
+            bar.set_message(msg);
+        }
+    }
+}
+
+fn terminal_width_of_stderr() -> Option<usize> {
+    let stderr = std::io::stderr();
+    stderr.is_terminal().then(|| terminal_size::terminal_size_of(&stderr).map(|(w, _)| usize::from(w.0)))?
+}
+
+impl Observer for Progress {
+    fn plan(&mut self, plan: &Plan) {
+        self.plan = plan.clone();
+        self.started = Instant::now();
+        let line = plan.describe();
+        match &self.bar {
+            Some(bar) => {
+                bar.set_length(plan.visits.max(1));
+                bar.println(crate::report::wrap(&line).trim_end());
+            }
+            None => eprintln!("{}", crate::report::wrap(&line).trim_end()),
+        }
+    }
+
+    fn visiting(&mut self, round: usize, what: &str) {
+        let what = format!("round {}/{}: {what}", round + 1, self.plan.rounds);
+        self.redraw(&what);
+    }
+
+    fn visited(&mut self) {
+        self.visits += 1;
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.visits);
+        }
+    }
+
+    fn result(&mut self, row: &Row) {
+        self.results += 1;
+        let line = crate::report::table::row_line(row, self.width.saturating_sub(2));
+        match &self.bar {
+            Some(_) => {
+                if self.recent.len() == RECENT {
+                    self.recent.pop_front();
+                }
+                self.recent.push_back(format!("  {line}"));
+                self.redraw("");
+            }
+            None => {
+                let eta = self.eta().map(|d| format!(" eta {}", fmt_duration(d))).unwrap_or_default();
+                let stamp = format!("[{} {}{eta}]", self.counts(), fmt_duration(self.started.elapsed()));
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "{stamp} {line}");
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// `1:05`, `12 s`, `2:03:00`.
+pub fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{}:{:02}", s / 60, s % 60),
+        _ => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_bounds_the_run_by_twice_the_budget_of_what_runs() {
+        let p = Plan { results: 10, benchmarks: 4, skipped: 2, visits: 40, rounds: 5, budget_s: 1.0 };
+        assert_eq!(p.bound_s(), 16.0);
+        let line = p.describe();
+        assert!(line.contains("10 results from 4 benchmarks (2 cannot run here)"), "{line}");
+        assert!(line.contains("at most 16 s"), "{line}");
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(fmt_duration(Duration::from_secs(12)), "12 s");
+        assert_eq!(fmt_duration(Duration::from_secs(65)), "1:05");
+        assert_eq!(fmt_duration(Duration::from_secs(7380)), "2:03:00");
+    }
+}
