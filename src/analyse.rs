@@ -366,7 +366,8 @@ pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
 }
 
 /// The flags a measured row earns.
-/// `material_outliers` counts the samples beyond 3 IQR and over 10 % from the median.
+/// `material_outliers` counts the samples beyond 3 IQR, and over 10 % and 4 timer steps from
+/// the median.
 pub fn flags(
     s: &stats::Summary,
     material_outliers: usize,

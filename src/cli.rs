@@ -2,10 +2,12 @@
 //! translation into the validated configuration of [`crate::config`]. Nothing below this
 //! module knows clap: [`Cli::into_command`] is the one hand-over.
 
-use crate::config::{self, Command as Cmd, DEFAULT_SWEEP, Format, Only, Output, Present, RunConfig, TAIL_SAMPLES, View};
-use crate::{report, seeds, terminal};
+use crate::config::{
+    self, Command as Cmd, DEFAULT_SWEEP, Format, Only, Output, Present, RunConfig, TAIL_SAMPLES, View,
+};
 use crate::model::Method;
 use crate::sampler::SamplerConfig;
+use crate::{report, seeds, terminal};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -69,7 +71,9 @@ Examples:
   osprim run --output today.json --thorough --strict")]
     Run(RunArgs),
     /// List benchmarks: id, what it measures, the seed rows it answers, whether it runs here.
-    #[command(after_help = "Examples:\n  osprim list\n  osprim list syscall ipc.pipe 'fault.*'\n  osprim list --format markdown")]
+    #[command(
+        after_help = "Examples:\n  osprim list\n  osprim list syscall ipc.pipe 'fault.*'\n  osprim list --format markdown"
+    )]
     List {
         /// Only ids matching any of these (family prefix, substring, or glob with *).
         patterns: Vec<String>,
@@ -98,14 +102,17 @@ Examples:
         present: PresentArgs,
     },
     /// The five seed papers' tables beside today's figures, from a saved result.
-    #[command(visible_alias = "seeds", after_help = "\
+    #[command(
+        visible_alias = "seeds",
+        after_help = "\
 Reads RESULT, or the newest result file in osprim-results/; measures nothing (the bare
 `osprim` measures the seed suite and shows this view).
 
 Examples:
   osprim papers
   osprim papers today.json --all-rows
-  osprim papers --format latex > seed-tables.tex")]
+  osprim papers --format latex > seed-tables.tex"
+    )]
     Papers {
         /// A result file (default: the newest in osprim-results/).
         result: Option<PathBuf>,
@@ -330,9 +337,7 @@ impl Cli {
             Some(Command::Papers { result, all_rows, present: p }) => {
                 Cmd::Papers { result, present: present(&p, false, all_rows) }
             }
-            Some(Command::Finish { result, present: p }) => {
-                Cmd::Finish { result, present: present(&p, false, false) }
-            }
+            Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
             Some(Command::Man { dir }) => Cmd::Man { dir },
         }

@@ -31,8 +31,8 @@ pub mod scratch;
 pub mod seeds;
 pub mod stats;
 pub mod store;
-pub mod terminal;
 pub mod sys;
+pub mod terminal;
 pub mod timer;
 
 use anyhow::{Context, Result};
@@ -185,10 +185,7 @@ fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt, strict
     if done.interrupted {
         return ExitCode::from(interrupt.exit_code());
     }
-    let failed = done.run.results.iter().any(|r| {
-        r.status == model::Status::Failed || r.validation.verdict == model::Verdict::Failed
-    });
-    if strict && failed { ExitCode::from(EXIT_CHECK_FAILED) } else { ExitCode::SUCCESS }
+    if strict && report::any_failed(&done.run) { ExitCode::from(EXIT_CHECK_FAILED) } else { ExitCode::SUCCESS }
 }
 
 /// `osprim man`: the man page on stdout, or every page into `dir`.

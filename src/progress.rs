@@ -101,7 +101,15 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(120));
             bar
         });
-        Progress { plan: Plan::default(), started: Instant::now(), visits: 0, results: 0, width, bar, recent: VecDeque::new() }
+        Progress {
+            plan: Plan::default(),
+            started: Instant::now(),
+            visits: 0,
+            results: 0,
+            width,
+            bar,
+            recent: VecDeque::new(),
+        }
     }
 
     fn counts(&self) -> String {
@@ -117,7 +125,7 @@ impl Progress {
 
     fn redraw(&self, what: &str) {
         if let Some(bar) = &self.bar {
-            let mut msg = format!("{} · {what}", self.counts());
+            let mut msg = if what.is_empty() { self.counts() } else { format!("{} · {what}", self.counts()) };
             for line in &self.recent {
                 msg.push('\n');
                 msg.push_str(line);

@@ -6,14 +6,14 @@
 use crate::analyse;
 use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::config::{Only, Output, RunConfig};
-use crate::stats::DEFAULT_RESAMPLES;
 use crate::journal::{self, Journal, Record, Rounds};
 use crate::model::{BuildInfo, Placement, RunFile, SCHEMA};
+use crate::progress::{Observer, Plan};
 use crate::sampler::{Method, SamplerConfig};
+use crate::stats::DEFAULT_RESAMPLES;
 use crate::store::write_result_file;
 use crate::{env, output, placement, registry, timer};
 use anyhow::{Context, Result};
-use crate::progress::{Observer, Plan};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -56,9 +56,9 @@ fn output_path(output: &Output, started: std::time::SystemTime) -> Result<Option
 /// Whether a variant's parameters are among those a restricted run (`only`) asks for.
 fn wanted(only: Option<&[Only]>, id: &str, params: &Params) -> bool {
     let Some(only) = only else { return true };
-    only.iter().filter(|o| o.id == id).any(|o| {
-        o.params.iter().all(|(k, v)| params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v)))
-    })
+    only.iter()
+        .filter(|o| o.id == id)
+        .any(|o| o.params.iter().all(|(k, v)| params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v))))
 }
 
 /// Runs the benchmarks `args.patterns` match, telling `observer` how it goes.
@@ -244,7 +244,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                 // now, shown as it comes, kept for the result file.
                 if slot.done || bench.single_round() || round + 1 == cfg.rounds.max(1) {
                     slot.done = true;
-                    let row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
+                    let row =
+                        analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
                     observer.result(&row);
                     slot.row = Some(row);
                 }

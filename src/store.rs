@@ -18,10 +18,7 @@ pub fn write_new_or_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomically(path, |file| std::io::Write::write_all(file, bytes))
 }
 
-fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+fn write_atomically(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && !meta.file_type().is_file()
     {

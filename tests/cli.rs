@@ -507,3 +507,82 @@ fn result_files_of_schemas_1_and_2_still_read() {
         assert!(text.lines().any(|l| l.contains("space.eventfd") && l.contains(" B")), "{file}: bytes shown as sizes");
     }
 }
+
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json")
+}
+
+#[test]
+fn show_renders_a_saved_file_in_every_format() {
+    for format in ["table", "json", "csv", "markdown", "latex"] {
+        let out = osprim().args(["show", "--format", format]).arg(fixture()).output().unwrap();
+        assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("syscall.null") || text.contains("syscall"), "{format}: {text}");
+    }
+    let out = osprim().args(["show", "--format", "json"]).arg(fixture()).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], 3);
+}
+
+#[test]
+fn papers_reads_the_newest_saved_result_and_measures_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = osprim().current_dir(dir.path()).arg("papers").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no saved result is a usage error");
+    assert!(one_error_line(&out.stderr).contains("no saved result in osprim-results/"));
+    let results = dir.path().join("osprim-results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(results.join("old.json"), b"{}").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::copy(fixture(), results.join("new.json")).unwrap();
+    let out = osprim().current_dir(dir.path()).arg("papers").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("new.json"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("L4Ka::Pistachio"));
+    let names: Vec<_> = std::fs::read_dir(&results).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 2, "papers saved nothing: {names:?}");
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_cli_definition() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = osprim().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("papers") && text.contains("--thorough"), "{shell}");
+    }
+    let out = osprim().arg("man").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".TH osprim 1"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = osprim().args(["man", "--dir"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for page in ["osprim.1", "osprim-run.1", "osprim-papers.1", "osprim-show.1"] {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(text.contains(".TH"), "{page}");
+    }
+    // A page name that is not a regular file is left as it is.
+    std::fs::remove_file(dir.path().join("osprim-run.1")).unwrap();
+    std::fs::create_dir(dir.path().join("osprim-run.1")).unwrap();
+    let out = osprim().args(["man", "--dir"]).arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(dir.path().join("osprim-run.1").is_dir());
+}
+
+#[test]
+fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
+    let out = osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "syscall"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].starts_with("plan: 3 results from 3 benchmarks"), "{err}");
+    for id in ["syscall.null", "syscall.getpid", "syscall.ioctl"] {
+        assert!(lines.iter().any(|l| l.contains("results") && l.contains(id)), "{id} streamed: {err}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.trim_end().lines().last().unwrap().starts_with("osprim: 3 results in "), "{stdout}");
+    let out =
+        osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--quiet", "syscall.null"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

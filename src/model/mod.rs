@@ -145,7 +145,7 @@ impl Flag {
             }
             Flag::Interrupted => "interrupted: fewer samples than planned",
             Flag::ManyOutliers => {
-                "over 5 % of samples are severe outliers (beyond 3 IQR and over 10 % from the median): other activity disturbed the run"
+                "over 5 % of samples are severe outliers (beyond 3 IQR, and over 10 % and 4 timer steps from the median): other activity disturbed the run"
             }
             Flag::PoorFit => {
                 "a point lies over 10 % and over 3 standard errors from the fitted model: the figures do not describe every size; read the points"

@@ -164,6 +164,9 @@ mod tests {
 
     #[test]
     fn latex_specials_are_escaped() {
-        assert_eq!(latex_escape("a_b & 5 % {x} µs ~ ^ \\"), "a\\_b \\& 5 \\% \\{x\\} $\\mu$s \\textasciitilde{} \\textasciicircum{} \\textbackslash{}");
+        assert_eq!(
+            latex_escape("a_b & 5 % {x} µs ~ ^ \\"),
+            "a\\_b \\& 5 \\% \\{x\\} $\\mu$s \\textasciitilde{} \\textasciicircum{} \\textbackslash{}"
+        );
     }
 }

@@ -61,8 +61,7 @@ pub fn verdict(run: &crate::model::RunFile, elapsed_s: f64) -> String {
     let failed = count(&|r| measured(r) && r.status == Status::Failed);
     let skipped = count(&|r| measured(r) && r.status == Status::Skipped);
     let clean = count(&|r| measured(r) && r.status == Status::Ok);
-    let flagged =
-        count(&|r| measured(r) && r.status == Status::Flagged && r.validation.verdict != Verdict::Failed);
+    let flagged = count(&|r| measured(r) && r.status == Status::Flagged && r.validation.verdict != Verdict::Failed);
     let mut parts = vec![format!("{clean} clean"), format!("{flagged} flagged")];
     if check_failed > 0 {
         parts.push(format!("{check_failed} CHECK FAILED"));
@@ -80,6 +79,12 @@ pub fn verdict(run: &crate::model::RunFile, elapsed_s: f64) -> String {
     };
     let measured = rows.len() - count(&|r| r.derived.is_some());
     format!("osprim: {measured} results{derived} in {time}{partial}: {}", parts.join(", "))
+}
+
+/// Whether a self-check failed or a benchmark failed in `run` (`--strict` exits 3 then).
+pub fn any_failed(run: &crate::model::RunFile) -> bool {
+    use crate::model::{Status, Verdict};
+    run.results.iter().any(|r| r.status == Status::Failed || r.validation.verdict == Verdict::Failed)
 }
 
 /// How a report is laid out for people: the width it keeps to and what it shows. Machine
@@ -165,5 +170,45 @@ mod wrap_tests {
         assert!(out.ends_with('\n'));
         let unbreakable = "x".repeat(150);
         assert_eq!(wrap(&unbreakable), unbreakable, "a word longer than the width stays whole");
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+    use crate::model::{Check, Method, Params, Status, Validation};
+
+    fn run_of(rows: Vec<crate::model::Row>) -> crate::model::RunFile {
+        let mut run = tests::run_file(false);
+        run.results = rows;
+        run
+    }
+
+    fn row(status: Status, check_ok: Option<bool>) -> crate::model::Row {
+        let mut r = crate::analyse::empty_row("syscall.null", "x", Params::new(), Method::Adaptive);
+        r.status = status;
+        if let Some(ok) = check_ok {
+            r.validation = Validation::from_checks(vec![Check {
+                name: "c".into(),
+                ok: Some(ok),
+                expected: "e".into(),
+                observed: "o".into(),
+            }]);
+        }
+        r
+    }
+
+    #[test]
+    fn the_verdict_counts_each_outcome_and_strict_sees_failed_checks_and_rows() {
+        let clean = run_of(vec![row(Status::Ok, Some(true)), row(Status::Skipped, None)]);
+        assert_eq!(verdict(&clean, 12.4), "osprim: 2 results in 12 s: 1 clean, 0 flagged, 1 skipped");
+        assert!(!any_failed(&clean));
+        let bad =
+            run_of(vec![row(Status::Flagged, Some(false)), row(Status::Failed, None), row(Status::Flagged, None)]);
+        assert_eq!(
+            verdict(&bad, 75.0),
+            "osprim: 3 results in 1:15: 0 clean, 1 flagged, 1 CHECK FAILED, 0 skipped, 1 FAILED"
+        );
+        assert!(any_failed(&bad));
     }
 }
