@@ -105,8 +105,8 @@ Examples:
     #[command(
         visible_alias = "seeds",
         after_help = "\
-Reads RESULT, or the newest result file in osprim-results/; measures nothing (the bare
-`osprim` measures the seed suite and shows this view).
+Reads RESULT, or the newest result file in osprim-results/; measures nothing unless asked
+with --run (which measures the seed suite, as the bare `osprim` does).
 
 Examples:
   osprim papers
@@ -119,6 +119,9 @@ Examples:
         /// List every seed row, also those without a figure today.
         #[arg(long)]
         all_rows: bool,
+        /// Measure the seed suite first (as the bare `osprim` does), then show the tables.
+        #[arg(long, conflicts_with = "result")]
+        run: bool,
         /// How to show it.
         #[command(flatten)]
         present: PresentArgs,
@@ -316,16 +319,18 @@ impl Cli {
             quiet: global.quiet,
             strict,
         };
+        let seed_suite = || RunConfig {
+            only: Some(seeds_only()),
+            bound_s: Some(config::SEED_SUITE_BOUND_S),
+            ..SamplingArgs::default().run_config(Vec::new())
+        };
         match self.command {
-            None => Cmd::Run {
-                run: RunConfig {
-                    only: Some(seeds_only()),
-                    bound_s: Some(config::SEED_SUITE_BOUND_S),
-                    ..SamplingArgs::default().run_config(Vec::new())
-                },
-                present: present(&PresentArgs::default(), false, false),
-                papers: true,
-            },
+            None => {
+                Cmd::Run { run: seed_suite(), present: present(&PresentArgs::default(), false, false), papers: true }
+            }
+            Some(Command::Papers { run: true, all_rows, present: p, .. }) => {
+                Cmd::Run { run: seed_suite(), present: present(&p, false, all_rows), papers: true }
+            }
             Some(Command::Run(args)) => Cmd::Run {
                 present: present(&args.present, args.strict, false),
                 run: args.sampling.run_config(args.patterns),
@@ -334,7 +339,7 @@ impl Cli {
             Some(Command::List { patterns, format }) => Cmd::List { patterns, format: format.into() },
             Some(Command::Env { format }) => Cmd::Env { format: format.into() },
             Some(Command::Show { result, present: p }) => Cmd::Show { result, present: present(&p, false, false) },
-            Some(Command::Papers { result, all_rows, present: p }) => {
+            Some(Command::Papers { result, all_rows, present: p, run: false }) => {
                 Cmd::Papers { result, present: present(&p, false, all_rows) }
             }
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
