@@ -4,9 +4,7 @@
 //! back, hold them to the precision printed (4 significant digits), and have as many cells in
 //! every row as in their header.
 
-use osprim::model::{
-    Row, RunFile, Status, Summary, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Unit,
-};
+use osprim::model::{Row, RunFile, Status, Summary, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Unit};
 use osprim::report::{View, csv, latex, markdown};
 use serde_json::{Value, json};
 use std::path::Path;

@@ -46,7 +46,9 @@ fn compile(name: &str, body: &str) -> Result<(), String> {
 #[test]
 fn the_latex_export_compiles_with_pdflatex() {
     if !pdflatex_available() {
-        eprintln!("pdflatex is not on PATH: the LaTeX export was not compiled (apt-get install texlive-latex-base texlive-latex-recommended)");
+        eprintln!(
+            "pdflatex is not on PATH: the LaTeX export was not compiled (apt-get install texlive-latex-base texlive-latex-recommended)"
+        );
         return;
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");

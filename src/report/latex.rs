@@ -26,9 +26,8 @@ use std::fmt::Write;
 
 /// The results of `run` as LaTeX tables.
 pub fn render(run: &RunFile, view: &View) -> String {
-    let mut out = String::from(
-        "% osprim results: one table per family. Needs \\usepackage{booktabs}; \\textmu is textcomp's.\n",
-    );
+    let mut out =
+        String::from("% osprim results: one table per family. Needs \\usepackage{booktabs}; \\textmu is textcomp's.\n");
     for (label, text) in markdown::header(run) {
         let _ = writeln!(out, "% {label}: {}", text.replace(['\n', '\r'], " "));
     }
@@ -38,8 +37,7 @@ pub fn render(run: &RunFile, view: &View) -> String {
     }
     let seed = run.config.method == Method::Seed;
     let spec: String = NUMERIC.iter().map(|&n| if n { 'r' } else { 'l' }).collect();
-    let headings: Vec<String> =
-        markdown::headings(seed).iter().map(|h| escape(h).replace(" \\%", "\\,\\%")).collect();
+    let headings: Vec<String> = markdown::headings(seed).iter().map(|h| escape(h).replace(" \\%", "\\,\\%")).collect();
     let mut labels: Vec<String> = Vec::new();
     for family in &families {
         let label = unique_label(&family.name, &mut labels);
@@ -66,7 +64,13 @@ pub fn render(run: &RunFile, view: &View) -> String {
                 let mut cells = vec![id];
                 for (i, cell) in line.cells().iter().enumerate() {
                     let numeric = NUMERIC.get(i + 1).copied().unwrap_or(false);
-                    cells.push(if i == 8 { String::new() } else if numeric { figure(cell) } else { escape(cell) });
+                    cells.push(if i == 8 {
+                        String::new()
+                    } else if numeric {
+                        figure(cell)
+                    } else {
+                        escape(cell)
+                    });
                 }
                 if !line.note.is_empty() {
                     notes.push(escape(&line.note));

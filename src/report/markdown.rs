@@ -93,7 +93,13 @@ pub(super) fn header(run: &RunFile) -> Vec<(&'static str, String)> {
     let c = &run.config;
     let t = &run.timer;
     let mut header = vec![
-        ("osprim", format!("{} (commit {}, {} build, {})", run.osprim.version, run.osprim.commit, run.osprim.profile, run.osprim.rustc)),
+        (
+            "osprim",
+            format!(
+                "{} (commit {}, {} build, {})",
+                run.osprim.version, run.osprim.commit, run.osprim.profile, run.osprim.rustc
+            ),
+        ),
         ("machine", machine),
         ("kernel", format!("Linux {}", m.kernel.release)),
         (
