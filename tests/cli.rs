@@ -201,7 +201,7 @@ fn csv_output_has_a_header_and_a_row_per_result() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[0].starts_with("id,params,unit,status,verdict,flags,n,iterations_per_sample,median,"),
+        lines[0].starts_with("row,id,stage,unit,status,verdict,flags,method,stop,n,iterations_per_sample,median,"),
         "{}",
         lines[0]
     );

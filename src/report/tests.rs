@@ -273,6 +273,82 @@ fn csv_of_a_partial_run() {
 }
 
 #[test]
+fn csv_uses_the_result_files_names_and_one_column_per_parameter() {
+    let text = super::csv::render(&run_file(false));
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().expect("header").iter().map(String::from).collect();
+    assert_eq!(&header[..super::csv::COLUMNS.len()], super::csv::COLUMNS);
+    assert_eq!(&header[super::csv::COLUMNS.len()..], ["bytes", "objects", "peer", "placement", "sizes"]);
+    assert!(!header.iter().any(|h| h == "params"));
+    let records: Vec<::csv::StringRecord> = reader.records().map(|r| r.expect("record")).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    assert!(records.iter().all(|r| r.len() == header.len()), "no ragged line");
+    let skipped = records.iter().find(|r| &r[col("id")] == "fault.uffd").expect("skipped row");
+    assert_eq!(&skipped[col("verdict")], "not_validated");
+    let process = records.iter().find(|r| &r[col("id")] == "ctx.process").expect("flagged row");
+    assert_eq!(&process[col("flags")], "ci_target_missed unstable check_failed");
+    assert_eq!(&process[col("placement")], "same_cpu");
+    let stages: Vec<&::csv::StringRecord> = records.iter().filter(|r| !r[col("stage")].is_empty()).collect();
+    assert_eq!(stages.iter().map(|r| &r[col("stage")]).collect::<Vec<_>>(), ["user", "slab"]);
+    assert!(stages.iter().all(|r| &r[col("id")] == "space.eventfd" && &r[col("unit")] == "bytes"));
+    assert_eq!(records.len() - stages.len(), run_file(false).results.len(), "one line per row besides stages");
+}
+
+#[test]
+fn csv_markdown_and_latex_of_odd_runs_do_not_panic() {
+    let mut run = run_file(false);
+    run.results.truncate(0);
+    let renders: [fn(&RunFile) -> String; 2] =
+        [super::csv::render, |r| super::markdown::render(r, &super::View::default())];
+    for render in renders {
+        assert!(!render(&run).is_empty());
+    }
+    assert!(super::latex::render(&run, &super::View::default()).contains("No results"));
+    let mut run = run_file(false);
+    for r in &mut run.results {
+        r.params.insert("weird|key".into(), json!("a|b & c_d % $ # { } ~ ^ \\ <x> µ ☃ --cpu"));
+        if let Some(s) = r.summary.as_mut() {
+            s.median = f64::NAN;
+            s.median_ci95 = [f64::NEG_INFINITY, f64::INFINITY];
+        }
+        r.notes.push("two\nlines".into());
+    }
+    run.results[2].summary = None;
+    let detail = super::View { detail: true, ..super::View::default() };
+    let csv = super::csv::render(&run);
+    assert!(csv.contains("NaN") && csv.contains("weird|key"), "{csv}");
+    let md = super::markdown::render(&run, &detail);
+    for line in md.lines().filter(|l| l.starts_with('|')) {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert_eq!(cells, 11, "every table line has the header's 10 cells: {line}");
+    }
+    let tex = super::latex::render(&run, &detail);
+    assert!(!tex.contains('☃') && !tex.contains("a|b"), "{tex}");
+}
+
+#[test]
+fn markdown() {
+    insta::assert_snapshot!(super::markdown::render(&run_file(false), &super::View::default()));
+}
+
+#[test]
+fn markdown_of_a_partial_run_in_detail() {
+    let view = super::View { detail: true, ..super::View::default() };
+    insta::assert_snapshot!(super::markdown::render(&run_file(true), &view));
+}
+
+#[test]
+fn latex() {
+    insta::assert_snapshot!(super::latex::render(&run_file(false), &super::View::default()));
+}
+
+#[test]
+fn latex_of_a_partial_run_in_detail() {
+    let view = super::View { detail: true, ..super::View::default() };
+    insta::assert_snapshot!(super::latex::render(&run_file(true), &view));
+}
+
+#[test]
 fn seeds() {
     insta::assert_snapshot!(super::seeds::render(&run_file(false), &super::View::default()));
 }
