@@ -90,7 +90,7 @@ impl Progress {
     /// Progress on stderr: a bar on a terminal, plain lines otherwise.
     pub fn stderr() -> Progress {
         let terminal = std::io::stderr().is_terminal();
-        let width = terminal_width_of_stderr().unwrap_or(crate::report::WIDTH);
+        let width = terminal_width_of_stderr().unwrap_or(crate::report::WIDTH).max(40);
         let bar = terminal.then(|| {
             let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
@@ -144,13 +144,14 @@ impl Observer for Progress {
     fn plan(&mut self, plan: &Plan) {
         self.plan = plan.clone();
         self.started = Instant::now();
-        let line = plan.describe();
+        // One column short of the terminal: a line that fills it would wrap on some terminals.
+        let line = crate::report::wrap_to(&plan.describe(), self.width.min(crate::report::WIDTH) - 1);
         match &self.bar {
             Some(bar) => {
                 bar.set_length(plan.visits.max(1));
-                bar.println(crate::report::wrap(&line).trim_end());
+                bar.println(line.trim_end());
             }
-            None => eprintln!("{}", crate::report::wrap(&line).trim_end()),
+            None => eprintln!("{}", line.trim_end()),
         }
     }
 
@@ -168,7 +169,7 @@ impl Observer for Progress {
 
     fn result(&mut self, row: &Row) {
         self.results += 1;
-        let line = crate::report::table::row_line(row, self.width.saturating_sub(2));
+        let line = crate::report::table::row_line(row, self.width.saturating_sub(4));
         match &self.bar {
             Some(_) => {
                 if self.recent.len() == RECENT {

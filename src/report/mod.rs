@@ -123,27 +123,32 @@ pub fn new_table() -> comfy_table::Table {
 /// `text` with every line longer than [`WIDTH`] broken at spaces; the continuation lines are
 /// indented four columns more than the line they continue.
 pub fn wrap(text: &str) -> String {
+    wrap_to(text, WIDTH)
+}
+
+/// `text` with every line longer than `width` broken at spaces, as [`wrap`] does.
+pub fn wrap_to(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 50);
     for line in text.split_inclusive('\n') {
         let (body, newline) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
         let lead = body.len() - body.trim_start().len();
         let indent = " ".repeat(lead + 4);
-        let mut width = 0;
+        let mut col = 0;
         for (i, word) in body.trim_start().split(' ').enumerate() {
             let w = word.chars().count();
             if i == 0 {
                 out.push_str(&body[..lead]);
-                width = lead;
-            } else if width + 1 + w > WIDTH && width > indent.len() {
+                col = lead;
+            } else if col + 1 + w > width && col > indent.len() {
                 out.push('\n');
                 out.push_str(&indent);
-                width = indent.len();
+                col = indent.len();
             } else {
                 out.push(' ');
-                width += 1;
+                col += 1;
             }
             out.push_str(word);
-            width += w;
+            col += w;
         }
         out.push_str(newline);
     }
