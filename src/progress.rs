@@ -77,7 +77,9 @@ pub struct Progress {
     visits: u64,
     results: usize,
     width: usize,
-    /// A live bar on a terminal; `None`: plain lines.
+    /// Whether stderr is a terminal (a live bar) or not (plain lines).
+    terminal: bool,
+    /// The live bar, once the plan is printed.
     bar: Option<ProgressBar>,
     /// The last results, shown under the bar.
     recent: VecDeque<String>,
@@ -91,25 +93,28 @@ impl Progress {
     pub fn stderr() -> Progress {
         let terminal = std::io::stderr().is_terminal();
         let width = terminal_width_of_stderr().unwrap_or(crate::report::WIDTH).max(40);
-        let bar = terminal.then(|| {
-            let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template(
-                "{spinner} {bar:24} {percent:>3}% {elapsed_precise} eta {eta_precise}  {msg}",
-            ) {
-                bar.set_style(style.progress_chars("█▌ "));
-            }
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
         Progress {
             plan: Plan::default(),
             started: Instant::now(),
             visits: 0,
             results: 0,
             width,
-            bar,
+            terminal,
+            bar: None,
             recent: VecDeque::new(),
         }
+    }
+
+    /// The bar: the share of visits done, time taken, ETA, and the last results under it.
+    fn new_bar(len: u64) -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} {bar:24} {percent:>3}% {elapsed_precise} eta {eta_precise}  {msg}")
+        {
+            bar.set_style(style.progress_chars("█▌ "));
+        }
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
     }
 
     fn counts(&self) -> String {
@@ -146,12 +151,9 @@ impl Observer for Progress {
         self.started = Instant::now();
         // One column short of the terminal: a line that fills it would wrap on some terminals.
         let line = crate::report::wrap_to(&plan.describe(), self.width.min(crate::report::WIDTH) - 1);
-        match &self.bar {
-            Some(bar) => {
-                bar.set_length(plan.visits.max(1));
-                bar.println(line.trim_end());
-            }
-            None => eprintln!("{}", line.trim_end()),
+        eprintln!("{}", line.trim_end());
+        if self.terminal {
+            self.bar = Some(Self::new_bar(plan.visits.max(1)));
         }
     }
 
