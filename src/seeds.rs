@@ -104,6 +104,8 @@ pub struct Paper {
     pub short_venue: &'static str,
     /// The year ("2003", or "c. 2000" for an undated web page).
     pub year: &'static str,
+    /// A related publication to cite beside it (empty if none).
+    pub see_also: &'static str,
     /// The machine and system the figures were measured on.
     pub platform: &'static str,
     /// The statistic and unit of its figures, and how they were taken.
@@ -137,6 +139,9 @@ impl Paper {
             s.push_str(", ");
         }
         s.push_str(&format!("“{}”, {}, {}.", self.title, self.venue, self.year));
+        if !self.see_also.is_empty() {
+            s.push_str(&format!(" See also {}.", self.see_also));
+        }
         s
     }
 
@@ -171,6 +176,7 @@ pub const PAPERS: [Paper; 5] = [
                 USENIX/ACM",
         short_venue: "MobiSys",
         year: "2003",
+        see_also: "",
         platform: "the AMD machine at 900 MHz (speed changing disabled), Windows 2000",
         statistic: "µs; the mean of 10,000 runs after the first 100 were discarded; operations with hidden \
                     overhead (intercepting a message) measured as the time with minus without",
@@ -194,6 +200,7 @@ pub const PAPERS: [Paper; 5] = [
         venue: "web page of the L4Ka project, University of Karlsruhe, maintained by Joshua LeVasseur",
         short_venue: "",
         year: "c. 2003",
+        see_also: "",
         platform: "a 500 MHz IBM PowerPC 750 (Apple Pismo PowerBook), the initial Pistachio release",
         statistic: "cycles and retired instructions per operation",
         tables: &[PaperTable {
@@ -215,6 +222,7 @@ pub const PAPERS: [Paper; 5] = [
         venue: "3rd USENIX Windows NT Symposium",
         short_venue: "USENIX Windows NT Symposium",
         year: "1999",
+        see_also: "",
         platform: "450 MHz Pentium II, Linux 2.0.36 and Windows NT 4.0 SP5, Myrinet (LANai 4)",
         statistic: "µs per notification, stage by stage; the figures as the text gives them",
         tables: &[PaperTable {
@@ -234,10 +242,11 @@ pub const PAPERS: [Paper; 5] = [
         authors: "Greg Law and Julie McCann",
         short_authors: "Law & McCann",
         title: "Performance Results",
-        venue: "web page of the Go! component-based operating system, City University, London; see also \
-                “A New Protection Model for Component-Based Operating Systems”, IEEE IPCCC 2000",
+        venue: "web page of the Go! component-based operating system, City University, London",
         short_venue: "",
         year: "c. 2000",
+        see_also: "G. Law and J. McCann, “A New Protection Model for Component-Based Operating Systems”, \
+                   IEEE IPCCC 2000",
         platform: "an Intel Pentium P54C at 90 MHz, 32 MB EDO DRAM, 8 KB two-way caches",
         statistic: "cycles by rdtsc; best case: hot cache and branch-target buffer, a tight loop averaged; \
                     worst case: caches and branch-target buffers flushed just before timing",
@@ -298,6 +307,7 @@ pub const PAPERS: [Paper; 5] = [
         venue: "USENIX Annual Technical Conference",
         short_venue: "USENIX ATC",
         year: "1998",
+        see_also: "",
         platform: "DEC Alpha, Digital UNIX and SPIN",
         statistic: "µs; total = trap + other, trap being the time to pass control to the signal handler \
                     (Digital UNIX) or to Rhino's page-fault handler (SPIN)",

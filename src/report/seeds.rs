@@ -94,12 +94,20 @@ pub struct SeedRow {
     pub reason: Option<String>,
     /// The paper's remark on the figure.
     pub note: Option<String>,
+    /// Where the comparison is not like for like (a cold-cache figure beside a measurement not
+    /// taken cold): the summary leaves such a row out of its median, best and worst.
+    pub caveat: Option<String>,
 }
 
 impl SeedRow {
     /// Operation and variant in one label: "call, best (hot cache)".
     pub fn label(&self) -> String {
-        if self.variant.is_empty() { self.operation.clone() } else { format!("{}, {}", self.operation, self.variant) }
+        // L4's variants "cycles" and "instructions" are the unit, which the figure shows.
+        if self.variant.is_empty() || self.variant == self.then_unit {
+            self.operation.clone()
+        } else {
+            format!("{}, {}", self.operation, self.variant)
+        }
     }
 
     /// The time or memory change, whichever the row has: ratio and its wording.
@@ -225,6 +233,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         status: RowStatus::Measured,
         reason: None,
         note: (!f.note.trim().is_empty()).then(|| f.note.trim().to_string()),
+        caveat: None,
     };
     let Some(want) = want else {
         let (status, reason) = match target {
@@ -264,6 +273,13 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         (Some(m), _) => (Some(m), "mean"),
         (None, m) => (m, "median"),
     };
+    // Same condition: a cold-cache figure beside a result taken cold, a hot one beside one not.
+    let cold_today = want.params.iter().any(|&(k, v)| k == "cache" && v == "cold");
+    if f.variant.contains("cold cache") && !cold_today {
+        row.caveat = Some("a worst case (cold cache) beside a result not taken cold: the conditions differ".into());
+    } else if f.variant.contains("hot cache") && cold_today {
+        row.caveat = Some("a best case (hot cache) beside a result taken cold: the conditions differ".into());
+    }
     row.today_mean = today.mean;
     row.today_median = today.median;
     row.today_statistic = Some(name.to_string());
@@ -318,7 +334,6 @@ enum Tone {
     Good,
     Bad,
     Bold,
-    Dim,
 }
 
 /// "26.7× faster", "250× slower", "13.8× less memory"; and whether today is better.
@@ -392,39 +407,65 @@ fn median_ratio(mut v: Vec<f64>) -> Option<f64> {
     }
 }
 
-/// Rows of one paper's table set apart by system or platform where the table mixes them
-/// (Rhino's Digital UNIX and SPIN, VMMC's Linux and NT, Go!'s other OSs): who, for each row.
-fn who(rows: &[&SeedRow], paper: &Paper) -> Vec<Option<String>> {
+/// One table of a paper in the view: where it is in the paper, its caption, and its rows each
+/// with the label it goes by.
+struct Group<'a> {
+    source: String,
+    caption: String,
+    rows: Vec<(&'a SeedRow, String)>,
+}
+
+impl Group<'_> {
+    /// "Table 3: Average time …", or the source alone.
+    fn title(&self) -> String {
+        if self.caption.is_empty() { self.source.clone() } else { format!("{}: {}", self.source, self.caption) }
+    }
+
+    /// The rows the view shows: all of them, or those with a figure today.
+    fn visible(&self, all: bool) -> Vec<&(&SeedRow, String)> {
+        self.rows.iter().filter(|(r, _)| all || r.status == RowStatus::Measured).collect()
+    }
+}
+
+/// The labels rows go by in one table: set apart by system or platform where the table mixes
+/// them (Rhino's Digital UNIX and SPIN, VMMC's Linux and NT, Go!'s other OSs), and without a
+/// prefix every operation shares ("notification: "), which the caption says.
+fn labels(rows: &[&SeedRow], paper: &Paper) -> Vec<String> {
     let mut platforms: Vec<&str> = rows.iter().map(|r| r.platform.as_str()).collect();
     platforms.sort_unstable();
     platforms.dedup();
-    let mut distinct: Vec<&str> = rows.iter().map(|r| r.system.as_str()).collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let short = |s: &str| {
-        let own = paper.system.split_whitespace().next().unwrap_or(paper.system);
-        s.strip_prefix(own).map(|t| t.trim_start().trim_start_matches("on ").to_string()).filter(|t| !t.is_empty())
+    let mut systems: Vec<&str> = rows.iter().map(|r| r.system.as_str()).collect();
+    systems.sort_unstable();
+    systems.dedup();
+    let own = paper.system.split_whitespace().next().unwrap_or(paper.system);
+    let short = |s: &str| -> String {
+        s.strip_prefix(own)
+            .map(|t| t.trim_start().trim_start_matches("on ").to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| s.to_string())
     };
+    let shared = rows
+        .first()
+        .and_then(|r| r.operation.split_once(": ").map(|(p, _)| format!("{p}: ")))
+        .filter(|p| rows.len() > 1 && rows.iter().all(|r| r.operation.starts_with(p.as_str())));
     rows.iter()
-        .map(|r| match (distinct.len() > 1, platforms.len() > 1) {
-            (true, true) => Some(format!("{} ({})", short(&r.system).unwrap_or_else(|| r.system.clone()), r.platform)),
-            (true, false) => Some(short(&r.system).unwrap_or_else(|| r.system.clone())),
-            (false, true) => Some(r.platform.clone()),
-            (false, false) => None,
+        .map(|r| {
+            let mut label = r.label();
+            if let Some(p) = &shared {
+                label = label[p.len()..].to_string();
+            }
+            match (systems.len() > 1, platforms.len() > 1) {
+                (true, true) => format!("{} ({}): {label}", short(&r.system), r.platform),
+                (true, false) => format!("{}: {label}", short(&r.system)),
+                (false, true) => format!("{}: {label}", r.platform),
+                (false, false) => label,
+            }
         })
         .collect()
 }
 
-/// The label a row goes by in the view: "SPIN: page fault read warm, trap".
-fn shown_label(r: &SeedRow, who: &Option<String>) -> String {
-    match who {
-        Some(w) => format!("{w}: {}", r.label()),
-        None => r.label(),
-    }
-}
-
 /// A paper's rows, grouped by its tables (tables the metadata lacks come last, as found).
-fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<(String, String, Vec<&'a SeedRow>)> {
+fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<Group<'a>> {
     let mine: Vec<&SeedRow> = rows.iter().filter(|r| r.paper == paper.system).collect();
     let mut keys: Vec<&str> = paper.tables.iter().map(|t| t.key).collect();
     for r in &mine {
@@ -440,21 +481,24 @@ fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<(String, String, Vec<
             }
             let (source, caption) =
                 paper.table(k).map_or((k.to_string(), String::new()), |t| (t.source.into(), t.caption.into()));
-            Some((source, caption, group))
+            let names = labels(&group, paper);
+            Some(Group { source, caption, rows: group.into_iter().zip(names).collect() })
         })
         .collect()
 }
 
-/// Rows without a figure today, counted per reason: (count, kind words, reason, operations).
-fn collapsed(groups: &[(String, String, Vec<&SeedRow>)], several_tables: bool) -> Vec<String> {
-    struct Group {
+/// Rows without a figure today, one line per reason: how many, why, and which (by table
+/// where the paper has several).
+fn collapsed(groups: &[Group]) -> Vec<String> {
+    struct Reason {
         count: usize,
         head: String,
-        ops: Vec<String>,
+        /// (table, its operations)
+        ops: Vec<(String, Vec<String>)>,
     }
-    let mut out: Vec<Group> = Vec::new();
-    for (source, _, rows) in groups {
-        for r in rows.iter().filter(|r| r.status != RowStatus::Measured) {
+    let mut out: Vec<Reason> = Vec::new();
+    for g in groups {
+        for (r, label) in g.rows.iter().filter(|(r, _)| r.status != RowStatus::Measured) {
             let why = r.reason.as_deref().unwrap_or("");
             let head = match r.status {
                 RowStatus::Measured => continue,
@@ -463,22 +507,41 @@ fn collapsed(groups: &[(String, String, Vec<&SeedRow>)], several_tables: bool) -
                 RowStatus::NotApplicable => format!("not applicable: {why}"),
                 RowStatus::NotInResult => format!("{why}: {}", bench_text(r).unwrap_or_default()),
             };
-            let op = if several_tables { format!("{source} {}", r.operation) } else { r.operation.clone() };
-            match out.iter_mut().find(|g| g.head == head) {
-                Some(g) => {
-                    g.count += 1;
-                    if !g.ops.contains(&op) {
-                        g.ops.push(op);
-                    }
+            // The operation without its variant (a best and a worst case are one operation).
+            let op = match label.strip_suffix(&r.variant).and_then(|l| l.strip_suffix(", ")) {
+                Some(l) if !r.variant.is_empty() => l.to_string(),
+                _ => label.clone(),
+            };
+            let reason = match out.iter_mut().find(|x| x.head == head) {
+                Some(x) => x,
+                None => {
+                    out.push(Reason { count: 0, head, ops: Vec::new() });
+                    out.last_mut().expect("just pushed")
                 }
-                None => out.push(Group { count: 1, head, ops: vec![op] }),
+            };
+            reason.count += 1;
+            let table = match reason.ops.iter_mut().find(|(t, _)| *t == g.source) {
+                Some(t) => t,
+                None => {
+                    reason.ops.push((g.source.clone(), Vec::new()));
+                    reason.ops.last_mut().expect("just pushed")
+                }
+            };
+            if !table.1.contains(&op) {
+                table.1.push(op);
             }
         }
     }
+    let several = groups.len() > 1;
     out.into_iter()
-        .map(|g| {
-            let rows = if g.count == 1 { "row" } else { "rows" };
-            format!("{} {rows} {} ({})", g.count, g.head, g.ops.join("; "))
+        .map(|x| {
+            let rows = if x.count == 1 { "row" } else { "rows" };
+            let which: Vec<String> = x
+                .ops
+                .iter()
+                .map(|(t, ops)| if several { format!("{t}: {}", ops.join(", ")) } else { ops.join(", ") })
+                .collect();
+            format!("{} {rows} {} — {}", x.count, x.head, which.join("; "))
         })
         .collect()
 }
@@ -499,7 +562,7 @@ struct Notes(Vec<String>);
 impl Notes {
     /// The numbers of `r`'s notes (its paper's remark, and a median standing in for a mean).
     fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
-        let mut texts: Vec<&str> = r.note.iter().map(String::as_str).collect();
+        let mut texts: Vec<&str> = r.note.iter().chain(&r.caveat).map(String::as_str).collect();
         if r.today_statistic.as_deref() == Some("median") {
             texts.push(MEDIAN_NOTE);
         }
@@ -584,7 +647,6 @@ fn paint(text: &str, tone: Tone, color: bool) -> String {
         Tone::Good => "32",
         Tone::Bad => "33",
         Tone::Bold => "1",
-        Tone::Dim => "2",
     };
     if color && !text.is_empty() { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
 }
@@ -643,8 +705,12 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
             w[f] = room;
             break;
         }
-        let Some(pos) = shown.iter().rposition(|&i| columns[i].movable) else {
-            w[f] = room.max(8);
+        // Movable columns first; when even that is not enough (a very narrow terminal), every
+        // column but the operation goes into the detail line.
+        let pos =
+            shown.iter().rposition(|&i| columns[i].movable).or_else(|| shown.iter().rposition(|&i| !columns[i].flex));
+        let Some(pos) = pos.filter(|_| shown.len() > 1) else {
+            w[f] = room.max(1);
             break;
         };
         shown.remove(pos);
@@ -711,7 +777,7 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
         }
         if !detail.is_empty() {
             for d in wrap(&detail, width, "   ↳ ", "     ") {
-                out.push_str(&paint(&d, Tone::Dim, color));
+                out.push_str(&d);
                 out.push('\n');
             }
         }
@@ -761,11 +827,26 @@ fn cycles_text(run: &RunFile) -> String {
     }
 }
 
+/// The ratios the summary of a paper rests on: (label, ratio), in time where there are
+/// times, else in cycles, else in memory; rows whose conditions differ are left out.
+fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> (Vec<(&'a str, f64)>, Change, &'static str) {
+    let pick = |f: fn(&SeedRow) -> Option<f64>| -> Vec<(&'a str, f64)> {
+        all.iter().filter(|(r, _)| r.caveat.is_none()).filter_map(|(r, l)| f(r).map(|x| (l.as_str(), x))).collect()
+    };
+    [
+        (pick(|r| r.ratio_time), Change::Time, "in time"),
+        (pick(|r| r.ratio_cycles), Change::Time, "in cycles"),
+        (pick(|r| r.ratio_bytes), Change::Memory, "in memory"),
+    ]
+    .into_iter()
+    .find(|(v, _, _)| !v.is_empty())
+    .unwrap_or((Vec::new(), Change::Time, ""))
+}
+
 /// The summary of one paper: rows with a figure today, the median change, best and worst.
 fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize, color: bool) {
     let groups = by_table(paper, rows);
-    let all: Vec<(&SeedRow, Option<String>)> =
-        groups.iter().flat_map(|(_, _, g)| g.iter().copied().zip(who(g, paper))).collect();
+    let all: Vec<&(&SeedRow, String)> = groups.iter().flat_map(|g| g.rows.iter()).collect();
     let measured = all.iter().filter(|(r, _)| r.status == RowStatus::Measured).count();
     let mut counts: Vec<String> = Vec::new();
     for (status, words) in [
@@ -779,44 +860,42 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
             counts.push(format!("{n} {words}"));
         }
     }
-    let mut first =
-        format!("{} ({}): {measured} of {} rows have a figure today", paper.system, paper.short_cite(), all.len());
+    let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
     if !counts.is_empty() {
-        let _ = write!(first, " ({})", counts.join(", "));
+        let _ = write!(first, "; {}", counts.join(", "));
     }
     heading(out, &first, width, color);
-    // Time where there is a time; else cycles; else memory.
-    let pick = |f: fn(&SeedRow) -> Option<f64>| -> Vec<(String, f64)> {
-        all.iter().filter_map(|(r, w)| f(r).map(|x| (shown_label(r, w), x))).collect()
-    };
-    let (ratios, kind, what) = [
-        (pick(|r| r.ratio_time), Change::Time, "in time"),
-        (pick(|r| r.ratio_cycles), Change::Time, "in cycles"),
-        (pick(|r| r.ratio_bytes), Change::Memory, "in memory"),
-    ]
-    .into_iter()
-    .find(|(v, _, _)| !v.is_empty())
-    .unwrap_or((Vec::new(), Change::Time, ""));
+    let (ratios, kind, what) = summary_ratios(&all);
+    let words = |r: f64| change_words(r, kind).0;
     let mut text = String::new();
-    if let Some(m) = median_ratio(ratios.iter().map(|(_, r)| *r).collect()) {
-        let words = |r: f64| change_words(r, kind).0;
-        let _ = write!(text, "median {} {what} over {} rows", words(m), ratios.len());
-        if ratios.len() > 1 {
+    match median_ratio(ratios.iter().map(|(_, r)| *r).collect()) {
+        Some(m) => {
+            let _ = write!(text, "median {} {what} ({} rows)", words(m), ratios.len());
             let best = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1));
             let worst = ratios.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-            if let (Some(b), Some(w)) = (best, worst) {
-                let _ = write!(text, "; best: {}, {}; worst: {}, {}", b.0, words(b.1), w.0, words(w.1));
+            if let (Some(b), Some(w)) = (best, worst)
+                && ratios.len() > 1
+            {
+                let _ = write!(text, "; from {} ({}) to {} ({})", words(w.1), w.0, words(b.1), b.0);
+            }
+            let left = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
+            if left > 0 {
+                let _ = write!(text, "; {left} cold-cache rows beside warm results left out");
             }
         }
-    } else if measured > 0 {
-        text.push_str("no ratio: today's figures and the paper's are not in comparable units");
-    } else {
-        text.push_str("nothing to compare yet");
+        None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
+        None => text.push_str("nothing to compare yet"),
     }
     for l in wrap(&text, width, "    ", "    ") {
         let _ = writeln!(out, "{l}");
     }
 }
+
+/// What "N× faster" means, for every format.
+const LEGEND: &str = "\"N× faster\" is the paper's figure divided by today's, both means (the papers' \
+    statistic; the median where today has no mean): in time where the paper gives a time or cycles at a \
+    stated clock, and in cycles where it gives cycles. Columns: then, the paper's figure; today, today's \
+    mean, with the median beside it.";
 
 /// The summary section: what is compared, on which machine, and per paper how it went.
 fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String {
@@ -825,10 +904,10 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
     para(&mut out, &format!("Today: {}; {}.", machine_text(run), cycles_text(run)), width);
     para(
         &mut out,
-        "\"N× faster\" is the paper's figure divided by today's, both means (the papers' statistic; \
-         the median where today has no mean): in time where the paper gives a time or cycles at a stated \
-         clock, and in cycles where it gives cycles. A paper's median is the median of its rows' ratios \
-         (with an even count, the geometric mean of the middle two).",
+        &format!(
+            "{LEGEND} A paper's median is the plain median of its rows' ratios (the geometric mean of the \
+             middle two when their number is even)."
+        ),
         width,
     );
     if run.partial {
@@ -856,71 +935,18 @@ fn columns(wide: bool) -> Vec<Column> {
         Column { header: "in cycles", align: Align::Right, flex: false, movable: true },
     ];
     if wide {
-        c.push(Column { header: "benchmark", align: Align::Left, flex: false, movable: false });
+        c.push(Column { header: "today's benchmark", align: Align::Left, flex: false, movable: false });
     }
     c
 }
 
-/// One paper: heading, citation, a table per table of the paper, the rows left out, notes.
-fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::View, width: usize) {
-    let color = view.color;
-    let groups = by_table(paper, rows);
-    out.push('\n');
-    let title = paper.heading();
-    heading(out, &title, width, color);
-    let _ = writeln!(out, "{}", "═".repeat(chars(&title).min(width)));
-    para(out, &paper.citation(), width);
-    para(out, &format!("Measured on {}; {}.", paper.platform, paper.statistic), width);
-    let mut notes = Notes::default();
-    for (source, caption, group) in &groups {
-        let whos = who(group, paper);
-        let visible: Vec<(&SeedRow, &Option<String>)> = group
-            .iter()
-            .copied()
-            .zip(&whos)
-            .filter(|(r, _)| view.all_rows || r.status == RowStatus::Measured)
-            .collect();
-        if visible.is_empty() {
-            continue;
-        }
-        out.push('\n');
-        let sub = if caption.is_empty() { source.clone() } else { format!("{source}: {caption}") };
-        heading(out, &sub, width, color);
-        let lines: Vec<Line> = visible
-            .iter()
-            .map(|(r, w)| {
-                let marks: String = notes.marks(r).into_iter().map(superscript).collect::<Vec<_>>().join("˒");
-                let change = r.change().map(|(x, k)| change_words(x, k));
-                let cycles = r.ratio_cycles.map(|x| change_words(x, Change::Time));
-                let dash = || ("-".to_string(), Tone::Plain);
-                let mut cells = vec![
-                    (format!("{}{marks}", shown_label(r, w)), Tone::Plain),
-                    (then_text(r), Tone::Plain),
-                    (today_text(r, r.today_mean), Tone::Plain),
-                    (today_text(r, r.today_median), Tone::Plain),
-                    change.unwrap_or_else(dash),
-                    cycles.unwrap_or_else(dash),
-                ];
-                let mut detail = match r.status {
-                    RowStatus::Measured => bench_text(r).unwrap_or_default(),
-                    _ => reason_text(r),
-                };
-                if let Some(c) = r.today_cycles {
-                    let _ = write!(detail, " · {} cycles", super::sig4(c));
-                }
-                if view.wide {
-                    cells.push((std::mem::take(&mut detail), Tone::Plain));
-                }
-                Line { cells, detail }
-            })
-            .collect();
-        out.push_str(&lay_out(&columns(view.wide), &lines, width, color));
-    }
-    if !view.all_rows {
-        let left = collapsed(&groups, groups.len() > 1);
+/// The rows without a figure, as lines of text, and the notes.
+fn left_out_and_notes(out: &mut String, paper: &Paper, groups: &[Group], notes: &Notes, all_rows: bool, width: usize) {
+    if !all_rows {
+        let left = collapsed(groups);
         if !left.is_empty() {
             out.push('\n');
-            let _ = writeln!(out, "Without a figure today (--all-rows lists them):");
+            para(out, "Without a figure today (--all-rows lists them):", width);
             for l in left {
                 for w in wrap(&l, width, "  ", "      ") {
                     let _ = writeln!(out, "{w}");
@@ -945,10 +971,67 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
     }
 }
 
+/// One paper: heading, citation, a table per table of the paper, the rows left out, notes.
+fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::View, width: usize) {
+    let color = view.color;
+    let groups = by_table(paper, rows);
+    out.push('\n');
+    let title = paper.heading();
+    heading(out, &title, width, color);
+    let _ = writeln!(out, "{}", "═".repeat(chars(&title).min(width)));
+    para(out, &paper.citation(), width);
+    para(out, &format!("Measured on {}; {}.", paper.platform, paper.statistic), width);
+    let mut notes = Notes::default();
+    for g in &groups {
+        let visible = g.visible(view.all_rows);
+        if visible.is_empty() {
+            continue;
+        }
+        out.push('\n');
+        heading(out, &g.title(), width, color);
+        let lines: Vec<Line> = visible
+            .iter()
+            .map(|(r, label)| {
+                let marks: Vec<String> = notes.marks(r).into_iter().map(superscript).collect();
+                let change = r.change().map(|(x, k)| change_words(x, k));
+                let cycles = r.ratio_cycles.map(|x| change_words(x, Change::Time));
+                let dash = || ("-".to_string(), Tone::Plain);
+                let mut cells = vec![
+                    (format!("{label}{}", marks.join("˒")), Tone::Plain),
+                    (then_text(r), Tone::Plain),
+                    (today_text(r, r.today_mean), Tone::Plain),
+                    (today_text(r, r.today_median), Tone::Plain),
+                    change.unwrap_or_else(dash),
+                    cycles.unwrap_or_else(dash),
+                ];
+                let mut detail = match r.status {
+                    RowStatus::Measured => bench_text(r).unwrap_or_default(),
+                    _ => reason_text(r),
+                };
+                if let Some(c) = r.today_cycles {
+                    let _ = write!(detail, " · {} cycles", super::sig4(c));
+                }
+                if view.wide {
+                    cells.push((std::mem::take(&mut detail), Tone::Plain));
+                }
+                Line { cells, detail }
+            })
+            .collect();
+        out.push_str(&lay_out(&columns(view.wide), &lines, width, color));
+    }
+    left_out_and_notes(out, paper, &groups, &notes, view.all_rows, width);
+}
+
+/// The width the text view keeps to.
+fn text_width(view: &super::View) -> usize {
+    if view.wide { usize::MAX } else { view.width.max(40) }
+}
+
 /// The seed view for people: the summary, then each paper. Keeps to `view.width` columns
-/// (unless `view.wide`), lists rows without a figure today only with `view.all_rows`.
+/// (unless `view.wide`); lists rows without a figure today one by one only with
+/// `view.all_rows`.
 pub fn render(run: &RunFile, view: &super::View) -> String {
-    let width = if view.wide { usize::MAX } else { view.width.max(40) };
+    let width = text_width(view);
     let rows = rows(run);
     let mut out = summary(run, &rows, width, view.color);
     for paper in &seeds::PAPERS {
@@ -957,17 +1040,16 @@ pub fn render(run: &RunFile, view: &super::View) -> String {
     out
 }
 
-/// The summary section alone (the first screen of [`render`]).
+/// The summary section alone: the first screen of [`render`].
 pub fn render_summary(run: &RunFile, view: &super::View) -> String {
-    let width = if view.wide { usize::MAX } else { view.width.max(40) };
-    summary(run, &rows(run), width, view.color)
+    summary(run, &rows(run), text_width(view), view.color)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Exports
 // ---------------------------------------------------------------------------------------------
 
-/// The seed rows as CSV: one line per row, one column per field of [`SeedRow`].
+/// The seed rows as CSV: a header, then one line per row, one column per field of [`SeedRow`].
 pub fn render_csv(run: &RunFile) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows(run) {
@@ -976,6 +1058,24 @@ pub fn render_csv(run: &RunFile) -> String {
         }
     }
     String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
+}
+
+/// The cells every export shows for a row: label with note marks, then, today's benchmark (or
+/// why there is none), mean, median, change, change in cycles. `-` where there is nothing.
+fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
+    let today = match r.status {
+        RowStatus::Measured => bench_text(r).unwrap_or_default(),
+        _ => reason_text(r),
+    };
+    [
+        label.to_string(),
+        then_text(r),
+        today,
+        today_text(r, r.today_mean),
+        today_text(r, r.today_median),
+        r.change().map(|(x, k)| change_words(x, k).0).unwrap_or_else(|| "-".into()),
+        r.ratio_cycles.map(|x| change_words(x, Change::Time).0).unwrap_or_else(|| "-".into()),
+    ]
 }
 
 /// A cell of a GitHub pipe table: pipes, backslashes and Markdown's marks escaped, one line.
@@ -1001,12 +1101,7 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Five classic papers beside today's Linux\n");
     let _ = writeln!(out, "Today: {}; {}.\n", md(&machine_text(run)), md(&cycles_text(run)));
-    let _ = writeln!(
-        out,
-        "\"N× faster\" is the paper's figure divided by today's, both means (the papers' statistic; the median \
-         where today has no mean): in time where the paper gives a time or cycles at a stated clock, and in \
-         cycles where it gives cycles.\n"
-    );
+    let _ = writeln!(out, "{}\n", md(LEGEND));
     if run.partial {
         let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
     }
@@ -1016,38 +1111,29 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
         let _ = writeln!(out, "{}\n", md(&paper.citation()));
         let _ = writeln!(out, "Measured on {}; {}.\n", md(paper.platform), md(paper.statistic));
         let mut notes = Notes::default();
-        for (source, caption, group) in &groups {
-            let whos = who(group, paper);
-            let visible: Vec<(&SeedRow, &Option<String>)> = group
-                .iter()
-                .copied()
-                .zip(&whos)
-                .filter(|(r, _)| view.all_rows || r.status == RowStatus::Measured)
-                .collect();
+        for g in &groups {
+            let visible = g.visible(view.all_rows);
             if visible.is_empty() {
                 continue;
             }
-            let sub = if caption.is_empty() { source.clone() } else { format!("{source}: {caption}") };
-            let _ = writeln!(out, "### {}\n", md(&sub));
-            let _ = writeln!(out, "| operation | then | today | mean | median | change | in cycles |");
+            let _ = writeln!(out, "### {}\n", md(&g.title()));
+            let _ =
+                writeln!(out, "| operation | then | today's benchmark | today (mean) | median | change | in cycles |");
             let _ = writeln!(out, "|---|--:|---|--:|--:|--:|--:|");
-            for (r, w) in visible {
+            for (r, label) in visible {
                 let marks: String = notes.marks(r).into_iter().map(|n| format!("<sup>{n}</sup>")).collect();
+                let [label, then, today, mean, median, change, cycles] = export_cells(r, label);
                 let today = match r.status {
-                    RowStatus::Measured => {
-                        bench_text(r).map(|b| format!("`{}`", b.replace('|', "\\|"))).unwrap_or_default()
-                    }
-                    _ => md(&reason_text(r)),
+                    RowStatus::Measured => format!("`{}`", today.replace('|', "\\|").replace('`', "'")),
+                    _ => md(&today),
                 };
-                let change = r.change().map(|(x, k)| change_words(x, k).0).unwrap_or_else(|| "-".into());
-                let cycles = r.ratio_cycles.map(|x| change_words(x, Change::Time).0).unwrap_or_else(|| "-".into());
                 let _ = writeln!(
                     out,
                     "| {}{marks} | {} | {today} | {} | {} | {} | {} |",
-                    md(&shown_label(r, w)),
-                    md(&then_text(r)),
-                    md(&today_text(r, r.today_mean)),
-                    md(&today_text(r, r.today_median)),
+                    md(&label),
+                    md(&then),
+                    md(&mean),
+                    md(&median),
                     md(&change),
                     md(&cycles),
                 );
@@ -1055,7 +1141,7 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
             out.push('\n');
         }
         if !view.all_rows {
-            let left = collapsed(&groups, groups.len() > 1);
+            let left = collapsed(&groups);
             if !left.is_empty() {
                 let _ = writeln!(out, "Without a figure today:\n");
                 for l in left {
@@ -1116,96 +1202,157 @@ fn tex(s: &str) -> String {
     out
 }
 
-/// The seed tables as LaTeX: one booktabs `table` per paper (needs only `\usepackage{booktabs}`),
-/// captioned with the citation; a paper's tables are blocks of it under an italic line.
+/// A key for the n-th (from 0) of a table's benchmarks: a … z, aa, ab, …
+fn key(n: usize) -> String {
+    let letter = |i: usize| char::from(b'a' + (i % 26) as u8);
+    if n < 26 { letter(n).to_string() } else { format!("{}{}", letter(n / 26 - 1), letter(n)) }
+}
+
+/// The seed tables as LaTeX: one booktabs `table` per paper, captioned with the citation,
+/// ready to paste into a paper whose preamble has `\usepackage{booktabs}` (nothing else is
+/// needed). A paper's several tables are blocks of its one table, each under an italic line;
+/// a row names today's benchmark by a key, listed under the table, so that it fits one line.
 pub fn render_latex(run: &RunFile, view: &super::View) -> String {
+    /// A line of a paper's table: an italic block heading, or a row's cells.
+    enum TexLine {
+        Block(String),
+        Row([String; 6]),
+    }
     let rows = rows(run);
     let mut out = String::new();
     let _ = writeln!(out, "% The five seed papers beside today's Linux, written by osprim.");
     let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
     let _ = writeln!(out, "% Today: {}.", tex(&machine_text(run)));
+    let _ = writeln!(out, "% {}", tex(LEGEND));
     if run.partial {
         let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
     }
     for paper in &seeds::PAPERS {
         let groups = by_table(paper, &rows);
         let mut notes = Notes::default();
-        let mut body = String::new();
-        let mut any = false;
-        for (source, _, group) in &groups {
-            let whos = who(group, paper);
-            let visible: Vec<(&SeedRow, &Option<String>)> = group
-                .iter()
-                .copied()
-                .zip(&whos)
-                .filter(|(r, _)| view.all_rows || r.status == RowStatus::Measured)
-                .collect();
+        let mut keys: Vec<(String, bool)> = Vec::new();
+        let mut lines: Vec<TexLine> = Vec::new();
+        for g in &groups {
+            let visible = g.visible(view.all_rows);
             if visible.is_empty() {
                 continue;
             }
             if groups.len() > 1 {
-                if any {
-                    body.push_str("\\midrule\n");
-                }
-                let _ = writeln!(body, "\\multicolumn{{6}}{{@{{}}l}}{{\\emph{{{}}}}} \\\\", tex(source));
+                lines.push(TexLine::Block(tex(&g.source)));
             }
-            any = true;
-            for (r, w) in visible {
+            for (r, label) in visible {
                 let marks: String = notes.marks(r).into_iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
-                let today = match r.status {
-                    RowStatus::Measured => {
-                        bench_text(r).map(|b| format!("\\texttt{{{}}}", tex(&b))).unwrap_or_default()
+                // Today's mean, the papers' statistic, alone: the median is in the other exports.
+                let [label, then, today, mean, _, change, cycles] = export_cells(r, label);
+                let measured = r.status == RowStatus::Measured;
+                let k = match keys.iter().position(|(t, _)| *t == today) {
+                    Some(i) => i,
+                    None => {
+                        keys.push((today, measured));
+                        keys.len() - 1
                     }
-                    _ => tex(&reason_text(r)),
                 };
-                let change = r.change().map(|(x, k)| change_words(x, k).0).unwrap_or_else(|| "--".into());
-                let cycles = r.ratio_cycles.map(|x| change_words(x, Change::Time).0).unwrap_or_else(|| "--".into());
-                let dashed = |s: String| if s == "-" { "--".to_string() } else { tex(&s) };
-                let _ = writeln!(
-                    body,
-                    "{}{marks}\\newline{{\\footnotesize {today}}} & {} & {} & {} & {} & {} \\\\",
-                    tex(&shown_label(r, w)),
-                    tex(&then_text(r)),
-                    dashed(today_text(r, r.today_mean)),
-                    dashed(today_text(r, r.today_median)),
-                    tex(&change),
-                    tex(&cycles),
-                );
+                let cell = |s: String| if s == "-" { "--".to_string() } else { tex(&s) };
+                lines.push(TexLine::Row([
+                    format!("{}{marks}", tex(&label)),
+                    key(k),
+                    cell(then),
+                    cell(mean),
+                    cell(change),
+                    cell(cycles),
+                ]));
             }
         }
-        let mut foot: Vec<String> = paper.notes.iter().map(|n| tex(n)).collect();
-        foot.extend(notes.0.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}", i + 1, tex(n))));
+        // A column no row has a figure in is left out (Rhino and VMMC give no clock: no cycles).
+        let used: Vec<bool> =
+            (0..6).map(|i| i < 4 || lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[i] != "--"))).collect();
+        let n = used.iter().filter(|u| **u).count();
+        let mut foot: Vec<String> = Vec::new();
+        if !keys.is_empty() {
+            let listed: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, (t, bench))| {
+                    if *bench { format!("{}~\\texttt{{{}}}", key(i), tex(t)) } else { format!("{}~{}", key(i), tex(t)) }
+                })
+                .collect();
+            foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
+        }
+        foot.extend(paper.notes.iter().map(|n| tex(n)));
+        // The numbered notes run on in one paragraph, to keep the float within a page.
+        let numbered: Vec<String> =
+            notes.0.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, tex(n))).collect();
+        if !numbered.is_empty() {
+            foot.push(numbered.join(" "));
+        }
         if !view.all_rows {
-            let left = collapsed(&groups, groups.len() > 1);
-            if !left.is_empty() {
-                foot.push(format!("Without a figure today: {}.", tex(&left.join("; "))));
+            let mut counts: Vec<String> = Vec::new();
+            for (status, words) in [
+                (RowStatus::NotInResult, "not in this result"),
+                (RowStatus::Planned, "not measured yet"),
+                (RowStatus::NeedsCounters, "need hardware counters"),
+                (RowStatus::NotApplicable, "not applicable"),
+            ] {
+                let c = groups.iter().flat_map(|g| &g.rows).filter(|(r, _)| r.status == status).count();
+                if c > 0 {
+                    counts.push(format!("{c} {words}"));
+                }
+            }
+            if !counts.is_empty() {
+                foot.push(format!(
+                    "Rows without a figure today: {} (\\texttt{{osprim seeds --all-rows}} lists them).",
+                    counts.join(", ")
+                ));
             }
         }
-        let _ = writeln!(out, "\n\\begin{{table}}[htbp]");
-        let _ = writeln!(out, "\\centering\\small");
         let what = match paper.tables {
             [t] => format!(" {}: {}.", t.source, t.caption),
             _ => String::new(),
         };
+        let _ = writeln!(out, "\n\\begin{{table}}[htbp]");
+        let _ = writeln!(out, "\\centering\\footnotesize\\setlength{{\\tabcolsep}}{{3pt}}");
         let _ = writeln!(
             out,
-            "\\caption{{{}{} Beside today's Linux; change: the paper's mean over today's. Measured then on {}.}}",
+            "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
+             the paper's figure over today's mean.}}",
             tex(&paper.citation()),
             tex(&what),
             tex(paper.platform),
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
-        if any {
-            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}p{{0.36\\linewidth}}rrrrr@{{}}}}");
+        if !lines.is_empty() {
+            // With every column, the operation wraps; with fewer, it keeps to one line.
+            let first = if n == 6 { "p{0.3\\linewidth}" } else { "l" };
+            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}c{}@{{}}}}", "r".repeat(n - 2));
             let _ = writeln!(out, "\\toprule");
-            let _ = writeln!(out, "Operation (today's benchmark) & Then & Today & Median & Change & In cycles \\\\");
+            let head = ["Operation", "Bench.", "Then", "Today", "Change", "In cycles"];
+            let head: Vec<&str> = head.iter().zip(&used).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
+            let _ = writeln!(out, "{} \\\\", head.join(" & "));
             let _ = writeln!(out, "\\midrule");
-            out.push_str(&body);
+            let mut blocks = 0;
+            for l in &lines {
+                match l {
+                    TexLine::Block(title) => {
+                        if blocks > 0 {
+                            let _ = writeln!(out, "\\midrule");
+                        }
+                        blocks += 1;
+                        let _ = writeln!(out, "\\multicolumn{{{n}}}{{@{{}}l}}{{\\emph{{{title}}}}} \\\\");
+                    }
+                    TexLine::Row(cells) => {
+                        let cells: Vec<&str> =
+                            cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
+                        // `{}` first: a row that began with `[` would be read as `\\`'s optional
+                        // argument; `\raggedright` keeps a wrapped operation from stretching.
+                        let _ = writeln!(out, "{{}}\\raggedright {} \\\\", cells.join(" & "));
+                    }
+                }
+            }
             let _ = writeln!(out, "\\bottomrule");
             let _ = writeln!(out, "\\end{{tabular}}");
         }
         if !foot.is_empty() {
-            let _ = writeln!(out, "\\par\\smallskip\\footnotesize\\raggedright");
+            let _ = writeln!(out, "\\par\\smallskip\\raggedright");
             let _ = writeln!(out, "{}", foot.join("\\par\n"));
         }
         let _ = writeln!(out, "\\end{{table}}");
