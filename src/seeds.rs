@@ -532,6 +532,76 @@ mod tests {
     }
 
     #[test]
+    fn every_table_of_the_figures_has_its_source_and_caption() {
+        for f in figures() {
+            let p = paper_of(f).unwrap_or_else(|| panic!("{} has no paper", f.seed_file));
+            let t = p.table(&f.table).unwrap_or_else(|| panic!("{}: table {:?} not described", p.system, f.table));
+            assert!(!t.source.is_empty() && !t.caption.is_empty());
+        }
+        for p in PAPERS {
+            assert!(p.figures().next().is_some(), "{}", p.system);
+            for t in p.tables {
+                assert!(p.figures().any(|f| f.table == t.key), "{}: {} has no rows", p.system, t.key);
+            }
+            assert!(p.heading().starts_with(p.system) && p.heading().contains(p.year));
+            assert!(p.citation().contains(p.title) && p.citation().contains(p.year));
+        }
+        let go = PAPERS.iter().find(|p| p.key == "go").unwrap();
+        assert_eq!(
+            go.heading(),
+            "Go! component OS — inter-component calls, ORB methods and space (Law & McCann, c. 2000)"
+        );
+    }
+
+    /// The figure of `system`'s `op`, `variant`.
+    fn value(system: &str, op: &str, variant: &str) -> f64 {
+        figures()
+            .iter()
+            .find(|f| f.system == system && f.operation == op && f.variant == variant)
+            .unwrap_or_else(|| panic!("{system} {op} {variant}"))
+            .value
+    }
+
+    #[test]
+    fn the_notes_on_figures_that_do_not_add_up_match_the_figures() {
+        // Rhino on SPIN, transaction begin: trap + other is not the total.
+        let spin = "Rhino on SPIN";
+        let (total, trap, other) = (
+            value(spin, "transaction begin", "total"),
+            value(spin, "transaction begin", "trap"),
+            value(spin, "transaction begin", "other"),
+        );
+        assert_eq!((total, trap, other), (26.4, 9.4, 14.0));
+        assert!((trap + other - 23.4).abs() < 1e-9);
+        // Every other Rhino row with parts adds up, to the last digit given.
+        for f in figures().iter().filter(|f| f.variant == "total" && f.seed_file.starts_with("004")) {
+            let part = |v: &str| {
+                figures().iter().find(|g| g.system == f.system && g.operation == f.operation && g.variant == v)
+            };
+            if let (Some(t), Some(o)) = (part("trap"), part("other"))
+                && f.operation != "transaction begin"
+            {
+                assert!((t.value + o.value - f.value).abs() <= 0.5, "{} {}", f.system, f.operation);
+            }
+        }
+        // VMMC: Linux's stages make its total, NT's do not.
+        let vmmc = |platform: &str| -> Vec<f64> {
+            figures().iter().filter(|f| f.system == "VMMC" && f.platform == platform).map(|f| f.value).collect()
+        };
+        let linux = vmmc("Linux");
+        assert_eq!(linux[..3].iter().sum::<f64>(), linux[3]);
+        let nt = vmmc("Windows NT");
+        assert_eq!((nt[..3].iter().sum::<f64>(), nt[3]), (41.0, 52.0));
+        let notes = |key: &str| PAPERS.iter().find(|p| p.key == key).unwrap().notes.join(" ");
+        assert!(notes("rhino").contains("9.4 + other 14 = 23.4 µs") && notes("rhino").contains("26.4 µs"));
+        assert!(notes("vmmc").contains("= 41 µs") && notes("vmmc").contains("52 µs"));
+        assert!(notes("vmmc").contains("10 + 17 + 3 = 30 µs"));
+        // RightSpeed: ending and beginning at once costs less in the kernel than apart.
+        let rs = |op: &str| value("RightSpeed", op, "kernel-mode component");
+        assert_eq!((rs("Begin a task"), rs("End a task"), rs("End one task and begin another")), (1.345, 1.134, 1.441));
+    }
+
+    #[test]
     fn conversions_use_the_clock() {
         let f = figures().iter().find(|f| f.system == "L4Ka::Pistachio" && f.unit == "cycles").unwrap();
         assert!((f.then_ns().unwrap() - 51.73 / 500.0 * 1e3).abs() < 1e-9);

@@ -505,13 +505,18 @@ fn collapsed(groups: &[Group]) -> Vec<String> {
                 RowStatus::Planned => format!("not measured yet: planned {why}"),
                 RowStatus::NeedsCounters => "need hardware counters (retired instructions)".to_string(),
                 RowStatus::NotApplicable => format!("not applicable: {why}"),
-                RowStatus::NotInResult => format!("{why}: {}", bench_text(r).unwrap_or_default()),
+                RowStatus::NotInResult => why.to_string(),
             };
             // The operation without its variant (a best and a worst case are one operation).
-            let op = match label.strip_suffix(&r.variant).and_then(|l| l.strip_suffix(", ")) {
+            let mut op = match label.strip_suffix(&r.variant).and_then(|l| l.strip_suffix(", ")) {
                 Some(l) if !r.variant.is_empty() => l.to_string(),
                 _ => label.clone(),
             };
+            if r.status == RowStatus::NotInResult
+                && let Some(b) = bench_text(r)
+            {
+                let _ = write!(op, " ({b})");
+            }
             let reason = match out.iter_mut().find(|x| x.head == head) {
                 Some(x) => x,
                 None => {
@@ -535,15 +540,19 @@ fn collapsed(groups: &[Group]) -> Vec<String> {
     let several = groups.len() > 1;
     out.into_iter()
         .map(|x| {
-            let rows = if x.count == 1 { "row" } else { "rows" };
             let which: Vec<String> = x
                 .ops
                 .iter()
                 .map(|(t, ops)| if several { format!("{t}: {}", ops.join(", ")) } else { ops.join(", ") })
                 .collect();
-            format!("{} {rows} {} — {}", x.count, x.head, which.join("; "))
+            format!("{} {} — {}", plural(x.count, "row"), x.head, which.join("; "))
         })
         .collect()
+}
+
+/// "1 row", "2 rows".
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 /// Superscript digits for a footnote mark.
@@ -870,7 +879,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
     let mut text = String::new();
     match median_ratio(ratios.iter().map(|(_, r)| *r).collect()) {
         Some(m) => {
-            let _ = write!(text, "median {} {what} ({} rows)", words(m), ratios.len());
+            let _ = write!(text, "median {} {what} ({})", words(m), plural(ratios.len(), "row"));
             let best = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1));
             let worst = ratios.iter().min_by(|a, b| a.1.total_cmp(&b.1));
             if let (Some(b), Some(w)) = (best, worst)
@@ -880,7 +889,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
             }
             let left = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
             if left > 0 {
-                let _ = write!(text, "; {left} cold-cache rows beside warm results left out");
+                let _ = write!(text, "; {} beside warm results left out", plural(left, "cold-cache row"));
             }
         }
         None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
