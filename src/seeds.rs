@@ -223,7 +223,7 @@ pub const PAPERS: [Paper; 5] = [
         short_venue: "USENIX Windows NT Symposium",
         year: "1999",
         see_also: "",
-        platform: "450 MHz Pentium II, Linux 2.0.36 and Windows NT 4.0 SP5, Myrinet (LANai 4)",
+        platform: "a 450 MHz Pentium II, Linux 2.0.36 and Windows NT 4.0 SP5, Myrinet (LANai 4)",
         statistic: "µs per notification, stage by stage; the figures as the text gives them",
         tables: &[PaperTable {
             key: "Figure 8",
@@ -308,7 +308,7 @@ pub const PAPERS: [Paper; 5] = [
         short_venue: "USENIX ATC",
         year: "1998",
         see_also: "",
-        platform: "DEC Alpha, Digital UNIX and SPIN",
+        platform: "a DEC Alpha, under Digital UNIX and under SPIN",
         statistic: "µs; total = trap + other, trap being the time to pass control to the signal handler \
                     (Digital UNIX) or to Rhino's page-fault handler (SPIN)",
         tables: &[PaperTable { key: "Table 2", source: "Table 2", caption: "Comparison of critical path latencies" }],

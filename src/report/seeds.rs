@@ -602,8 +602,22 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for word in text.split_whitespace() {
-        let mut word = word.to_string();
+    // A unit stays on the line of its number ("18 µs", not "18" at the end of one line and
+    // "µs" at the start of the next): the two are one word, joined by a no-break space.
+    let mut words: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let unit = w.trim_end_matches([',', ';', '.', ')', ':']);
+        let after_number = words.last().is_some_and(|p| p.parse::<f64>().is_ok());
+        match words.last_mut() {
+            Some(p) if after_number && ["µs", "ns", "ms", "cycles", "B", "MHz"].contains(&unit) => {
+                p.push('\u{a0}');
+                p.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for word in words {
+        let mut word = word;
         loop {
             let room = width.saturating_sub(chars(&line) + usize::from(!empty));
             let w = chars(&word);
@@ -638,7 +652,7 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     if !empty || lines.is_empty() {
         lines.push(line);
     }
-    lines.into_iter().map(|l| l.trim_end().to_string()).collect()
+    lines.into_iter().map(|l| l.replace('\u{a0}', " ").trim_end().to_string()).collect()
 }
 
 /// A paragraph wrapped to `width` with a four-column hanging indent, each line ending in `\n`.
