@@ -490,6 +490,9 @@ fn result_files_of_schemas_1_and_2_still_read() {
         let text = String::from_utf8_lossy(&out.stdout);
         // The seed view's row shows the size; today's benchmark is named on the line under it.
         assert!(text.contains("↳ space.eventfd"), "{file}");
-        assert!(text.lines().any(|l| l.contains("memory per interface") && l.contains(" B ")), "{file}: bytes shown as sizes");
+        assert!(
+            text.lines().any(|l| l.contains("memory per interface") && l.contains(" B ")),
+            "{file}: bytes shown as sizes"
+        );
     }
 }
