@@ -603,13 +603,18 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     let mut line = first.to_string();
     let mut empty = true;
     // A unit stays on the line of its number ("18 µs", not "18" at the end of one line and
-    // "µs" at the start of the next): the two are one word, joined by a no-break space.
+    // "µs" at the start of the next), and "faster" on the line of its "46.4×": the two are one
+    // word, joined by a no-break space.
     let mut words: Vec<String> = Vec::new();
     for w in text.split_whitespace() {
         let unit = w.trim_end_matches([',', ';', '.', ')', ':']);
         let after_number = words.last().is_some_and(|p| p.parse::<f64>().is_ok());
+        let after_ratio = words.last().is_some_and(|p| p.ends_with('×'));
         match words.last_mut() {
-            Some(p) if after_number && ["µs", "ns", "ms", "cycles", "B", "MHz"].contains(&unit) => {
+            Some(p)
+                if after_number && ["µs", "ns", "ms", "cycles", "B", "MHz"].contains(&unit)
+                    || after_ratio && ["faster", "slower", "more", "less"].contains(&unit) =>
+            {
                 p.push('\u{a0}');
                 p.push_str(w);
             }
