@@ -1,0 +1,465 @@
+//! Tests of the seed view on the real fixture (`tests/fixtures/default-run.json`, a default run
+//! with its samples stripped) and on odd input: widths, the summary's length, words for ratios,
+//! the exports' numbers read back, LaTeX that compiles, no panic on a partial or old file.
+
+use super::*;
+use crate::report::View;
+
+fn fixture(name: &str) -> RunFile {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    crate::model::read_result_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn default_run() -> RunFile {
+    fixture("default-run.json")
+}
+
+fn view(width: usize) -> View {
+    View { width, ..View::default() }
+}
+
+/// Every line at most `width` characters, none with trailing spaces.
+fn assert_fits(text: &str, width: usize) {
+    for (i, line) in text.lines().enumerate() {
+        assert!(line.chars().count() <= width, "line {} is {} wide (> {width}):\n{line}", i + 1, line.chars().count());
+        assert_eq!(line, line.trim_end(), "line {} has trailing spaces", i + 1);
+    }
+}
+
+/// The text without ANSI escape sequences.
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_view_of_the_fixture_keeps_to_100_and_80_columns_and_the_summary_to_50_lines() {
+    let run = default_run();
+    for width in [100, 80] {
+        let text = render(&run, &view(width));
+        assert_fits(&text, width);
+        let summary = render_summary(&run, &view(width));
+        assert!(text.starts_with(&summary), "the view begins with its summary");
+        assert!(summary.lines().count() <= 50, "summary at {width}: {} lines\n{summary}", summary.lines().count());
+        assert_fits(&summary, width);
+        let all = render(&run, &View { all_rows: true, ..view(width) });
+        assert_fits(&all, width);
+    }
+}
+
+#[test]
+fn headings_cite_the_papers_never_a_file_prefix() {
+    let text = render(&default_run(), &view(100));
+    for p in &seeds::PAPERS {
+        assert!(text.contains(&p.heading()) || text.contains(p.system), "{}", p.system);
+        assert!(text.contains(p.short_authors), "{}", p.short_authors);
+        assert!(!text.contains(&format!("{} {}", p.prefix, p.system)), "file prefix {}", p.prefix);
+    }
+    for needle in [
+        "Lorch & Smith, MobiSys 2003",
+        "Table 3: Average time RightSpeed takes to perform common operations",
+        "Figure 8: Receive-side notification overhead breakdowns",
+        "Table 2: Comparison of critical path latencies",
+        "Law & McCann, c. 2000",
+        "USENIX Annual Technical Conference, 1998",
+        "“Exception Latency”",
+    ] {
+        assert!(
+            text.contains(needle) || render(&default_run(), &View { all_rows: true, ..view(100) }).contains(needle),
+            "{needle}"
+        );
+    }
+}
+
+#[test]
+fn rows_without_a_figure_are_counted_per_reason_unless_all_rows() {
+    let run = default_run();
+    let text = render(&run, &view(100));
+    assert!(text.contains("8 rows not measured yet: planned notify.signal"), "{text}");
+    assert!(text.contains("4 rows need hardware counters"), "{text}");
+    assert!(text.contains("not applicable: RightSpeed task accounting is not a Linux primitive"));
+    assert!(!text.contains("   ↳ not measured yet"), "collapsed rows are not listed one by one");
+    let all = render(&run, &View { all_rows: true, ..view(100) });
+    assert!(!all.contains("--all-rows lists them"));
+    // Every row has its line under it: the benchmark, or why there is none.
+    assert_eq!(all.lines().filter(|l| l.starts_with("   ↳ ")).count(), seeds::figures().len(), "{all}");
+}
+
+#[test]
+fn the_papers_notes_and_disagreements_are_shown() {
+    let text = render(&default_run(), &view(100));
+    for needle in ["9.4 + other 14 = 23.4 µs", "26.4", "41 µs", "52 µs", "mean of 10000 runs after discarding 100"] {
+        assert!(text.contains(needle), "{needle}");
+    }
+    assert!(text.contains("file in the file cache"));
+}
+
+#[test]
+fn ratios_read_as_faster_or_slower_with_three_significant_figures() {
+    assert_eq!(change_words(26.74, Change::Time).0, "26.7× faster");
+    assert_eq!(change_words(0.004, Change::Time).0, "250× slower");
+    assert_eq!(change_words(1180.4, Change::Time).0, "1180× faster");
+    assert_eq!(change_words(9.996, Change::Time).0, "10.0× faster");
+    assert_eq!(change_words(1.0, Change::Time).0, "1.00× faster");
+    assert_eq!(change_words(0.5, Change::Time).0, "2.00× slower");
+    assert_eq!(change_words(0.1575, Change::Memory).0, "6.35× more memory");
+    assert_eq!(change_words(4.0, Change::Memory).0, "4.00× less memory");
+    assert_eq!(sig3(25_987.0), "26000");
+    assert_eq!(sig3(999.6), "1000");
+    let text = render(&default_run(), &view(100));
+    assert!(!text.contains("0.00"), "no tiny ratios: {text}");
+    assert!(text.contains("× slower") && text.contains("× faster"));
+}
+
+#[test]
+fn rows_carry_the_comparison_and_the_ratio_uses_the_mean() {
+    let run = default_run();
+    let rows = rows(&run);
+    assert_eq!(rows.len(), seeds::figures().len());
+    let hz = run.timer.counter_hz().expect("the fixture has a TSC");
+    let measured: Vec<&SeedRow> = rows.iter().filter(|r| r.status == RowStatus::Measured).collect();
+    assert!(measured.len() >= 60, "{}", measured.len());
+    for r in &measured {
+        let mean = r.today_mean.or(r.today_median).expect("a measured row has a figure");
+        if let (Some(t), Some(x)) = (r.then_ns, r.ratio_time) {
+            assert!((t / mean - x).abs() <= 1e-9 * x, "{}", r.label());
+        }
+        if let (Some(c), Some(x)) = (r.today_cycles, r.ratio_cycles) {
+            assert!((c - mean * hz / 1e9).abs() <= 1e-6 * c, "{}", r.label());
+            assert!((r.then_cycles.unwrap() / c - x).abs() <= 1e-9 * x);
+        }
+        assert!(r.reason.is_none());
+    }
+    let dlopen = rows.iter().find(|r| r.operation == "Load and initialize library for a process").unwrap();
+    assert_eq!(dlopen.today_id.as_deref(), Some("lib.dlopen"));
+    assert_eq!(dlopen.paper, "RightSpeed");
+    assert_eq!(dlopen.citation, "Lorch & Smith, MobiSys 2003");
+    assert_eq!(dlopen.note.as_deref(), Some("mean of 10000 runs after discarding 100"));
+    let begin = rows
+        .iter()
+        .find(|r| r.system == "Rhino on SPIN" && r.operation == "transaction begin" && r.variant == "trap")
+        .unwrap();
+    assert_eq!(begin.today_stage.as_deref(), Some("protect"));
+    assert_eq!(begin.today_params.as_deref(), Some("detect=mprotect"));
+    let vmmc = rows.iter().find(|r| r.paper == "VMMC").unwrap();
+    assert_eq!((vmmc.status, vmmc.reason.as_deref()), (RowStatus::Planned, Some("notify.signal")));
+    let cold = rows.iter().find(|r| r.operation == "get_stack" && r.variant.contains("cold")).unwrap();
+    assert!(cold.caveat.is_some(), "a cold-cache figure beside a warm result says so");
+}
+
+/// "1401 µs" → (1401, "µs"); "2.42 KiB" → (2.42, "KiB").
+fn number_and_unit(cell: &str) -> Option<(f64, String)> {
+    let (v, u) = cell.trim().split_once(' ')?;
+    Some((v.parse().ok()?, u.trim().to_string()))
+}
+
+/// A printed time or size in ns or bytes.
+fn today_value(cell: &str) -> Option<f64> {
+    let (v, u) = number_and_unit(cell)?;
+    let scale = match u.as_str() {
+        "ns" | "B" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some(v * scale)
+}
+
+/// The printed cells (then, mean) of each shown row match `rows()` to the printed precision.
+fn assert_numbers_match(printed: &[(String, String)], rows: &[SeedRow], what: &str) {
+    let shown: Vec<&SeedRow> = rows.iter().filter(|r| r.status == RowStatus::Measured).collect();
+    assert_eq!(printed.len(), shown.len(), "{what}: one printed row per measured row");
+    for ((then, mean), r) in printed.iter().zip(shown) {
+        let (v, u) = number_and_unit(then).unwrap_or_else(|| panic!("{what}: then {then:?}"));
+        assert_eq!(v, r.then, "{what}: {}", r.label());
+        let unit = match r.then_unit.as_str() {
+            "us" => "µs",
+            "bytes" => "B",
+            other => other,
+        };
+        assert_eq!(u, unit, "{what}: {}", r.label());
+        match r.today_mean {
+            Some(m) => {
+                let p = today_value(mean).unwrap_or_else(|| panic!("{what}: mean {mean:?} of {}", r.label()));
+                assert!((p - m).abs() <= 6e-4 * m.abs(), "{what}: {} printed {p}, is {m}", r.label());
+            }
+            None => assert_eq!(mean, "-", "{what}: {}", r.label()),
+        }
+    }
+}
+
+#[test]
+fn csv_reads_back_to_the_rows() {
+    let run = default_run();
+    let rows = rows(&run);
+    let text = render_csv(&run);
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    let fields = serde_json::to_value(&rows[0]).unwrap();
+    let names: Vec<&String> = fields.as_object().unwrap().keys().collect();
+    assert_eq!(header.len(), names.len(), "one column per field");
+    for n in names {
+        assert!(header.contains(n), "{n} is a CSV column");
+    }
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), rows.len());
+    for (rec, r) in records.iter().zip(&rows) {
+        assert_eq!(rec[col("operation")], r.operation);
+        assert_eq!(rec[col("then")].parse::<f64>().unwrap(), r.then);
+        let mean = &rec[col("today_mean")];
+        assert_eq!(if mean.is_empty() { None } else { Some(mean.parse::<f64>().unwrap()) }, r.today_mean);
+        let ratio = &rec[col("ratio_time")];
+        assert_eq!(if ratio.is_empty() { None } else { Some(ratio.parse::<f64>().unwrap()) }, r.ratio_time);
+        assert_eq!(&rec[col("status")], serde_json::to_value(r.status).unwrap().as_str().unwrap());
+    }
+}
+
+#[test]
+fn json_rows_are_complete() {
+    let run = default_run();
+    let text = crate::report::render_papers(&run, crate::report::Format::Json, &View::default()).unwrap();
+    let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let first = &back.as_array().unwrap()[0];
+    for key in [
+        "paper",
+        "citation",
+        "table",
+        "operation",
+        "variant",
+        "then",
+        "then_unit",
+        "then_ns",
+        "then_cycles",
+        "today_id",
+        "today_params",
+        "today_stage",
+        "today_mean",
+        "today_median",
+        "today_cycles",
+        "ratio_time",
+        "ratio_cycles",
+        "status",
+        "reason",
+        "note",
+    ] {
+        assert!(first.get(key).is_some(), "{key}");
+    }
+}
+
+/// The cells of a Markdown table row (`| a | b |`), split at unescaped pipes.
+fn md_cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut cells = vec![String::new()];
+    let mut escaped = false;
+    for c in inner.chars() {
+        match c {
+            '|' if !escaped => cells.push(String::new()),
+            _ => cells.last_mut().unwrap().push(c),
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    cells.into_iter().map(|c| c.trim().replace('\\', "")).collect()
+}
+
+#[test]
+fn markdown_tables_are_well_formed_and_read_back_to_the_rows() {
+    let run = default_run();
+    let text = render_markdown(&run, &View::default());
+    let mut printed = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.starts_with('|') {
+            continue;
+        }
+        let n = md_cells(line).len();
+        assert_eq!(n, 7, "line {}: {line}", i + 1);
+        if line.starts_with("| operation") {
+            assert!(lines[i + 1].starts_with("|---|"), "a separator under each header");
+            assert!(i == 0 || lines[i - 1].is_empty(), "a blank line before each table");
+            continue;
+        }
+        if line.starts_with("|---") {
+            continue;
+        }
+        let cells = md_cells(line);
+        printed.push((cells[1].clone(), cells[3].clone()));
+    }
+    assert_numbers_match(&printed, &rows(&run), "markdown");
+    for p in &seeds::PAPERS {
+        assert!(text.contains(&format!("## {}", md(&p.heading()))), "{}", p.system);
+    }
+}
+
+/// A LaTeX cell back to plain text.
+fn untex(s: &str) -> String {
+    s.replace("$\\mu$", "µ").replace("$\\times$", "×").replace("\\_", "_").replace("--", "-").trim().to_string()
+}
+
+#[test]
+fn latex_is_booktabs_ascii_and_reads_back_to_the_rows() {
+    let run = default_run();
+    let text = render_latex(&run, &View::default());
+    assert!(text.is_ascii(), "plain ASCII: no font or inputenc trouble");
+    assert_eq!(text.matches("\\begin{table}").count(), 5, "a table per paper");
+    assert_eq!(text.matches("\\end{table}").count(), 5);
+    // VMMC has no row with a figure today: a caption and notes, no tabular.
+    assert_eq!(text.matches("\\begin{tabular}").count(), 4);
+    assert_eq!(text.matches("\\toprule").count(), 4);
+    assert_eq!(text.matches("\\bottomrule").count(), 4);
+    assert!(text.contains("\\caption{Jacob R. Lorch and Alan Jay Smith"));
+    assert!(!text.contains("\\documentclass") && !text.contains("\n\\usepackage"), "a fragment to paste");
+    let printed: Vec<(String, String)> = text
+        .lines()
+        .filter(|l| l.starts_with("{}\\raggedright"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_end_matches("\\\\").split(" & ").collect();
+            assert!(cells.len() >= 5, "{l}");
+            (untex(cells[2]), untex(cells[3]))
+        })
+        .collect();
+    assert_numbers_match(&printed, &rows(&run), "latex");
+}
+
+#[test]
+fn latex_escapes_its_special_characters() {
+    assert_eq!(
+        tex("a_b & 5% $x# {y} ~z ^w \\v"),
+        "a\\_b \\& 5\\% \\$x\\# \\{y\\} \\textasciitilde{}z \\textasciicircum{}w \\textbackslash{}v"
+    );
+    assert_eq!(tex("8.5 µs, 3× — “q”"), "8.5 $\\mu$s, 3$\\times$ --- ``q''");
+    assert_eq!(tex("日本"), "??");
+}
+
+/// pdflatex compiles the export inside a minimal document, or the test says why it cannot.
+#[test]
+fn latex_compiles_with_booktabs() {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("pdflatex").is_file()))
+        .unwrap_or(false);
+    if !found {
+        eprintln!(
+            "skipped: pdflatex is not on PATH (Debian: apt-get install texlive-latex-base texlive-latex-recommended)"
+        );
+        return;
+    }
+    let run = default_run();
+    for v in [View::default(), View { all_rows: true, ..View::default() }] {
+        let body = render_latex(&run, &v);
+        let dir = tempfile::tempdir().unwrap();
+        let doc = format!(
+            "\\documentclass{{article}}\n\\usepackage{{booktabs}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n"
+        );
+        std::fs::write(dir.path().join("seeds.tex"), doc).unwrap();
+        let out = std::process::Command::new("pdflatex")
+            .args(["-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "seeds.tex"])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() && log.contains("File `booktabs.sty' not found") {
+            eprintln!("skipped: booktabs.sty is not installed (Debian: texlive-latex-recommended)");
+            return;
+        }
+        assert!(out.status.success(), "pdflatex failed (all_rows {}):\n{log}", v.all_rows);
+        assert!(dir.path().join("seeds.pdf").is_file());
+    }
+}
+
+#[test]
+fn colour_only_when_asked_and_the_width_holds_without_it() {
+    let run = default_run();
+    let plain = render(&run, &view(100));
+    assert!(!plain.contains('\x1b'));
+    let colour = render(&run, &View { color: true, ..view(100) });
+    assert!(colour.contains("\x1b[1m"), "bold headings");
+    assert!(colour.contains("\x1b[32m") && colour.contains("\x1b[33m"), "green faster, yellow slower");
+    assert_eq!(strip_ansi(&colour), plain);
+}
+
+#[test]
+fn wide_shows_the_benchmark_in_a_column() {
+    let text = render(&default_run(), &View { wide: true, ..view(100) });
+    assert!(text.contains("today's benchmark"));
+    assert!(text.lines().any(|l| l.contains("Install message hook") && l.contains("signal.install")));
+}
+
+#[test]
+fn odd_input_renders_without_panic_and_keeps_to_the_width() {
+    let mut runs = Vec::new();
+    let mut partial = default_run();
+    partial.partial = true;
+    partial.finished_utc = None;
+    partial.results.truncate(20);
+    runs.push(partial);
+    let mut empty = default_run();
+    empty.results.clear();
+    runs.push(empty);
+    let mut broken = default_run();
+    for r in &mut broken.results {
+        if let Some(s) = r.summary.as_mut() {
+            s.mean = f64::NAN;
+            s.median = -1.0;
+        }
+        r.status = Status::Skipped;
+        r.reason = Some("a reason".into());
+    }
+    broken.timer.freq_hz = f64::NAN;
+    broken.timer.calibrated_hz = None;
+    broken.machine = Default::default();
+    runs.push(broken);
+    runs.push(fixture("schema1.json"));
+    runs.push(fixture("schema2.json"));
+    for run in &runs {
+        for v in [view(100), view(80), view(20), View { all_rows: true, ..view(80) }] {
+            let text = render(run, &v);
+            assert_fits(&text, v.width.max(40));
+            if v.width >= 80 {
+                assert!(render_summary(run, &v).lines().count() <= 50);
+            }
+            let _ = render_markdown(run, &v);
+            assert!(render_latex(run, &v).is_ascii());
+        }
+        let _ = render_csv(run);
+        assert!(rows(run).iter().all(|r| r.ratio_time.is_none_or(|x| x.is_finite() && x > 0.0)));
+    }
+    let partial = render(&runs[0], &view(100));
+    assert!(partial.contains("PARTIAL RUN"));
+    assert!(partial.contains("not in this result"));
+}
+
+#[test]
+fn markdown_of_the_fixture() {
+    insta::assert_snapshot!(render_markdown(&default_run(), &View::default()));
+}
+
+#[test]
+fn latex_of_the_fixture() {
+    insta::assert_snapshot!(render_latex(&default_run(), &View::default()));
+}
+
+#[test]
+fn text_of_the_fixture_at_100_columns() {
+    insta::assert_snapshot!(render(&default_run(), &view(100)));
+}
+
+#[test]
+fn text_of_the_fixture_at_80_columns() {
+    insta::assert_snapshot!(render(&default_run(), &view(80)));
+}
