@@ -120,16 +120,6 @@ impl SeedRow {
     }
 }
 
-/// Whether a parameter value reads as `want` (strings as they are, numbers as written).
-fn param_is(v: &serde_json::Value, want: &str) -> bool {
-    match v {
-        serde_json::Value::String(s) => s == want,
-        serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| want.parse::<f64>().ok() == Some(x)),
-        serde_json::Value::Bool(b) => want.parse::<bool>().ok() == Some(*b),
-        _ => false,
-    }
-}
-
 /// Today's figures for a seed row, in the row's unit.
 #[derive(Clone, Copy, Debug)]
 struct Today {
@@ -157,7 +147,11 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
         .results
         .iter()
         .filter(|r| {
-            r.id == want.id && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| param_is(x, v)))
+            r.id == want.id
+                && want
+                    .params
+                    .iter()
+                    .all(|(k, v)| r.params.get(*k).is_some_and(|x| crate::model::vocab::param_is(x, v)))
         })
         .peekable();
     let Some(&first) = candidates.peek() else { return Lookup::Absent };
