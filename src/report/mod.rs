@@ -3,8 +3,13 @@
 
 pub mod csv;
 pub mod latex;
+mod layout;
 pub mod markdown;
+mod marks;
+mod matrix;
+mod names;
 pub mod seeds;
+mod sweep;
 pub mod table;
 
 pub use crate::model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, sig4};
