@@ -58,11 +58,10 @@ pub fn abbreviate(s: &str, max: usize) -> String {
         return String::new();
     }
     let mut cut = max - 1;
-    let in_number = |i: usize| {
-        let (before, at) = (chars[i - 1], chars[i]);
-        let after = chars.get(i + 1).copied().unwrap_or(' ');
-        before.is_ascii_digit() && (at.is_ascii_digit() || (matches!(at, '.' | ',') && after.is_ascii_digit()))
-    };
+    let digit = |j: usize| chars.get(j).is_some_and(|c| c.is_ascii_digit());
+    // A digit, or a decimal point or thousands comma between digits.
+    let numeric = |j: usize| digit(j) || (matches!(chars[j], '.' | ',') && j > 0 && digit(j - 1) && digit(j + 1));
+    let in_number = |i: usize| numeric(i - 1) && numeric(i);
     while cut > 0 && in_number(cut) {
         cut -= 1;
     }
@@ -307,7 +306,7 @@ mod tests {
     fn escape_codes_take_no_width() {
         assert_eq!(width(&paint("FAILED", Style::Bad, true)), 6);
         assert_eq!(paint("FAILED", Style::Bad, false), "FAILED");
-        assert_eq!(width("± 4.2 % µs ¹²"), 12);
+        assert_eq!(width("± 4.2 % µs ¹²"), 13);
     }
 
     #[test]
@@ -315,6 +314,8 @@ mod tests {
         assert_eq!(abbreviate("fault.file.read", 20), "fault.file.read");
         assert_eq!(abbreviate("objects 10000", 11), "objects…");
         assert_eq!(abbreviate("size 12.50 KiB", 9), "size…");
+        assert_eq!(abbreviate("size 12.50 KiB", 12), "size 12.50…");
+        assert_eq!(abbreviate("10,000 objects", 5), "…");
         assert_eq!(abbreviate("abcdef", 4), "abc…");
         assert_eq!(abbreviate("12345", 3), "…");
         assert_eq!(abbreviate("x", 0), "");

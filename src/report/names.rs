@@ -162,7 +162,7 @@ mod tests {
     fn shared_parameters_are_said_once_with_the_rows_they_belong_to() {
         let rows = [
             row("fault.file.read", json!({"cache": "warm", "map": "shared"})),
-            row("fault.file.read", json!({"cache": "cold", "map": "shared", "device": "/dev/vda", "fs": "ext4"})),
+            row("fault.file.read", json!({"cache": "cold", "map": "private", "device": "/dev/vda", "fs": "ext4"})),
             row("fault.user.uffd", json!({"access": "read", "uffd_flags": "O_CLOEXEC"})),
             row("fault.user.uffd", json!({"access": "write", "uffd_flags": "O_CLOEXEC"})),
         ];
@@ -170,7 +170,7 @@ mod tests {
         let keys = shared_keys(&refs, &[]);
         assert_eq!(keys, ["device", "fs", "uffd_flags"]);
         assert_eq!(shared_text(&refs, &keys), "device /dev/vda, fs ext4 (cold); uffd_flags O_CLOEXEC (fault.user.uffd)");
-        assert_eq!(label(&rows[1], &keys, &[]), "fault.file.read cold shared");
+        assert_eq!(label(&rows[1], &keys, &[]), "fault.file.read cold private");
         assert_eq!(label(&rows[3], &keys, &[]), "fault.user.uffd write");
         assert!(shared_keys(&refs[..1], &[]).is_empty());
     }

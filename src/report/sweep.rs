@@ -21,27 +21,21 @@ pub fn render(ctx: &mut Ctx, fit_row: &Row, points: &[&Row]) -> Vec<String> {
     ctx.marks.see(&at);
     let (rm, check, flags) = cell_marks(ctx, fit_row, &at);
     let verdict = match rm.outcome {
-        Outcome::CheckFailed => paint(&format!("FAILED{}", refs(&check)), Style::Bad, color),
+        Outcome::CheckFailed => format!("FAILED{}", refs(&check)),
         Outcome::Unchecked => format!("unchecked{}", refs(&check)),
         _ => String::new(),
     };
     let n = if points.is_empty() { fit.points.len() } else { points.len() };
-    let title = format!("{label} — a size sweep over {n} sizes: the points, then the fitted cost");
-    let mut out = flow(&title, ctx.prose(), "", "  ");
-    let marks = [verdict, paint(&refs(&flags), Style::Warn, color)].join(" ");
-    if let Some(first) = out.first_mut()
-        && !marks.trim().is_empty()
-    {
-        first.push_str(&format!(" {}", marks.trim()));
-    }
+    let title = format!("{label} — a size sweep over {n} sizes: the points, then the fitted cost {verdict} {}", refs(&flags));
+    let mut out = flow(title.trim_end(), ctx.prose(), "", "  ");
     let mut pts = points_grid(ctx, fit_row, fit, points, &qual);
     pts.fit(width, &[3], 0);
     out.extend(pts.render(ctx.prose(), color).concat());
     let negative = rm.flags.iter().position(|m| m.key == Key::Flag(Flag::NegativeFixedCost)).map(|i| flags[i]);
     let mut fitted = fit_grid(fit, negative);
-    fitted.fit(width, &[3, 2], 0);
-    out.push(format!("fitted by {}: {}", fit.method, model_words(fit)));
-    out.extend(fitted.render(ctx.prose(), color).concat().into_iter().map(|l| format!("  {l}")));
+    fitted.fit(width.saturating_sub(2), &[3, 2], 0);
+    out.extend(flow(&format!("fitted by {}: {}", fit.method, model_words(fit)), ctx.prose(), "", "  "));
+    out.extend(fitted.render(ctx.prose().saturating_sub(2), color).concat().into_iter().map(|l| format!("  {l}")));
     for n in ctx.row_notes(fit_row, &at) {
         out.extend(flow(&format!("· {n}"), ctx.prose(), "  ", "    ").into_iter().map(|l| paint(&l, Style::Dim, color)));
     }
@@ -117,14 +111,27 @@ fn fit_grid(fit: &SweepFit, negative: Option<usize>) -> Grid {
             g.push(row([format!("cost per KiB > {at}"), per_kib(b), ci(b_ci, &per_kib), gbs(b, b_ci[0])]));
         }
     }
-    let l = &fit.line;
-    let quality = match fit.chosen_segments() {
-        None => format!("χ²/dof {} (p = {})", sig4(l.reduced_chi2), p_value(l.p_value)),
-        Some(s) => format!("two segments better than one line: p = {}", p_value(s.vs_line_p_value)),
-    };
-    let r2 = if fit.chosen_segments().is_some() { "one line's R²" } else { "R²" };
-    g.push(row(["fit quality".into(), format!("{r2} {:.4}", l.r_squared), quality, String::new()]));
+    g.push(Line::Span { indent: 0, cell: Cell::plain(quality(fit)) });
     g
+}
+
+/// R² and χ² of the line; with two segments, how much better they fit.
+fn quality(fit: &SweepFit) -> String {
+    let l = &fit.line;
+    match fit.chosen_segments() {
+        None => format!(
+            "fit quality: R² {:.4}, χ²/dof {} (p = {})",
+            l.r_squared,
+            sig4(l.reduced_chi2),
+            p_value(l.p_value)
+        ),
+        Some(s) => format!(
+            "fit quality: two segments fit better than one line (p = {}; breakpoints tried: {}); one line's R² {:.4}",
+            p_value(s.vs_line_p_value),
+            s.breakpoints_tried,
+            l.r_squared
+        ),
+    }
 }
 
 /// "one line", "two segments meeting at 64 KiB".

@@ -419,47 +419,58 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
     out
 }
 
-/// The header: machine, timer, placement and method, at most three lines within `width`;
+/// The header: machine, timer, method and placement, at most three lines within `width`;
 /// each line with whether it tells of a partial run.
 fn header_lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
     let (m, t, c) = (&run.machine, &run.timer, &run.config);
     let cpus = m.cpu.logical_cpus.map_or("? CPUs".into(), |n| format!("{n} CPUs"));
     let virt = match m.virtualization.virtualized {
-        Some(true) => format!("virtual machine ({})", m.virtualization.hypervisor_vendor),
+        Some(true) => format!("virtualised ({})", m.virtualization.hypervisor_vendor),
         Some(false) => "bare metal".into(),
         None => String::new(),
     };
-    let line1 = vec![format!("osprim {}", run.osprim.version), format!("{}, {cpus}", m.cpu.model_name), format!("Linux {}", m.kernel.release), virt];
+    // (text, priority: the lowest first while the line has room), in the order shown.
+    let line1 = vec![
+        (format!("osprim {}", run.osprim.version), 0),
+        (format!("{}, {cpus}", m.cpu.model_name), 1),
+        (format!("Linux {}", m.kernel.release), 3),
+        (virt, 2),
+    ];
     let overhead = match (run.config.method, t.overhead_mean_ns) {
-        (Method::Seed, Some(mean)) => format!("overhead {} (mean) subtracted", super::fmt_ns(mean)),
-        _ => format!("overhead {} (median) subtracted", super::fmt_ns(t.overhead_ns)),
+        (Method::Seed, Some(mean)) => format!("overhead {} (mean) subtracted from each sample", super::fmt_ns(mean)),
+        _ => format!("overhead {} subtracted from each sample", super::fmt_ns(t.overhead_ns)),
     };
     let kind = format!("{:?}", t.kind).to_lowercase();
     let line2 = vec![
-        format!("timer {kind} {:.1} MHz", t.freq_hz / 1e6),
-        format!("resolution {}", super::fmt_ns(t.resolution_ns)),
-        overhead,
-        format!("pinned to CPU {}", run.placement.cpu),
-        format!("chosen by {}", run.placement.chosen_by),
+        (format!("timer {kind} {:.1} MHz", t.freq_hz / 1e6), 0),
+        (format!("step {}", super::fmt_ns(t.resolution_ns)), 2),
+        (overhead, 1),
     ];
     let method = format!("{:?}", c.method).to_lowercase();
     let mut line3 = vec![
-        format!("method {method}: {} s per benchmark in {} rounds", c.budget_s, c.rounds),
-        format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)),
+        (format!("{method}: {} s per benchmark, {} rounds", c.budget_s, c.rounds), 1),
+        (format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)), 3),
+        (format!("pinned to CPU {}", run.placement.cpu), 2),
+        (format!("chosen by {}", run.placement.chosen_by), 4),
     ];
     if run.partial {
-        line3.insert(0, "PARTIAL: interrupted, not every benchmark ran".into());
+        line3.insert(0, ("PARTIAL: interrupted, not every benchmark ran".into(), 0));
     }
-    let pack = |segs: Vec<String>| {
-        let mut line = String::new();
-        for s in segs.into_iter().filter(|s| !s.is_empty()) {
-            if line.is_empty() {
-                line = abbreviate(&s, width);
-            } else if layout::width(&line) + 3 + layout::width(&s) <= width {
-                line = format!("{line} · {s}");
+    let pack = |segs: Vec<(String, u8)>| {
+        let segs: Vec<(String, u8)> = segs.into_iter().filter(|(s, _)| !s.is_empty()).collect();
+        let mut order: Vec<usize> = (0..segs.len()).collect();
+        order.sort_by_key(|&i| segs[i].1);
+        let mut keep = vec![false; segs.len()];
+        let mut used = 0;
+        for i in order {
+            let w = layout::width(&segs[i].0) + if used == 0 { 0 } else { 3 };
+            if used + w <= width || used == 0 {
+                keep[i] = true;
+                used += w;
             }
         }
-        line
+        let shown: Vec<&str> = segs.iter().zip(&keep).filter(|(_, k)| **k).map(|((s, _), _)| s.as_str()).collect();
+        abbreviate(&shown.join(" · "), width)
     };
     vec![(pack(line1), false), (pack(line2), false), (pack(line3), run.partial)]
 }
@@ -478,7 +489,10 @@ pub fn footnotes(run: &RunFile) -> String {
 /// One line, at most `width` columns, for a result as it comes in: the id with the
 /// parameters that tell it apart, the figure and its CI, and its markers in words.
 pub fn row_line(row: &Row, width: usize) -> String {
-    let label = names::label(row, &[], &names::CONTEXT);
+    let label = match &row.fit {
+        Some(_) => format!("{} sweep", names::label(row, &[SIZE_PARAM.into()], &names::CONTEXT)),
+        None => names::label(row, &[], &names::CONTEXT),
+    };
     let seed = row.method == Method::Seed;
     let (figure, tail) = match (&row.fit, row.status) {
         (_, Status::Skipped | Status::Failed) => {
@@ -492,7 +506,6 @@ pub fn row_line(row: &Row, width: usize) -> String {
             (figure, words(row).join(" "))
         }
     };
-    let label = label.replace(" fit", "");
     let head = [label.as_str(), figure.as_str()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("  ");
     let room = width.saturating_sub(layout::width(&head) + 2);
     let line = if tail.is_empty() {
