@@ -61,6 +61,7 @@ impl Key {
                 "unstable: {}; --detail gives each row's rounds and levels",
                 Flag::Unstable.hint().trim_end_matches(" (see notes)")
             ),
+            Key::Flag(f) if f.hint().starts_with(f.label()) => f.hint().into(),
             Key::Flag(f) => format!("{}: {}", f.label(), f.hint()),
             Key::Drift => "drift: the median of the second half of the samples differs from the first half's, beyond \
                            both CIs; (second − first) / median"
@@ -224,10 +225,13 @@ fn batch_size(note: &str) -> Option<String> {
     Some(after.split_once(" per operation")?.0.to_string())
 }
 
+/// The rows a footnote names, each with its size there.
+type Named = Vec<(RowRef, Option<String>)>;
+
 /// Every footnote of a table, numbered in the order the table first refers to them.
 #[derive(Debug, Default)]
 pub struct Marks {
-    entries: Vec<(Key, Vec<(RowRef, Option<String>)>)>,
+    entries: Vec<(Key, Named)>,
     notes: Vec<(String, Vec<RowRef>)>,
     universe: Vec<RowRef>,
     /// Rows whose own notes the table does not show.
@@ -296,7 +300,7 @@ impl Marks {
     /// The rows of a footnote: those with a size one by one (grouped by id), the others as
     /// compactly as their set allows (`ipc.* (thread cross, process cross)`, `every measured
     /// row but harness.empty, space.*`).
-    fn list(&self, key: &Key, rows: &[(RowRef, Option<String>)]) -> String {
+    fn list(&self, key: &Key, rows: &Named) -> String {
         let plain: Vec<&RowRef> = rows.iter().filter(|(_, s)| s.is_none()).map(|(r, _)| r).collect();
         let mut parts = Vec::new();
         if !plain.is_empty() {

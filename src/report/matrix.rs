@@ -6,7 +6,7 @@
 
 use super::layout::{self, Align, Cell, Grid, Line, Style, flow, paint, refs};
 use super::marks::{Key, Mark, Outcome, RowRef};
-use super::table::{Ctx, cell_marks, is_scaled, location, plus_minus};
+use super::table::{Ctx, is_scaled, location, plus_minus};
 use super::names;
 use crate::model::Row;
 use serde_json::Value;
@@ -100,69 +100,64 @@ impl<'a> Matrix<'a> {
     }
 }
 
-/// The matrix's lines: a heading, then one or more grids that fit the width.
+/// The matrix's lines: a heading, then one or more grids that fit the width, then (with
+/// `--detail`) the cells' own notes.
 pub fn render(ctx: &mut Ctx, rows: &[&Row]) -> Vec<String> {
     let m = Matrix::of(rows);
-    let detail = ctx.view.detail || ctx.view.wide;
-    // Every cell's markers, then those every measured cell has, numbered first.
-    let mut cells: Vec<Vec<Option<(RowRef, Vec<Mark>, Outcome)>>> = Vec::new();
-    for (label, row) in &m.lines {
-        let line = row.iter().enumerate().map(|(c, r)| {
-            let r = (*r)?;
-            let at = m.at(label, r, c);
-            let rm = super::marks::of(r);
-            Some((at, [rm.check, rm.flags].concat(), rm.outcome))
-        });
-        cells.push(line.collect());
-    }
-    let own = |r: &Row| !is_scaled(r);
-    let measured: Vec<&(RowRef, Vec<Mark>, Outcome)> = (m.lines.iter().zip(&cells))
-        .flat_map(|((_, rows), cs)| rows.iter().zip(cs).filter(|(r, _)| r.is_some_and(own)).filter_map(|(_, c)| c.as_ref()))
-        .filter(|(at, _, _)| at.measured)
-        .collect();
-    let common: Vec<Key> = match measured.first() {
-        Some((_, first, _)) if measured.len() > 1 => (first.iter().map(|mk| mk.key.clone()))
-            .filter(|k| measured.iter().all(|(_, ms, _)| ms.iter().any(|mk| mk.key == *k)))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let mut common_numbers = Vec::new();
-    for k in &common {
-        for (at, ms, _) in &measured {
-            if let Some(mk) = ms.iter().find(|mk| mk.key == *k) {
-                let n = ctx.marks.number(mk, at);
-                if !common_numbers.contains(&n) {
-                    common_numbers.push(n);
-                }
-            }
-        }
-    }
+    let (common, numbers) = common_marks(ctx, &m);
     let mut notes_below = Vec::new();
-    let mut texts: Vec<Vec<Option<CellText>>> = Vec::new();
-    for ((_, rows), cs) in m.lines.iter().zip(&cells) {
-        let mut line = Vec::new();
-        for (r, c) in rows.iter().zip(cs) {
-            let (Some(r), Some((at, _, _))) = (r, c) else {
-                line.push(None);
-                continue;
-            };
-            let scaled = is_scaled(r) && !detail;
-            if !scaled {
-                ctx.marks.see(at);
-                for n in ctx.row_notes(r, at) {
-                    notes_below.push(format!("{}: {n}", at.name()));
+    let texts: Vec<Vec<Option<CellText>>> = (m.lines.iter())
+        .map(|(label, line)| {
+            let cell = |(c, r): (usize, &Option<&Row>)| {
+                let r = (*r)?;
+                let at = m.at(label, r, c);
+                // A rescaled row's markers are its source's: never its own footnotes.
+                if !is_scaled(r) {
+                    ctx.marks.see(&at);
+                    notes_below.extend(ctx.row_notes(r, &at).into_iter().map(|n| format!("{}: {n}", at.name())));
                 }
-            }
-            line.push(Some(cell_text(ctx, r, at, &common, scaled)));
-        }
-        texts.push(line);
-    }
-    let mut out = heading(ctx, &m, rows, &common_numbers);
+                Some(cell_text(ctx, r, &at, &common))
+            };
+            line.iter().enumerate().map(cell).collect()
+        })
+        .collect();
+    let mut out = heading(ctx, &m, rows, &numbers);
     out.extend(grids(ctx, &m, &texts));
     for n in notes_below {
         out.extend(flow(&format!("· {n}"), ctx.prose(), "  ", "    ").into_iter().map(|l| paint(&l, Style::Dim, ctx.view.color)));
     }
     out
+}
+
+/// The markers every measured cell of its own (not rescaled) has, numbered before any other
+/// so that the heading can say them once: (their keys, their numbers).
+fn common_marks(ctx: &mut Ctx, m: &Matrix) -> (Vec<Key>, Vec<usize>) {
+    let mut measured: Vec<(RowRef, Vec<Mark>)> = Vec::new();
+    for (label, line) in &m.lines {
+        for (c, r) in line.iter().enumerate() {
+            if let Some(r) = r.filter(|r| !is_scaled(r) && r.summary.is_some()) {
+                let rm = super::marks::of(r);
+                measured.push((m.at(label, r, c), [rm.check, rm.flags].concat()));
+            }
+        }
+    }
+    let common: Vec<Key> = match measured.first() {
+        Some((_, first)) if measured.len() > 1 => (first.iter().map(|mk| mk.key.clone()))
+            .filter(|k| measured.iter().all(|(_, ms)| ms.iter().any(|mk| mk.key == *k)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut numbers = Vec::new();
+    for k in &common {
+        for (at, ms) in &measured {
+            if let Some(n) = ms.iter().find(|mk| mk.key == *k).map(|mk| ctx.marks.number(mk, at))
+                && !numbers.contains(&n)
+            {
+                numbers.push(n);
+            }
+        }
+    }
+    (common, numbers)
 }
 
 /// A cell's parts: the figure, its interval, its markers; or the word for a row without.
@@ -176,16 +171,18 @@ struct CellText {
     stages: Vec<(String, String, String)>,
 }
 
-fn cell_text(ctx: &mut Ctx, r: &Row, at: &RowRef, common: &[Key], scaled: bool) -> CellText {
-    let (rm, check, flags) = if scaled {
-        (super::marks::of(r), Vec::new(), Vec::new())
+fn cell_text(ctx: &mut Ctx, r: &Row, at: &RowRef, common: &[Key]) -> CellText {
+    let scaled = is_scaled(r);
+    let with_ci = !scaled || ctx.view.detail || ctx.view.wide;
+    let rm = super::marks::of(r);
+    let (check, flags) = if scaled {
+        (Vec::new(), Vec::new())
     } else {
-        let (rm, c, f) = cell_marks(ctx, r, at);
+        let (c, f) = ctx.numbered(&rm, at);
         let keep = |ms: &[Mark], ns: Vec<usize>| -> Vec<usize> {
             ms.iter().zip(ns).filter(|(m, _)| !common.contains(&m.key)).map(|(_, n)| n).collect()
         };
-        let (c, f) = (keep(&rm.check, c), keep(&rm.flags, f));
-        (rm, c, f)
+        (keep(&rm.check, c), keep(&rm.flags, f))
     };
     let empty = |figure: String, style| CellText { word: true, figure, ci: String::new(), marks: String::new(), style, stages: vec![] };
     match rm.outcome {
@@ -210,7 +207,7 @@ fn cell_text(ctx: &mut Ctx, r: &Row, at: &RowRef, common: &[Key], scaled: bool) 
     CellText {
         word: false,
         figure: r.unit.format(p),
-        ci: if scaled { String::new() } else { plus_minus(p, ci, r.unit) },
+        ci: if with_ci { plus_minus(p, ci, r.unit) } else { String::new() },
         marks: refs(&all),
         style,
         stages,
@@ -240,7 +237,7 @@ fn heading(ctx: &Ctx, m: &Matrix, rows: &[&Row], common: &[usize]) -> Vec<String
     );
     let mut said: Vec<String> = fams.iter().filter_map(|f| legend(f).map(|l| format!("{f} {l}"))).collect();
     if !m.shared.is_empty() {
-        said.push(names::shared_text(rows, &m.shared));
+        said.push(format!("parameters: {}", names::shared_text(rows, &m.shared)));
     }
     if !common.is_empty() {
         said.push(format!("every measured cell {}", refs(common)));
@@ -346,8 +343,14 @@ fn grid(m: &Matrix, texts: &[Vec<Option<CellText>>], cols: &[usize], with_ci: bo
             });
         }
         g.push(Line::Cells(cells));
-        let mut stages: Vec<&str> = cols.iter().filter_map(|&c| line[c].as_ref()).flat_map(|t| t.stages.iter().map(|s| s.0.as_str())).collect();
-        stages.dedup();
+        let mut stages: Vec<&str> = Vec::new();
+        for t in cols.iter().filter_map(|&c| line[c].as_ref()) {
+            for (name, _, _) in &t.stages {
+                if !stages.contains(&name.as_str()) {
+                    stages.push(name);
+                }
+            }
+        }
         for st in stages {
             let mut cells = vec![Cell::styled(format!("    └ {st}"), Style::Dim)];
             for &c in cols {

@@ -83,7 +83,7 @@ impl Ctx<'_> {
                 _ => own.push(n.clone()),
             }
         }
-        if !own.is_empty() && !(self.view.detail || self.view.wide) {
+        if !(own.is_empty() || self.view.detail || self.view.wide) {
             self.marks.unshown_notes += 1;
             own.clear();
         }
@@ -410,11 +410,12 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
     if let Some(why) = &run.timer.fallback_reason {
         out.push(format!("timer: the cycle counter was not used: {why}"));
     }
-    if ctx.marks.unshown_notes > 0 {
-        out.push(format!(
-            "{} rows have notes of their own (how they were measured, their rounds): --detail shows them under each row",
-            ctx.marks.unshown_notes
-        ));
+    match ctx.marks.unshown_notes {
+        0 => {}
+        1 => out.push("1 row has notes of its own (how it was measured, its rounds): --detail shows them under it".into()),
+        n => out.push(format!(
+            "{n} rows have notes of their own (how they were measured, their rounds): --detail shows them under each row"
+        )),
     }
     out
 }
@@ -454,7 +455,7 @@ fn header_lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
         (format!("chosen by {}", run.placement.chosen_by), 4),
     ];
     if run.partial {
-        line3.insert(0, ("PARTIAL: interrupted, not every benchmark ran".into(), 0));
+        line3.insert(0, ("PARTIAL (interrupted)".into(), 0));
     }
     let pack = |segs: Vec<(String, u8)>| {
         let segs: Vec<(String, u8)> = segs.into_iter().filter(|(s, _)| !s.is_empty()).collect();
