@@ -340,7 +340,11 @@ mod tests {
             vec![vec![Cell::plain("name"), Cell::plain("a"), Cell::plain("b")]],
             vec![Align::Left, Align::Right, Align::Right],
         );
-        g.push(Line::Cells(vec![Cell::plain("a long benchmark name"), Cell::plain("1.000 µs"), Cell::plain("2.000 µs")]));
+        g.push(Line::Cells(vec![
+            Cell::plain("a long benchmark name"),
+            Cell::plain("1.000 µs"),
+            Cell::plain("2.000 µs"),
+        ]));
         g.push(Line::Span { indent: 2, cell: Cell::plain("a note that is long enough to be flowed over lines") });
         assert_eq!(g.total(), 21 + 2 + 8 + 2 + 8);
         g.fit(25, &[2], 0);

@@ -55,7 +55,11 @@ impl Key {
             Key::CheckFailed(name, expected) => format!("check failed: {name}; expected {expected}; seen"),
             Key::Unchecked(why) => format!("not validated: {why}"),
             Key::Flag(Flag::CiTargetMissed) => {
-                format!("ci-wide (target ± {} %): {}", super::table::pct(ci_target * 100.0), Flag::CiTargetMissed.hint())
+                format!(
+                    "ci-wide (target ± {} %): {}",
+                    super::table::pct(ci_target * 100.0),
+                    Flag::CiTargetMissed.hint()
+                )
             }
             Key::Flag(Flag::Unstable) => format!(
                 "unstable: {}; --detail gives each row's rounds and levels",
@@ -160,8 +164,12 @@ pub fn of(row: &Row) -> RowMarks {
     let mark = |key, size| Mark { key, size };
     let why = || row.reason.clone().unwrap_or_else(|| "no reason recorded".into());
     match row.status {
-        Status::Skipped => return RowMarks { outcome: Outcome::Skipped, check: vec![mark(Key::Skipped(why()), None)], flags: vec![] },
-        Status::Failed => return RowMarks { outcome: Outcome::Failed, check: vec![mark(Key::Failed(why()), None)], flags: vec![] },
+        Status::Skipped => {
+            return RowMarks { outcome: Outcome::Skipped, check: vec![mark(Key::Skipped(why()), None)], flags: vec![] };
+        }
+        Status::Failed => {
+            return RowMarks { outcome: Outcome::Failed, check: vec![mark(Key::Failed(why()), None)], flags: vec![] };
+        }
         _ => {}
     }
     let v = &row.validation;
@@ -284,7 +292,11 @@ impl Marks {
             let num = superscript(i + 1);
             let indent = " ".repeat(layout::width(&num) + 1);
             for (j, line) in layout::flow(&text, width, &format!("{num} "), &indent).into_iter().enumerate() {
-                out.push(if j == 0 { format!("{}{}", paint(&num, key.style(), color), &line[num.len()..]) } else { line });
+                out.push(if j == 0 {
+                    format!("{}{}", paint(&num, key.style(), color), &line[num.len()..])
+                } else {
+                    line
+                });
             }
         }
         let notes = self.notes.iter().map(|(text, rows)| {
@@ -318,7 +330,11 @@ impl Marks {
                     if alone || r.qual.is_empty() { size.to_string() } else { format!("{}{sep}{size}", r.qual) }
                 })
                 .collect();
-            parts.push(if alone { format!("{id}{sep}{}", sized.join(", ")) } else { format!("{id} ({})", sized.join(", ")) });
+            parts.push(if alone {
+                format!("{id}{sep}{}", sized.join(", "))
+            } else {
+                format!("{id} ({})", sized.join(", "))
+            });
         }
         parts.join("; ")
     }
@@ -351,7 +367,11 @@ impl Marks {
         for id in ids {
             let have: Vec<&str> = set.iter().filter(|r| r.id == id).map(|r| r.qual.as_str()).collect();
             let all: Vec<&str> = self.universe.iter().filter(|r| r.id == id).map(|r| r.qual.as_str()).collect();
-            let q = if have.len() >= all.len() && all.iter().all(|a| have.contains(a)) { String::new() } else { have.join(", ") };
+            let q = if have.len() >= all.len() && all.iter().all(|a| have.contains(a)) {
+                String::new()
+            } else {
+                have.join(", ")
+            };
             match groups.iter_mut().find(|(g, _)| *g == q) {
                 Some((_, ids)) => ids.push(id),
                 None => groups.push((q, vec![id])),

@@ -6,8 +6,8 @@
 
 use super::layout::{self, Align, Cell, Grid, Line, Style, flow, paint, refs};
 use super::marks::{Key, Mark, Outcome, RowRef};
-use super::table::{Ctx, is_scaled, location, plus_minus};
 use super::names;
+use super::table::{Ctx, is_scaled, location, plus_minus};
 use crate::model::Row;
 use serde_json::Value;
 
@@ -124,7 +124,11 @@ pub fn render(ctx: &mut Ctx, rows: &[&Row]) -> Vec<String> {
     let mut out = heading(ctx, &m, rows, &numbers);
     out.extend(grids(ctx, &m, &texts));
     for n in notes_below {
-        out.extend(flow(&format!("· {n}"), ctx.prose(), "  ", "    ").into_iter().map(|l| paint(&l, Style::Dim, ctx.view.color)));
+        out.extend(
+            flow(&format!("· {n}"), ctx.prose(), "  ", "    ")
+                .into_iter()
+                .map(|l| paint(&l, Style::Dim, ctx.view.color)),
+        );
     }
     out
 }
@@ -184,13 +188,24 @@ fn cell_text(ctx: &mut Ctx, r: &Row, at: &RowRef, common: &[Key]) -> CellText {
         };
         (keep(&rm.check, c), keep(&rm.flags, f))
     };
-    let empty = |figure: String, style| CellText { word: true, figure, ci: String::new(), marks: String::new(), style, stages: vec![] };
+    let empty = |figure: String, style| CellText {
+        word: true,
+        figure,
+        ci: String::new(),
+        marks: String::new(),
+        style,
+        stages: vec![],
+    };
     match rm.outcome {
         Outcome::Skipped => return empty(format!("skipped{}", refs(&check)), Style::Warn),
         Outcome::Failed => return empty(format!("failed{}", refs(&check)), Style::Bad),
         _ => {}
     }
-    let est = r.derived.as_ref().map(|d| (d.estimate.point, d.estimate.ci95)).or(r.summary.as_ref().map(|s| location(s, ctx.seed)));
+    let est = r
+        .derived
+        .as_ref()
+        .map(|d| (d.estimate.point, d.estimate.ci95))
+        .or(r.summary.as_ref().map(|s| location(s, ctx.seed)));
     let Some((p, ci)) = est else { return empty("-".into(), Style::Plain) };
     let all: Vec<usize> = check.iter().chain(&flags).copied().collect();
     let style = if rm.outcome == Outcome::CheckFailed { Style::Bad } else { Style::Plain };

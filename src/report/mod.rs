@@ -2,6 +2,7 @@
 //! view. Reporters only format; every number they print was computed by `stats`/`analyse`.
 
 pub mod csv;
+mod header;
 pub mod latex;
 mod layout;
 pub mod markdown;

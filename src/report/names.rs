@@ -8,7 +8,8 @@ use serde_json::Value;
 
 /// Parameters that describe where or how a row ran rather than which result it is: a row's
 /// one-line summary leaves them out (the table says them in the family heading).
-pub const CONTEXT: [&str; 9] = ["cpus", "device", "fs", "filesystem", "segment_bytes", "tmpfs", "uffd_flags", "objects", "sizes"];
+pub const CONTEXT: [&str; 9] =
+    ["cpus", "device", "fs", "filesystem", "segment_bytes", "tmpfs", "uffd_flags", "objects", "sizes"];
 
 /// A parameter's value, short: `cross` for `cross_cpu`, `4 KiB` for a size, `1,0` for a list.
 pub fn value(key: &str, v: &Value) -> String {
@@ -53,7 +54,8 @@ pub fn row_params(p: &Params, skip: &[&str]) -> String {
 
 /// `id` and the parameters that tell the row apart, e.g. `fault.file.read cold shared`.
 pub fn label(row: &Row, shared: &[String], skip: &[&str]) -> String {
-    let p: Params = row.params.iter().filter(|(k, _)| !shared.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let p: Params =
+        row.params.iter().filter(|(k, _)| !shared.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     let params = row_params(&p, skip);
     if params.is_empty() { row.id.clone() } else { format!("{} {params}", row.id) }
 }
@@ -169,7 +171,10 @@ mod tests {
         let refs: Vec<&Row> = rows.iter().collect();
         let keys = shared_keys(&refs, &[]);
         assert_eq!(keys, ["device", "fs", "uffd_flags"]);
-        assert_eq!(shared_text(&refs, &keys), "device /dev/vda, fs ext4 (cold); uffd_flags O_CLOEXEC (fault.user.uffd)");
+        assert_eq!(
+            shared_text(&refs, &keys),
+            "device /dev/vda, fs ext4 (cold); uffd_flags O_CLOEXEC (fault.user.uffd)"
+        );
         assert_eq!(label(&rows[1], &keys, &[]), "fault.file.read cold private");
         assert_eq!(label(&rows[3], &keys, &[]), "fault.user.uffd write");
         assert!(shared_keys(&refs[..1], &[]).is_empty());

@@ -6,7 +6,7 @@ use super::layout::{Align, Cell, Grid, Line, Style, flow, paint, refs};
 use super::marks::{Key, Outcome, RowRef};
 use super::table::{Ctx, cell_marks, location, plus_minus};
 use super::{fmt_ns, fmt_size, names, sig4};
-use crate::model::{Flag, Row, SIZE_PARAM, SweepFit, Unit};
+use crate::model::{Flag, Params, Row, RunFile, SIZE_PARAM, SweepFit, Unit};
 
 /// The parameters a sweep's title leaves out: they vary along it.
 const ALONG: [&str; 2] = [SIZE_PARAM, "sizes"];
@@ -26,7 +26,8 @@ pub fn render(ctx: &mut Ctx, fit_row: &Row, points: &[&Row]) -> Vec<String> {
         _ => String::new(),
     };
     let n = if points.is_empty() { fit.points.len() } else { points.len() };
-    let title = format!("{label} — a size sweep over {n} sizes: the points, then the fitted cost {verdict} {}", refs(&flags));
+    let title =
+        format!("{label} — a size sweep over {n} sizes: the points, then the fitted cost {verdict} {}", refs(&flags));
     let mut out = flow(title.trim_end(), ctx.prose(), "", "  ");
     let mut pts = points_grid(ctx, fit_row, fit, points, &qual);
     pts.fit(width, &[3], 0);
@@ -37,7 +38,9 @@ pub fn render(ctx: &mut Ctx, fit_row: &Row, points: &[&Row]) -> Vec<String> {
     out.extend(flow(&format!("fitted by {}: {}", fit.method, model_words(fit)), ctx.prose(), "", "  "));
     out.extend(fitted.render(ctx.prose().saturating_sub(2), color).concat().into_iter().map(|l| format!("  {l}")));
     for n in ctx.row_notes(fit_row, &at) {
-        out.extend(flow(&format!("· {n}"), ctx.prose(), "  ", "    ").into_iter().map(|l| paint(&l, Style::Dim, color)));
+        out.extend(
+            flow(&format!("· {n}"), ctx.prose(), "  ", "    ").into_iter().map(|l| paint(&l, Style::Dim, color)),
+        );
     }
     out
 }
@@ -50,18 +53,27 @@ fn points_grid(ctx: &mut Ctx, fit_row: &Row, fit: &SweepFit, points: &[&Row], qu
     let header = vec![vec![h("size"), h(est), h("95 % CI"), h("GB/s"), h("flags")]];
     let mut g = Grid::new(header, vec![Align::Right, Align::Right, Align::Right, Align::Right, Align::Left]);
     let gbs = |unit: Unit, size: u64, per_op: f64| {
-        if unit == Unit::Ns && size > 0 && per_op > 0.0 && per_op.is_finite() { sig4(size as f64 / per_op) } else { "-".into() }
+        if unit == Unit::Ns && size > 0 && per_op > 0.0 && per_op.is_finite() {
+            sig4(size as f64 / per_op)
+        } else {
+            "-".into()
+        }
     };
     if points.is_empty() {
         for p in &fit.points {
-            let cells = [fmt_size(p.size_bytes), fmt_ns(p.median_ns), "-".into(), gbs(Unit::Ns, p.size_bytes, p.median_ns)];
+            let cells =
+                [fmt_size(p.size_bytes), fmt_ns(p.median_ns), "-".into(), gbs(Unit::Ns, p.size_bytes, p.median_ns)];
             g.push(Line::Cells(cells.into_iter().map(Cell::plain).collect()));
         }
         return g;
     }
     for r in points {
         let size = r.params.get(SIZE_PARAM).and_then(|v| v.as_u64()).unwrap_or(0);
-        let at = RowRef { id: fit_row.id.clone(), qual: format!("{qual} {}", fmt_size(size)).trim().into(), measured: r.summary.is_some() };
+        let at = RowRef {
+            id: fit_row.id.clone(),
+            qual: format!("{qual} {}", fmt_size(size)).trim().into(),
+            measured: r.summary.is_some(),
+        };
         ctx.marks.see(&at);
         let (rm, check, flags) = cell_marks(ctx, r, &at);
         let mut cells = vec![Cell::plain(fmt_size(size))];
@@ -79,7 +91,9 @@ fn points_grid(ctx: &mut Ctx, fit_row: &Row, fit: &SweepFit, points: &[&Row], qu
         let check = if rm.outcome == Outcome::CheckFailed { format!("FAILED{} ", refs(&check)) } else { String::new() };
         cells.push(Cell::styled(format!("{check}{}", refs(&flags)).trim(), Style::Warn));
         g.push(Line::Cells(cells));
-        ctx.row_notes(r, &at).into_iter().for_each(|n| g.push(Line::Span { indent: 2, cell: Cell::styled(format!("· {n}"), Style::Dim) }));
+        ctx.row_notes(r, &at)
+            .into_iter()
+            .for_each(|n| g.push(Line::Span { indent: 2, cell: Cell::styled(format!("· {n}"), Style::Dim) }));
     }
     g
 }
@@ -89,7 +103,8 @@ fn fit_grid(fit: &SweepFit, negative: Option<usize>) -> Grid {
     let mut g = Grid::new(Vec::new(), vec![Align::Left, Align::Right, Align::Left, Align::Left]);
     let ci = |[lo, hi]: [f64; 2], f: &dyn Fn(f64) -> String| format!("95 % CI {} – {}", f(lo), f(hi));
     let per_kib = |x: f64| fmt_ns(x * 1024.0);
-    let gbs = |per_byte: f64, lo: f64| if lo > 0.0 { format!("= {} GB/s", sig4(1.0 / per_byte)) } else { String::new() };
+    let gbs =
+        |per_byte: f64, lo: f64| if lo > 0.0 { format!("= {} GB/s", sig4(1.0 / per_byte)) } else { String::new() };
     let row = |cells: [String; 4]| Line::Cells(cells.into_iter().map(Cell::plain).collect());
     let (fixed, fixed_ci) = fit.fixed_ns();
     let neg = match negative {
@@ -119,12 +134,9 @@ fn fit_grid(fit: &SweepFit, negative: Option<usize>) -> Grid {
 fn quality(fit: &SweepFit) -> String {
     let l = &fit.line;
     match fit.chosen_segments() {
-        None => format!(
-            "fit quality: R² {:.4}, χ²/dof {} (p = {})",
-            l.r_squared,
-            sig4(l.reduced_chi2),
-            p_value(l.p_value)
-        ),
+        None => {
+            format!("fit quality: R² {:.4}, χ²/dof {} (p = {})", l.r_squared, sig4(l.reduced_chi2), p_value(l.p_value))
+        }
         Some(s) => format!(
             "fit quality: two segments fit better than one line (p = {}; breakpoints tried: {}); one line's R² {:.4}",
             p_value(s.vs_line_p_value),
@@ -152,4 +164,35 @@ pub fn fit_summary(fit: &SweepFit) -> String {
     let (b, b_ci) = fit.per_byte_ns();
     let bw = if b_ci[0] > 0.0 { format!(" ({} GB/s)", sig4(1.0 / b)) } else { String::new() };
     format!("fixed {} + {}/KiB{bw}", fmt_ns(fixed), fmt_ns(b * 1024.0))
+}
+
+/// (id, parameters without the size) of every sweep that has a fitted line.
+pub fn fitted_groups(run: &RunFile) -> Vec<(&str, Params)> {
+    run.results.iter().filter(|r| r.fit.is_some()).map(|r| (r.id.as_str(), without_sweep_keys(&r.params))).collect()
+}
+
+/// The parameters of a sweep's point or fit, without what varies along the sweep.
+pub fn without_sweep_keys(params: &Params) -> Params {
+    let mut p = params.clone();
+    p.remove(SIZE_PARAM);
+    p.remove("sizes");
+    p
+}
+
+/// Whether `r` is one point of a sweep whose fitted line the table shows instead.
+pub fn is_fitted_point(r: &Row, fitted: &[(&str, Params)]) -> bool {
+    r.fit.is_none()
+        && r.params.get(SIZE_PARAM).is_some_and(|v| v.is_number())
+        && fitted.iter().any(|(id, p)| *id == r.id && *p == without_sweep_keys(&r.params))
+}
+
+/// The measured points of the sweep `fit`, by size.
+pub fn points_of<'a>(run: &'a RunFile, fit: &Row) -> Vec<&'a Row> {
+    let key = without_sweep_keys(&fit.params);
+    let mut pts: Vec<&Row> = (run.results.iter())
+        .filter(|r| r.fit.is_none() && r.id == fit.id && r.params.get(SIZE_PARAM).is_some_and(|v| v.is_number()))
+        .filter(|r| without_sweep_keys(&r.params) == key)
+        .collect();
+    pts.sort_by_key(|r| r.params.get(SIZE_PARAM).and_then(|v| v.as_u64()).unwrap_or(0));
+    pts
 }

@@ -7,7 +7,7 @@
 use super::layout::{self, Align, Cell, Grid, Line, Style, abbreviate, paint, refs};
 use super::marks::{self, Marks, NoteKind, Outcome, RowMarks, RowRef};
 use super::{View, fmt_count, matrix, names, sweep};
-use crate::model::{Method, Params, Row, RunFile, SIZE_PARAM, Status, Summary, Unit};
+use crate::model::{Method, Row, RunFile, SIZE_PARAM, Status, Summary, Unit};
 
 /// A percentage with as many decimals as it needs: `12`, `4.2`, `0.42`.
 pub fn pct(v: f64) -> String {
@@ -123,7 +123,8 @@ pub fn render(run: &RunFile, view: &View) -> String {
     for line in out {
         let line = line.trim_end();
         // A last guard: no line wider than the view (escape codes aside).
-        let line = if layout::width(line) > max && !line.contains('\x1b') { abbreviate(line, max) } else { line.into() };
+        let line =
+            if layout::width(line) > max && !line.contains('\x1b') { abbreviate(line, max) } else { line.into() };
         s.push_str(&line);
         s.push('\n');
     }
@@ -132,13 +133,20 @@ pub fn render(run: &RunFile, view: &View) -> String {
 
 /// The header lines, the blocks of the body, the footnotes.
 fn build(run: &RunFile, view: &View) -> (Vec<String>, Vec<Vec<String>>, Vec<String>) {
-    let mut ctx = Ctx { run, view: *view, seed: run.config.method == Method::Seed, marks: Marks::default(), shared: shared_notes(run) };
-    let head: Vec<String> = header_lines(run, ctx.prose())
+    let mut ctx = Ctx {
+        run,
+        view: *view,
+        seed: run.config.method == Method::Seed,
+        marks: Marks::default(),
+        shared: shared_notes(run),
+    };
+    let head: Vec<String> = super::header::lines(run, ctx.prose())
         .into_iter()
         .map(|(l, partial)| paint(&l, if partial { Style::Bad } else { Style::Dim }, view.color))
         .collect();
     let sections = plan(run);
-    let plain: Vec<&Row> = sections.iter().flat_map(|s| if let Section::Plain(r) = s { r.clone() } else { vec![] }).collect();
+    let plain: Vec<&Row> =
+        sections.iter().flat_map(|s| if let Section::Plain(r) = s { r.clone() } else { vec![] }).collect();
     let mut grid = plain_grid(&ctx);
     let families = Families::of(&plain);
     // Blocks in order; `None` stands for the next part of the plain grid.
@@ -155,7 +163,7 @@ fn build(run: &RunFile, view: &View) -> (Vec<String>, Vec<Vec<String>>, Vec<Stri
                 blocks.push(None);
             }
             Section::Matrix(rows) => blocks.push(Some(matrix::render(&mut ctx, rows))),
-            Section::Sweep(fit) => blocks.push(Some(sweep::render(&mut ctx, fit, &points_of(run, fit)))),
+            Section::Sweep(fit) => blocks.push(Some(sweep::render(&mut ctx, fit, &sweep::points_of(run, fit)))),
         }
     }
     let width = ctx.width();
@@ -169,11 +177,11 @@ fn build(run: &RunFile, view: &View) -> (Vec<String>, Vec<Vec<String>>, Vec<Stri
 /// The sections of the output in the order of the run: points of a fitted sweep go with
 /// the sweep, the rows with a peer and a placement into one matrix where the first is.
 fn plan(run: &RunFile) -> Vec<Section<'_>> {
-    let fitted = fitted_groups(run);
+    let fitted = sweep::fitted_groups(run);
     let mut out: Vec<Section> = Vec::new();
     let mut matrix_at = None;
     for r in &run.results {
-        if is_fitted_point(r, &fitted) {
+        if sweep::is_fitted_point(r, &fitted) {
             continue;
         }
         if r.fit.is_some() {
@@ -303,7 +311,10 @@ fn plain_drop_order(view: &View) -> Vec<usize> {
 fn plain_lines(ctx: &mut Ctx, grid: &mut Grid, fams: &Families, r: &Row) {
     let (shared, heading) = fams.get(&r.id);
     let fam = names::family(&r.id);
-    let started = grid.lines.iter().any(|l| matches!(l, Line::Cells(c) if c.first().is_some_and(|c| names::family(&c.text) == fam)));
+    let started = grid
+        .lines
+        .iter()
+        .any(|l| matches!(l, Line::Cells(c) if c.first().is_some_and(|c| names::family(&c.text) == fam)));
     if !started && !heading.is_empty() {
         grid.push(Line::Span { indent: 0, cell: Cell::styled(format!("{fam}.* — {heading}"), Style::Dim) });
     }
@@ -393,7 +404,10 @@ fn breakdown_lines(ctx: &Ctx, grid: &mut Grid, r: &Row) {
 /// `trap 2.912 µs + other 3.512 µs`.
 pub(super) fn stage_sum(r: &Row, seed: bool) -> String {
     let stages = r.breakdown.iter().flatten();
-    stages.map(|st| format!("{} {}", st.name, r.unit.format(location(&st.summary, seed).0))).collect::<Vec<_>>().join(" + ")
+    stages
+        .map(|st| format!("{} {}", st.name, r.unit.format(location(&st.summary, seed).0)))
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// Lines under the footnotes: what the columns mean, the timer's fallback, notes not shown.
@@ -420,65 +434,9 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
     out
 }
 
-/// The header: machine, timer, method and placement, at most three lines within `width`;
-/// each line with whether it tells of a partial run.
-fn header_lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
-    let (m, t, c) = (&run.machine, &run.timer, &run.config);
-    let cpus = m.cpu.logical_cpus.map_or("? CPUs".into(), |n| format!("{n} CPUs"));
-    let virt = match m.virtualization.virtualized {
-        Some(true) => format!("virtualised ({})", m.virtualization.hypervisor_vendor),
-        Some(false) => "bare metal".into(),
-        None => String::new(),
-    };
-    // (text, priority: the lowest first while the line has room), in the order shown.
-    let line1 = vec![
-        (format!("osprim {}", run.osprim.version), 0),
-        (format!("{}, {cpus}", m.cpu.model_name), 1),
-        (format!("Linux {}", m.kernel.release), 3),
-        (virt, 2),
-    ];
-    let overhead = match (run.config.method, t.overhead_mean_ns) {
-        (Method::Seed, Some(mean)) => format!("overhead {} (mean) subtracted from each sample", super::fmt_ns(mean)),
-        _ => format!("overhead {} subtracted from each sample", super::fmt_ns(t.overhead_ns)),
-    };
-    let kind = format!("{:?}", t.kind).to_lowercase();
-    let line2 = vec![
-        (format!("timer {kind} {:.1} MHz", t.freq_hz / 1e6), 0),
-        (format!("step {}", super::fmt_ns(t.resolution_ns)), 2),
-        (overhead, 1),
-    ];
-    let method = format!("{:?}", c.method).to_lowercase();
-    let mut line3 = vec![
-        (format!("{method}: {} s per benchmark, {} rounds", c.budget_s, c.rounds), 1),
-        (format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)), 3),
-        (format!("pinned to CPU {}", run.placement.cpu), 2),
-        (format!("chosen by {}", run.placement.chosen_by), 4),
-    ];
-    if run.partial {
-        line3.insert(0, ("PARTIAL (interrupted)".into(), 0));
-    }
-    let pack = |segs: Vec<(String, u8)>| {
-        let segs: Vec<(String, u8)> = segs.into_iter().filter(|(s, _)| !s.is_empty()).collect();
-        let mut order: Vec<usize> = (0..segs.len()).collect();
-        order.sort_by_key(|&i| segs[i].1);
-        let mut keep = vec![false; segs.len()];
-        let mut used = 0;
-        for i in order {
-            let w = layout::width(&segs[i].0) + if used == 0 { 0 } else { 3 };
-            if used + w <= width || used == 0 {
-                keep[i] = true;
-                used += w;
-            }
-        }
-        let shown: Vec<&str> = segs.iter().zip(&keep).filter(|(_, k)| **k).map(|((s, _), _)| s.as_str()).collect();
-        abbreviate(&shown.join(" · "), width)
-    };
-    vec![(pack(line1), false), (pack(line2), false), (pack(line3), run.partial)]
-}
-
 /// The header lines: machine, timer, placement, method (at most three, within 100 columns).
 pub fn header(run: &RunFile) -> String {
-    header_lines(run, super::WIDTH).into_iter().map(|(l, _)| l + "\n").collect()
+    super::header::lines(run, super::WIDTH).into_iter().map(|(l, _)| l + "\n").collect()
 }
 
 /// The footnotes of the table of `run` in the default view: markers with their rows, shared
@@ -502,12 +460,18 @@ pub fn row_line(row: &Row, width: usize) -> String {
         }
         (Some(fit), _) => (sweep::fit_summary(fit), String::new()),
         _ => {
-            let figure = row.derived.as_ref().map(|d| (d.estimate.point, d.estimate.ci95)).or(row.summary.as_ref().map(|s| location(s, seed)));
-            let figure = figure.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit)));
+            let figure = row
+                .derived
+                .as_ref()
+                .map(|d| (d.estimate.point, d.estimate.ci95))
+                .or(row.summary.as_ref().map(|s| location(s, seed)));
+            let figure =
+                figure.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit)));
             (figure, words(row).join(" "))
         }
     };
-    let head = [label.as_str(), figure.as_str()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("  ");
+    let head =
+        [label.as_str(), figure.as_str()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("  ");
     let room = width.saturating_sub(layout::width(&head) + 2);
     let line = if tail.is_empty() {
         head.clone()
@@ -515,7 +479,12 @@ pub fn row_line(row: &Row, width: usize) -> String {
         format!("{head}  {}", abbreviate(&tail, room))
     } else {
         let label_room = width.saturating_sub(layout::width(&figure) + 2 + 10).max(8);
-        let head = [abbreviate(&label, label_room), figure].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join("  ");
+        let head = [abbreviate(&label, label_room), figure]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("  ");
         let room = width.saturating_sub(layout::width(&head) + 2);
         if room >= 4 { format!("{head}  {}", abbreviate(&tail, room)) } else { head }
     };
@@ -540,37 +509,6 @@ fn words(row: &Row) -> Vec<String> {
         }
     }
     out
-}
-
-/// (id, parameters without the size) of every sweep that has a fitted line.
-fn fitted_groups(run: &RunFile) -> Vec<(&str, Params)> {
-    run.results.iter().filter(|r| r.fit.is_some()).map(|r| (r.id.as_str(), without_sweep_keys(&r.params))).collect()
-}
-
-/// The parameters of a sweep's point or fit, without what varies along the sweep.
-pub fn without_sweep_keys(params: &Params) -> Params {
-    let mut p = params.clone();
-    p.remove(SIZE_PARAM);
-    p.remove("sizes");
-    p
-}
-
-/// Whether `r` is one point of a sweep whose fitted line the table shows instead.
-fn is_fitted_point(r: &Row, fitted: &[(&str, Params)]) -> bool {
-    r.fit.is_none()
-        && r.params.get(SIZE_PARAM).is_some_and(|v| v.is_number())
-        && fitted.iter().any(|(id, p)| *id == r.id && *p == without_sweep_keys(&r.params))
-}
-
-/// The measured points of the sweep `fit`, by size.
-fn points_of<'a>(run: &'a RunFile, fit: &Row) -> Vec<&'a Row> {
-    let key = without_sweep_keys(&fit.params);
-    let mut pts: Vec<&Row> = (run.results.iter())
-        .filter(|r| r.fit.is_none() && r.id == fit.id && r.params.get(SIZE_PARAM).is_some_and(|v| v.is_number()))
-        .filter(|r| without_sweep_keys(&r.params) == key)
-        .collect();
-    pts.sort_by_key(|r| r.params.get(SIZE_PARAM).and_then(|v| v.as_u64()).unwrap_or(0));
-    pts
 }
 
 /// The markers of a row, for a matrix cell or a sweep line: numbered, each row named.

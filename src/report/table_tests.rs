@@ -17,7 +17,12 @@ fn view(width: usize) -> View {
 /// Every line of `out` within `width` columns (escape codes aside) and trimmed.
 fn assert_fits(out: &str, width: usize) {
     for (i, line) in out.lines().enumerate() {
-        assert!(layout::width(line) <= width, "line {} is {} columns wide (> {width}):\n{line}", i + 1, layout::width(line));
+        assert!(
+            layout::width(line) <= width,
+            "line {} is {} columns wide (> {width}):\n{line}",
+            i + 1,
+            layout::width(line)
+        );
         assert_eq!(line, line.trim_end(), "line {} ends in spaces", i + 1);
     }
 }
@@ -32,7 +37,7 @@ fn the_default_run_fits_80_and_100_columns() {
                 assert_fits(&out, width);
             }
         }
-        let head = header_lines(&run, width);
+        let head = crate::report::header::lines(&run, width);
         assert!(head.len() <= 3 && head.iter().all(|(l, _)| layout::width(l) <= width), "{head:?}");
     }
 }
@@ -125,7 +130,17 @@ fn a_sweep_shows_its_points_then_its_fit() {
     assert_fits(&out, 100);
     let at = out.find("a size sweep over 3 sizes").expect("the sweep's title");
     let sweep = &out[at..];
-    for want in ["size", "GB/s", "64 KiB", "18.00 µs", "± 1.0 %", "3.641", "fixed cost", "2.000 µs", "95 % CI 1.950 µs – 2.050 µs"] {
+    for want in [
+        "size",
+        "GB/s",
+        "64 KiB",
+        "18.00 µs",
+        "± 1.0 %",
+        "3.641",
+        "fixed cost",
+        "2.000 µs",
+        "95 % CI 1.950 µs – 2.050 µs",
+    ] {
         assert!(sweep.contains(want), "{want:?} missing:\n{sweep}");
     }
     assert!(sweep.contains("cost per KiB") && sweep.contains("249.9 ns") && sweep.contains("= 4.098 GB/s"), "{sweep}");
