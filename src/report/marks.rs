@@ -198,7 +198,7 @@ fn flag_marks(row: &Row) -> Vec<Mark> {
             let size = match f {
                 Flag::ManyOutliers => row.summary.as_ref().map(|s| {
                     let severe = s.outliers.low_severe + s.outliers.high_severe;
-                    format!("{} % severe", super::table::pct(100.0 * severe as f64 / s.n.max(1) as f64))
+                    format!("{} % beyond 3 IQR", super::table::pct(100.0 * severe as f64 / s.n.max(1) as f64))
                 }),
                 Flag::BatchDependent => note(NoteKind::Batch).and_then(|n| batch_size(&n)),
                 Flag::RoundFailed => note(NoteKind::RoundFailed),
