@@ -218,3 +218,10 @@ fn a_row_line_summarises_a_result_within_the_width() {
     let fit = sweep.results.iter().find(|r| r.fit.is_some()).expect("a fit");
     assert_eq!(row_line(fit, 100), "ipc.pipe thread sweep  fixed 2.000 µs + 249.9 ns/KiB (4.098 GB/s)");
 }
+
+#[test]
+#[ignore = "prints the fixture's table: OSPRIM_WIDTH=80 cargo test --release print_fixture -- --ignored --nocapture"]
+fn print_fixture() {
+    let width = std::env::var("OSPRIM_WIDTH").ok().and_then(|w| w.parse().ok()).unwrap_or(100);
+    print!("{}", render(&fixture(), &view(width)));
+}
