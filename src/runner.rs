@@ -196,7 +196,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                     observer.visited();
                     continue;
                 }
-                observer.visiting(round, &format!("{}{}", bench.id(), crate::report::table::fmt_params_of(&params)));
+                observer.visiting(round, &visit_label(bench.id(), &params));
                 ctx.cfg = SamplerConfig {
                     batch: slot.batch,
                     spread_between_rounds_rel: slot.spread_between_rounds_rel(),
@@ -483,4 +483,16 @@ fn analyse_rounds(
 /// `USER_HZ`, the unit of `/proc/stat` (100 on every Linux architecture osprim supports).
 fn clock_ticks_per_second() -> u64 {
     100
+}
+
+/// `id k=v k=v`, what the progress bar says is being measured.
+fn visit_label(id: &str, params: &Params) -> String {
+    let mut s = id.to_string();
+    for (k, v) in params {
+        match v {
+            serde_json::Value::String(text) => s.push_str(&format!(" {k}={text}")),
+            other => s.push_str(&format!(" {k}={other}")),
+        }
+    }
+    s
 }

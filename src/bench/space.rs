@@ -152,7 +152,17 @@ impl Parked {
     /// fewer, if there are.
     fn spawn(&mut self, n: usize) -> Option<String> {
         let mut short = None;
+        // A thread's stack (Rust's default 2 MiB, or RUST_MIN_STACK) and room for the signal
+        // stack and guard pages its start maps.
+        let stack = std::env::var("RUST_MIN_STACK").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(2 << 20);
         for _ in 0..n {
+            if !crate::sys::reserve::room_for(stack + (1 << 20)) {
+                short = Some(format!(
+                    "thread creation failed after {}: no address space left for another thread's stack",
+                    self.handles.len()
+                ));
+                break;
+            }
             let gate = Arc::clone(&self.gate);
             match std::thread::Builder::new().spawn(move || gate.wait()) {
                 Ok(h) => self.handles.push(h),

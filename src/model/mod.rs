@@ -261,6 +261,15 @@ pub struct Derived {
     pub estimate: Estimate,
 }
 
+impl Derived {
+    /// The benchmark a rescaled result rescales (`ipc.pipe` of "2 × ipc.pipe at 0 bytes", the
+    /// formula of [`vocab::Rule::Scaled`]); `None` for a difference or any other derivation.
+    pub fn scaled_source(&self) -> Option<&str> {
+        let (_, rest) = self.formula.split_once(" × ")?;
+        rest.split(" at ").next().filter(|s| !s.is_empty())
+    }
+}
+
 /// The fitted cost of a size sweep, fixed + per byte, by weighted least squares through the
 /// points' medians (see `stats::fit` and `derive::sweep_fits`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -521,4 +530,18 @@ pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
     })?;
     serde_json::from_value(value)
         .map_err(|e| ResultFileError::NotOsprim { path: path.into(), detail: format!("unexpected content ({e})") })
+}
+
+#[cfg(test)]
+mod derived_tests {
+    use super::*;
+
+    #[test]
+    fn a_rescaled_result_names_its_source_and_a_difference_does_not() {
+        let scaled = Derivation::scaled("rpc.pipe", "", "ipc.pipe", 2.0, 0);
+        let d = |formula: String| Derived { formula, estimate: Estimate { point: 1.0, ci95: [1.0, 1.0] } };
+        assert_eq!(d(scaled.formula()).scaled_source(), Some("ipc.pipe"));
+        let diff = Derivation::difference("ctx.address_space", "", "ctx.process", "ctx.thread");
+        assert_eq!(d(diff.formula()).scaled_source(), None);
+    }
 }

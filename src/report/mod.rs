@@ -2,10 +2,16 @@
 //! view. Reporters only format; every number they print was computed by `stats`/`analyse`.
 
 pub mod csv;
+mod header;
 pub mod latex;
+mod layout;
 pub mod listing;
 pub mod markdown;
+mod marks;
+mod matrix;
+mod names;
 pub mod seeds;
+mod sweep;
 pub mod table;
 
 pub use crate::model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, sig4};

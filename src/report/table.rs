@@ -1,369 +1,523 @@
-//! The readable table of a run, with the footnotes that explain flags, skips and checks.
+//! The readable table of a run, fitted to the view's width: a short header; the rows, each
+//! an id with the parameters that tell it apart, its median and the relative half-width of
+//! its 95 % CI (`± 4.2 %`), min, p99 and short markers; the IPC families as one matrix
+//! ([`super::matrix`]); sweeps as their points and fit ([`super::sweep`]); then numbered
+//! footnotes that explain each marker and name its rows ([`super::marks`]).
 
-use super::{fmt_count, fmt_ns, fmt_size};
-use crate::model::{Method, Params, Row, RunFile, SIZE_PARAM, Status, Summary, Unit, Verdict};
-use comfy_table::CellAlignment;
-use std::fmt::Write;
+use super::layout::{self, Align, Cell, Grid, Line, Style, abbreviate, paint, refs};
+use super::marks::{self, Marks, NoteKind, Outcome, RowMarks, RowRef};
+use super::{View, fmt_count, matrix, names, sweep};
+use crate::model::{Method, Row, RunFile, SIZE_PARAM, Status, Summary, Unit};
 
-/// Parameters the table leaves to the notes and the result file, to stay narrow.
-const NOT_IN_TABLE: [&str; 8] = ["sizes", "cpus", "device", "segment_bytes", "tmpfs", "uffd_flags", "objects", "fs"];
-
-/// Parameters in a compact form: `[placement=same peer=thread]`.
-pub fn fmt_params(row: &Row) -> String {
-    fmt_params_of(&row.params)
-}
-
-/// Parameters in a compact form: `[placement=same peer=thread]`.
-pub fn fmt_params_of(params: &Params) -> String {
-    if params.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = params
-        .iter()
-        .filter(|(k, _)| !NOT_IN_TABLE.contains(&k.as_str()))
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect();
-    if parts.is_empty() { String::new() } else { format!(" [{}]", parts.join(" ")) }
-}
-
-fn check_label(row: &Row) -> &'static str {
-    match row.status {
-        Status::Skipped => "skipped",
-        Status::Failed => "failed",
-        _ => match row.validation.verdict {
-            Verdict::Validated => "validated",
-            Verdict::Failed => "CHECK FAILED",
-            Verdict::NotValidated => "not validated",
-        },
+/// A percentage with as many decimals as it needs: `12`, `4.2`, `0.42`.
+pub fn pct(v: f64) -> String {
+    match v.abs() {
+        _ if !v.is_finite() => "-".into(),
+        0.0 => "0".into(),
+        a if a >= 10.0 => format!("{v:.0}"),
+        a if a >= 1.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
     }
 }
 
-/// The header lines: machine, timer, placement.
-pub fn header(run: &RunFile) -> String {
-    let m = &run.machine;
-    let t = &run.timer;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "osprim {} — {} ({} logical CPUs), Linux {}, {}",
-        run.osprim.version,
-        m.cpu.model_name,
-        m.cpu.logical_cpus.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
-        m.kernel.release,
-        if m.virtualization.virtualized == Some(true) {
-            format!("virtualised ({})", m.virtualization.hypervisor_vendor)
-        } else {
-            "bare metal or unknown".into()
+/// The relative half-width of `ci` around `point`: `± 4.2 %`; the absolute one (`± 1.2 ns`)
+/// when the point is 0, and `-` when there is no interval.
+pub fn plus_minus(point: f64, ci: [f64; 2], unit: Unit) -> String {
+    let half = ci[1] / 2.0 - ci[0] / 2.0;
+    if !half.is_finite() || !point.is_finite() {
+        return "-".into();
+    }
+    if half == 0.0 {
+        return "± 0 %".into();
+    }
+    if point == 0.0 {
+        return format!("± {}", unit.format(half));
+    }
+    format!("± {} %", pct(100.0 * half / point.abs()))
+}
+
+/// The estimate the table shows and its 95 % CI: the median, or for the seed method the
+/// papers' mean.
+pub fn location(s: &Summary, seed: bool) -> (f64, [f64; 2]) {
+    if seed { (s.mean, s.mean_ci95) } else { (s.median, s.median_ci95) }
+}
+
+/// Whether a row only rescales another (`rpc.<t>` = 2 × `ipc.<t>`).
+pub fn is_scaled(r: &Row) -> bool {
+    r.derived.as_ref().is_some_and(|d| d.scaled_source().is_some())
+}
+
+/// What every part of one rendering shares: the run, the view and the footnotes so far.
+pub(super) struct Ctx<'a> {
+    /// The run.
+    pub run: &'a RunFile,
+    /// Width, detail, colour.
+    pub view: View,
+    /// The seed method: means, not medians.
+    pub seed: bool,
+    /// The footnotes.
+    pub marks: Marks,
+    /// Notes more than one row has: said once under the table.
+    shared: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// The columns a line may take (unlimited with `--wide`).
+    pub fn width(&self) -> usize {
+        if self.view.wide { usize::MAX } else { self.view.width.max(20) }
+    }
+
+    /// The columns prose keeps to.
+    pub fn prose(&self) -> usize {
+        self.view.width.max(20)
+    }
+
+    /// The row's own notes to show under it (`--detail`, `--wide`); the shared ones are
+    /// registered for the notes under the table, the rest counted as not shown.
+    pub fn row_notes(&mut self, r: &Row, at: &RowRef) -> Vec<String> {
+        let mut own = Vec::new();
+        for n in &r.notes {
+            match marks::note_kind(n) {
+                NoteKind::Steal(_) | NoteKind::Scaled => {}
+                NoteKind::Other if self.shared.contains(n) => self.marks.note(n, at),
+                _ => own.push(n.clone()),
+            }
         }
-    );
-    let overhead_ns = match (run.config.method, t.overhead_mean_ns) {
-        (Method::Seed, Some(mean)) => mean,
-        _ => t.overhead_ns,
-    };
-    let _ = writeln!(
-        s,
-        "timer: {:?} at {:.1} MHz ({}); overhead {:.1} ns ({}) subtracted per sample; resolution {:.2} ns{}{}",
-        t.kind,
-        t.freq_hz / 1e6,
-        t.freq_source,
-        overhead_ns,
-        if run.config.method == Method::Seed { "mean" } else { "median" },
-        t.resolution_ns,
-        t.read_cost_ns.map(|r| format!(" (counter step; a read costs {r:.1} ns)")).unwrap_or_default(),
-        t.fallback_reason.as_ref().map(|r| format!("; counter not used: {r}")).unwrap_or_default()
-    );
-    let _ = writeln!(
-        s,
-        "pinned to CPU {} ({}); method {:?}, budget {} s per benchmark in {} rounds, CI target ±{} %{}",
-        run.placement.cpu,
-        run.placement.chosen_by,
-        run.config.method,
-        run.config.budget_s,
-        run.config.rounds,
-        run.config.ci_target_rel * 100.0,
-        if run.partial { "; PARTIAL (interrupted)" } else { "" }
-    );
+        if !(own.is_empty() || self.view.detail || self.view.wide) {
+            self.marks.unshown_notes += 1;
+            own.clear();
+        }
+        own
+    }
+
+    /// The markers of a row, numbered: (check column, flags column).
+    pub fn numbered(&mut self, rm: &RowMarks, at: &RowRef) -> (Vec<usize>, Vec<usize>) {
+        (self.marks.numbers(&rm.check, at), self.marks.numbers(&rm.flags, at))
+    }
+}
+
+/// One part of the output, in the order of the run.
+enum Section<'a> {
+    /// A run of ordinary rows.
+    Plain(Vec<&'a Row>),
+    /// The rows with a peer and a placement.
+    Matrix(Vec<&'a Row>),
+    /// A fitted sweep.
+    Sweep(&'a Row),
+}
+
+/// The table and its footnotes, within `view.width` (unlimited with `view.wide`).
+pub fn render(run: &RunFile, view: &View) -> String {
+    let (head, body, notes) = build(run, view);
+    let mut out: Vec<String> = head;
+    for block in body {
+        out.push(String::new());
+        out.extend(block);
+    }
+    if !notes.is_empty() {
+        out.push(String::new());
+        out.extend(notes);
+    }
+    let max = if view.wide { usize::MAX } else { view.width.max(20) };
+    let mut s = String::new();
+    for line in out {
+        let line = line.trim_end();
+        // A last guard: no line wider than the view (escape codes aside).
+        let line =
+            if layout::width(line) > max && !line.contains('\x1b') { abbreviate(line, max) } else { line.into() };
+        s.push_str(&line);
+        s.push('\n');
+    }
     s
 }
 
-/// The table and its footnotes.
-pub fn render(run: &RunFile, _view: &super::View) -> String {
-    let mut table = super::new_table();
-    // The papers' statistic is the mean: the seed method shows it first, the median beside.
-    let seed = run.config.method == Method::Seed;
-    table.set_header(if seed {
-        vec!["benchmark", "what it measures", "mean", "95% CI of mean", "median", "p99", "samples", "check", "flags"]
-    } else {
-        vec!["benchmark", "what it measures", "median", "95% CI of median", "min", "p99", "samples", "check", "flags"]
-    });
-    let fitted = fitted_groups(run);
+/// The header lines, the blocks of the body, the footnotes.
+fn build(run: &RunFile, view: &View) -> (Vec<String>, Vec<Vec<String>>, Vec<String>) {
+    let mut ctx = Ctx {
+        run,
+        view: *view,
+        seed: run.config.method == Method::Seed,
+        marks: Marks::default(),
+        shared: shared_notes(run),
+    };
+    let head: Vec<String> = super::header::lines(run, ctx.prose())
+        .into_iter()
+        .map(|(l, partial)| paint(&l, if partial { Style::Bad } else { Style::Dim }, view.color))
+        .collect();
+    let sections = plan(run);
+    let plain: Vec<&Row> =
+        sections.iter().flat_map(|s| if let Section::Plain(r) = s { r.clone() } else { vec![] }).collect();
+    let mut grid = plain_grid(&ctx);
+    let families = Families::of(&plain);
+    // Blocks in order; `None` stands for the next part of the plain grid.
+    let mut blocks: Vec<Option<Vec<String>>> = Vec::new();
+    for s in &sections {
+        match s {
+            Section::Plain(rows) => {
+                if blocks.iter().any(Option::is_none) {
+                    grid.push(Line::Cut);
+                }
+                for r in rows {
+                    plain_lines(&mut ctx, &mut grid, &families, r);
+                }
+                blocks.push(None);
+            }
+            Section::Matrix(rows) => blocks.push(Some(matrix::render(&mut ctx, rows))),
+            Section::Sweep(fit) => blocks.push(Some(sweep::render(&mut ctx, fit, &sweep::points_of(run, fit)))),
+        }
+    }
+    let width = ctx.width();
+    grid.fit(width, &plain_drop_order(view), 0);
+    let mut parts = grid.render(ctx.prose().max(grid.total().min(width)), view.color).into_iter();
+    let body = blocks.into_iter().map(|b| b.unwrap_or_else(|| parts.next().unwrap_or_default())).collect();
+    let notes = ctx.marks.render(run.config.ci_target_rel, &closing_notes(&ctx), ctx.prose(), view.color);
+    (head, body, notes)
+}
+
+/// The sections of the output in the order of the run: points of a fitted sweep go with
+/// the sweep, the rows with a peer and a placement into one matrix where the first is.
+fn plan(run: &RunFile) -> Vec<Section<'_>> {
+    let fitted = sweep::fitted_groups(run);
+    let mut out: Vec<Section> = Vec::new();
+    let mut matrix_at = None;
     for r in &run.results {
-        if is_fitted_point(r, &fitted) {
+        if sweep::is_fitted_point(r, &fitted) {
             continue;
         }
-        table.add_row(cells(r, seed));
-        for stage in r.breakdown.iter().flatten() {
-            table.add_row(stage_cells(r, stage, seed));
-        }
-        if let Some(t) = &r.tail {
-            table.add_row(tail_cells(r, t));
+        if r.fit.is_some() {
+            out.push(Section::Sweep(r));
+        } else if matrix::belongs(r) {
+            match matrix_at {
+                Some(i) => {
+                    if let Some(Section::Matrix(rows)) = out.get_mut(i) {
+                        rows.push(r);
+                    }
+                }
+                None => {
+                    matrix_at = Some(out.len());
+                    out.push(Section::Matrix(vec![r]));
+                }
+            }
+        } else if let Some(Section::Plain(rows)) = out.last_mut() {
+            rows.push(r);
+        } else {
+            out.push(Section::Plain(vec![r]));
         }
     }
-    for i in 2..=6 {
-        if let Some(col) = table.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let mut out = super::wrap(&header(run));
-    let _ = writeln!(out, "{table}");
-    out.push_str(&super::wrap(&footnotes(run)));
     out
 }
 
-/// The cells of one row: a measurement, a fitted line, a difference, or why there is nothing.
-fn cells(r: &Row, seed: bool) -> Vec<String> {
-    let id = format!("{}{}", r.id, fmt_params(r));
-    let flags: Vec<&str> = r.flags.iter().map(|f| f.label()).collect();
-    let dash = || "-".to_string();
-    let (median, ci, min, p99, samples) = if let Some(fit) = &r.fit {
-        let per_kib = |ns_per_byte: f64| format!("{}/KiB", fmt_ns(ns_per_byte * 1024.0));
-        let ((fixed, fixed_ci), (per_byte, per_byte_ci)) = (fit.fixed_ns(), fit.per_byte_ns());
-        let (median, p99) = match fit.chosen_segments() {
-            None => (format!("{} + {}", fmt_ns(fixed), per_kib(per_byte)), format!("R² {:.3}", fit.line.r_squared)),
-            Some(s) => {
-                let at = fmt_size(s.breakpoint_bytes);
-                (
-                    format!("{}; {} >{at}", fmt_ns(fixed), per_kib(per_byte)),
-                    format!("{} ≤{at}", per_kib(s.small_slope_ns_per_byte)),
-                )
-            }
-        };
-        (
-            median,
-            format!("fixed {} – {}", fmt_ns(fixed_ci[0]), fmt_ns(fixed_ci[1])),
-            if per_byte_ci[0] > 0.0 { format!("{:.2} GB/s", 1.0 / per_byte) } else { dash() },
-            p99,
-            format!("{} sizes", fit.points.len()),
-        )
-    } else if let Some(d) = &r.derived {
-        let (e, v) = (&d.estimate, |x| r.unit.format(x));
-        (v(e.point), format!("{} – {}", v(e.ci95[0]), v(e.ci95[1])), dash(), dash(), d.formula.clone())
-    } else if let Some(s) = &r.summary {
-        let [point, ci, third] = location(s, seed, r.unit);
-        (
-            point,
-            ci,
-            third,
-            r.unit.format(s.p99),
-            format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)),
-        )
-    } else {
-        let reason = r.reason.clone().unwrap_or_default();
-        return vec![id, r.about.clone(), dash(), dash(), dash(), dash(), dash(), check_label(r).into(), reason];
+/// Notes of the "other" kind that more than one shown row has.
+fn shared_notes(run: &RunFile) -> Vec<String> {
+    let mut seen: Vec<(&String, usize)> = Vec::new();
+    for n in run.results.iter().filter(|r| !is_scaled(r)).flat_map(|r| &r.notes) {
+        match seen.iter_mut().find(|(t, _)| *t == n) {
+            Some((_, c)) => *c += 1,
+            None => seen.push((n, 1)),
+        }
+    }
+    seen.into_iter().filter(|(n, c)| *c > 1 && marks::note_kind(n) == NoteKind::Other).map(|(n, _)| n.clone()).collect()
+}
+
+/// The plain rows of each family and the parameters they share.
+struct Families {
+    shared: Vec<(String, Vec<String>, String)>,
+}
+
+impl Families {
+    fn of(rows: &[&Row]) -> Families {
+        let mut fams: Vec<&str> = rows.iter().map(|r| names::family(&r.id)).collect();
+        fams.dedup();
+        let shared = fams
+            .into_iter()
+            .map(|f| {
+                let members: Vec<&Row> = rows.iter().copied().filter(|r| names::family(&r.id) == f).collect();
+                let keys = names::shared_keys(&members, &[]);
+                let text = names::shared_text(&members, &keys);
+                (f.to_string(), keys, text)
+            })
+            .collect();
+        Families { shared }
+    }
+
+    /// The shared keys and heading of a row's family.
+    fn get(&self, id: &str) -> (&[String], &str) {
+        let f = names::family(id);
+        self.shared.iter().find(|(n, _, _)| n == f).map_or((&[], ""), |(_, k, t)| (k.as_slice(), t.as_str()))
+    }
+}
+
+/// The columns of the plain table, by name.
+#[derive(Default)]
+struct PlainCells {
+    label: Cell,
+    about: Cell,
+    figure: Cell,
+    ci: Cell,
+    min: Cell,
+    p99: Cell,
+    samples: Cell,
+    check: Cell,
+    flags: Cell,
+}
+
+impl PlainCells {
+    fn into_cells(self, wide: bool) -> Vec<Cell> {
+        let mut v = vec![self.label];
+        if wide {
+            v.push(self.about);
+        }
+        v.extend([self.figure, self.ci, self.min, self.p99]);
+        if wide {
+            v.push(self.samples);
+        }
+        v.extend([self.check, self.flags]);
+        v
+    }
+}
+
+fn plain_grid(ctx: &Ctx) -> Grid {
+    let h = |s: &str| Cell::plain(s);
+    let head = PlainCells {
+        label: h("benchmark"),
+        about: h("what it measures"),
+        figure: h(if ctx.seed { "mean" } else { "median" }),
+        ci: h("95 % CI"),
+        min: h("min"),
+        p99: h("p99"),
+        samples: h("samples"),
+        check: h("check"),
+        flags: h("flags"),
     };
-    vec![id, r.about.clone(), median, ci, min, p99, samples, check_label(r).into(), flags.join(" ")]
+    let mut align = vec![Align::Left];
+    if ctx.view.wide {
+        align.push(Align::Left);
+    }
+    align.extend([Align::Right; 4]);
+    if ctx.view.wide {
+        align.push(Align::Right);
+    }
+    align.extend([Align::Left; 2]);
+    Grid::new(vec![head.into_cells(ctx.view.wide)], align)
 }
 
-/// One stage of a row's breakdown (e.g. a fault's trap), indented under the row.
-fn stage_cells(r: &Row, stage: &crate::model::Stage, seed: bool) -> Vec<String> {
-    let s = &stage.summary;
-    let [point, ci, third] = location(s, seed, r.unit);
-    vec![
-        format!("  └ {}", stage.name),
-        String::new(),
-        point,
-        ci,
-        third,
-        r.unit.format(s.p99),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]
+/// p99 first, then min.
+fn plain_drop_order(view: &View) -> Vec<usize> {
+    if view.wide { vec![] } else { vec![4, 3] }
 }
 
-/// The estimate, its interval and the third figure: median, its CI and the minimum; or, for
-/// the seed method, the papers' mean, its CI and the median.
-fn location(s: &Summary, seed: bool, unit: Unit) -> [String; 3] {
-    let v = |x| unit.format(x);
-    if seed {
-        [v(s.mean), format!("{} – {}", v(s.mean_ci95[0]), v(s.mean_ci95[1])), v(s.median)]
-    } else {
-        [v(s.median), format!("{} – {}", v(s.median_ci95[0]), v(s.median_ci95[1])), v(s.min)]
+/// A plain row's lines: a family heading before the family's first row, the row, its
+/// breakdown (one line, or one row per stage with `--detail`), its tail, its own notes.
+fn plain_lines(ctx: &mut Ctx, grid: &mut Grid, fams: &Families, r: &Row) {
+    let (shared, heading) = fams.get(&r.id);
+    let fam = names::family(&r.id);
+    let started = grid
+        .lines
+        .iter()
+        .any(|l| matches!(l, Line::Cells(c) if c.first().is_some_and(|c| names::family(&c.text) == fam)));
+    if !started && !heading.is_empty() {
+        grid.push(Line::Span { indent: 0, cell: Cell::styled(format!("{fam}.* — {heading}"), Style::Dim) });
+    }
+    let label = names::label(r, shared, &[]);
+    let at = RowRef { id: r.id.clone(), qual: label[r.id.len()..].trim().to_string(), measured: r.summary.is_some() };
+    ctx.marks.see(&at);
+    let rm = marks::of(r);
+    let (check, flags) = ctx.numbered(&rm, &at);
+    let mut c = figures(r, ctx.seed);
+    c.label = Cell::plain(label);
+    c.about = Cell::plain(r.about.clone());
+    let outcome_text = |word: &str| format!("{word}{}", refs(&check));
+    match rm.outcome {
+        Outcome::Skipped => c.figure = Cell::styled(outcome_text("skipped"), Style::Warn),
+        Outcome::Failed => c.figure = Cell::styled(outcome_text("failed"), Style::Bad),
+        Outcome::Ok => c.check = Cell::plain("ok"),
+        Outcome::CheckFailed => c.check = Cell::styled(outcome_text("FAILED"), Style::Bad),
+        Outcome::Unchecked => c.check = Cell::plain(outcome_text("unchecked")),
+    }
+    c.flags = Cell::styled(refs(&flags), Style::Warn);
+    grid.push(Line::Cells(c.into_cells(ctx.view.wide)));
+    breakdown_lines(ctx, grid, r);
+    if let Some(t) = &r.tail {
+        let v = |x| r.unit.format(x);
+        let text = format!(
+            "└ single operations (n = {}): p50 {}, p99 {}, p99.9 {}, max {}; timer resolution {}",
+            fmt_count(t.n as u64),
+            v(t.p50),
+            v(t.p99),
+            v(t.p999),
+            v(t.max),
+            v(t.resolution)
+        );
+        grid.push(Line::Span { indent: 2, cell: Cell::styled(text, Style::Dim) });
+    }
+    for n in ctx.row_notes(r, &at) {
+        grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("· {n}"), Style::Dim) });
     }
 }
 
-/// Per-operation tail latency from single-operation samples (`--tail`).
-fn tail_cells(r: &Row, t: &crate::model::Tail) -> Vec<String> {
-    let v = |x| r.unit.format(x);
-    vec![
-        "  └ one operation".into(),
-        format!("single operations: p99.9 {}, max {} (timer resolution {})", v(t.p999), v(t.max), v(t.resolution)),
-        v(t.p50),
-        String::new(),
-        String::new(),
-        v(t.p99),
-        format!("{} × 1", fmt_count(t.n as u64)),
-        String::new(),
-        String::new(),
-    ]
-}
-
-/// (id, parameters without the size) of every sweep that has a fitted line.
-fn fitted_groups(run: &RunFile) -> Vec<(&str, Params)> {
-    run.results.iter().filter(|r| r.fit.is_some()).map(|r| (r.id.as_str(), without_sweep_keys(&r.params))).collect()
-}
-
-fn without_sweep_keys(params: &Params) -> Params {
-    let mut p = params.clone();
-    p.remove(SIZE_PARAM);
-    p.remove("sizes");
-    p
-}
-
-/// Whether `r` is one point of a sweep whose fitted line the table shows instead.
-fn is_fitted_point(r: &Row, fitted: &[(&str, Params)]) -> bool {
-    r.fit.is_none()
-        && r.params.get(SIZE_PARAM).is_some_and(|v| v.is_number())
-        && fitted.iter().any(|(id, p)| *id == r.id && *p == without_sweep_keys(&r.params))
-}
-
-/// Explanations under the table: flags with hints, failed and impossible checks, notes.
-pub fn footnotes(run: &RunFile) -> String {
-    let mut s = String::new();
-    let mut seen_flags = Vec::new();
-    // (note, first row with it, rows with it): a note many rows share is printed once.
-    let mut shared_notes: Vec<(String, String, usize)> = Vec::new();
-    for r in &run.results {
-        let name = format!("{}{}", r.id, fmt_params(r));
-        for c in &r.validation.checks {
-            match c.ok {
-                Some(false) => {
-                    let _ =
-                        writeln!(s, "  {name}: check failed: {} (expected {}, saw {})", c.name, c.expected, c.observed);
-                }
-                None if r.validation.verdict == Verdict::NotValidated => {
-                    let _ = writeln!(s, "  {name}: not validated: {}: {}", c.name, c.observed);
-                }
-                _ => {}
-            }
-        }
-        if r.validation.checks.is_empty() && r.summary.is_some() {
-            let _ = writeln!(s, "  {name}: not validated: the benchmark makes no check");
-        }
-        for n in &r.notes {
-            match shared_notes.iter_mut().find(|(text, _, _)| text == n) {
-                Some((_, _, count)) => *count += 1,
-                None => shared_notes.push((n.clone(), name.clone(), 1)),
-            }
-        }
-        for f in &r.flags {
-            if !seen_flags.contains(f) {
-                seen_flags.push(*f);
-            }
-        }
+/// A row's figures: estimate, CI, min, p99, samples (derived rows: their estimate).
+fn figures(r: &Row, seed: bool) -> PlainCells {
+    let v = |x| Cell::plain(r.unit.format(x));
+    let mut c = PlainCells::default();
+    if let Some(s) = &r.summary {
+        let (point, ci) = location(s, seed);
+        c.figure = v(point);
+        c.ci = Cell::plain(plus_minus(point, ci, r.unit));
+        c.min = v(s.min);
+        c.p99 = v(s.p99);
+        c.samples = Cell::plain(format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)));
     }
-    for (note, first, count) in shared_notes {
-        match count {
-            1 => writeln!(s, "  {first}: {note}"),
-            n => writeln!(s, "  {first} and {} more: {note}", n - 1),
+    if let Some(d) = &r.derived {
+        c.figure = v(d.estimate.point);
+        c.ci = Cell::plain(plus_minus(d.estimate.point, d.estimate.ci95, r.unit));
+    }
+    if r.summary.is_none() && r.derived.is_none() && !matches!(r.status, Status::Skipped | Status::Failed) {
+        c.figure = Cell::plain("-");
+    }
+    c
+}
+
+/// The stages of a row's breakdown: one line `└ trap 2.9 µs + other 3.5 µs`, or with
+/// `--detail` one row per stage.
+fn breakdown_lines(ctx: &Ctx, grid: &mut Grid, r: &Row) {
+    let Some(stages) = r.breakdown.as_ref().filter(|s| !s.is_empty()) else { return };
+    if ctx.view.detail {
+        for st in stages {
+            let s = &st.summary;
+            let (point, ci) = location(s, ctx.seed);
+            let v = |x| Cell::styled(r.unit.format(x), Style::Dim);
+            let c = PlainCells {
+                label: Cell::styled(format!("  └ {}", st.name), Style::Dim),
+                figure: v(point),
+                ci: Cell::styled(plus_minus(point, ci, r.unit), Style::Dim),
+                min: v(s.min),
+                p99: v(s.p99),
+                ..Default::default()
+            };
+            grid.push(Line::Cells(c.into_cells(ctx.view.wide)));
         }
-        .expect("writing to a String");
+        return;
     }
-    for f in seen_flags {
-        let _ = writeln!(s, "  flag {}: {}", f.label(), f.hint());
-    }
+    grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("└ {}", stage_sum(r, ctx.seed)), Style::Dim) });
+}
+
+/// `trap 2.912 µs + other 3.512 µs`.
+pub(super) fn stage_sum(r: &Row, seed: bool) -> String {
+    let stages = r.breakdown.iter().flatten();
+    stages
+        .map(|st| format!("{} {}", st.name, r.unit.format(location(&st.summary, seed).0)))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Lines under the footnotes: what the columns mean, the timer's fallback, notes not shown.
+fn closing_notes(ctx: &Ctx) -> Vec<String> {
+    let run = ctx.run;
+    let mut out = Vec::new();
     if run.results.iter().any(|r| r.summary.is_some()) {
-        let _ = writeln!(
-            s,
-            "  p99 is of samples, each the mean of a batch of operations (samples column: count × batch), not of single operations: --tail adds per-operation percentiles; the 95 % CI respects rounds and time order (docs/results.md)"
-        );
+        let of = if ctx.seed { "mean (method seed: single operations, as the papers)" } else { "median" };
+        out.push(format!(
+            "± is the half-width of the 95 % CI of the {of}, relative to it; min and p99 are of samples, each the mean of a \
+             batch of operations, not of single operations (--tail adds those); docs/results.md"
+        ));
     }
-    if !fitted_groups(run).is_empty() {
-        let _ = writeln!(
-            s,
-            "  sweeps: fixed cost + cost per KiB, fitted over the sizes by weighted least squares (min column: the cost per byte as GB/s; p99 column: R²); where the cost per byte changes with the size, two segments: \"fixed; cost per KiB >size\" above the bend, and in the p99 column the cost per KiB up to it; the points are in the result file and in --format csv"
-        );
+    if let Some(why) = &run.timer.fallback_reason {
+        out.push(format!("timer: the cycle counter was not used: {why}"));
     }
-    if s.is_empty() { s } else { format!("notes:\n{s}") }
+    match ctx.marks.unshown_notes {
+        0 => {}
+        1 => out.push("1 row has notes of its own (how it was measured, its rounds): --detail shows them under it".into()),
+        n => out.push(format!(
+            "{n} rows have notes of their own (how they were measured, their rounds): --detail shows them under each row"
+        )),
+    }
+    out
 }
 
-/// One line summarising a finished result: id, parameters, median and its CI.
+/// The header lines: machine, timer, placement, method (at most three, within 100 columns).
+pub fn header(run: &RunFile) -> String {
+    super::header::lines(run, super::WIDTH).into_iter().map(|(l, _)| l + "\n").collect()
+}
+
+/// The footnotes of the table of `run` in the default view: markers with their rows, shared
+/// notes, what the columns mean.
+pub fn footnotes(run: &RunFile) -> String {
+    build(run, &View::default()).2.into_iter().map(|l| l + "\n").collect()
+}
+
+/// One line, at most `width` columns, for a result as it comes in: the id with the
+/// parameters that tell it apart, the figure and its CI, and its markers in words.
 pub fn row_line(row: &Row, width: usize) -> String {
-    let figure = match (&row.summary, row.median()) {
-        (Some(s), Some(m)) if m != 0.0 => {
-            format!("{} ± {:.1} %", row.unit.format(m), (s.median_ci95[1] - s.median_ci95[0]) / 2.0 / m.abs() * 100.0)
-        }
-        (_, Some(m)) => row.unit.format(m),
-        _ => check_label(row).to_string(),
+    let label = match &row.fit {
+        Some(_) => format!("{} sweep", names::label(row, &[SIZE_PARAM.into()], &names::CONTEXT)),
+        None => names::label(row, &[], &names::CONTEXT),
     };
-    let line = format!("{}{}  {figure}", row.id, fmt_params(row));
-    line.chars().take(width).collect()
+    let seed = row.method == Method::Seed;
+    let (figure, tail) = match (&row.fit, row.status) {
+        (_, Status::Skipped | Status::Failed) => {
+            let word = if row.status == Status::Skipped { "skipped" } else { "failed" };
+            (String::new(), format!("{word}: {}", row.reason.as_deref().unwrap_or("no reason recorded")))
+        }
+        (Some(fit), _) => (sweep::fit_summary(fit), String::new()),
+        _ => {
+            let figure = row
+                .derived
+                .as_ref()
+                .map(|d| (d.estimate.point, d.estimate.ci95))
+                .or(row.summary.as_ref().map(|s| location(s, seed)));
+            let figure =
+                figure.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit)));
+            (figure, words(row).join(" "))
+        }
+    };
+    let head =
+        [label.as_str(), figure.as_str()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("  ");
+    let room = width.saturating_sub(layout::width(&head) + 2);
+    let line = if tail.is_empty() {
+        head.clone()
+    } else if room >= 8 {
+        format!("{head}  {}", abbreviate(&tail, room))
+    } else {
+        let label_room = width.saturating_sub(layout::width(&figure) + 2 + 10).max(8);
+        let head = [abbreviate(&label, label_room), figure]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("  ");
+        let room = width.saturating_sub(layout::width(&head) + 2);
+        if room >= 4 { format!("{head}  {}", abbreviate(&tail, room)) } else { head }
+    };
+    abbreviate(line.trim_end(), width)
+}
+
+/// A row's markers in words, for [`row_line`]: `CHECK FAILED`, `ci-wide`, `drift −12 %`.
+fn words(row: &Row) -> Vec<String> {
+    let rm = marks::of(row);
+    let mut out = Vec::new();
+    match rm.outcome {
+        Outcome::CheckFailed => out.push("CHECK FAILED".to_string()),
+        Outcome::Unchecked => out.push("unchecked".into()),
+        _ => {}
+    }
+    for m in rm.flags {
+        match (m.key, m.size) {
+            (marks::Key::Flag(f), _) => out.push(f.label().into()),
+            (marks::Key::Drift, Some(s)) => out.push(format!("drift {s}")),
+            (marks::Key::Steal, Some(s)) => out.push(format!("steal {s}")),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The markers of a row, for a matrix cell or a sweep line: numbered, each row named.
+pub(super) fn cell_marks(ctx: &mut Ctx, r: &Row, at: &RowRef) -> (RowMarks, Vec<usize>, Vec<usize>) {
+    let rm = marks::of(r);
+    let (c, f) = ctx.numbered(&rm, at);
+    (rm, c, f)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{SweepFit, SweepLine, SweepModel, SweepSegments};
-
-    fn fit_row(segments: Option<SweepSegments>) -> Row {
-        let mut r = crate::analyse::empty_row("ipc.pipe", "a pipe", Params::new(), Method::Adaptive);
-        r.status = Status::Ok;
-        r.fit = Some(SweepFit {
-            method: "weighted least squares".into(),
-            model: if segments.is_some() { SweepModel::TwoSegments } else { SweepModel::Line },
-            line: SweepLine {
-                intercept_ns: -12_000.0,
-                intercept_ci95_ns: [-20_000.0, -4_000.0],
-                slope_ns_per_byte: 0.5,
-                slope_ci95_ns_per_byte: [0.45, 0.55],
-                r_squared: 0.998,
-                chi2: 900.0,
-                dof: 5,
-                reduced_chi2: 180.0,
-                p_value: 0.0,
-            },
-            segments,
-            points: Vec::new(),
-        });
-        r
-    }
-
-    #[test]
-    fn a_fitted_line_shows_fixed_plus_per_kib() {
-        let c = cells(&fit_row(None), false);
-        assert_eq!(c[2], "-12.00 µs + 512.0 ns/KiB");
-        assert_eq!(c[3], "fixed -20.00 µs – -4.000 µs");
-        assert_eq!(c[4], "2.00 GB/s");
-        assert_eq!(c[5], "R² 0.998");
-    }
-
-    #[test]
-    fn two_segments_show_the_fixed_cost_and_both_slopes_with_the_breakpoint() {
-        let c = cells(
-            &fit_row(Some(SweepSegments {
-                breakpoint_bytes: 65536,
-                fixed_ns: 2_100.0,
-                fixed_ci95_ns: [2_050.0, 2_150.0],
-                small_slope_ns_per_byte: 0.125,
-                small_slope_ci95_ns_per_byte: [0.12, 0.13],
-                large_slope_ns_per_byte: 0.5,
-                large_slope_ci95_ns_per_byte: [0.45, 0.55],
-                chi2: 3.0,
-                dof: 4,
-                reduced_chi2: 0.75,
-                p_value: 0.56,
-                vs_line_p_value: 1e-6,
-                breakpoints_tried: 5,
-            })),
-            false,
-        );
-        assert_eq!(c[2], "2.100 µs; 512.0 ns/KiB >64 KiB");
-        assert_eq!(c[3], "fixed 2.050 µs – 2.150 µs");
-        assert_eq!(c[4], "2.00 GB/s");
-        assert_eq!(c[5], "128.0 ns/KiB ≤64 KiB");
-        assert!(c[2..7].iter().all(|cell| cell.chars().count() < 40), "{c:?}");
-    }
-}
+#[path = "table_tests.rs"]
+mod tests;

@@ -57,6 +57,32 @@ pub fn arm() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `bytes` of address space can still be mapped: a probe mapping, unmapped at once.
+/// A thread needs its stack and then, as it starts, a signal stack that Rust's runtime cannot
+/// do without (it aborts the process if that mapping fails): a caller about to start a
+/// thread asks first, so that an address-space limit ends thread creation with an error
+/// instead of an abort.
+pub fn room_for(bytes: usize) -> bool {
+    // SAFETY: a new private anonymous mapping at an address the kernel chooses; it overlaps
+    // nothing, nothing is stored in it, and it is unmapped below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return false;
+    }
+    // SAFETY: `p` is the mapping of `bytes` just made, known to no one else.
+    unsafe { libc::munmap(p, bytes) };
+    true
+}
+
 /// Whether memory ran short and the reserve was spent: the run should stop.
 pub fn short() -> bool {
     SHORT.load(Ordering::Relaxed)

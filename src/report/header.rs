@@ -1,0 +1,63 @@
+//! The header of the run table: machine, timer, method and placement in at most three lines
+//! within the width; a segment that does not fit is left out, the least important first.
+
+use super::fmt_ns;
+use super::layout::{self, abbreviate};
+use super::table::pct;
+use crate::model::{Method, RunFile};
+
+/// The header: machine, timer, method and placement, at most three lines within `width`;
+/// each line with whether it tells of a partial run.
+pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
+    let (m, t, c) = (&run.machine, &run.timer, &run.config);
+    let cpus = m.cpu.logical_cpus.map_or("? CPUs".into(), |n| format!("{n} CPUs"));
+    let virt = match m.virtualization.virtualized {
+        Some(true) => format!("virtualised ({})", m.virtualization.hypervisor_vendor),
+        Some(false) => "bare metal".into(),
+        None => String::new(),
+    };
+    // (text, priority: the lowest first while the line has room), in the order shown.
+    let line1 = vec![
+        (format!("osprim {}", run.osprim.version), 0),
+        (format!("{}, {cpus}", m.cpu.model_name), 1),
+        (format!("Linux {}", m.kernel.release), 3),
+        (virt, 2),
+    ];
+    let overhead = match (run.config.method, t.overhead_mean_ns) {
+        (Method::Seed, Some(mean)) => format!("overhead {} (mean) subtracted from each sample", fmt_ns(mean)),
+        _ => format!("overhead {} subtracted from each sample", fmt_ns(t.overhead_ns)),
+    };
+    let kind = format!("{:?}", t.kind).to_lowercase();
+    let line2 = vec![
+        (format!("timer {kind} {:.1} MHz", t.freq_hz / 1e6), 0),
+        (format!("step {}", fmt_ns(t.resolution_ns)), 2),
+        (overhead, 1),
+    ];
+    let method = format!("{:?}", c.method).to_lowercase();
+    let mut line3 = vec![
+        (format!("{method}: {} s per benchmark, {} rounds", c.budget_s, c.rounds), 1),
+        (format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)), 3),
+        (format!("pinned to CPU {}", run.placement.cpu), 2),
+        (format!("chosen by {}", run.placement.chosen_by), 4),
+    ];
+    if run.partial {
+        line3.insert(0, ("PARTIAL (interrupted)".into(), 0));
+    }
+    let pack = |segs: Vec<(String, u8)>| {
+        let segs: Vec<(String, u8)> = segs.into_iter().filter(|(s, _)| !s.is_empty()).collect();
+        let mut order: Vec<usize> = (0..segs.len()).collect();
+        order.sort_by_key(|&i| segs[i].1);
+        let mut keep = vec![false; segs.len()];
+        let mut used = 0;
+        for i in order {
+            let w = layout::width(&segs[i].0) + if used == 0 { 0 } else { 3 };
+            if used + w <= width || used == 0 {
+                keep[i] = true;
+                used += w;
+            }
+        }
+        let shown: Vec<&str> = segs.iter().zip(&keep).filter(|(_, k)| **k).map(|((s, _), _)| s.as_str()).collect();
+        abbreviate(&shown.join(" · "), width)
+    };
+    vec![(pack(line1), false), (pack(line2), false), (pack(line3), run.partial)]
+}

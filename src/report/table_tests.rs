@@ -1,0 +1,227 @@
+//! Tests of the run table: the real default run (`tests/fixtures/default-run.json`) within 80
+//! and 100 columns, in full and in detail; sweeps with their points and fit; odd input; the
+//! one-line summary of a row.
+
+use super::*;
+use crate::model::{Flag, SweepModel, SweepSegments};
+
+fn fixture() -> RunFile {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
+    crate::model::read_result_file(&path).expect("the fixture reads")
+}
+
+fn view(width: usize) -> View {
+    View { width, ..View::default() }
+}
+
+/// Every line of `out` within `width` columns (escape codes aside) and trimmed.
+fn assert_fits(out: &str, width: usize) {
+    for (i, line) in out.lines().enumerate() {
+        assert!(
+            layout::width(line) <= width,
+            "line {} is {} columns wide (> {width}):\n{line}",
+            i + 1,
+            layout::width(line)
+        );
+        assert_eq!(line, line.trim_end(), "line {} ends in spaces", i + 1);
+    }
+}
+
+#[test]
+fn the_default_run_fits_80_and_100_columns() {
+    let run = fixture();
+    for width in [80, 100] {
+        for detail in [false, true] {
+            for color in [false, true] {
+                let out = render(&run, &View { width, detail, color, ..View::default() });
+                assert_fits(&out, width);
+            }
+        }
+        let head = crate::report::header::lines(&run, width);
+        assert!(head.len() <= 3 && head.iter().all(|(l, _)| layout::width(l) <= width), "{head:?}");
+    }
+}
+
+#[test]
+fn narrow_views_still_fit() {
+    let run = fixture();
+    for width in [40, 60, 72, 120] {
+        assert_fits(&render(&run, &view(width)), width);
+    }
+}
+
+#[test]
+fn the_default_run_tells_its_story_compactly() {
+    let out = render(&fixture(), &view(100));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() < 250, "{} lines", lines.len());
+    assert!(!out.contains(" more:") && !out.contains("and 5 more"), "rows are named, never counted");
+    assert!(!out.contains('\x1b'), "no escape codes without colour");
+    // rpc rows are a line of the matrix, never rows of their own.
+    assert!(!lines.iter().any(|l| l.starts_with("rpc.")), "{out}");
+    assert!(lines.iter().any(|l| l.trim_start().starts_with("rpc ")), "{out}");
+    // Descriptions live in `osprim list` (and --wide), and long skip reasons in footnotes.
+    assert!(!out.contains("empty operation: the harness's own residual cost"));
+    assert!(lines.iter().any(|l| l.starts_with("txn.begin uffd") && l.contains("skipped")), "{out}");
+    let reason = "the kernel refuses userfaultfd write-protect";
+    assert_eq!(lines.iter().filter(|l| l.contains(reason)).count(), 1, "the reason once, in a footnote");
+    // Shared parameters once, in the family heading.
+    assert!(out.contains("txn.* — device /dev/vda"), "{out}");
+    assert!(!out.contains("placement=") && !out.contains("[peer="), "{out}");
+    // Steal time and drift name their rows and say how much.
+    assert!(out.contains("harness.empty 10 ms"), "{out}");
+    assert!(out.contains("id.exe_name −24 %"), "{out}");
+    // A failed check is said in the check column and explained below.
+    assert!(lines.iter().any(|l| l.starts_with("ctx.address_space") && l.contains("FAILED")), "{out}");
+    assert!(out.contains("ctx.address_space: round 3: -2.6 ns"), "{out}");
+}
+
+#[test]
+fn colour_marks_failures_and_the_header_only_when_asked() {
+    let out = render(&fixture(), &View { color: true, ..view(100) });
+    assert!(out.contains("\x1b[1;31mFAILED"), "failed checks red");
+    assert!(out.lines().next().is_some_and(|l| l.starts_with("\x1b[2m")), "header dim");
+}
+
+#[test]
+fn the_default_run_at_100_columns() {
+    insta::assert_snapshot!(render(&fixture(), &view(100)));
+}
+
+#[test]
+fn the_default_run_wide_and_in_detail() {
+    let out = render(&fixture(), &View { wide: true, detail: true, ..view(100) });
+    assert!(out.contains("empty operation: the harness's own residual cost"), "descriptions with --wide");
+    assert!(out.contains("└ measurer→peer"), "each stage of a breakdown with --detail");
+    insta::assert_snapshot!(out);
+}
+
+/// The hand-made run of `report::tests` with its sweep fitted by two segments, its fixed
+/// cost negative.
+fn sweep_run(segments: bool) -> RunFile {
+    let mut run = crate::report::tests::run_file(false);
+    let fit_row = run.results.iter_mut().find(|r| r.fit.is_some()).expect("a sweep");
+    let fit = fit_row.fit.as_mut().expect("a fit");
+    if segments {
+        fit.model = SweepModel::TwoSegments;
+        fit.segments = Some(SweepSegments {
+            breakpoint_bytes: 4096,
+            fixed_ns: -120.0,
+            fixed_ci95_ns: [-200.0, -40.0],
+            small_slope_ns_per_byte: 0.125,
+            small_slope_ci95_ns_per_byte: [0.12, 0.13],
+            large_slope_ns_per_byte: 0.25,
+            large_slope_ci95_ns_per_byte: [0.24, 0.26],
+            chi2: 3.0,
+            dof: 0,
+            reduced_chi2: f64::NAN,
+            p_value: f64::NAN,
+            vs_line_p_value: 1e-6,
+            breakpoints_tried: 1,
+        });
+        fit_row.flags = vec![Flag::Nonlinear, Flag::NegativeFixedCost];
+    }
+    run
+}
+
+#[test]
+fn a_sweep_shows_its_points_then_its_fit() {
+    let out = render(&sweep_run(false), &view(100));
+    assert_fits(&out, 100);
+    let at = out.find("a size sweep over 3 sizes").expect("the sweep's title");
+    let sweep = &out[at..];
+    for want in [
+        "size",
+        "GB/s",
+        "64 KiB",
+        "18.00 µs",
+        "± 1.0 %",
+        "3.641",
+        "fixed cost",
+        "2.000 µs",
+        "95 % CI 1.950 µs – 2.050 µs",
+    ] {
+        assert!(sweep.contains(want), "{want:?} missing:\n{sweep}");
+    }
+    assert!(sweep.contains("cost per KiB") && sweep.contains("249.9 ns") && sweep.contains("= 4.098 GB/s"), "{sweep}");
+    assert!(sweep.contains("R² 0.9999"), "{sweep}");
+    // The points are in the sweep, not rows of the main table.
+    assert!(!out.lines().any(|l| l.starts_with("ipc.pipe") && !l.contains("a size sweep")), "{out}");
+}
+
+#[test]
+fn two_segments_and_a_negative_fixed_cost_are_labelled() {
+    let out = render(&sweep_run(true), &view(80));
+    assert_fits(&out, 80);
+    let fixed = out.lines().find(|l| l.contains("fixed cost")).expect("fixed cost");
+    assert!(fixed.contains("-120.0 ns") && fixed.contains("negative"), "{fixed}");
+    assert!(out.contains("cost per KiB ≤ 4 KiB") && out.contains("cost per KiB > 4 KiB"), "{out}");
+    assert!(out.contains("two lines meeting at 4 KiB"), "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(Flag::NegativeFixedCost.hint()), "the flag explained:\n{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn odd_input_does_not_panic_and_keeps_the_width() {
+    let mut run = fixture();
+    run.results.truncate(3);
+    let mut nan = run.results[1].clone();
+    if let Some(s) = nan.summary.as_mut() {
+        s.median = f64::NAN;
+        s.median_ci95 = [f64::NAN, f64::INFINITY];
+        s.p99 = f64::INFINITY;
+    }
+    let mut bare = run.results[2].clone();
+    bare.summary = None;
+    bare.breakdown = Some(Vec::new());
+    let mut long = run.results[0].clone();
+    long.status = Status::Skipped;
+    long.summary = None;
+    long.reason = Some(format!("{} 12345678901234567890", "a very long reason ".repeat(12)));
+    run.results.extend([nan, bare, long]);
+    run.partial = true;
+    for width in [30, 80, 100] {
+        let out = render(&run, &view(width));
+        assert_fits(&out, width);
+        assert!(out.contains("PARTIAL"), "{out}");
+    }
+    let out = render(&run, &view(100));
+    let skipped = out.lines().find(|l| l.starts_with("harness.empty") && l.contains("skipped")).expect("the row");
+    assert!(layout::width(skipped) < 40, "a reason never widens the table: {skipped}");
+    run.results.clear();
+    assert_fits(&render(&run, &view(80)), 80);
+}
+
+#[test]
+fn a_row_line_summarises_a_result_within_the_width() {
+    let run = fixture();
+    let find = |id: &str, place: &str| {
+        run.results.iter().find(|r| r.id == id && r.params.get("placement").is_none_or(|p| p == place)).expect("a row")
+    };
+    let line = row_line(find("ipc.pipe", "cross_cpu"), 100);
+    assert_eq!(line, "ipc.pipe 0 B thread cross  6.497 µs ± 33 %  ci-wide unstable drift +19 %");
+    assert_eq!(row_line(find("harness.empty", ""), 100), "harness.empty  0.000 ns ± 0 %  steal 10 ms");
+    let space = row_line(find("space.eventfd", ""), 100);
+    assert_eq!(space, "space.eventfd  222.7 B ± 18 %  CHECK FAILED");
+    let uffd = run.results.iter().find(|r| r.id == "txn.begin" && r.status == Status::Skipped).expect("uffd");
+    let skipped = row_line(uffd, 60);
+    assert!(skipped.starts_with("txn.begin uffd  skipped: uffd write detection"), "{skipped}");
+    assert!(layout::width(&skipped) <= 60 && skipped.ends_with('…'), "{skipped}");
+    for r in &run.results {
+        for width in [20, 40, 80] {
+            let l = row_line(r, width);
+            assert!(layout::width(&l) <= width && !l.contains('\n'), "{l}");
+        }
+    }
+    let sweep = sweep_run(false);
+    let fit = sweep.results.iter().find(|r| r.fit.is_some()).expect("a fit");
+    assert_eq!(row_line(fit, 100), "ipc.pipe thread sweep  fixed 2.000 µs + 249.9 ns/KiB (4.098 GB/s)");
+}
+
+#[test]
+#[ignore = "prints the fixture's table: OSPRIM_WIDTH=80 cargo test --release print_fixture -- --ignored --nocapture"]
+fn print_fixture() {
+    let width = std::env::var("OSPRIM_WIDTH").ok().and_then(|w| w.parse().ok()).unwrap_or(100);
+    print!("{}", render(&fixture(), &view(width)));
+}
