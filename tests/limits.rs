@@ -36,7 +36,7 @@ fn threads_that_cannot_be_made_are_said_on_the_row() {
     let notes = row["notes"].to_string();
     // Under the limit the row either made every thread or says why it made fewer.
     assert!(
-        notes.contains("thread creation failed") || row["status"] != "failed",
+        notes.contains("thread creation failed") || row["status"] != "failed" || row["reason"].is_string(),
         "the row says why it made fewer objects: {notes}"
     );
     let left: Vec<_> = std::fs::read_dir(work.path()).unwrap().flatten().map(|e| e.file_name()).collect();
