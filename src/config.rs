@@ -163,5 +163,6 @@ pub use crate::report::{Format, View};
 /// take at most a quarter of each round).
 pub const TAIL_SAMPLES: usize = 10_000;
 
-/// The sizes `--sweep` measures: L4's message registers (0–80 bytes) are covered by `--sizes`.
+/// The sizes `--sweep` measures. L4's message registers (0–10 32-bit words, 0–40 bytes) are
+/// covered by `--sizes`.
 pub const DEFAULT_SWEEP: [usize; 7] = [0, 8, 64, 512, 4 << 10, 64 << 10, 1 << 20];

@@ -213,7 +213,7 @@ fn list(patterns: &[String], format: Format) -> Result<ExitCode> {
     let seed_rows = |id: &str| -> Vec<String> {
         seeds::figures()
             .iter()
-            .filter(|f| seeds::target(f).bench_id() == Some(id))
+            .filter(|f| seeds::target(f).wants().iter().any(|w| w.id == id))
             .map(|f| format!("{}: {}", f.system, f.label()))
             .collect()
     };

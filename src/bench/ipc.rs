@@ -3,8 +3,10 @@
 //! `xfer.<transport>`, and the derived `rpc.<transport>`.
 //!
 //! Seed rows: L4Ka::Pistachio "intra-" and "inter-address space IPC" (`ipc.*`, threads and
-//! processes on one CPU; its "0 to 10 message registers" are `--sizes 0,8,…,80`); Go! "null
-//! RPC round trip" (`rpc.*`) and "domain transfer one way" (`xfer.*`).
+//! processes on one CPU, the row taking the fastest kernel hand-off as the nearest mechanism;
+//! its "0 to 10 message registers" are 32-bit words on PowerPC, 0–40 bytes: `--sizes
+//! 0,4,…,40`); Go!'s other systems' "null RPC round trip" (`rpc.*`) and "domain transfer one
+//! way" (`xfer.*`).
 //!
 //! - `ipc.<t>`: one message one way, measured as half a ping-pong (the engine's round-trip
 //!   timing, [`super::pingpong`]). Payload-carrying transports take part in size sweeps.

@@ -71,6 +71,9 @@ pub struct SeedRow {
     pub today_params: Option<String>,
     /// The stage of today's breakdown that answers it, when a part is compared.
     pub today_stage: Option<String>,
+    /// Why today's benchmark is the nearest mechanism rather than the same primitive (the row
+    /// then takes the fastest of several, named in `today_id`).
+    pub nearest: Option<String>,
     /// Today's unit: `ns`, `bytes` or `count`.
     pub today_unit: Option<String>,
     /// Today's mean (the papers' statistic), in `today_unit`.
@@ -88,6 +91,9 @@ pub struct SeedRow {
     pub ratio_cycles: Option<f64>,
     /// Published bytes ÷ today's bytes: above 1, today needs less memory.
     pub ratio_bytes: Option<f64>,
+    /// Figures shown beside today's for context, not compared: the other candidates of a
+    /// nearest row, an in-kernel analogue.
+    pub beside: Option<String>,
     /// Whether there is a figure today.
     pub status: RowStatus,
     /// Why there is none: the planned benchmark, the missing one, or why none applies.
@@ -197,7 +203,6 @@ pub fn rows(run: &RunFile) -> Vec<SeedRow> {
 fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
     let paper = seeds::paper_of(f);
     let target = seeds::target(f);
-    let want = target.want();
     let mut row = SeedRow {
         paper: paper.map_or_else(|| f.system.clone(), |p| p.system.to_string()),
         citation: paper.map(Paper::short_cite).unwrap_or_default(),
@@ -211,11 +216,10 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         then_unit: f.unit.clone(),
         then_ns: f.then_ns().and_then(finite),
         then_cycles: f.then_cycles().and_then(finite),
-        today_id: want.map(|w| w.id.to_string()),
-        today_params: want
-            .filter(|w| !w.params.is_empty())
-            .map(|w| w.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")),
-        today_stage: want.and_then(|w| w.stage).map(str::to_string),
+        today_id: None,
+        today_params: None,
+        today_stage: None,
+        nearest: None,
         today_unit: None,
         today_mean: None,
         today_median: None,
@@ -224,43 +228,45 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         ratio_time: None,
         ratio_cycles: None,
         ratio_bytes: None,
+        beside: None,
         status: RowStatus::Measured,
         reason: None,
         note: (!f.note.trim().is_empty()).then(|| f.note.trim().to_string()),
         caveat: None,
     };
-    let Some(want) = want else {
-        let (status, reason) = match target {
-            Target::Planned(id) => (RowStatus::Planned, id.to_string()),
-            Target::Counters(id) => (RowStatus::NeedsCounters, format!("retired instructions; the time is {id}'s")),
-            Target::NotApplicable(why) => (RowStatus::NotApplicable, why.to_string()),
-            Target::Bench(_) | Target::Pick(_) => (RowStatus::NotApplicable, "no benchmark".to_string()),
-        };
-        row.status = status;
-        row.reason = Some(reason);
-        return row;
-    };
-    let (found, today) = match lookup(run, want) {
-        Lookup::Found(r, t) => (r, t),
-        Lookup::Empty(r) => {
-            row.status = RowStatus::NotInResult;
-            row.reason = Some(match (r.status, &r.reason) {
-                (Status::Skipped, Some(why)) => format!("skipped: {why}"),
-                (Status::Skipped, None) => "skipped".into(),
-                (Status::Failed, Some(why)) => format!("failed: {why}"),
-                (Status::Failed, None) => "failed".into(),
-                _ if want.stage.is_some() => "no such stage in this result".into(),
-                _ => "no figures in this result".into(),
-            });
-            return row;
+    let (found, today) = match target {
+        Target::Bench(_) | Target::Pick(_) => {
+            let want = target.want().expect("a single result");
+            name_today(&mut row, &want);
+            match found_or_why(run, want, &mut row) {
+                Some(x) => x,
+                None => return row,
+            }
         }
-        Lookup::Absent => {
-            row.status = RowStatus::NotInResult;
-            row.reason =
-                Some(if run.partial { "not in this result (a partial run)" } else { "not in this result" }.into());
-            return row;
+        Target::Nearest(n) => match nearest(run, n, &mut row) {
+            Some(x) => x,
+            None => return row,
+        },
+        Target::Sum(sum) => match summed(run, sum, &mut row) {
+            Some(x) => x,
+            None => return row,
+        },
+        Target::Planned(what) => return without(row, RowStatus::Planned, what.to_string()),
+        Target::Counters(id) => {
+            return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {id}'s"));
         }
+        Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
     };
+    if let Some((label, want)) = seeds::beside(f)
+        && let Lookup::Found(_, t) = lookup(run, want)
+        && let Some(v) = t.mean.or(t.median)
+    {
+        let also = format!("{label}: {} {}", want.label(), fmt_ns(v));
+        row.beside = Some(match row.beside.take() {
+            Some(b) => format!("{b}; {also}"),
+            None => also,
+        });
+    }
     // The ratio uses the papers' statistic, the mean; a difference of medians has none, and
     // then the median stands in.
     let (stat, name) = match (today.mean, today.median) {
@@ -268,16 +274,18 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         (None, m) => (m, "median"),
     };
     // Same condition: a cold-cache figure beside a result taken cold, a hot one beside one not.
-    let cold_today = want.params.iter().any(|&(k, v)| k == "cache" && v == "cold");
-    if f.variant.contains("cold cache") && !cold_today {
+    // The map keeps to this (a test walks it); a hand-edited map or result is caught here.
+    let cold_today = row.today_params.as_deref().is_some_and(|p| p.split(' ').any(|kv| kv == "cache=cold"));
+    let cold_then = f.variant.contains("cold cache") || f.operation.ends_with(" cold");
+    if cold_then && !cold_today {
         row.caveat = Some("a worst case (cold cache) beside a result not taken cold: the conditions differ".into());
-    } else if f.variant.contains("hot cache") && cold_today {
-        row.caveat = Some("a best case (hot cache) beside a result taken cold: the conditions differ".into());
+    } else if !cold_then && cold_today {
+        row.caveat = Some("a hot-cache figure beside a result taken cold: the conditions differ".into());
     }
     row.today_mean = today.mean;
     row.today_median = today.median;
     row.today_statistic = Some(name.to_string());
-    match found.unit {
+    match found {
         Unit::Bytes => {
             row.today_unit = Some("bytes".into());
             if f.unit == "bytes" {
@@ -293,6 +301,104 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         }
     }
     row
+}
+
+/// `row` without a figure today, and why.
+fn without(mut row: SeedRow, status: RowStatus, reason: String) -> SeedRow {
+    row.status = status;
+    row.reason = Some(reason);
+    row
+}
+
+/// Names the result that answers `row`: id, parameters and stage.
+fn name_today(row: &mut SeedRow, want: &Want) {
+    row.today_id = Some(want.id.to_string());
+    row.today_params = (!want.params.is_empty())
+        .then(|| want.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+    row.today_stage = want.stage.map(str::to_string);
+}
+
+/// The unit and figures of `want` in `run`; or `None`, with `row` saying why there are none.
+fn found_or_why(run: &RunFile, want: Want, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    match lookup(run, want) {
+        Lookup::Found(r, t) => Some((r.unit, t)),
+        Lookup::Empty(r) => {
+            row.status = RowStatus::NotInResult;
+            row.reason = Some(match (r.status, &r.reason) {
+                (Status::Skipped, Some(why)) => format!("skipped: {why}"),
+                (Status::Skipped, None) => "skipped".into(),
+                (Status::Failed, Some(why)) => format!("failed: {why}"),
+                (Status::Failed, None) => "failed".into(),
+                _ if want.stage.is_some() => "no such stage in this result".into(),
+                _ => "no figures in this result".into(),
+            });
+            None
+        }
+        Lookup::Absent => {
+            row.status = RowStatus::NotInResult;
+            row.reason =
+                Some(if run.partial { "not in this result (a partial run)" } else { "not in this result" }.into());
+            None
+        }
+    }
+}
+
+/// A `nearest:` row: the fastest of the candidates measured in `run` (by the papers'
+/// statistic), the others listed beside it.
+fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    let stat = |t: &Today| t.mean.or(t.median).unwrap_or(f64::INFINITY);
+    let mut found: Vec<(Want, Unit, Today)> = n
+        .candidates
+        .iter()
+        .filter_map(|&w| match lookup(run, w) {
+            Lookup::Found(r, t) => Some((w, r.unit, t)),
+            _ => None,
+        })
+        .collect();
+    found.sort_by(|a, b| stat(&a.2).total_cmp(&stat(&b.2)));
+    row.nearest = Some(n.why.to_string());
+    let Some(&(best, unit, today)) = found.first() else {
+        let ids: Vec<&str> = n.candidates.iter().map(|w| w.id).collect();
+        row.today_id = Some(ids.join(" | "));
+        row.status = RowStatus::NotInResult;
+        row.reason = Some(format!("none of {} has figures in this result", ids.join(", ")));
+        return None;
+    };
+    name_today(row, &best);
+    let others: Vec<String> = found[1..].iter().map(|(w, _, t)| format!("{} {}", w.id, fmt_ns(stat(t)))).collect();
+    if !others.is_empty() {
+        row.beside = Some(format!("also measured: {}", others.join(", ")));
+    }
+    Some((unit, today))
+}
+
+/// A row the paper composes from parts: the sum of the parts' figures, when every part has
+/// them; the part the sum leaves out is said.
+fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    let ids: Vec<&str> = sum.parts.iter().map(|w| w.id).collect();
+    let params: Vec<String> = sum.parts.iter().flat_map(|w| w.params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
+    row.today_id = Some(ids.join(" + "));
+    row.today_params = (!params.is_empty()).then(|| params.join(" "));
+    let mut total = Today { mean: Some(0.0), median: Some(0.0) };
+    for &part in sum.parts {
+        let mut why = row.clone();
+        let Some((unit, t)) = found_or_why(run, part, &mut why) else {
+            row.status = why.status;
+            row.reason = why.reason.map(|r| format!("{}: {r}", part.label()));
+            return None;
+        };
+        if unit != Unit::Ns {
+            row.status = RowStatus::NotInResult;
+            row.reason = Some(format!("{} is not a time", part.label()));
+            return None;
+        }
+        total.mean = total.mean.zip(t.mean).map(|(a, b)| a + b);
+        total.median = total.median.zip(t.median).map(|(a, b)| a + b);
+    }
+    if !sum.missing.is_empty() {
+        row.caveat = Some(format!("today's sum leaves out {}, which has no Linux counterpart", sum.missing));
+    }
+    Some((Unit::Ns, total))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -366,7 +472,7 @@ fn today_text(r: &SeedRow, v: Option<f64>) -> String {
 /// The benchmark label: `id [k=v …] (stage)`.
 fn bench_text(r: &SeedRow) -> Option<String> {
     let id = r.today_id.as_ref()?;
-    let mut s = id.clone();
+    let mut s = if r.nearest.is_some() { format!("nearest: {id}") } else { id.clone() };
     if let Some(p) = &r.today_params {
         let _ = write!(s, " [{p}]");
     }
@@ -382,7 +488,7 @@ fn reason_text(r: &SeedRow) -> String {
     match r.status {
         RowStatus::Measured => String::new(),
         RowStatus::NotInResult => format!("{}: {why}", bench_text(r).unwrap_or_default()),
-        RowStatus::Planned => format!("not measured yet: planned {why}"),
+        RowStatus::Planned => format!("not measured yet (needs {why})"),
         RowStatus::NeedsCounters => format!("needs hardware counters ({why})"),
         RowStatus::NotApplicable => format!("not applicable: {why}"),
     }
@@ -496,7 +602,7 @@ fn collapsed(groups: &[Group]) -> Vec<String> {
             let why = r.reason.as_deref().unwrap_or("");
             let head = match r.status {
                 RowStatus::Measured => continue,
-                RowStatus::Planned => format!("not measured yet: planned {why}"),
+                RowStatus::Planned => format!("not measured yet (needs {why})"),
                 RowStatus::NeedsCounters => "need hardware counters (retired instructions)".to_string(),
                 RowStatus::NotApplicable => format!("not applicable: {why}"),
                 RowStatus::NotInResult => why.to_string(),
@@ -565,7 +671,8 @@ struct Notes(Vec<String>);
 impl Notes {
     /// The numbers of `r`'s notes (its paper's remark, and a median standing in for a mean).
     fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
-        let mut texts: Vec<&str> = r.note.iter().chain(&r.caveat).map(String::as_str).collect();
+        let nearest = r.nearest.as_ref().map(|why| format!("nearest mechanism: {why}"));
+        let mut texts: Vec<&str> = r.note.iter().chain(&r.caveat).chain(&nearest).map(String::as_str).collect();
         if r.today_statistic.as_deref() == Some("median") {
             texts.push(MEDIAN_NOTE);
         }
@@ -873,7 +980,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
     let mut counts: Vec<String> = Vec::new();
     for (status, words) in [
         (RowStatus::NotInResult, "not in this result"),
-        (RowStatus::Planned, "planned"),
+        (RowStatus::Planned, "not measured yet"),
         (RowStatus::NeedsCounters, "need counters"),
         (RowStatus::NotApplicable, "not applicable"),
     ] {
@@ -902,7 +1009,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
             }
             let left = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
             if left > 0 {
-                let _ = write!(text, "; {} beside warm results left out", plural(left, "cold-cache row"));
+                let _ = write!(text, "; {} left out (not like for like)", plural(left, "row"));
             }
         }
         None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
@@ -951,7 +1058,7 @@ fn columns(wide: bool) -> Vec<Column> {
     let mut c = vec![
         Column { header: "operation", align: Align::Left, flex: true, movable: false },
         Column { header: "then", align: Align::Right, flex: false, movable: false },
-        Column { header: "today", align: Align::Right, flex: false, movable: false },
+        Column { header: "today mean", align: Align::Right, flex: false, movable: false },
         Column { header: "median", align: Align::Right, flex: false, movable: true },
         Column { header: "change", align: Align::Right, flex: false, movable: false },
         Column { header: "in cycles", align: Align::Right, flex: false, movable: true },
@@ -1032,6 +1139,9 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
                 };
                 if let Some(c) = r.today_cycles {
                     let _ = write!(detail, " · {} cycles", super::sig4(c));
+                }
+                if let Some(b) = &r.beside {
+                    let _ = write!(detail, " · {b}");
                 }
                 if view.wide {
                     cells.push((std::mem::take(&mut detail), Tone::Plain));
