@@ -4,71 +4,18 @@
 //! back, hold them to the precision printed (4 significant digits), and have as many cells in
 //! every row as in their header.
 
-use osprim::model::{Row, RunFile, Status, Summary, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Unit};
+mod common;
+
+use osprim::model::{Row, RunFile, Status, Summary, SweepFit, Unit};
 use osprim::report::{View, csv, latex, markdown};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 fn fixture() -> RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
     let mut run = osprim::model::read_result_file(&path).expect("the fixture reads");
-    run.results.push(fitted_row(&run));
+    run.results.push(common::fitted_row(&run));
     run
-}
-
-/// A sweep's fitted row (two segments) like `derive::sweep_fits` makes, after the fixture's
-/// `ipc.pipe` rows.
-fn fitted_row(run: &RunFile) -> Row {
-    let mut r = run.results.iter().find(|r| r.id == "ipc.pipe").expect("an ipc.pipe row").clone();
-    r.params.insert("bytes".into(), json!("fit"));
-    r.params.insert("sizes".into(), json!([0, 4096, 65536, 1048576]));
-    r.summary = None;
-    r.breakdown = None;
-    r.derived = None;
-    r.cycles = None;
-    r.samples.clear();
-    r.flags = vec![osprim::model::Flag::Nonlinear];
-    r.status = Status::Flagged;
-    let point = |size_bytes, median_ns: f64| SweepPoint {
-        size_bytes,
-        median_ns,
-        se_ns: median_ns * 0.004,
-        leverage: 0.5,
-        std_residual: Some(0.2),
-        flagged: false,
-    };
-    r.fit = Some(SweepFit {
-        method: "weighted least squares".into(),
-        model: SweepModel::TwoSegments,
-        line: SweepLine {
-            intercept_ns: 2023.1,
-            intercept_ci95_ns: [1200.0, 2846.2],
-            slope_ns_per_byte: 0.3099,
-            slope_ci95_ns_per_byte: [0.0941, 0.5257],
-            r_squared: 0.732,
-            chi2: 20493.0,
-            dof: 2,
-            reduced_chi2: 10246.5,
-            p_value: 0.0,
-        },
-        segments: Some(SweepSegments {
-            breakpoint_bytes: 65536,
-            fixed_ns: 2060.0,
-            fixed_ci95_ns: [2046.1, 2073.9],
-            small_slope_ns_per_byte: 0.2575,
-            small_slope_ci95_ns_per_byte: [0.2537, 0.2613],
-            large_slope_ns_per_byte: 1.03,
-            large_slope_ci95_ns_per_byte: [1.0156, 1.0444],
-            chi2: 1e-3,
-            dof: 1,
-            reduced_chi2: 1e-3,
-            p_value: 0.97,
-            vs_line_p_value: 7.1e-8,
-            breakpoints_tried: 2,
-        }),
-        points: vec![point(0, 2060.0), point(4096, 3114.7), point(65536, 18935.5), point(1048576, 1031466.7)],
-    });
-    r
 }
 
 /// `a` equals `b` exactly, NaN equal to NaN.

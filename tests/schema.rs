@@ -12,7 +12,9 @@
 //! `const`, `anyOf`, `minimum`); the schema may use no other. (The `jsonschema` crate was
 //! weighed and not taken: fifty more crates for a test.)
 
-use osprim::model::{RunFile, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Tail};
+mod common;
+
+use osprim::model::{RunFile, Tail};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -175,52 +177,13 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     let mut tail = run.results[0].clone();
     tail.single_op = vec![210.0, 220.0, 900.0];
     tail.tail = Some(Tail { n: 3, p50: 220.0, p99: 886.0, p999: 898.6, max: 900.0, resolution: 0.41 });
-    let mut fit = run.results.iter().find(|r| r.id == "ipc.pipe").expect("ipc.pipe").clone();
-    fit.params.insert("bytes".into(), json!("fit"));
-    fit.params.insert("sizes".into(), json!([0, 4096, 65536, 1048576]));
-    fit.summary = None;
-    fit.samples.clear();
-    fit.fit = Some(SweepFit {
-        method: "weighted least squares".into(),
-        model: SweepModel::TwoSegments,
-        line: SweepLine {
-            intercept_ns: 2023.1,
-            intercept_ci95_ns: [1200.0, 2846.2],
-            slope_ns_per_byte: 0.3099,
-            slope_ci95_ns_per_byte: [0.0941, 0.5257],
-            r_squared: 0.732,
-            chi2: 20493.0,
-            dof: 2,
-            reduced_chi2: 10246.5,
-            p_value: 0.0,
-        },
-        segments: Some(SweepSegments {
-            breakpoint_bytes: 65536,
-            fixed_ns: 2060.0,
-            fixed_ci95_ns: [2046.1, 2073.9],
-            small_slope_ns_per_byte: 0.2575,
-            small_slope_ci95_ns_per_byte: [0.2537, 0.2613],
-            large_slope_ns_per_byte: 1.03,
-            large_slope_ci95_ns_per_byte: [1.0156, 1.0444],
-            chi2: 1e-3,
-            dof: 1,
-            reduced_chi2: 1e-3,
-            p_value: 0.97,
-            vs_line_p_value: 7.1e-8,
-            breakpoints_tried: 2,
-        }),
-        points: [(0, 2060.0), (4096, 3114.7), (65536, 18935.5), (1048576, 1031466.7)]
-            .into_iter()
-            .map(|(size_bytes, median_ns)| SweepPoint {
-                size_bytes,
-                median_ns,
-                se_ns: median_ns * 0.004,
-                leverage: if size_bytes == 1048576 { 1.0 } else { 0.5 },
-                std_residual: (size_bytes != 1048576).then_some(0.2),
-                flagged: size_bytes == 1048576,
-            })
-            .collect(),
-    });
+    // The sweep's last point stands alone above the breakpoint: all leverage, no residual.
+    let mut fit = common::fitted_row(&run);
+    for p in &mut fit.fit.as_mut().expect("a fit").points {
+        if p.size_bytes == 1048576 {
+            (p.leverage, p.std_residual, p.flagged) = (1.0, None, true);
+        }
+    }
     run.results.push(tail);
     run.results.push(fit);
     run

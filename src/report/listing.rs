@@ -97,41 +97,14 @@ fn markdown<const N: usize>(header: &[&str; N], rows: impl Iterator<Item = [Stri
 fn latex<const N: usize>(header: &[&str; N], caption: &str, rows: impl Iterator<Item = [String; N]>) -> String {
     let mut out = format!(
         "\\begin{{table}}\n\\centering\n\\caption{{{}}}\n\\begin{{tabular}}{{{}}}\n\\toprule\n{} \\\\\n\\midrule\n",
-        latex_escape(caption),
+        super::latex::escape(caption),
         "l".repeat(N),
-        header.map(latex_escape).join(" & ")
+        header.map(super::latex::escape).join(" & ")
     );
     for r in rows {
-        out.push_str(&format!("{} \\\\\n", r.map(|c| latex_escape(&c)).join(" & ")));
+        out.push_str(&format!("{} \\\\\n", r.map(|c| super::latex::escape(&c)).join(" & ")));
     }
     out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
-    out
-}
-
-/// `s` with LaTeX's special characters escaped (and µ, ×, – made safe for plain LaTeX).
-pub fn latex_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\textbackslash{}"),
-            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '~' => out.push_str("\\textasciitilde{}"),
-            '^' => out.push_str("\\textasciicircum{}"),
-            'µ' | 'μ' => out.push_str("$\\mu$"),
-            '×' => out.push_str("$\\times$"),
-            '±' => out.push_str("$\\pm$"),
-            '≤' => out.push_str("$\\leq$"),
-            '≥' => out.push_str("$\\geq$"),
-            '−' => out.push('-'),
-            '–' => out.push_str("--"),
-            '—' => out.push_str("---"),
-            '\n' => out.push(' '),
-            c => out.push(c),
-        }
-    }
     out
 }
 
@@ -160,13 +133,5 @@ mod tests {
         assert!(tex.contains("50 \\% of the\\_cost \\& more"), "{tex}");
         let table = render(&entries(), Format::Table, 60).unwrap();
         assert!(table.lines().all(|l| l.chars().count() <= 60), "{table}");
-    }
-
-    #[test]
-    fn latex_specials_are_escaped() {
-        assert_eq!(
-            latex_escape("a_b & 5 % {x} µs ~ ^ \\"),
-            "a\\_b \\& 5 \\% \\{x\\} $\\mu$s \\textasciitilde{} \\textasciicircum{} \\textbackslash{}"
-        );
     }
 }

@@ -1299,41 +1299,6 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
     out
 }
 
-/// Text for LaTeX: its special characters escaped, and the few non-ASCII characters the view
-/// uses written as LaTeX (anything else becomes `?`, so the output is plain ASCII).
-fn tex(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\textbackslash{}"),
-            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '~' => out.push_str("\\textasciitilde{}"),
-            '^' => out.push_str("\\textasciicircum{}"),
-            '<' => out.push_str("\\textless{}"),
-            '>' => out.push_str("\\textgreater{}"),
-            '|' => out.push_str("\\textbar{}"),
-            'µ' | 'μ' => out.push_str("$\\mu$"),
-            '×' => out.push_str("$\\times$"),
-            '÷' => out.push_str("$\\div$"),
-            '≠' => out.push_str("$\\neq$"),
-            '→' => out.push_str("$\\rightarrow$"),
-            '—' => out.push_str("---"),
-            '–' => out.push_str("--"),
-            '“' => out.push_str("``"),
-            '”' => out.push_str("''"),
-            '‘' | '’' => out.push('\''),
-            '•' | '·' => out.push_str("$\\cdot$"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_ascii() => out.push(c),
-            _ => out.push('?'),
-        }
-    }
-    out
-}
-
 /// A key for the n-th (from 0) of a table's benchmarks: a … z, aa, ab, …
 fn key(n: usize) -> String {
     let letter = |i: usize| char::from(b'a' + (i % 26) as u8);
@@ -1354,8 +1319,8 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "% The five seed papers beside today's Linux, written by osprim.");
     let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
-    let _ = writeln!(out, "% Today: {}.", tex(&machine_text(run)));
-    let _ = writeln!(out, "% {}", tex(LEGEND));
+    let _ = writeln!(out, "% Today: {}.", super::latex::escape(&machine_text(run)));
+    let _ = writeln!(out, "% {}", super::latex::escape(LEGEND));
     if run.partial {
         let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
     }
@@ -1370,7 +1335,7 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                 continue;
             }
             if groups.len() > 1 {
-                lines.push(TexLine::Block(tex(&g.source)));
+                lines.push(TexLine::Block(super::latex::escape(&g.source)));
             }
             for (r, label) in visible {
                 let marks: String = notes.marks(r).into_iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
@@ -1384,9 +1349,9 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                         keys.len() - 1
                     }
                 };
-                let cell = |s: String| if s == "-" { "--".to_string() } else { tex(&s) };
+                let cell = |s: String| if s == "-" { "--".to_string() } else { super::latex::escape(&s) };
                 lines.push(TexLine::Row([
-                    format!("{}{marks}", tex(&label)),
+                    format!("{}{marks}", super::latex::escape(&label)),
                     key(k),
                     cell(then),
                     cell(mean),
@@ -1405,15 +1370,23 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                 .iter()
                 .enumerate()
                 .map(|(i, (t, bench))| {
-                    if *bench { format!("{}~\\texttt{{{}}}", key(i), tex(t)) } else { format!("{}~{}", key(i), tex(t)) }
+                    if *bench {
+                        format!("{}~\\texttt{{{}}}", key(i), super::latex::escape(t))
+                    } else {
+                        format!("{}~{}", key(i), super::latex::escape(t))
+                    }
                 })
                 .collect();
             foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
         }
-        foot.extend(paper.notes.iter().map(|n| tex(n)));
+        foot.extend(paper.notes.iter().map(|n| super::latex::escape(n)));
         // The numbered notes run on in one paragraph, to keep the float within a page.
-        let numbered: Vec<String> =
-            notes.0.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, tex(n))).collect();
+        let numbered: Vec<String> = notes
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, super::latex::escape(n)))
+            .collect();
         if !numbered.is_empty() {
             foot.push(numbered.join(" "));
         }
@@ -1447,9 +1420,9 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
             out,
             "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
              the paper's figure over today's mean.}}",
-            tex(&paper.citation()),
-            tex(&what),
-            tex(paper.platform),
+            super::latex::escape(&paper.citation()),
+            super::latex::escape(&what),
+            super::latex::escape(paper.platform),
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
         if !lines.is_empty() {
