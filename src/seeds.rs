@@ -322,7 +322,7 @@ pub const PAPERS: [Paper; 5] = [
 ];
 
 mod map;
-pub use map::{COLD_CACHE_MODE, Candidates, Parts, Target, Want, beside, target};
+pub use map::{COLD_CACHE_MODE, Candidates, Parts, Target, Want, beside, describe, target};
 
 #[cfg(test)]
 mod tests {

@@ -1023,8 +1023,9 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
 /// What "N× faster" means, for every format.
 const LEGEND: &str = "\"N× faster\" is the paper's figure divided by today's, both means (the papers' \
     statistic; the median where today has no mean): in time where the paper gives a time or cycles at a \
-    stated clock, and in cycles where it gives cycles. Columns: then, the paper's figure; today, today's \
-    mean, with the median beside it.";
+    stated clock, and in cycles where it gives cycles. Columns: then, the paper's figure; today mean, with \
+    the median beside it. Rows compare the same operation under the same condition; docs/seed-map.md \
+    gives each row's counterpart and why.";
 
 /// The summary section: what is compared, on which machine, and per paper how it went.
 fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String {

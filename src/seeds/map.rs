@@ -360,6 +360,53 @@ fn rhino(op: &str, part: &str) -> Target {
     }
 }
 
+/// What answers a row, in words: `txn.begin [detect=mprotect track=all] (trap)`, `nearest:
+/// the fastest of …`, or why nothing does.
+pub fn describe(t: &Target) -> String {
+    let labels = |ws: &[Want]| ws.iter().map(|w| format!("`{}`", w.label())).collect::<Vec<_>>();
+    match t {
+        Target::Bench(_) | Target::Pick(_) => labels(&t.wants()).join(""),
+        Target::Nearest(n) => format!("nearest: the fastest of {}", labels(n.candidates).join(", ")),
+        Target::Sum(s) if s.missing.is_empty() => labels(s.parts).join(" + "),
+        Target::Sum(s) => format!("{}, without {}", labels(s.parts).join(" + "), s.missing),
+        Target::Planned(what) => format!("not measured yet (needs {what})"),
+        Target::Counters(id) => format!("needs hardware counters (retired instructions); the time is `{id}`'s"),
+        Target::NotApplicable(why) => format!("not applicable: {why}"),
+    }
+}
+
+/// The whole map as Markdown (`docs/seed-map.md`): per paper, each row and what answers it.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Seed rows and what answers them today\n\n\
+         Generated from `src/seeds/map.rs` (the seed map, revision 2) by `cargo test`; do not edit.\n\n\
+         Rules: the same operation (or the nearest mechanism doing the same job, labelled `nearest:`), the \
+         same condition (a cold-cache figure only beside a cold-cache measurement), the paper's statistic \
+         (means), parts of a breakdown from one measurement, one figure per row.\n",
+    );
+    for paper in &super::PAPERS {
+        out.push_str(&format!("\n## {}\n\n", paper.heading()));
+        out.push_str("| table | operation | variant | then | today |\n|---|---|---|---|---|\n");
+        for f in paper.figures() {
+            let mut today = describe(&target(f));
+            if let Some((label, w)) = beside(f) {
+                today.push_str(&format!("; beside it, the {label} `{}`", w.label()));
+            }
+            let cell = |s: &str| s.replace('|', "\\|");
+            out.push_str(&format!(
+                "| {} | {} | {} | {} {} | {} |\n",
+                cell(&f.table),
+                cell(&format!("{}{}", if f.system == paper.system { String::new() } else { format!("{}: ", f.system) }, f.operation)),
+                cell(&f.variant),
+                f.value,
+                f.unit,
+                cell(&today)
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::figures;
@@ -487,5 +534,17 @@ mod tests {
                 assert!(w.id.starts_with("fault.file") && w.is_cold() && registered(w.id));
             }
         }
+    }
+
+    /// `docs/seed-map.md` is the map as the code has it; `OSPRIM_UPDATE_DOCS=1` rewrites it.
+    #[test]
+    fn the_seed_map_document_is_the_code() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/seed-map.md");
+        let want = markdown();
+        if std::env::var_os("OSPRIM_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).expect("write docs/seed-map.md");
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(have == want, "docs/seed-map.md is out of date: run OSPRIM_UPDATE_DOCS=1 cargo test seed_map");
     }
 }
