@@ -353,8 +353,9 @@ impl Cli {
 /// it answers (a derived row stands for its sources with the same parameters).
 fn seeds_only() -> Vec<Only> {
     let mut only: Vec<Only> = Vec::new();
-    let wants =
-        seeds::figures().iter().flat_map(|f| seeds::target(f).wants().into_iter().chain(seeds::beside(f).map(|b| b.1)));
+    let wants = seeds::figures()
+        .iter()
+        .flat_map(|f| seeds::target(f).wants().into_iter().chain(seeds::beside(f).into_iter().map(|b| b.1)));
     for want in wants {
         let params: Vec<(String, String)> = want.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let ids: Vec<&str> = match crate::registry::DERIVED.iter().find(|d| d.id == want.id) {

@@ -257,10 +257,9 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         }
         Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
     };
-    if let Some((label, want)) = seeds::beside(f)
-        && let Lookup::Found(_, t) = lookup(run, want)
-        && let Some(v) = t.mean.or(t.median)
-    {
+    for (label, want) in seeds::beside(f) {
+        let Lookup::Found(_, t) = lookup(run, want) else { continue };
+        let Some(v) = t.mean.or(t.median) else { continue };
         let also = format!("{label}: {} {}", want.label(), fmt_ns(v));
         row.beside = Some(match row.beside.take() {
             Some(b) => format!("{b}; {also}"),
