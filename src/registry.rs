@@ -12,6 +12,8 @@ pub static DERIVED: &[Derivation] = &ipc::RPC;
 static BEFORE_IPC: &[&dyn Benchmark] = &[
     &harness::Empty,
     &syscall::Null,
+    &syscall::Enosys,
+    &syscall::Reject,
     &syscall::Getpid,
     &syscall::VdsoClock,
     &syscall::Ioctl,
@@ -19,6 +21,7 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &id::SchedGetcpu,
     &id::ExeName,
     &id::Comm,
+    &id::Altstack,
     &fs::OpenClose,
     &fs::Stat,
     &signal::Install,
@@ -26,6 +29,11 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &ctx::Switch(ctx::Ends::Threads),
     &ctx::Switch(ctx::Ends::Processes),
     &ctx::AddressSpace,
+    &ctx::UserSwitch,
+    &ctx::SwapContext,
+    &crate::bench::lock::Mutex(crate::bench::lock::Op::Lock),
+    &crate::bench::lock::Mutex(crate::bench::lock::Op::Unlock),
+    &crate::bench::lock::Handoff,
 ];
 
 /// The benchmarks after the IPC ones.
@@ -48,6 +56,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Epoll,
     &space::Timerfd,
     &space::Mapping,
+    &crate::bench::elf::Shell,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

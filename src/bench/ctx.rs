@@ -1,8 +1,22 @@
 //! Context switches: `ctx.thread`, `ctx.process`, and `ctx.address_space`, their difference
-//! measured paired.
+//! measured paired; and user-level stack switches, `ctx.user` and `ctx.swapcontext`.
 //!
-//! Seed row: L4Ka::Pistachio "address space switch".
+//! Seed rows: L4Ka::Pistachio "address space switch"; Go! ORB "switch_stacks" (`ctx.user`,
+//! with `ctx.swapcontext` beside it).
 //!
+//! **User-level switches.** A coroutine on its own stack is resumed from the measuring thread
+//! and switches straight back: one round trip, two stack switches, no kernel entry for
+//! `ctx.user` ([`crate::sys::stack_switch`]: push the callee-saved registers, swap the stack
+//! pointer, pop, return); glibc's `swapcontext` ([`crate::sys::ucontext`]) saves and loads
+//! whole contexts and makes an `rt_sigprocmask` system call on each switch.
+//! **Timing model:** the sampler's loop around round trips, `⌈n/2⌉` of them for `n`
+//! operations, the time scaled to `n`: **one operation is one switch, half a round trip.**
+//! **Validation:** the coroutine ran once per resume (its own counter), and its stack pointer,
+//! recorded on its last run, lay inside its stack; `ctx.user` costs clearly less than a bare
+//! system call (stays in user space), `ctx.swapcontext` clearly more than a vDSO call (its
+//! `rt_sigprocmask`) and no `swapcontext` failed.
+//!
+//! **Kernel context switches.**
 //! Two threads of one process (or two processes) pinned to one CPU hand control back and
 //! forth through a futex word in shared memory: each end writes the other's turn, wakes it,
 //! and sleeps until its own turn comes. With one CPU, every hand-off is one context switch.
@@ -28,7 +42,8 @@
 use super::ipc::{Setup, measured};
 use super::pingpong::{self, Plan, Timing};
 use super::transport::Transport;
-use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
+use crate::sys;
 
 /// Which ends switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,9 +184,171 @@ pub fn switch_check(handoffs: u64, voluntary: u64, involuntary: u64) -> Check {
     )
 }
 
+/// A user-level coroutine both `ctx.user` and `ctx.swapcontext` time.
+trait UserCoroutine {
+    fn resume(&mut self);
+    fn runs(&self) -> u64;
+    fn last_sp(&self) -> usize;
+    fn stack_range(&self) -> std::ops::Range<usize>;
+}
+
+impl UserCoroutine for sys::stack_switch::Coroutine {
+    fn resume(&mut self) {
+        sys::stack_switch::Coroutine::resume(self)
+    }
+    fn runs(&self) -> u64 {
+        sys::stack_switch::Coroutine::runs(self)
+    }
+    fn last_sp(&self) -> usize {
+        sys::stack_switch::Coroutine::last_sp(self)
+    }
+    fn stack_range(&self) -> std::ops::Range<usize> {
+        sys::stack_switch::Coroutine::stack_range(self)
+    }
+}
+
+impl UserCoroutine for sys::ucontext::UContext {
+    fn resume(&mut self) {
+        sys::ucontext::UContext::resume(self)
+    }
+    fn runs(&self) -> u64 {
+        sys::ucontext::UContext::runs(self)
+    }
+    fn last_sp(&self) -> usize {
+        sys::ucontext::UContext::last_sp(self)
+    }
+    fn stack_range(&self) -> std::ops::Range<usize> {
+        sys::ucontext::UContext::stack_range(self)
+    }
+}
+
+/// Times one switch (half a round trip) of `co`; returns the samples and the checks on the
+/// coroutine's runs and stack.
+fn time_switches<C: UserCoroutine>(ctx: &Ctx, co: &mut C) -> (crate::sampler::Samples, Vec<Check>) {
+    let timer = ctx.timer;
+    let overhead = timer.overhead_ticks();
+    let mut resumes = 0u64;
+    let samples = ctx.iter_custom(|n| {
+        let rounds = n.div_ceil(2);
+        let t = round_trips(&timer, co, rounds);
+        resumes += rounds;
+        pingpong::scale_ticks(t, overhead, n as f64 / (2 * rounds) as f64)
+    });
+    let range = co.stack_range();
+    let sp = co.last_sp();
+    let checks = vec![
+        Check::new(
+            "the coroutine ran once per resume (its own counter)",
+            resumes.to_string(),
+            co.runs().to_string(),
+            co.runs() == resumes && resumes > 0,
+        ),
+        Check::new(
+            "the coroutine ran on its own stack (its stack pointer inside it)",
+            format!("{:#x}..{:#x}", range.start, range.end),
+            format!("{sp:#x}"),
+            range.contains(&sp),
+        ),
+    ];
+    (samples, checks)
+}
+
+/// `rounds` resumes, timed.
+#[inline(never)]
+fn round_trips<C: UserCoroutine>(timer: &crate::timer::Timer, co: &mut C, rounds: u64) -> u64 {
+    let t0 = timer.start();
+    for _ in 0..rounds {
+        co.resume();
+    }
+    timer.stop().wrapping_sub(t0)
+}
+
+/// A user-level stack switch: a few instructions of assembly, no kernel.
+pub struct UserSwitch;
+
+impl Benchmark for UserSwitch {
+    fn id(&self) -> &'static str {
+        "ctx.user"
+    }
+    fn about(&self) -> &'static str {
+        "user-level stack switch (save registers, swap stack pointer, x86_64 assembly); one switch = half a round trip"
+    }
+    fn available(&self) -> Result<(), String> {
+        if sys::stack_switch::AVAILABLE {
+            Ok(())
+        } else {
+            Err("the stack switch is written in x86_64 assembly only".into())
+        }
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let mut co = sys::stack_switch::Coroutine::new()
+            .map_err(|e| NotMeasured::Failed(format!("coroutine stack (mmap + guard page): {e}")))?;
+        let (samples, mut checks) = time_switches(ctx, &mut co);
+        let median = quick_median(&samples);
+        let name = "costs clearly less than a bare system call (stays in user space)";
+        checks.push(if sys::raw::AVAILABLE {
+            let r = ctx.references();
+            Check::new(
+                name,
+                format!("< {:.1} ns (2/3 of bare getppid)", r.syscall_ns * 2.0 / 3.0),
+                format!("{median:.1} ns"),
+                median < r.syscall_ns * 2.0 / 3.0,
+            )
+        } else {
+            Check::impossible(name, "no bare system call to compare with on this architecture")
+        });
+        Ok(Measured::new(samples, checks).note("one switch: half of a main -> coroutine -> main round trip"))
+    }
+}
+
+/// glibc's `swapcontext` between the main stack and a coroutine.
+pub struct SwapContext;
+
+impl Benchmark for SwapContext {
+    fn id(&self) -> &'static str {
+        "ctx.swapcontext"
+    }
+    fn about(&self) -> &'static str {
+        "glibc swapcontext between two stacks (includes an rt_sigprocmask system call); one switch = half a round trip"
+    }
+    fn available(&self) -> Result<(), String> {
+        if sys::ucontext::AVAILABLE {
+            Ok(())
+        } else {
+            Err("getcontext/makecontext/swapcontext are used with glibc on x86_64 and aarch64 only".into())
+        }
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let mut co = sys::ucontext::UContext::new()
+            .map_err(|e| NotMeasured::Failed(format!("getcontext/makecontext on a fresh stack: {e}")))?;
+        let (samples, mut checks) = time_switches(ctx, &mut co);
+        let median = quick_median(&samples);
+        checks.push(Check::all_ok("no swapcontext call failed", co.failed_swaps(), 2 * co.runs()));
+        checks.push(ctx.enters_kernel_check(median));
+        Ok(Measured::new(samples, checks)
+            .note("one switch: half of a main -> coroutine -> main round trip; each swapcontext calls rt_sigprocmask"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::testing::with_ctx;
+
+    #[test]
+    fn user_switches_run_the_coroutine_on_its_stack() {
+        with_ctx(0.05, |ctx| {
+            for b in [&UserSwitch as &dyn Benchmark, &SwapContext] {
+                if b.available().is_err() {
+                    continue;
+                }
+                let m = b.run(ctx, &Params::new()).unwrap_or_else(|e| panic!("{}: {e:?}", b.id()));
+                assert!(!m.samples.per_op_ns.is_empty(), "{}", b.id());
+                assert_eq!(m.checks[0].ok, Some(true), "{}: {:?}", b.id(), m.checks[0]);
+                assert_eq!(m.checks[1].ok, Some(true), "{}: {:?}", b.id(), m.checks[1]);
+            }
+        });
+    }
 
     #[test]
     fn switch_counts_within_one_percent_pass() {

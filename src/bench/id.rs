@@ -1,12 +1,14 @@
-//! Identity queries: `id.gettid`, `id.sched_getcpu`, `id.exe_name`, `id.comm`.
+//! Identity queries: `id.gettid`, `id.sched_getcpu`, `id.exe_name`, `id.comm`, `id.altstack`.
 //!
-//! Seed rows: Go! ORB "get_self" (`id.gettid`), "get_stack" (`id.sched_getcpu`); RightSpeed
-//! "get application name" (`id.exe_name`, `id.comm`).
+//! Seed rows: Go! ORB "get_self" (`id.gettid`), "get_type" (`id.exe_name`), "get_stack"
+//! (`id.altstack`; `id.sched_getcpu` beside it); RightSpeed "get application name"
+//! (`id.exe_name`, `id.comm`).
 //!
 //! **Timing model:** the sampler's loop around one call, writing into a buffer allocated
 //! before the clock starts.
 //! **Validation:** every call's answer is compared with the truth read another way
-//! (`/proc/thread-self`, the pinned CPU, `current_exe`).
+//! (`/proc/thread-self`, the pinned CPU, `current_exe`), or, for `id.altstack`, with the
+//! alternate stack osprim set before the clock started.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
 use crate::sys;
@@ -126,5 +128,63 @@ impl Benchmark for Comm {
             samples,
             vec![Check::all_ok("matches /proc/thread-self/comm", wrong, calls), ctx.enters_kernel_check(median)],
         ))
+    }
+}
+
+/// `sigaltstack(NULL, &old)`: where the thread's alternate signal stack is.
+pub struct Altstack;
+
+/// The alternate stack set for the measurement (bytes).
+const ALTSTACK_BYTES: usize = 64 * 1024;
+
+impl Benchmark for Altstack {
+    fn id(&self) -> &'static str {
+        "id.altstack"
+    }
+    fn about(&self) -> &'static str {
+        "the thread's stack: sigaltstack(NULL, &old), a query of its alternate signal stack (a system call)"
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        // A stack of our own, so the answer has a known truth (a thread may have none, or
+        // std's guard-page handler stack); the thread's previous one is put back on drop.
+        let alt = sys::altstack::AltStack::install(ALTSTACK_BYTES)
+            .map_err(|e| NotMeasured::Failed(format!("sigaltstack: setting a {ALTSTACK_BYTES}-byte stack: {e}")))?;
+        let expected = alt.expected();
+        let (mut wrong, mut calls) = (0u64, 0u64);
+        let samples = ctx.iter(|| {
+            calls += 1;
+            if sys::altstack::query() != Some(expected) {
+                wrong += 1;
+            }
+        });
+        drop(alt);
+        let median = quick_median(&samples);
+        let checks = vec![
+            Check::all_ok(
+                format!("reports the stack set before timing ({:#x}, {} bytes, enabled)", expected.base, expected.size),
+                wrong,
+                calls,
+            ),
+            ctx.enters_kernel_check(median),
+        ];
+        Ok(Measured::new(samples, checks)
+            .note("an alternate stack of 64 KiB is set for the measurement and the thread's own restored after"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::testing::with_ctx;
+
+    #[test]
+    fn altstack_answers_what_was_set_and_restores() {
+        let before = sys::altstack::query();
+        with_ctx(0.05, |ctx| {
+            let m = Altstack.run(ctx, &Params::new()).expect("id.altstack runs");
+            assert!(!m.samples.per_op_ns.is_empty());
+            assert_eq!(m.checks[0].ok, Some(true), "{:?}", m.checks[0]);
+        });
+        assert_eq!(sys::altstack::query(), before);
     }
 }

@@ -7,11 +7,13 @@
 
 pub mod ctx;
 pub mod dylib;
+pub mod elf;
 pub mod fault;
 pub mod fs;
 pub mod harness;
 pub mod id;
 pub mod ipc;
+pub mod lock;
 pub mod pingpong;
 pub mod signal;
 pub mod space;

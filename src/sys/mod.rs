@@ -7,17 +7,22 @@
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
 
+pub mod altstack;
 pub mod cpu;
 pub mod dl;
 pub mod fault;
 pub mod futex;
 pub mod msg;
+pub mod mutex;
 pub mod process;
 pub mod raw;
+pub mod raw_errno;
 pub mod reserve;
 pub mod segv;
 pub mod shm;
 pub mod signal;
+pub mod stack_switch;
 pub mod thread;
+pub mod ucontext;
 pub mod uffd;
 pub mod wprotect;
