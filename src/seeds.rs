@@ -322,7 +322,7 @@ pub const PAPERS: [Paper; 5] = [
 ];
 
 mod map;
-pub use map::{COLD_CACHE_MODE, Candidates, Parts, Target, Want, beside, describe, target};
+pub use map::{COLD_CACHE_MODE, Candidates, Parts, Target, Want, beside, describe, markdown as map_markdown, target};
 
 #[cfg(test)]
 mod tests {
