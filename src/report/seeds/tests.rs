@@ -463,3 +463,104 @@ fn text_of_the_fixture_at_100_columns() {
 fn text_of_the_fixture_at_80_columns() {
     insta::assert_snapshot!(render(&default_run(), &view(80)));
 }
+
+/// Same condition: on the real fixture no row sets a hot figure beside a cold one, or the
+/// reverse, and every cold-cache row either is measured cold or waits for that mode.
+#[test]
+fn no_row_sets_a_hot_figure_beside_a_cold_one() {
+    for r in rows(&default_run()) {
+        assert!(
+            !r.caveat.as_deref().unwrap_or("").contains("conditions differ"),
+            "{} {}: {:?}",
+            r.system,
+            r.label(),
+            r.caveat
+        );
+        if r.variant.contains("cold cache") {
+            assert!(
+                r.today_params.as_deref().unwrap_or("").contains("cache=cold")
+                    || r.reason.as_deref() == Some(seeds::COLD_CACHE_MODE),
+                "{}: {:?} {:?}",
+                r.label(),
+                r.today_params,
+                r.reason
+            );
+        }
+    }
+}
+
+/// Parts add up: in the fixture, every transaction and user-level fault result with `trap`
+/// and `other` stages has them add up to its total within 10 %, in both tracking modes;
+/// and Rhino's seed rows with parts read them from those results.
+#[test]
+fn rhino_trap_and_other_add_up_to_the_total_in_both_modes() {
+    let run = default_run();
+    let mut modes = std::collections::BTreeSet::new();
+    let mut checked = 0;
+    for r in run.results.iter().filter(|r| r.id.starts_with("txn.") || r.id.starts_with("fault.user.sigsegv")) {
+        let (Some(total), Some(stages)) = (&r.summary, &r.breakdown) else { continue };
+        let stage = |n: &str| stages.iter().find(|s| s.name == n).map(|s| s.summary.mean);
+        let (Some(trap), Some(other)) = (stage("trap"), stage("other")) else { continue };
+        assert!(
+            (trap + other - total.mean).abs() <= 0.1 * total.mean,
+            "{} {:?}: trap {trap} + other {other} vs total {}",
+            r.id,
+            r.params,
+            total.mean
+        );
+        if let Some(m) = r.params.get("track").and_then(|v| v.as_str()) {
+            modes.insert(m.to_string());
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} results with trap and other");
+    assert!(modes.contains("writes") && modes.contains("all"), "{modes:?}");
+    let rows = rows(&run);
+    for total in rows.iter().filter(|r| r.system == "Rhino on SPIN" && r.variant == "total") {
+        let part = |v: &str| {
+            rows.iter().find(|r| r.system == total.system && r.operation == total.operation && r.variant == v)
+        };
+        let (Some(trap), Some(other)) = (part("trap"), part("other")) else { continue };
+        if total.operation == "null call" {
+            continue;
+        }
+        assert_eq!((&trap.today_id, &trap.today_params), (&total.today_id, &total.today_params), "{}", total.operation);
+        assert_eq!((&other.today_id, &other.today_params), (&total.today_id, &total.today_params));
+        if let (Some(t), Some(a), Some(b)) = (total.today_mean, trap.today_mean, other.today_mean) {
+            assert!((a + b - t).abs() <= 0.1 * t, "{}: {a} + {b} vs {t}", total.operation);
+        }
+    }
+}
+
+/// A `nearest:` row takes the fastest candidate by the papers' statistic, names it, and lists
+/// the others beside it; when the fastest changes, so does the row.
+#[test]
+fn a_nearest_row_takes_the_fastest_hand_off_and_names_it() {
+    let mut run = default_run();
+    let intra = |run: &RunFile| {
+        rows(run).into_iter().find(|r| r.operation == "intra-address space IPC" && r.then_unit == "cycles").unwrap()
+    };
+    let row = intra(&run);
+    assert_eq!(row.status, RowStatus::Measured);
+    assert!(row.nearest.is_some());
+    let picked = row.today_id.clone().unwrap();
+    assert!(["ipc.futex", "ipc.eventfd", "ipc.pipe"].contains(&picked.as_str()), "{picked}");
+    let beside = row.beside.clone().unwrap_or_default();
+    assert!(beside.starts_with("also measured:") && !beside.contains(&format!("{picked} ")), "{beside}");
+    // Make another candidate the fastest: the row follows.
+    let other = if picked == "ipc.pipe" { "ipc.futex" } else { "ipc.pipe" };
+    for r in run
+        .results
+        .iter_mut()
+        .filter(|r| r.id == other && r.params.get("peer").and_then(|v| v.as_str()) == Some("thread"))
+    {
+        if let Some(s) = r.summary.as_mut() {
+            s.mean = 1.0;
+        }
+    }
+    let row = intra(&run);
+    assert_eq!(row.today_id.as_deref(), Some(other));
+    assert_eq!(row.today_mean, Some(1.0));
+    let text = render(&run, &view(100));
+    assert!(text.contains(&format!("nearest: {other}")), "{text}");
+}
