@@ -373,16 +373,17 @@ fn run_cold(ctx: &mut Ctx, write: bool) -> Result<Measured, NotMeasured> {
     let note = format!(
         "anonymous pages, PROT_NONE; the page's data is in a {COLD_PAGES}-page file evicted from the page cache \
          (POSIX_FADV_DONTNEED before each batch, readahead off, mincore confirms each page absent before its touch); \
-         the handler mprotects the page read-write, preads it from the file{}, and returns; of 'other': handler \
-         work (entry → exit: mprotect, the device read{}) {:.0} ns, return to the access {:.0} ns (means)",
+         the handler mprotects the page read-write, preads it from the file{}, and returns; 'other' = handler work \
+         (entry → exit: observed.handler_ns, means) + return to the access (observed.return_ns)",
         if write { "" } else { ", mprotects it PROT_READ" },
-        if write { "" } else { ", mprotect" },
-        ctx.timer.ticks_to_ns(t.handler as f64) / n,
-        ctx.timer.ticks_to_ns(t.ret as f64) / n,
     );
+    let mean = |ticks: u64| (ctx.timer.ticks_to_ns(ticks as f64) / n).round();
+    let (handler_ns, return_ns) = (mean(t.handler), mean(t.ret));
     let breakdown = driver.breakdown(&samples);
     let mut m = Measured::new(samples, checks).note(note).note(storage.detail);
     m.breakdown = breakdown;
+    m.observed.insert("handler_ns".into(), serde_json::json!(handler_ns));
+    m.observed.insert("return_ns".into(), serde_json::json!(return_ns));
     m.params.insert("fs".into(), storage.fs.into());
     m.params.insert("device".into(), storage.device.into());
     if let Some(blocks) = driver.arena.cold.inblock {

@@ -685,12 +685,11 @@ fn run_commit_8b(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
     let n = samples.per_op_ns.len();
     let mut m = Measured::new(samples, checks).note(PAIRED_NOTE);
     bd.finish(n, &mut m);
-    let store = m.observed.get("store_fault_ns").and_then(|v| v.as_f64());
-    let store = store.map_or("not measured".to_string(), |ns| format!("median {ns:.0} ns"));
     m = m.note(format!(
         "begin and the 8-byte store are outside the total; the store's write fault (trap, pre-image copy, \
-         unprotect) is timed apart and is not part of the total: observed.store_fault_ns ({store}); diff, log \
-         write, sync, apply, trim{} split the same commit again, in detail (not added to trap + other)",
+         unprotect) is timed apart and is not part of the total: observed.store_fault_ns (median of the last \
+         round); diff, log write, sync, apply, trim{} split the same commit again, in detail (not added to trap + \
+         other)",
         if all { ", reprotect" } else { "" }
     ));
     Ok(describe(m, &fx))
