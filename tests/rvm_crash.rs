@@ -22,10 +22,18 @@
 //! ([`CrashPoint::LogWrite`]), a partial apply ([`CrashPoint::Apply`]), or SIGKILL from the
 //! commit's probe at a random [`Stage`].
 //!
-//! Rounds: `OSPRIM_RVM_CRASH_ROUNDS`, else 50 when `CI=true`, else 500. The uffd variant runs
-//! a fifth of them on tmpfs, where the kernel allows userfaultfd write-protect on file memory.
+//! **Modes.** Both tracking modes of mprotect detection run the full count of rounds: writes
+//! only (`Tracking::Writes`) and reads too (`Tracking::All`, where each transaction also reads
+//! a few bytes, so pages are read-trapped, written after a read, and re-protected at commit and
+//! abort; the parent's reads of the recovered segment are reads outside a transaction). The
+//! uffd variant (writes only: uffd cannot track reads) runs a fifth of them on tmpfs, where the
+//! kernel allows userfaultfd write-protect on file memory.
+//!
+//! Rounds per mode: `OSPRIM_RVM_CRASH_ROUNDS`, else 500 (CI included: a round takes a few ms
+//! to tens of ms, most of it the random delay before the kill, so 500 rounds are well under a
+//! minute per mode on two cores).
 
-use osprim::rvm::{CrashPoint, Detection, Error, Options, Segment, Stage};
+use osprim::rvm::{CrashPoint, Detection, Error, Options, Segment, Stage, Tracking};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -59,15 +67,19 @@ impl Rng {
     }
 }
 
-/// One transaction: writes (offset, bytes) in order, then commit or abort.
+/// One transaction: reads of single bytes, writes (offset, bytes) in order, then commit or
+/// abort.
 struct Txn {
+    reads: Vec<usize>,
     writes: Vec<(usize, Vec<u8>)>,
     abort: bool,
 }
 
-/// 0–3 writes (0: a read-only commit), mostly short, some over a page boundary or longer than a
-/// page; 15 % aborted.
+/// 0–2 one-byte reads (they change nothing; with read tracking they trap), then 0–3 writes (0:
+/// a read-only commit), mostly short, some over a page boundary or longer than a page; 15 %
+/// aborted.
 fn draw_txn(rng: &mut Rng, size: usize, page: usize) -> Txn {
+    let reads = (0..rng.below(3)).map(|_| rng.below(size as u64) as usize).collect();
     let n = rng.below(4);
     let writes = (0..n)
         .map(|_| {
@@ -81,7 +93,7 @@ fn draw_txn(rng: &mut Rng, size: usize, page: usize) -> Txn {
             (off, bytes)
         })
         .collect();
-    Txn { writes, abort: rng.below(100) < 15 }
+    Txn { reads, writes, abort: rng.below(100) < 15 }
 }
 
 fn apply(state: &[u8], txn: &Txn) -> Vec<u8> {
@@ -138,7 +150,7 @@ impl Inject {
 /// What the parent tells a child.
 struct Spec {
     path: PathBuf,
-    detection: Detection,
+    options: Options,
     seed: u64,
     /// Crash in the first commit at or after this transaction.
     inject: Option<(u64, Inject)>,
@@ -147,12 +159,14 @@ struct Spec {
 impl Spec {
     fn encode(&self) -> String {
         let inject = self.inject.map_or("none".to_string(), |(k, i)| format!("{k}@{}", i.encode()));
-        format!("{}|{}|{}|{}", self.detection, self.seed, inject, self.path.display())
+        let o = self.options;
+        format!("{}|{}|{}|{}|{}", o.detection, o.tracking, self.seed, inject, self.path.display())
     }
 
     fn decode(s: &str) -> Option<Spec> {
-        let mut parts = s.splitn(4, '|');
+        let mut parts = s.splitn(5, '|');
         let detection = Detection::from_name(parts.next()?)?;
+        let tracking = Tracking::from_name(parts.next()?)?;
         let seed = parts.next()?.parse().ok()?;
         let inject = match parts.next()? {
             "none" => None,
@@ -161,7 +175,7 @@ impl Spec {
                 Some((k.parse().ok()?, Inject::decode(what)?))
             }
         };
-        Some(Spec { path: parts.next()?.into(), detection, seed, inject })
+        Some(Spec { path: parts.next()?.into(), options: Options { detection, tracking }, seed, inject })
     }
 }
 
@@ -188,7 +202,7 @@ fn die() -> ! {
 }
 
 fn run_child(spec: &Spec) {
-    let mut seg = Segment::open(&spec.path, Options { detection: spec.detection }).expect("child opens the segment");
+    let mut seg = Segment::open(&spec.path, spec.options).expect("child opens the segment");
     let (size, page) = (seg.len(), seg.page_size());
     let mut rng = Rng(spec.seed);
     say("R");
@@ -201,6 +215,9 @@ fn run_child(spec: &Spec) {
             _ => {}
         }
         let mut tx = seg.begin().expect("begin");
+        for &off in &txn.reads {
+            std::hint::black_box(tx.bytes()[off]);
+        }
         for (off, bytes) in &txn.writes {
             tx.bytes_mut()[*off..*off + bytes.len()].copy_from_slice(bytes);
         }
@@ -366,7 +383,7 @@ fn judge(recovered: &[u8], e: Expectation, tally: &mut Tally) -> Result<(), Stri
 /// One round: run a child, kill it, recover, check. Returns the recovered state.
 fn round(
     path: &Path,
-    detection: Detection,
+    options: Options,
     state: &[u8],
     rng: &mut Rng,
     page: usize,
@@ -375,7 +392,7 @@ fn round(
     let seed = rng.next();
     let inject = (rng.below(3) == 0).then(|| (rng.below(6), Inject::draw(rng)));
     let delay = Duration::from_micros(rng.below(40_000));
-    let spec = Spec { path: path.to_path_buf(), detection, seed, inject };
+    let spec = Spec { path: path.to_path_buf(), options, seed, inject };
     let what = format!("seed {seed:#x}, inject {inject:?}, delay {delay:?}");
     let (mut child, rx, reader) = spawn_child(&spec);
     let mut lines = Vec::new();
@@ -394,7 +411,7 @@ fn round(
     let _ = reader.join();
     lines.extend(rx.try_iter());
     let e = expectation(state, seed, &lines, page).map_err(|m| format!("{what}: {m}"))?;
-    let seg = Segment::open(path, Options { detection }).map_err(|m| format!("{what}: recovery failed: {m}"))?;
+    let seg = Segment::open(path, options).map_err(|m| format!("{what}: recovery failed: {m}"))?;
     let logged = seg.logged_transactions().map_err(|m| m.to_string())?;
     if logged != 0 {
         return Err(format!("{what}: the log still holds {logged} transactions after recovery"));
@@ -405,17 +422,15 @@ fn round(
     Ok(seg.bytes().to_vec())
 }
 
+/// Rounds per mode: `OSPRIM_RVM_CRASH_ROUNDS`, else 500.
 fn rounds_setting() -> usize {
-    if let Some(n) = std::env::var("OSPRIM_RVM_CRASH_ROUNDS").ok().and_then(|v| v.parse().ok()) {
-        return n;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") { 50 } else { 500 }
+    std::env::var("OSPRIM_RVM_CRASH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(500)
 }
 
 /// Runs `rounds` rounds on a fresh segment in `dir`.
-fn crash_rounds(dir: &Path, detection: Detection, rounds: usize) -> Result<(), String> {
+fn crash_rounds(dir: &Path, options: Options, rounds: usize) -> Result<(), String> {
     let path = dir.join("crash.seg");
-    let seg = match Segment::create(&path, PAGES, Options { detection }) {
+    let seg = match Segment::create(&path, PAGES, options) {
         Ok(s) => s,
         Err(e @ Error::Unavailable { .. }) => {
             eprintln!("skipped: {e}");
@@ -429,11 +444,13 @@ fn crash_rounds(dir: &Path, detection: Detection, rounds: usize) -> Result<(), S
     let start = Instant::now();
     let mut t = Tally::default();
     for r in 0..rounds {
-        state = round(&path, detection, &state, &mut rng, page, &mut t).map_err(|m| format!("round {r}: {m}"))?;
+        state = round(&path, options, &state, &mut rng, page, &mut t).map_err(|m| format!("round {r}: {m}"))?;
     }
     eprintln!(
-        "{rounds} crash rounds ({detection}, {}) in {:.1} s: {} commits returned, {} aborts; killed in a commit \
+        "{rounds} crash rounds ({}, tracking {}, {}) in {:.1} s: {} commits returned, {} aborts; killed in a commit \
          {} times (recovered applied {}, not applied {}); {} injected crashes",
+        options.detection,
+        options.tracking,
         osprim::rvm::filesystem_of(dir).kind,
         start.elapsed().as_secs_f64(),
         t.commits,
@@ -449,7 +466,17 @@ fn crash_rounds(dir: &Path, detection: Detection, rounds: usize) -> Result<(), S
 #[test]
 fn recovery_after_sigkill_matches_the_model() {
     let dir = tempfile::tempdir().expect("tempdir");
-    if let Err(m) = crash_rounds(dir.path(), Detection::Mprotect, rounds_setting()) {
+    let options = Options { detection: Detection::Mprotect, tracking: Tracking::Writes };
+    if let Err(m) = crash_rounds(dir.path(), options, rounds_setting()) {
+        panic!("{m}");
+    }
+}
+
+#[test]
+fn recovery_after_sigkill_matches_the_model_tracking_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options { detection: Detection::Mprotect, tracking: Tracking::All };
+    if let Err(m) = crash_rounds(dir.path(), options, rounds_setting()) {
         panic!("{m}");
     }
 }
@@ -460,7 +487,8 @@ fn recovery_after_sigkill_matches_the_model_uffd_on_tmpfs() {
         eprintln!("skipped: no /dev/shm");
         return;
     };
-    if let Err(m) = crash_rounds(dir.path(), Detection::Uffd, rounds_setting().div_ceil(5)) {
+    let options = Options { detection: Detection::Uffd, tracking: Tracking::Writes };
+    if let Err(m) = crash_rounds(dir.path(), options, rounds_setting().div_ceil(5)) {
         panic!("{m}");
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! Seed rows: Rhino on SPIN, "page fault" read/write, warm/cold, each split into the trap
 //! (getting control to the handler) and the rest; the UNIX and SPIN columns there are
-//! user-level handlers, which `fault.user.*` reproduce, while `fault.anon.*`, `fault.file.*`
-//! and `fault.cow` give the kernel's own fault paths beside them.
+//! user-level handlers, which `fault.user.*` reproduce (`fault.user.sigsegv` with `cache=warm`
+//! and `cache=cold`, whose handler reads the page from an evicted file), while `fault.anon.*`,
+//! `fault.file.*` (its cold rows: the in-kernel analogue of a cold user-level fault) and
+//! `fault.cow` give the kernel's own fault paths beside them.
 //!
 //! **Preparation (outside the clock).** Each benchmark owns a region of fresh pages
 //! ([`ANON_PAGES`] anonymous pages, or a file of [`FILE_PAGES`] pages), with transparent huge

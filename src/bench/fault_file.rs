@@ -23,6 +23,9 @@
 //! **Timing model** and **validation**: as in `fault.rs`, with one extra check on cold rows:
 //! every timed page was confirmed absent from the page cache just before its batch.
 //! posix_fadvise(2), mincore(2), proc(5) (`/proc/self/mountinfo`), statfs(2).
+//!
+//! The test file, its eviction and the tmpfs verdict are shared with `fault.user.sigsegv`
+//! `cache=cold` (`fault_user.rs`), whose handler reads an evicted page of such a file.
 
 use super::{Arena, Expect, FILE_PAGES, Timed, failed, fault_check, sample_arena, time_touches};
 use crate::bench::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
@@ -71,29 +74,41 @@ fn variants() -> Vec<Params> {
 }
 
 /// The test file, removed on drop.
-struct ScratchFile {
-    file: File,
+pub(super) struct ScratchFile {
+    pub(super) file: File,
     path: PathBuf,
 }
 
 impl ScratchFile {
-    /// `pages` pages of non-zero data (so no page is a hole), written and synced.
-    fn create(dir: &Path, pages: usize, page: usize) -> std::io::Result<ScratchFile> {
-        let path = dir.join(format!("fault-file-{}", std::process::id()));
+    /// `pages` pages of non-zero data (so no page is a hole; every byte of page `i` is
+    /// [`ScratchFile::byte_of`] `i`), written and synced, named after `tag`.
+    pub(super) fn create(dir: &Path, tag: &str, pages: usize, page: usize) -> std::io::Result<ScratchFile> {
+        let path = dir.join(format!("{tag}-{}", std::process::id()));
         let mut file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
         let out = ScratchFile { file: file.try_clone()?, path };
         let mut data = vec![0u8; page];
         for i in 0..pages {
-            data.fill((i % 251) as u8 + 1);
+            data.fill(ScratchFile::byte_of(i));
             file.write_all(&data)?;
         }
         file.sync_all()?;
         Ok(out)
     }
 
+    /// The byte every position of page `i` holds.
+    pub(super) fn byte_of(i: usize) -> u8 {
+        (i % 251) as u8 + 1
+    }
+
+    /// Turns readahead off for reads through this descriptor (`POSIX_FADV_RANDOM`): a read
+    /// of one page brings only that page into the cache.
+    pub(super) fn no_readahead(&self) -> std::io::Result<()> {
+        posix_fadvise(self.file.as_fd(), 0, 0, PosixFadviseAdvice::POSIX_FADV_RANDOM).map_err(std::io::Error::from)
+    }
+
     /// Drops the file's clean pages from the page cache (`POSIX_FADV_DONTNEED`), after
     /// writing back dirty ones if `dirty`.
-    fn evict(&self, dirty: bool) -> std::io::Result<()> {
+    pub(super) fn evict(&self, dirty: bool) -> std::io::Result<()> {
         if dirty {
             self.file.sync_data()?;
         }
@@ -157,7 +172,7 @@ impl Arena for FileArena {
 }
 
 /// Whether cold faults can be measured: the probe eviction must leave no page resident.
-fn cold_verdict(fs: &str, resident: usize, total: usize) -> Result<(), String> {
+pub(super) fn cold_verdict(fs: &str, resident: usize, total: usize) -> Result<(), String> {
     if resident == 0 {
         return Ok(());
     }
@@ -176,14 +191,14 @@ fn cold_verdict(fs: &str, resident: usize, total: usize) -> Result<(), String> {
 }
 
 /// Where the test file lives: filesystem type, device, and a longer description.
-struct Storage {
-    fs: String,
-    device: String,
-    detail: String,
+pub(super) struct Storage {
+    pub(super) fs: String,
+    pub(super) device: String,
+    pub(super) detail: String,
 }
 
 /// Filesystem and device of `dir` ([`crate::env::fsinfo`]).
-fn describe_storage(dir: &Path) -> Storage {
+pub(super) fn describe_storage(dir: &Path) -> Storage {
     let f = crate::env::fsinfo::filesystem_of(dir);
     let device = f.device.clone().unwrap_or_else(|| "unknown".into());
     let detail = match &f.mount_point {
@@ -196,7 +211,8 @@ fn describe_storage(dir: &Path) -> Storage {
 fn run_file(ctx: &Ctx, params: &Params, write: bool) -> Result<Measured, NotMeasured> {
     let setup = setup(params, write)?;
     let page = crate::sys::fault::page_size();
-    let file = ScratchFile::create(ctx.scratch, FILE_PAGES, page).map_err(failed("writing the test file"))?;
+    let file =
+        ScratchFile::create(ctx.scratch, "fault-file", FILE_PAGES, page).map_err(failed("writing the test file"))?;
     let region =
         Region::file_pages(file.file.as_fd(), FILE_PAGES, setup.shared).map_err(failed("mmap of the test file"))?;
     let storage = describe_storage(ctx.scratch);

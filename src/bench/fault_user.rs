@@ -1,15 +1,28 @@
-//! Page faults resolved in user space: `fault.user.sigsegv` and `fault.user.uffd`, each with
-//! parameter `access` (`read`, `write`).
+//! Page faults resolved in user space: `fault.user.sigsegv` (parameters `access`: `read`,
+//! `write`; `cache`: `warm`, `cold`) and `fault.user.uffd` (`access`).
 //!
-//! Seed rows: Rhino on SPIN "page fault read/write", total with its **trap** (getting control
-//! to the handler) and **other** (the handler's work and the return) parts. Rhino's UNIX
-//! handler received a signal and `mprotect`ed the page, as `fault.user.sigsegv` does;
-//! `fault.user.uffd` is Linux's other way to hand a fault to user space.
+//! **Seed rows:** Rhino on SPIN "page fault read/write, warm/cold", total with its **trap**
+//! (getting control to the handler) and **other** (the handler's work and the return) parts.
+//! Rhino's UNIX handler received a signal and `mprotect`ed the page, as `fault.user.sigsegv`
+//! does; `fault.user.uffd` is Linux's other way to hand a fault to user space. The kernel's
+//! own cold fault, `fault.file.* cache=cold`, is the in-kernel analogue of the cold rows.
 //!
-//! - `fault.user.sigsegv`: the region's pages are written (so backed by memory), then
-//!   protected (`PROT_NONE` for reads, `PROT_READ` for writes). A touch raises SIGSEGV; the
-//!   handler (osprim's dispatcher `sys::segv`, which hands it to `sys::fault::SegvCatcher`)
+//! - `fault.user.sigsegv cache=warm`: the region's pages are written (so backed by memory),
+//!   then protected (`PROT_NONE` for reads, `PROT_READ` for writes). A touch raises SIGSEGV;
+//!   the handler (osprim's dispatcher `sys::segv`, which hands it to `sys::fault::SegvCatcher`)
 //!   `mprotect`s the page readable (or writable) and returns, and the access is retried.
+//! - `fault.user.sigsegv cache=cold`, as Rhino's cold faults, whose data had to come from
+//!   disk: the pages' data lives in a file of [`COLD_PAGES`] pages in the run's scratch
+//!   directory, readahead off for it (`POSIX_FADV_RANDOM`). The region is anonymous memory,
+//!   populated, then `PROT_NONE` (for reads and writes). Before each batch the file is
+//!   evicted from the page cache (`POSIX_FADV_DONTNEED`; it is never dirtied), and right
+//!   before each touch `mincore` of a view of the file confirms the page is not resident
+//!   (evicting again if it is). On the touch the handler makes the page writable, `pread`s
+//!   the page from the file into place — a read from the device, since the cache was evicted
+//!   — sets its final protection (read: `PROT_READ`, a second `mprotect`; write: stays
+//!   read-write) and returns. Where the scratch directory is memory-backed (tmpfs: nothing
+//!   can be evicted) the rows are skipped with the reason, as the `fault.file` cold rows are.
+//!   Cold rows record the filesystem and device in `params`.
 //! - `fault.user.uffd`: the region is fresh anonymous memory registered with a userfaultfd for
 //!   missing pages. A touch blocks the thread and queues an event; a handler thread, pinned
 //!   to the measuring CPU and waiting in `read`, resolves it with `UFFDIO_ZEROPAGE` (read) or
@@ -21,24 +34,56 @@
 //! (or handler thread) reads the same clock on entry. **trap** = access → handler entry;
 //! **other** = handler entry → access resumed, minus the timer's overhead (so trap + other =
 //! total). A sample is one batch's sums divided by its touches. Re-arming (`mprotect` back,
-//! `MADV_DONTNEED`) is outside the clock.
+//! `MADV_DONTNEED`; for cold rows the eviction and the `mincore` checks) is outside the clock.
+//! Cold touches take a device read each (often milliseconds): the sampler's budget, which
+//! counts wall time including re-arming, bounds how many are taken, as for `fault.file` cold.
 //!
 //! **Validation.** The handler resolved every touch (its count, and a stamp inside every
 //! access's window); the thread's fault counters (`getrusage`, around the timed pieces) show
 //! no fault completed by the kernel for SIGSEGV (the signal is delivered before the kernel's
-//! fault path completes), and exactly one per touch for userfaultfd (the retried fault).
+//! fault path completes), and exactly one per touch for userfaultfd (the retried fault). Cold
+//! rows also check that every touched page was absent from the page cache just before its
+//! touch (`mincore`), that the handler read every page whole from the file and the page then
+//! held the file's bytes, and that the thread's block input (`getrusage` `ru_inblock`) rose by
+//! at least a page per touch — a device read — unless the kernel counts no block input at all
+//! (then that check says it could not be made).
 
+use super::file::{ScratchFile, cold_verdict, describe_storage};
 use super::{Arena, Driver, Expect, Timed, failed, fault_check, sample_arena};
 use crate::bench::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sys::fault::{Prot, Region, SegvCatcher};
 use crate::sys::uffd::{Attempt, Uffd};
 use crate::timer::{Timer, TimerKind};
 use std::hint::black_box;
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Pages of a user-fault region.
 const USER_PAGES: usize = 1024;
+
+/// Pages of a cold user-fault region and its file: each touch reads one from the device.
+pub const COLD_PAGES: usize = 64;
+
+/// `access` × `cache` for `fault.user.sigsegv`.
+fn sigsegv_variants() -> Vec<Params> {
+    let mut out = Vec::new();
+    for cache in ["warm", "cold"] {
+        for mut p in access_variants() {
+            p.insert("cache".into(), cache.into());
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn is_cold(params: &Params) -> Result<bool, NotMeasured> {
+    match params.get("cache").and_then(|v| v.as_str()) {
+        Some("warm") | None => Ok(false),
+        Some("cold") => Ok(true),
+        other => Err(NotMeasured::Failed(format!("unknown cache parameter {other:?}"))),
+    }
+}
 
 fn access_variants() -> Vec<Params> {
     ["read", "write"]
@@ -144,13 +189,16 @@ impl Benchmark for UserSigsegv {
         "fault.user.sigsegv"
     }
     fn about(&self) -> &'static str {
-        "user-level page fault: SIGSEGV handler unprotects the page (mprotect), access retried"
+        "user-level page fault: SIGSEGV handler unprotects the page (cold: preads it from an evicted file first)"
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        access_variants()
+        sigsegv_variants()
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let write = is_write(params)?;
+        if is_cold(params)? {
+            return run_cold(ctx, write);
+        }
         let (blocked, resolve) = if write { (Prot::Read, Prot::ReadWrite) } else { (Prot::None, Prot::Read) };
         let region = Region::anon(USER_PAGES).map_err(failed("mmap"))?;
         region.fill(1);
@@ -186,6 +234,209 @@ impl Benchmark for UserSigsegv {
         m.breakdown = breakdown;
         Ok(m)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fault.user.sigsegv cache=cold
+
+/// What the cold touches showed, beyond the stamps.
+#[derive(Debug, Default)]
+struct ColdTally {
+    /// Touches whose file page was confirmed absent from the page cache just before.
+    absent: u64,
+    /// Touches whose file page was still resident after a second eviction.
+    resident: u64,
+    /// Touches after which the page did not hold the file's bytes.
+    wrong_data: u64,
+    /// Block input (`ru_inblock`, 512-byte units) over the timed pieces; `None` once a
+    /// reading failed.
+    inblock: Option<u64>,
+}
+
+/// Protected anonymous pages filled from an evicted file by the SIGSEGV handler.
+struct ColdArena<'r> {
+    region: &'r Region,
+    /// The file mapped, never touched: `mincore` says whether a page is in the page cache.
+    view: Region,
+    file: &'r ScratchFile,
+    catcher: SegvCatcher<'r>,
+    write: bool,
+    tally: StampTally,
+    cold: ColdTally,
+}
+
+impl ColdArena<'_> {
+    fn evict(&self) -> Result<(), String> {
+        self.file.evict(false).map_err(|e| format!("evicting the file from the page cache: {e}"))
+    }
+}
+
+impl Arena for ColdArena<'_> {
+    fn pages(&self) -> usize {
+        self.region.pages()
+    }
+    fn rearm(&mut self, used: usize) -> Result<(), String> {
+        // Fresh zeroed pages (populated here, outside the counted pieces, so the handler's
+        // pread writes into memory that is there), protected again.
+        let r = self.region;
+        r.protect(0, used, Prot::ReadWrite).map_err(|e| format!("mprotect: {e}"))?;
+        r.discard(0, used).map_err(|e| format!("madvise(MADV_DONTNEED): {e}"))?;
+        (0..used).for_each(|i| r.write(i, 0));
+        r.protect(0, used, Prot::None).map_err(|e| format!("mprotect: {e}"))?;
+        self.evict()
+    }
+    fn prepare(&mut self, _first: usize, _count: usize) -> Result<(), String> {
+        self.evict()
+    }
+    fn time(&mut self, timer: &Timer, first: usize, count: usize) -> Timed {
+        time_cold(self, timer, first, count)
+    }
+}
+
+/// The thread's block input so far (`ru_inblock`).
+fn inblock() -> Option<u64> {
+    let u = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_THREAD).ok()?;
+    u64::try_from(u.block_reads()).ok()
+}
+
+/// Times cold touches one by one; between them (outside the clock, but inside the piece whose
+/// page faults are counted: nothing here allocates or faults) it confirms each page is not
+/// cached and, after the touch, that the page holds the file's bytes.
+#[inline(never)]
+fn time_cold(a: &mut ColdArena<'_>, timer: &Timer, first: usize, count: usize) -> Timed {
+    let mut out = Timed { trap: Some(0), ..Timed::default() };
+    let mut trap = 0u64;
+    let blocks0 = inblock();
+    for i in first..first + count {
+        let mut resident = a.view.page_resident(i).unwrap_or(true);
+        if resident {
+            resident = a.file.evict(false).is_err() || a.view.page_resident(i).unwrap_or(true);
+        }
+        if resident {
+            a.cold.resident += 1;
+        } else {
+            a.cold.absent += 1;
+        }
+        a.catcher.clear_stamp();
+        let t0 = timer.start();
+        touch(a.region, i, a.write);
+        let t3 = timer.stop();
+        let (t1, t2) = a.catcher.stamps();
+        out.ticks += t3.wrapping_sub(t0);
+        out.pairs += 1;
+        a.tally.touches += 1;
+        if t0 <= t1 && t1 <= t2 && t2 <= t3 {
+            trap += t1 - t0;
+            a.tally.handler += t2 - t1;
+            a.tally.ret += t3 - t2;
+        } else {
+            a.tally.missed += 1;
+        }
+        // Byte 1: the write touch stores into byte 0 only; the rest of the page is the file's.
+        if a.region.read_at(i, 1) != ScratchFile::byte_of(i) {
+            a.cold.wrong_data += 1;
+        }
+    }
+    if count > 0 {
+        a.cold.inblock = match (a.cold.inblock, blocks0, inblock()) {
+            (Some(sum), Some(b0), Some(b1)) => Some(sum + b1.saturating_sub(b0)),
+            _ => None,
+        };
+    }
+    out.trap = Some(trap);
+    out
+}
+
+fn run_cold(ctx: &mut Ctx, write: bool) -> Result<Measured, NotMeasured> {
+    let page = crate::sys::fault::page_size();
+    let file = ScratchFile::create(ctx.scratch, "fault-user-cold", COLD_PAGES, page)
+        .map_err(failed("writing the test file"))?;
+    file.no_readahead().map_err(failed("posix_fadvise(POSIX_FADV_RANDOM)"))?;
+    let view = Region::file_view(file.file.as_fd(), COLD_PAGES).map_err(failed("mmap of the test file"))?;
+    let storage = describe_storage(ctx.scratch);
+    file.evict(false).map_err(failed("evicting the test file from the page cache"))?;
+    let resident = view.resident(0, COLD_PAGES).map_err(failed("mincore"))?;
+    cold_verdict(&storage.fs, resident, COLD_PAGES).map_err(NotMeasured::Skipped)?;
+    let region = Region::anon(COLD_PAGES).map_err(failed("mmap"))?;
+    region.fill(0);
+    region.protect(0, COLD_PAGES, Prot::None).map_err(failed("mprotect"))?;
+    let resolve = if write { Prot::ReadWrite } else { Prot::Read };
+    let monotonic = ctx.timer.kind() == TimerKind::MonotonicRaw;
+    let catcher = SegvCatcher::install_filling(&region, resolve, monotonic, file.file.as_fd())
+        .map_err(|e| NotMeasured::Failed(format!("installing the SIGSEGV catcher: {e}")))?;
+    let cold = ColdTally { inblock: Some(0), ..ColdTally::default() };
+    let arena = ColdArena { region: &region, view, file: &file, catcher, write, tally: StampTally::default(), cold };
+    let (samples, driver) = sample_arena(ctx, arena)?;
+    let checks = cold_checks(&driver, page);
+    let t = &driver.arena.tally;
+    let n = (t.touches - t.missed).max(1) as f64;
+    let note = format!(
+        "anonymous pages, PROT_NONE; the page's data is in a {COLD_PAGES}-page file evicted from the page cache \
+         (POSIX_FADV_DONTNEED before each batch, readahead off, mincore confirms each page absent before its touch); \
+         the handler mprotects the page read-write, preads it from the file{}, and returns; 'other' = handler work \
+         (entry → exit: observed.handler_ns, means) + return to the access (observed.return_ns)",
+        if write { "" } else { ", mprotects it PROT_READ" },
+    );
+    let mean = |ticks: u64| (ctx.timer.ticks_to_ns(ticks as f64) / n).round();
+    let (handler_ns, return_ns) = (mean(t.handler), mean(t.ret));
+    let breakdown = driver.breakdown(&samples);
+    let mut m = Measured::new(samples, checks).note(note).note(storage.detail);
+    m.breakdown = breakdown;
+    m.observed.insert("handler_ns".into(), serde_json::json!(handler_ns));
+    m.observed.insert("return_ns".into(), serde_json::json!(return_ns));
+    m.params.insert("fs".into(), storage.fs.into());
+    m.params.insert("device".into(), storage.device.into());
+    if let Some(blocks) = driver.arena.cold.inblock {
+        let per_touch = blocks as f64 / driver.touched.max(1) as f64;
+        m.observed.insert("inblock_per_touch".into(), serde_json::json!((per_touch * 10.0).round() / 10.0));
+    }
+    Ok(m)
+}
+
+fn cold_checks(driver: &Driver<ColdArena<'_>>, page: usize) -> Vec<Check> {
+    let a = &driver.arena;
+    let counts = a.catcher.counts();
+    let touched = driver.touched;
+    let c = &a.cold;
+    let blocks_check = match c.inblock {
+        None => Check::impossible("the reads reached the device (ru_inblock)", "getrusage(RUSAGE_THREAD) failed"),
+        Some(0) if c.resident == 0 => Check::impossible(
+            "the reads reached the device (ru_inblock)",
+            "the kernel counted no block input for this thread at all (task I/O accounting off?)",
+        ),
+        Some(b) => {
+            let want = touched * (page as u64 / 512);
+            Check::new(
+                "the reads reached the device (ru_inblock rose a page per touch)",
+                format!("≥ {want} blocks of 512 bytes"),
+                format!("{b} blocks"),
+                b >= want && touched > 0,
+            )
+        }
+    };
+    vec![
+        Check::new(
+            "the handler resolved every access",
+            format!("{touched} resolved, 0 stray, 0 failed"),
+            format!("{} resolved, {} stray, {} failed", counts.resolved, counts.stray, counts.failed),
+            counts.resolved == touched && counts.stray == 0 && counts.failed == 0,
+        ),
+        Check::new(
+            "the handler read every page whole from the file (pread), and the page then held the file's bytes",
+            format!("{touched} pages read, 0 failed, 0 wrong"),
+            format!("{} pages read, {} failed, {} wrong", counts.filled, counts.fill_failed, c.wrong_data),
+            counts.filled == touched && counts.fill_failed == 0 && c.wrong_data == 0,
+        ),
+        Check::new(
+            "every touched page was absent from the page cache just before its touch (mincore)",
+            format!("{touched} absent"),
+            format!("{} absent, {} resident", c.absent, c.resident),
+            c.resident == 0 && c.absent == touched,
+        ),
+        blocks_check,
+        stamp_check(&a.tally),
+        fault_check(Expect::NoKernelFault, touched, driver.faults),
+    ]
 }
 
 /// Why userfaultfd is refused, from the attempts made and `vm.unprivileged_userfaultfd`.
@@ -424,6 +675,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sigsegv_variants_are_access_by_cache() {
+        let v = sigsegv_variants();
+        assert_eq!(v.len(), 4);
+        assert_eq!(v.iter().filter(|p| p["cache"] == "cold").count(), 2);
+        assert!(is_cold(&v[3]).expect("valid"));
+        assert!(is_cold(&Params::from([("cache".to_string(), "lukewarm".into())])).is_err());
+    }
+
+    #[test]
     fn refusal_names_the_cause() {
         let eperm = |flags| Attempt { flags, errno: libc::EPERM };
         let both = [eperm("O_CLOEXEC | UFFD_USER_MODE_ONLY"), eperm("O_CLOEXEC")];
@@ -440,8 +700,8 @@ mod tests {
         assert!(refusal_reason(&odd, None).contains("cannot be opened"));
     }
 
-    fn check_user_fault(bench: &dyn Benchmark) {
-        for p in access_variants() {
+    fn check_user_fault(bench: &dyn Benchmark, variants: Vec<Params>) {
+        for p in variants {
             match run_validated(bench, &p) {
                 Ok(m) => {
                     assert!(m.samples.per_op_ns.len() >= 5, "{} {p:?}", bench.id());
@@ -452,7 +712,11 @@ mod tests {
                         assert_eq!(v.len(), m.samples.per_op_ns.len());
                     }
                 }
-                Err(NotMeasured::Skipped(why)) => assert!(why.contains("userfaultfd"), "{why}"),
+                Err(NotMeasured::Skipped(why)) => {
+                    let cold = p.get("cache").is_some_and(|c| c == "cold");
+                    assert!(why.contains("userfaultfd") || (cold && why.contains("evict")), "{why}");
+                    eprintln!("{} {p:?} skipped: {why}", bench.id());
+                }
                 Err(e) => panic!("{} {p:?}: {e:?}", bench.id()),
             }
         }
@@ -460,11 +724,11 @@ mod tests {
 
     #[test]
     fn sigsegv_faults_are_resolved_by_the_handler() {
-        check_user_fault(&UserSigsegv);
+        check_user_fault(&UserSigsegv, sigsegv_variants());
     }
 
     #[test]
     fn uffd_faults_are_resolved_by_the_handler_thread() {
-        check_user_fault(&UserUffd);
+        check_user_fault(&UserUffd, access_variants());
     }
 }

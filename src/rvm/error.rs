@@ -66,8 +66,9 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
-    /// `begin` could not write-protect the segment.
-    #[error("cannot write-protect segment {path}: {source}")]
+    /// `begin` could not write-protect the segment, or (read tracking) a commit or abort could
+    /// not re-protect the pages touched.
+    #[error("cannot protect segment {path}: {source}")]
     Protect {
         /// The segment file.
         path: PathBuf,

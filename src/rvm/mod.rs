@@ -38,6 +38,16 @@
 //!   an `ftruncate` (which on ext4 waits for the journal: measured here, truncating to zero
 //!   after each commit made a commit about twice as slow).
 //! - [`Transaction::abort`] (or dropping the transaction) copies the pre-images back.
+//! - **Read tracking** ([`Tracking::All`], with [`Detection::Mprotect`] only), as Rhino did:
+//!   begin makes the whole segment `PROT_NONE`; the first read of a page in a transaction traps
+//!   and is recorded (the page becomes readable), a write traps, saves the pre-image and makes
+//!   the page writable; the commit (or abort) ends by making every page touched `PROT_NONE`
+//!   again ([`Stage::Reprotected`]), so even a read-only commit of a transaction that read
+//!   something makes a system call. Outside a transaction reads of the segment
+//!   ([`Segment::bytes`]) fault and are served by making the page readable (counted in
+//!   [`Stats::outside_reads`]); the kernel's reads from it (e.g. `write(2)` from
+//!   [`Segment::bytes`]) fail with `EFAULT` instead. userfaultfd cannot track reads (see
+//!   `crate::sys::wprotect`), so that combination is [`Error::Unavailable`].
 //! - [`Segment::open`] replays every complete, valid transaction at the head of the log into
 //!   the file (in order, by `pwrite`), syncs the file, zeroes the log and syncs it, and only
 //!   then maps the segment. A torn or corrupt tail is ignored.
@@ -85,7 +95,7 @@ mod log;
 mod tests;
 
 pub use crate::env::fsinfo::{Filesystem, filesystem_of};
-pub use crate::sys::wprotect::Detection;
+pub use crate::sys::wprotect::{Detection, Tracking};
 pub use error::Error;
 
 use crate::sys::wprotect::{self, WpError, WriteTracked};
@@ -107,6 +117,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub struct Options {
     /// How the first write to a page is caught.
     pub detection: Detection,
+    /// Whether reads are tracked too ([`Tracking::All`]: mprotect only).
+    pub tracking: Tracking,
 }
 
 /// A step of [`Segment::begin_probed`] or [`Transaction::commit_probed`], reported to the probe
@@ -127,8 +139,11 @@ pub enum Stage {
     Applied,
     /// commit: the segment file synced.
     SegmentSynced,
-    /// commit: the log trimmed; the commit is complete.
+    /// commit: the log trimmed; the commit is complete (write tracking).
     Trimmed,
+    /// commit with read tracking: the pages touched made `PROT_NONE` again — its last step, after
+    /// [`Stage::Trimmed`] or, for a read-only commit, after [`Stage::Diffed`].
+    Reprotected,
 }
 
 /// Where the next commit stops, leaving the files as a crash there would (for crash tests).
@@ -172,6 +187,14 @@ pub struct Stats {
     pub syncs: u64,
     /// Write-protection faults resolved (one per first write to a page per transaction).
     pub traps: u64,
+    /// Read faults resolved in transactions (read tracking: one per page read before it is
+    /// written, per transaction).
+    pub read_traps: u64,
+    /// Reads of a protected page outside a transaction, served untracked (read tracking).
+    pub outside_reads: u64,
+    /// `mprotect` calls made by commits and aborts to re-protect the pages touched (read
+    /// tracking: one per run of adjacent pages).
+    pub reprotects: u64,
 }
 
 /// What one commit did.
@@ -209,6 +232,7 @@ pub struct Segment {
     poisoned: Option<String>,
     inject: Option<CrashPoint>,
     dirty: Vec<u32>,
+    touched: Vec<u32>,
     ranges: Vec<Range>,
     buf: Vec<u8>,
     zeros: Vec<u8>,
@@ -248,10 +272,14 @@ impl Segment {
         if len == 0 || !len.is_multiple_of(page as u64) {
             return Err(Error::BadSize { path, len, page });
         }
+        if options.detection == Detection::Uffd && options.tracking == Tracking::All {
+            let reason = wprotect::UFFD_READS_REASON.into();
+            return Err(Error::Unavailable { path, detection: options.detection, reason });
+        }
         let log_path = log_path_of(&path);
         let log = open_log(&log_path)?;
         let (recovery, last_txid) = recover(&file, &path, &log, &log_path, len)?;
-        let map = map_segment(&file, &path, len as usize, options.detection)?;
+        let map = map_segment(&file, &path, len as usize, options)?;
         Ok(Segment {
             path,
             log_path,
@@ -264,13 +292,15 @@ impl Segment {
             poisoned: None,
             inject: None,
             dirty: Vec::new(),
+            touched: Vec::new(),
             ranges: Vec::new(),
             buf: Vec::new(),
             zeros: Vec::new(),
         })
     }
 
-    /// Starts a transaction: forgets the last dirty set and write-protects the segment.
+    /// Starts a transaction: forgets the last dirty set and write-protects the segment (with
+    /// read tracking: makes it `PROT_NONE`).
     pub fn begin(&mut self) -> Result<Transaction<'_>> {
         self.begin_probed(|_| {})
     }
@@ -293,7 +323,9 @@ impl Segment {
         self.inject = Some(point);
     }
 
-    /// The committed contents (outside a transaction).
+    /// The committed contents (outside a transaction). With read tracking the pages are
+    /// `PROT_NONE` here: each first read faults and is served (see the module doc), and the
+    /// kernel cannot read them (`EFAULT`).
     pub fn bytes(&self) -> &[u8] {
         self.map.data()
     }
@@ -328,6 +360,11 @@ impl Segment {
         self.map.detection()
     }
 
+    /// What is tracked.
+    pub fn tracking(&self) -> Tracking {
+        self.map.tracking()
+    }
+
     /// What recovery did at open.
     pub fn recovery(&self) -> Recovery {
         self.recovery
@@ -335,7 +372,12 @@ impl Segment {
 
     /// Counters since open.
     pub fn stats(&self) -> Stats {
-        Stats { traps: self.map.traps(), ..self.stats }
+        Stats {
+            traps: self.map.traps(),
+            read_traps: self.map.read_traps(),
+            outside_reads: self.map.outside_reads(),
+            ..self.stats
+        }
     }
 
     /// Complete transactions the log holds now — what a recovery would replay. 0 after every
@@ -353,6 +395,28 @@ impl Segment {
             self.map.restore(p as usize);
         }
         self.stats.aborts += 1;
+        if let Err(e) = self.reprotect() {
+            self.poisoned = Some(format!("re-protecting after abort: {e}"));
+        }
+    }
+
+    /// With read tracking, makes the pages touched `PROT_NONE` again; counts the calls.
+    fn reprotect(&mut self) -> Result<()> {
+        let calls = self.map.reprotect_touched(&mut self.touched).map_err(|source| {
+            self.poisoned = Some(format!("re-protect: {source}"));
+            Error::Protect { path: self.path.clone(), source }
+        })?;
+        self.stats.reprotects += calls as u64;
+        Ok(())
+    }
+
+    /// The last step of a commit with read tracking ([`Stage::Reprotected`]).
+    fn finish_commit(&mut self, probe: &mut impl FnMut(Stage)) -> Result<()> {
+        if self.map.tracking() == Tracking::All {
+            self.reprotect()?;
+            probe(Stage::Reprotected);
+        }
+        Ok(())
     }
 
     fn commit_inner(&mut self, probe: &mut impl FnMut(Stage)) -> Result<Committed> {
@@ -371,6 +435,7 @@ impl Segment {
         };
         if self.ranges.is_empty() {
             self.stats.read_only_commits += 1;
+            self.finish_commit(probe)?;
             return Ok(done);
         }
         let txid = self.next_txid;
@@ -381,6 +446,7 @@ impl Segment {
         self.stats.commits += 1;
         self.stats.log_bytes += self.buf.len() as u64;
         self.stats.syncs += 2;
+        self.finish_commit(probe)?;
         Ok(done)
     }
 
@@ -499,7 +565,8 @@ impl Transaction<'_> {
     }
 
     /// [`Transaction::commit`], calling `probe` after each [`Stage`] from [`Stage::Diffed`] on
-    /// (a read-only commit stops after `Diffed`).
+    /// (a read-only commit stops after `Diffed`; with read tracking, both end with
+    /// [`Stage::Reprotected`]).
     pub fn commit_probed(mut self, mut probe: impl FnMut(Stage)) -> Result<Committed> {
         self.open = false;
         self.seg.commit_inner(&mut probe)
@@ -564,8 +631,9 @@ fn recover(file: &File, path: &Path, log: &File, log_path: &Path, len: u64) -> R
     Ok((rec, parsed.txns.last().map(|t| t.txid)))
 }
 
-fn map_segment(file: &File, path: &Path, len: usize, detection: Detection) -> Result<WriteTracked> {
-    WriteTracked::new(file.as_fd(), len, detection).map_err(|e| match e {
+fn map_segment(file: &File, path: &Path, len: usize, options: Options) -> Result<WriteTracked> {
+    let detection = options.detection;
+    WriteTracked::new(file.as_fd(), len, detection, options.tracking).map_err(|e| match e {
         WpError::Unavailable(reason) => {
             let fs = path.parent().map(|d| filesystem_of(if d.as_os_str().is_empty() { Path::new(".") } else { d }));
             let on = fs.map(|f| format!("; the segment file is on {}", f.kind)).unwrap_or_default();

@@ -1,5 +1,5 @@
 //! Unit tests of the segment: commit, abort, read-only commits, recovery from torn and corrupt
-//! logs, and both write-detection modes.
+//! logs, both write-detection modes, and read tracking.
 
 use super::*;
 use std::path::Path;
@@ -7,7 +7,11 @@ use std::path::Path;
 const PAGES: usize = 4;
 
 fn mprotect() -> Options {
-    Options { detection: Detection::Mprotect }
+    Options { detection: Detection::Mprotect, tracking: Tracking::Writes }
+}
+
+fn tracking_all() -> Options {
+    Options { detection: Detection::Mprotect, tracking: Tracking::All }
 }
 
 fn new_segment(dir: &Path, options: Options) -> Result<Segment> {
@@ -70,7 +74,7 @@ fn uffd_mode_commits_aborts_and_persists_where_available() {
     let _serial = crate::bench::testing::serial();
     // uffd write-protect covers shmem but not ext4/xfs files: try tmpfs, then the temp dir.
     let dirs = [tempfile::tempdir_in("/dev/shm"), tempfile::tempdir()];
-    let options = Options { detection: Detection::Uffd };
+    let options = Options { detection: Detection::Uffd, tracking: Tracking::Writes };
     let mut ran = false;
     for dir in dirs.iter().flatten() {
         match commit_abort_and_reopen(dir.path(), options) {
@@ -84,6 +88,54 @@ fn uffd_mode_commits_aborts_and_persists_where_available() {
     if !ran {
         eprintln!("uffd mode skipped everywhere: unavailable on this kernel");
     }
+}
+
+#[test]
+fn read_tracking_commits_aborts_and_persists() {
+    let _serial = crate::bench::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_abort_and_reopen(dir.path(), tracking_all()).expect("mprotect mode, reads tracked");
+}
+
+#[test]
+fn read_tracking_with_uffd_is_unavailable() {
+    let _serial = crate::bench::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options { detection: Detection::Uffd, tracking: Tracking::All };
+    match new_segment(dir.path(), options) {
+        Err(Error::Unavailable { reason, .. }) => assert!(reason.contains("cannot track reads"), "{reason}"),
+        other => panic!("expected Unavailable, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn read_tracking_read_only_commit_reprotects_without_io() {
+    let _serial = crate::bench::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seg = new_segment(dir.path(), tracking_all()).expect("segment");
+    let ps = seg.page_size();
+    let log_before = std::fs::read(seg.log_path()).expect("read log");
+    let mut probes = Vec::new();
+    let tx = seg.begin().expect("begin");
+    assert_eq!(std::hint::black_box(tx.bytes()[2 * ps + 5]), 0);
+    let c = tx.commit_probed(|s| probes.push(s)).expect("commit");
+    assert!(c.read_only());
+    assert_eq!(probes, [Stage::Diffed, Stage::Reprotected]);
+    let s = seg.stats();
+    assert_eq!((s.read_traps, s.traps, s.reprotects, s.syncs, s.log_bytes), (1, 0, 1, 0, 0));
+    assert_eq!(std::fs::read(seg.log_path()).expect("read log"), log_before, "the log is untouched");
+    // The page read is PROT_NONE again: a read after the commit faults (served outside).
+    assert_eq!(std::hint::black_box(seg.bytes()[2 * ps]), 0);
+    assert_eq!(seg.stats().outside_reads, 1);
+    // A writing commit ends with the re-protection too.
+    let mut probes = Vec::new();
+    let mut tx = seg.begin().expect("begin");
+    tx.write(ps + 1, b"xy").expect("write");
+    tx.commit_probed(|s| probes.push(s)).expect("commit");
+    assert_eq!(probes.last(), Some(&Stage::Reprotected));
+    assert_eq!(probes.len(), 7);
+    assert_eq!(&seg.bytes()[ps + 1..ps + 3], b"xy");
+    assert_eq!(seg.stats().outside_reads, 2);
 }
 
 #[test]
@@ -212,9 +264,15 @@ fn bad_files_are_refused_with_their_path() {
 
 #[test]
 fn many_transactions_match_a_model() {
+    for options in [mprotect(), tracking_all()] {
+        many_transactions(options);
+    }
+}
+
+fn many_transactions(options: Options) {
     let _serial = crate::bench::testing::serial();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
+    let mut seg = new_segment(dir.path(), options).expect("segment");
     let mut model = vec![0u8; seg.len()];
     let mut x = 12345u64;
     let mut next = move || {

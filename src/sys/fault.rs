@@ -8,7 +8,9 @@
 //!   (see [`Region::file_pages`]). Unmapped on drop.
 //! - [`SegvCatcher`]: an owner registered with the SIGSEGV dispatcher ([`super::segv`]) that
 //!   resolves a fault in one region by `mprotect`ing the page; the dispatcher reads the clock
-//!   at handler entry, the catcher just before it returns (`fault.user.sigsegv`).
+//!   at handler entry, the catcher just before it returns (`fault.user.sigsegv`). A filling
+//!   catcher ([`SegvCatcher::install_filling`]) also reads the page's data from a file into
+//!   place (`pread`) before giving it its final protection (`fault.user.sigsegv` `cache=cold`).
 //!
 //! Forked children are [`super::process::Child`]. See mmap(2), madvise(2), mincore(2),
 //! mprotect(2).
@@ -19,10 +21,11 @@
 //!   no `&`/`&mut` to it is ever formed, so a page that changes underneath (discarded,
 //!   protected, filled by userfaultfd) breaks no Rust aliasing rule.
 //! - The catcher's part of the SIGSEGV handler is async-signal-safe: it reads and writes
-//!   atomics (statics, which never go away), reads the clock and calls `mprotect` on a page of
-//!   its region, nothing else. The catcher borrows the region, so the region cannot be
-//!   unmapped before the catcher's registration is dropped. One catcher exists at a time (a
-//!   process-wide lock).
+//!   atomics (statics, which never go away), reads the clock, calls `mprotect` on a page of
+//!   its region and, when filling, `pread` from the file into that page (both plain system
+//!   calls; `errno` is saved and restored around them), nothing else. The catcher borrows the
+//!   region and the file descriptor, so neither can go away before the catcher's registration
+//!   is dropped. One catcher exists at a time (a process-wide lock).
 #![allow(unsafe_code)]
 
 use super::segv::{self, EntryClock, Fault, Registration, SegvError, SegvOwner};
@@ -79,6 +82,22 @@ impl Region {
         let region = Region::map_anon(pages, libc::PROT_READ | libc::PROT_WRITE)?;
         region.no_huge_pages()?;
         Ok(region)
+    }
+
+    /// Maps pages `0..pages` of `file` shared and read-only in one mapping that is never
+    /// accessed: a view for [`Region::page_resident`] (`mincore` of a file mapping tells
+    /// whether the file's page is in the page cache).
+    pub fn file_view(file: BorrowedFd<'_>, pages: usize) -> io::Result<Region> {
+        let page = page_size();
+        let len = pages.checked_mul(page).filter(|&l| l > 0).ok_or(io::ErrorKind::InvalidInput)?;
+        // SAFETY: a fresh shared read-only mapping of our file at an address the kernel picks;
+        // no existing memory is affected.
+        let p =
+            unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Region { addr: p as usize, pages, page })
     }
 
     /// Maps pages `0..pages` of `file`, each page in a VMA of its own: virtual page `i` shows
@@ -248,6 +267,27 @@ impl Region {
         Ok(vec.iter().filter(|&&b| b & 1 == 1).count())
     }
 
+    /// Whether page `i` is resident (`mincore`, as [`Region::resident`], without allocating:
+    /// safe to call where page faults are being counted).
+    pub fn page_resident(&self, i: usize) -> io::Result<bool> {
+        let (addr, _) = self.range(i, 1)?;
+        let mut vec = [0u8; 1];
+        // SAFETY: the page lies inside this region; `vec` has one byte for it.
+        check(unsafe { libc::mincore(addr as *mut c_void, self.page, vec.as_mut_ptr()) })?;
+        Ok(vec[0] & 1 == 1)
+    }
+
+    /// Reads byte `offset` of page `i` (volatile, as [`Region::read`]). Returns 0 without
+    /// touching anything if either is out of range.
+    #[inline(always)]
+    pub fn read_at(&self, i: usize, offset: usize) -> u8 {
+        if i >= self.pages || offset >= self.page {
+            return 0;
+        }
+        // SAFETY: the byte is inside this mapping (both bounds checked); as in `read`.
+        unsafe { std::ptr::read_volatile((self.page_addr(i) + offset) as *const u8) }
+    }
+
     /// Reads the first byte of page `i` (volatile: it really happens, and faults if the page
     /// is absent or protected). Returns 0 without touching anything if `i` is out of range.
     #[inline(always)]
@@ -301,6 +341,12 @@ static SEGV_EXIT: AtomicU64 = AtomicU64::new(0);
 /// Faults resolved; `mprotect` failures.
 static SEGV_HITS: AtomicU64 = AtomicU64::new(0);
 static SEGV_FAILED: AtomicU64 = AtomicU64::new(0);
+/// A filling catcher's file (-1: not filling) and its region's first address (page `i` of the
+/// region is page `i` of the file); pages read whole, and reads that failed or came up short.
+static SEGV_FILL_FD: AtomicI32 = AtomicI32::new(-1);
+static SEGV_BASE: AtomicUsize = AtomicUsize::new(0);
+static SEGV_FILLED: AtomicU64 = AtomicU64::new(0);
+static SEGV_FILL_FAILED: AtomicU64 = AtomicU64::new(0);
 /// One catcher at a time (tests run in parallel threads of one process).
 static SEGV_LOCK: Mutex<()> = Mutex::new(());
 
@@ -313,24 +359,59 @@ fn exit_clock() -> u64 {
     }
 }
 
-/// The catcher's owner in the SIGSEGV dispatcher: `mprotect`s the faulting page.
+/// The catcher's owner in the SIGSEGV dispatcher: `mprotect`s the faulting page (filling it
+/// from the file first, for a filling catcher).
 struct Unprotect;
 
-// SAFETY: `resolve` reads and writes atomics, reads the clock and calls `mprotect` (a system
-// call, async-signal-safe; on success it leaves errno alone, and a failure is passed on to the
-// previous disposition, which ends the process). It touches only statics and the faulting page
-// of the catcher's region, which stays mapped while the registration lives (the catcher
-// borrows the region).
+/// `mprotect` of one page of the catcher's region (async-signal-safe).
+#[inline(always)]
+fn protect_page(addr: usize, page: usize, prot: libc::c_int) -> bool {
+    // SAFETY: the dispatcher hands the catcher only addresses inside the registered region,
+    // which stays mapped while the catcher is installed; nothing references its memory.
+    unsafe { libc::mprotect(addr as *mut c_void, page, prot) == 0 }
+}
+
+/// A filling catcher's work: make the page writable, read it from the file, give it its final
+/// protection. Whether the page is accessible as wanted (a failed or short read is counted, and
+/// the access still resumes). Saves and restores `errno`.
+#[inline(always)]
+fn fill_page(fd: libc::c_int, addr: usize, page: usize, prot: libc::c_int) -> bool {
+    // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's value.
+    let errno = unsafe { *libc::__errno_location() };
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let mut ok = protect_page(addr, page, rw);
+    if ok {
+        let offset = (addr - SEGV_BASE.load(Ordering::Relaxed)) as libc::off_t;
+        // SAFETY: `addr` is a whole page of the catcher's region, now writable; `fd` is the
+        // file the catcher borrows (open while it is installed); pread writes at most `page`
+        // bytes there and is a plain system call.
+        let n = unsafe { libc::pread(fd, addr as *mut c_void, page, offset) };
+        let counter = if n == page as isize { &SEGV_FILLED } else { &SEGV_FILL_FAILED };
+        counter.fetch_add(1, Ordering::Relaxed);
+        if prot != rw {
+            ok = protect_page(addr, page, prot);
+        }
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+    ok
+}
+
+// SAFETY: `resolve` reads and writes atomics, reads the clock and calls `mprotect` and, when
+// filling, `pread` (system calls, async-signal-safe; errno is left as found: mprotect leaves it
+// alone on success, `fill_page` restores it, and a failure is passed on to the previous
+// disposition, which ends the process). It touches only statics and the faulting page of the
+// catcher's region, which stays mapped while the registration lives (the catcher borrows the
+// region and the file descriptor).
 unsafe impl SegvOwner for Unprotect {
     #[inline(always)]
     fn resolve(&self, fault: &Fault) -> bool {
         let page = SEGV_PAGE.load(Ordering::Relaxed);
-        // SAFETY: the dispatcher hands us only addresses inside the registered region, which
-        // stays mapped while the catcher is installed; nothing references its memory.
-        let rc = unsafe {
-            libc::mprotect((fault.addr & !(page - 1)) as *mut c_void, page, SEGV_PROT.load(Ordering::Relaxed))
-        };
-        if rc != 0 {
+        let addr = fault.addr & !(page - 1);
+        let prot = SEGV_PROT.load(Ordering::Relaxed);
+        let fd = SEGV_FILL_FD.load(Ordering::Relaxed);
+        let ok = if fd >= 0 { fill_page(fd, addr, page, prot) } else { protect_page(addr, page, prot) };
+        if !ok {
             SEGV_FAILED.fetch_add(1, Ordering::Relaxed);
             return false;
         }
@@ -351,6 +432,10 @@ pub struct SegvCounts {
     pub stray: u64,
     /// `mprotect` calls that failed.
     pub failed: u64,
+    /// Filling catcher: pages read whole from the file.
+    pub filled: u64,
+    /// Filling catcher: reads that failed or came up short.
+    pub fill_failed: u64,
 }
 
 /// Resolves faults in one [`Region`] through the SIGSEGV dispatcher ([`super::segv`]) by giving
@@ -359,6 +444,7 @@ pub struct SegvCounts {
 pub struct SegvCatcher<'r> {
     _registration: Registration,
     _region: &'r Region,
+    _file: Option<BorrowedFd<'r>>,
     stray_before: u64,
     _lock: MutexGuard<'static, ()>,
 }
@@ -367,17 +453,40 @@ impl<'r> SegvCatcher<'r> {
     /// Installs the catcher for `region`. `monotonic`: stamp with `CLOCK_MONOTONIC_RAW`
     /// instead of the cycle counter (match the run's timer).
     pub fn install(region: &'r Region, resolve: Prot, monotonic: bool) -> Result<SegvCatcher<'r>, SegvError> {
+        SegvCatcher::install_inner(region, resolve, monotonic, None)
+    }
+
+    /// Installs a filling catcher for `region`: on a fault it makes the page writable, reads
+    /// the same page of `file` into it (`pread`; page `i` of the region is page `i` of the
+    /// file), then gives it the protection `resolve`.
+    pub fn install_filling(
+        region: &'r Region,
+        resolve: Prot,
+        monotonic: bool,
+        file: BorrowedFd<'r>,
+    ) -> Result<SegvCatcher<'r>, SegvError> {
+        SegvCatcher::install_inner(region, resolve, monotonic, Some(file))
+    }
+
+    fn install_inner(
+        region: &'r Region,
+        resolve: Prot,
+        monotonic: bool,
+        file: Option<BorrowedFd<'r>>,
+    ) -> Result<SegvCatcher<'r>, SegvError> {
         let lock = SEGV_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         SEGV_PAGE.store(region.page, Ordering::Relaxed);
         SEGV_PROT.store(resolve.bits(), Ordering::Relaxed);
         SEGV_MONOTONIC.store(monotonic, Ordering::Relaxed);
-        for c in [&SEGV_HITS, &SEGV_FAILED, &SEGV_ENTRY, &SEGV_EXIT] {
+        SEGV_BASE.store(region.addr, Ordering::Relaxed);
+        SEGV_FILL_FD.store(file.map_or(-1, |f| f.as_raw_fd()), Ordering::Relaxed);
+        for c in [&SEGV_HITS, &SEGV_FAILED, &SEGV_ENTRY, &SEGV_EXIT, &SEGV_FILLED, &SEGV_FILL_FAILED] {
             c.store(0, Ordering::Relaxed);
         }
         let clock = if monotonic { EntryClock::MonotonicRaw } else { EntryClock::Cycles };
         let stray_before = segv::stray_faults();
         let registration = segv::register(Arc::new(Unprotect), region.addr, region.len(), clock)?;
-        Ok(SegvCatcher { _registration: registration, _region: region, stray_before, _lock: lock })
+        Ok(SegvCatcher { _registration: registration, _region: region, _file: file, stray_before, _lock: lock })
     }
 
     /// Clears the entry stamp before an access, so a fault that did not reach the handler
@@ -400,6 +509,8 @@ impl<'r> SegvCatcher<'r> {
             resolved: SEGV_HITS.load(Ordering::Relaxed),
             stray: segv::stray_faults() - self.stray_before,
             failed: SEGV_FAILED.load(Ordering::Relaxed),
+            filled: SEGV_FILLED.load(Ordering::Relaxed),
+            fill_failed: SEGV_FILL_FAILED.load(Ordering::Relaxed),
         }
     }
 }
@@ -442,6 +553,26 @@ mod tests {
         assert_eq!(r.read(1), 1);
         let (entry, exit) = c.stamps();
         assert!(entry > 0 && exit >= entry);
-        assert_eq!(c.counts(), SegvCounts { resolved: 1, stray: 0, failed: 0 });
+        assert_eq!(c.counts(), SegvCounts { resolved: 1, stray: 0, failed: 0, filled: 0, fill_failed: 0 });
+    }
+
+    #[test]
+    fn filling_catcher_reads_the_page_from_its_file() {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let _serial = crate::bench::testing::serial();
+        let ps = page_size();
+        let mut f = tempfile::tempfile().expect("temp file");
+        f.write_all(&vec![5u8; 2 * ps]).and_then(|_| f.write_all(&vec![9u8; ps])).expect("fill");
+        let r = Region::anon(3).expect("mmap");
+        r.fill(0);
+        r.protect(0, 3, Prot::None).expect("mprotect");
+        let view = Region::file_view(f.as_fd(), 3).expect("view");
+        assert!(view.page_resident(2).expect("mincore"), "just written: in the page cache");
+        let c = SegvCatcher::install_filling(&r, Prot::Read, false, f.as_fd()).expect("install");
+        assert_eq!(r.read_at(2, 7), 9, "page 2 of the file");
+        assert_eq!(r.read(0), 5, "page 0 of the file");
+        let counts = c.counts();
+        assert_eq!((counts.resolved, counts.filled, counts.fill_failed, counts.failed), (2, 2, 0, 0));
     }
 }

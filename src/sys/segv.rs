@@ -20,10 +20,13 @@
 //! - A registration may ask for a clock reading at the handler's very entry
 //!   ([`EntryClock`]), handed to the owner in [`Fault::entry`]: the first thing the handler
 //!   does, so what the timing catcher calls "trap" ends where the handler begins.
+//! - On x86-64 the fault's kind (read or write) comes from the page-fault error code in the
+//!   signal context ([`Fault::write`]); `rvm`'s read tracking needs it to tell the two apart at
+//!   the first fault on a `PROT_NONE` page.
 //!
 //! # Safety
-//! - The handler is async-signal-safe: it reads the cycle counter or `clock_gettime`, atomics
-//!   and the saved disposition, calls the owner's `resolve` (async-signal-safe by the contract
+//! - The handler is async-signal-safe: it reads the cycle counter or `clock_gettime`, atomics,
+//!   the signal context's error code and the saved disposition, calls the owner's `resolve` (async-signal-safe by the contract
 //!   of the unsafe trait [`SegvOwner`]) and `sigaction`; it allocates nothing and takes no lock.
 //! - The table is a fixed array of slots of atomics, each guarded by a sequence number (a
 //!   seqlock): the handler reads a slot's range, owner and resolve function and uses them only
@@ -55,6 +58,38 @@ pub struct Fault {
     pub code: i32,
     /// The clock at the handler's entry, if a registration asked for one ([`EntryClock`]); else 0.
     pub entry: u64,
+    /// Whether the faulting access was a write, where the CPU says so: on x86-64 the page-fault
+    /// error code the kernel puts in the signal context (`REG_ERR`, bit 1); `None` elsewhere
+    /// ([`access_kind_known`]).
+    pub write: Option<bool>,
+}
+
+/// Whether [`Fault::write`] is known on this architecture (x86-64), so an owner can tell a
+/// read from a write at the first fault on a `PROT_NONE` page.
+pub const fn access_kind_known() -> bool {
+    cfg!(target_arch = "x86_64")
+}
+
+/// Whether the fault whose signal context is `uctx` was a write (x86-64: bit 1 of the page-fault
+/// error code, `REG_ERR`); `None` where that is not known.
+#[inline(always)]
+fn access_is_write(uctx: *mut libc::c_void) -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if uctx.is_null() {
+            return None;
+        }
+        // SAFETY: with SA_SIGINFO the third argument is the interrupted thread's `ucontext_t`,
+        // valid for the handler's duration; for SIGSEGV from a page fault the kernel stores the
+        // fault's error code in `gregs[REG_ERR]`.
+        let err = unsafe { (*uctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs[libc::REG_ERR as usize] };
+        Some(err & 2 != 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = uctx;
+        None
+    }
 }
 
 /// `si_code` of a fault on a mapped page without the needed permission (`<asm/siginfo.h>`).
@@ -316,7 +351,7 @@ extern "C" fn dispatch(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut 
                 // registration is not being dropped (module safety notes).
                 let handled = unsafe {
                     let resolve = std::mem::transmute::<usize, Resolve>(resolve);
-                    resolve(owner, &Fault { addr, code, entry })
+                    resolve(owner, &Fault { addr, code, entry, write: access_is_write(uctx) })
                 };
                 if handled {
                     return;

@@ -17,6 +17,21 @@
 //!   `UFFDIO_REGISTER` fails with `EINVAL` and the mode is unavailable
 //!   ([`WpError::Unavailable`] says why).
 //!
+//! **Read tracking** ([`Tracking::All`], mprotect only), as Rhino tracked the pages a
+//! transaction reads as well as those it writes: arming makes the mapping `PROT_NONE`. A read
+//! fault records the page as read and grants `PROT_READ`; a write fault (a write to a
+//! `PROT_NONE` page, or any fault on a page already made readable) grants read-write, saves the
+//! pre-image and marks the page dirty. Which of the two a first fault on a `PROT_NONE` page is
+//! comes from the CPU's page-fault error code ([`super::segv::access_kind_known`]: x86-64);
+//! elsewhere it is taken for a read, and a write then traps a second time, as a write.
+//! [`WriteTracked::reprotect_touched`] puts every page touched (read or written) back to
+//! `PROT_NONE` (a commit's last step). While disarmed (outside a transaction) a read of a
+//! `PROT_NONE` page is served — the page made readable, untracked, and counted
+//! ([`WriteTracked::outside_reads`]) — and a write is passed on. userfaultfd cannot track
+//! reads: its write-protect mode catches writes only, and its missing and minor modes fire only
+//! for pages absent from the page tables (and only on anonymous, shmem and hugetlbfs memory),
+//! not for reads of resident file pages; [`WriteTracked::new`] refuses that combination.
+//!
 //! A [`WriteTracked`] region owns its mappings, the pre-image buffer (one page per data page,
 //! allocated and faulted in when the region is made, so that saving a pre-image allocates
 //! nothing and takes no page fault), the dirty set, and its detector.
@@ -24,7 +39,9 @@
 //! # Safety
 //! - The region's part of the SIGSEGV handler is async-signal-safe: it reads atomics, copies
 //!   one page between two mappings that stay mapped while the region is registered, calls
-//!   `mprotect` and saves and restores `errno`. It allocates nothing and takes no lock.
+//!   `mprotect` and saves and restores `errno`. It allocates nothing and takes no lock. With
+//!   read tracking it makes a `PROT_NONE` page readable before copying it, so the copy itself
+//!   never faults.
 //! - A region is unregistered (its slot cleared) before its mappings are unmapped, and a
 //!   uffd handler thread is joined before the mappings go, so neither the handler nor the
 //!   thread touches freed memory — provided no other thread writes to the region while its
@@ -42,7 +59,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 /// How the first write to a protected page is caught.
@@ -72,6 +89,47 @@ impl Detection {
         Detection::ALL.into_iter().find(|d| d.name() == name)
     }
 }
+
+/// Which accesses begin a page's tracking in a transaction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Tracking {
+    /// Writes only: arming write-protects (`PROT_READ`); reads never trap.
+    #[default]
+    Writes,
+    /// Reads and writes (mprotect only): arming makes the segment `PROT_NONE`; the first read
+    /// of a page traps and grants `PROT_READ`, a write traps and grants read-write; the pages
+    /// touched are re-protected at commit ([`WriteTracked::reprotect_touched`]).
+    All,
+}
+
+impl Tracking {
+    /// Both modes.
+    pub const ALL: [Tracking; 2] = [Tracking::Writes, Tracking::All];
+
+    /// `"writes"` or `"all"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tracking::Writes => "writes",
+            Tracking::All => "all",
+        }
+    }
+
+    /// The mode named `name` (as [`Tracking::name`] spells it).
+    pub fn from_name(name: &str) -> Option<Tracking> {
+        Tracking::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+impl std::fmt::Display for Tracking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why userfaultfd cannot track reads (for [`WpError::Unavailable`]).
+pub const UFFD_READS_REASON: &str = "userfaultfd cannot track reads: its write-protect mode catches writes only, and its \
+     missing and minor modes fire only for pages absent from the page tables (on anonymous, shmem and hugetlbfs \
+     memory), not for each read of a resident page; read tracking needs mprotect";
 
 impl std::fmt::Display for Detection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -182,9 +240,15 @@ impl Drop for Mapping {
 // ---------------------------------------------------------------------------------------------
 // The dirty set, shared with the handler (signal or thread)
 
-/// What the fault handler needs: where the region is, where pre-images go, the dirty set.
-/// Everything the handler changes is atomic; the pre-image pages are written only by the
-/// handler, and only for a page it has just claimed (its dirty flag went from false to true).
+/// A page's protection as the tracker last set it (read tracking only).
+const PAGE_NONE: u8 = 0;
+const PAGE_READ: u8 = 1;
+const PAGE_WRITE: u8 = 2;
+
+/// What the fault handler needs: where the region is, where pre-images go, the dirty set (and,
+/// with read tracking, each page's protection and the pages touched). Everything the handler
+/// changes is atomic; the pre-image pages are written only by the handler, and only for a page
+/// it has just claimed (its dirty flag went from false to true).
 struct Tracker {
     base: usize,
     len: usize,
@@ -193,9 +257,21 @@ struct Tracker {
     dirty: Box<[AtomicBool]>,
     list: Box<[AtomicU32]>,
     count: AtomicUsize,
+    /// Write faults resolved (pre-image saves).
     traps: AtomicU64,
     armed: AtomicBool,
     broken: AtomicBool,
+    /// [`Tracking::All`].
+    track_reads: bool,
+    /// Per page: `PAGE_NONE`, `PAGE_READ` or `PAGE_WRITE` (read tracking only).
+    state: Box<[AtomicU8]>,
+    /// Pages whose state left `PAGE_NONE` since the last re-protection, in order.
+    touched: Box<[AtomicU32]>,
+    touched_count: AtomicUsize,
+    /// Read faults resolved in a transaction.
+    read_traps: AtomicU64,
+    /// Read faults served outside a transaction.
+    outside_reads: AtomicU64,
 }
 
 // SAFETY: `pre` points into a mapping owned by the `WriteTracked` that owns this tracker and
@@ -234,6 +310,79 @@ impl Tracker {
         }
         self.count.store(0, Ordering::Release);
     }
+
+    /// Records page `idx`'s new protection `state`, listing it as touched if it was
+    /// `PAGE_NONE`. Async-signal-safe: atomics only.
+    fn set_state(&self, idx: usize, state: u8) {
+        if self.state[idx].swap(state, Ordering::AcqRel) == PAGE_NONE {
+            let slot = self.touched_count.fetch_add(1, Ordering::AcqRel);
+            self.touched[slot].store(idx as u32, Ordering::Release);
+        }
+    }
+
+    /// Forgets the touched pages (their protection is about to be set for the whole region).
+    fn forget_touched(&self) {
+        let n = self.touched_count.load(Ordering::Acquire);
+        for slot in &self.touched[..n] {
+            self.state[slot.load(Ordering::Acquire) as usize].store(PAGE_NONE, Ordering::Release);
+        }
+        self.touched_count.store(0, Ordering::Release);
+    }
+
+    /// `mprotect` of page `idx` (async-signal-safe). Whether it succeeded.
+    fn protect_page(&self, idx: usize, prot: libc::c_int) -> bool {
+        let page = self.base + idx * self.page;
+        // SAFETY: the page lies in the region's data mapping (idx < pages); mprotect changes
+        // no contents and is async-signal-safe.
+        unsafe { libc::mprotect(page as *mut libc::c_void, self.page, prot) == 0 }
+    }
+
+    /// The write-only handler: save the pre-image of a write to the armed region, unprotect.
+    fn resolve_write(&self, idx: usize) -> bool {
+        if !self.armed.load(Ordering::Acquire) {
+            return false;
+        }
+        self.save(idx);
+        let ok = self.protect_page(idx, libc::PROT_READ | libc::PROT_WRITE);
+        if ok {
+            self.traps.fetch_add(1, Ordering::AcqRel);
+        }
+        ok
+    }
+
+    /// The read-tracking handler (see the module doc). `write`: the CPU's word on the access.
+    fn resolve_tracking_reads(&self, idx: usize, write: Option<bool>) -> bool {
+        let state = self.state[idx].load(Ordering::Acquire);
+        // Reads of a page made readable never fault: a fault on one is a write.
+        let write = write.unwrap_or(false) || state != PAGE_NONE;
+        if !self.armed.load(Ordering::Acquire) {
+            // Outside a transaction: serve reads, pass writes on (the segment hands out no
+            // writable slice then, so a write there is a bug to surface).
+            if write || !self.protect_page(idx, libc::PROT_READ) {
+                return false;
+            }
+            self.set_state(idx, PAGE_READ);
+            self.outside_reads.fetch_add(1, Ordering::AcqRel);
+            return true;
+        }
+        if !write {
+            if !self.protect_page(idx, libc::PROT_READ) {
+                return false;
+            }
+            self.set_state(idx, PAGE_READ);
+            self.read_traps.fetch_add(1, Ordering::AcqRel);
+            return true;
+        }
+        // Writable first, so the pre-image copy reads an accessible page; the faulting write
+        // has not happened yet, so the copy is the pre-image.
+        if !self.protect_page(idx, libc::PROT_READ | libc::PROT_WRITE) {
+            return false;
+        }
+        self.set_state(idx, PAGE_WRITE);
+        self.save(idx);
+        self.traps.fetch_add(1, Ordering::AcqRel);
+        true
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,6 +395,7 @@ pub struct WriteTracked {
     data: Mapping,
     _pre: Mapping,
     detection: Detection,
+    tracking: Tracking,
 }
 
 enum Detector {
@@ -255,13 +405,24 @@ enum Detector {
 }
 
 impl WriteTracked {
-    /// Maps the first `len` bytes of `file` privately and prepares `detection`. `len` must be a
-    /// positive multiple of the page size and the file at least that long.
-    pub fn new(file: BorrowedFd<'_>, len: usize, detection: Detection) -> Result<WriteTracked, WpError> {
+    /// Maps the first `len` bytes of `file` privately and prepares `detection`, tracking the
+    /// accesses `tracking` names. `len` must be a positive multiple of the page size and the
+    /// file at least that long. Read tracking with userfaultfd is refused
+    /// ([`WpError::Unavailable`], [`UFFD_READS_REASON`]).
+    pub fn new(
+        file: BorrowedFd<'_>,
+        len: usize,
+        detection: Detection,
+        tracking: Tracking,
+    ) -> Result<WriteTracked, WpError> {
         let page = page_size();
         if len == 0 || !len.is_multiple_of(page) || len / page > u32::MAX as usize {
             return Err(WpError::BadLength { len, page });
         }
+        if detection == Detection::Uffd && tracking == Tracking::All {
+            return Err(WpError::Unavailable(UFFD_READS_REASON.into()));
+        }
+        let track_reads = tracking == Tracking::All;
         let prot = match detection {
             Detection::Mprotect => libc::PROT_READ,
             Detection::Uffd => libc::PROT_READ | libc::PROT_WRITE,
@@ -281,17 +442,28 @@ impl WriteTracked {
             traps: AtomicU64::new(0),
             armed: AtomicBool::new(false),
             broken: AtomicBool::new(false),
+            track_reads,
+            state: (0..if track_reads { pages } else { 0 }).map(|_| AtomicU8::new(PAGE_NONE)).collect(),
+            touched: (0..if track_reads { pages } else { 0 }).map(|_| AtomicU32::new(0)).collect(),
+            touched_count: AtomicUsize::new(0),
+            read_traps: AtomicU64::new(0),
+            outside_reads: AtomicU64::new(0),
         });
         let detector = match detection {
             Detection::Mprotect => Detector::Signal(Some(register_signal(&tracker)?)),
             Detection::Uffd => Detector::Uffd(UffdWatcher::start(&tracker)?),
         };
-        Ok(WriteTracked { detector, tracker, data, _pre: pre, detection })
+        Ok(WriteTracked { detector, tracker, data, _pre: pre, detection, tracking })
     }
 
     /// The detection mode.
     pub fn detection(&self) -> Detection {
         self.detection
+    }
+
+    /// What is tracked.
+    pub fn tracking(&self) -> Tracking {
+        self.tracking
     }
 
     /// Page size in bytes.
@@ -329,11 +501,16 @@ impl WriteTracked {
         self.tracker.reset();
     }
 
-    /// Write-protects every page and starts tracking: from now on the first write to each page
-    /// saves its pre-image (pages already dirty keep theirs).
+    /// Write-protects every page (with read tracking: makes every page `PROT_NONE`) and starts
+    /// tracking: from now on the first write to each page saves its pre-image (pages already
+    /// dirty keep theirs), and with read tracking the first read of each page is recorded.
     pub fn write_protect(&mut self) -> Result<(), WpError> {
+        if self.tracker.track_reads {
+            self.tracker.forget_touched();
+        }
         self.tracker.armed.store(true, Ordering::Release);
         let r = match &self.detector {
+            Detector::Signal(_) if self.tracker.track_reads => self.data.protect(0, self.data.len, libc::PROT_NONE),
             Detector::Signal(_) => self.data.protect(0, self.data.len, libc::PROT_READ),
             Detector::Uffd(w) => w.protect(self.data.addr(), self.data.len, true),
         };
@@ -394,6 +571,54 @@ impl WriteTracked {
         self.tracker.traps.load(Ordering::Acquire)
     }
 
+    /// Read faults resolved in transactions so far (read tracking; one per page read before it
+    /// is written, per transaction).
+    pub fn read_traps(&self) -> u64 {
+        self.tracker.read_traps.load(Ordering::Acquire)
+    }
+
+    /// Reads of a `PROT_NONE` page served outside a transaction (read tracking), e.g. a probe
+    /// read after a commit, which shows the commit re-protected the page.
+    pub fn outside_reads(&self) -> u64 {
+        self.tracker.outside_reads.load(Ordering::Acquire)
+    }
+
+    /// Pages read or written since the last arming or re-protection (read tracking; 0
+    /// otherwise).
+    pub fn touched_count(&self) -> usize {
+        self.tracker.touched_count.load(Ordering::Acquire)
+    }
+
+    /// With read tracking, makes every page touched since arming `PROT_NONE` again, one
+    /// `mprotect` per run of adjacent pages (`scratch` holds their indexes); returns the calls
+    /// made. Call it disarmed. Without read tracking it does nothing and returns 0.
+    pub fn reprotect_touched(&mut self, scratch: &mut Vec<u32>) -> Result<usize, WpError> {
+        let t = &self.tracker;
+        if !t.track_reads {
+            return Ok(0);
+        }
+        debug_assert!(!t.armed.load(Ordering::Acquire), "re-protect while armed");
+        scratch.clear();
+        let n = t.touched_count.load(Ordering::Acquire);
+        scratch.extend(t.touched[..n].iter().map(|s| s.load(Ordering::Acquire)));
+        scratch.sort_unstable();
+        let mut calls = 0;
+        let mut i = 0;
+        while i < scratch.len() {
+            let first = scratch[i] as usize;
+            let mut end = first + 1;
+            i += 1;
+            while i < scratch.len() && scratch[i] as usize == end {
+                end += 1;
+                i += 1;
+            }
+            self.data.protect(first * t.page, (end - first) * t.page, libc::PROT_NONE)?;
+            calls += 1;
+        }
+        t.forget_touched();
+        Ok(calls)
+    }
+
     /// Whether the uffd handler thread failed to resolve a fault (it then unprotects the whole
     /// region so the writer does not hang, and writes are no longer tracked).
     pub fn broken(&self) -> bool {
@@ -419,29 +644,21 @@ impl Drop for WriteTracked {
 // drops it first), calls `mprotect` and saves and restores `errno`. It allocates nothing and
 // takes no lock.
 unsafe impl SegvOwner for Tracker {
-    /// Resolves a write to the armed region: save the pre-image, unprotect the page. Declines
-    /// (false) a fault that is not a write to a protected page, or comes while disarmed.
+    /// Write tracking: resolves a write to the armed region (save the pre-image, unprotect the
+    /// page); declines (false) a fault that is not on a protected page, or comes while
+    /// disarmed. Read tracking: see the module doc.
     fn resolve(&self, fault: &Fault) -> bool {
         if fault.code != SEGV_ACCERR {
             return false;
         }
         let Some(idx) = self.page_of(fault.addr) else { return false };
-        if !self.armed.load(Ordering::Acquire) {
-            return false;
-        }
         // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's
         // value whatever mprotect does.
         let errno = unsafe { *libc::__errno_location() };
-        self.save(idx);
-        let page = self.base + idx * self.page;
-        // SAFETY: the page lies in the region's data mapping; mprotect is async-signal-safe.
-        let r = unsafe { libc::mprotect(page as *mut libc::c_void, self.page, libc::PROT_READ | libc::PROT_WRITE) };
-        if r == 0 {
-            self.traps.fetch_add(1, Ordering::AcqRel);
-        }
+        let ok = if self.track_reads { self.resolve_tracking_reads(idx, fault.write) } else { self.resolve_write(idx) };
         // SAFETY: as above.
         unsafe { *libc::__errno_location() = errno };
-        r == 0
+        ok
     }
 }
 
@@ -622,7 +839,7 @@ mod tests {
         use std::os::fd::AsFd;
         let f = file_of(4, dir);
         let ps = page_size();
-        let mut r = WriteTracked::new(f.as_fd(), 4 * ps, detection)?;
+        let mut r = WriteTracked::new(f.as_fd(), 4 * ps, detection, Tracking::Writes)?;
         r.forget_dirty();
         r.write_protect()?;
         r.data_mut()[ps + 3] = 9;
@@ -673,8 +890,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (fa, fb) = (file_of(1, dir.path()), file_of(1, dir.path()));
         let ps = page_size();
-        let mut a = WriteTracked::new(fa.as_fd(), ps, Detection::Mprotect).expect("a");
-        let mut b = WriteTracked::new(fb.as_fd(), ps, Detection::Mprotect).expect("b");
+        let mut a = WriteTracked::new(fa.as_fd(), ps, Detection::Mprotect, Tracking::Writes).expect("a");
+        let mut b = WriteTracked::new(fb.as_fd(), ps, Detection::Mprotect, Tracking::Writes).expect("b");
         a.write_protect().expect("arm a");
         b.write_protect().expect("arm b");
         b.data_mut()[0] = 1;
@@ -684,11 +901,63 @@ mod tests {
     }
 
     #[test]
+    fn read_tracking_traps_reads_and_writes_and_reprotects() {
+        let _serial = crate::bench::testing::serial();
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = file_of(4, dir.path());
+        let ps = page_size();
+        let mut r = WriteTracked::new(f.as_fd(), 4 * ps, Detection::Mprotect, Tracking::All).expect("region");
+        // A write's first fault on a PROT_NONE page is a read where the CPU does not say which.
+        let write_reads = u64::from(!segv::access_kind_known());
+        r.forget_dirty();
+        r.write_protect().expect("arm");
+        assert_eq!(std::hint::black_box(r.data()[ps + 1]), 7, "a read sees the data");
+        assert_eq!(std::hint::black_box(r.data()[ps + 9]), 7, "a second read of the page does not trap");
+        assert_eq!((r.read_traps(), r.traps()), (1, 0));
+        r.data_mut()[ps + 2] = 1; // read, then written: one write trap
+        r.data_mut()[3 * ps] = 1; // written first
+        assert_eq!((r.read_traps(), r.traps()), (1 + write_reads, 2));
+        let mut dirty = Vec::new();
+        r.dirty_pages(&mut dirty);
+        assert_eq!(dirty, vec![1, 3]);
+        assert!(r.preimage(3).iter().all(|&b| b == 7), "the pre-image was taken before the write");
+        assert_eq!(r.touched_count(), 2);
+        r.disarm();
+        let mut scratch = Vec::new();
+        assert_eq!(r.reprotect_touched(&mut scratch).expect("re-protect"), 2, "pages 1 and 3: two runs");
+        assert_eq!(r.touched_count(), 0);
+        // Outside a transaction a read is served (and counted), so the page was PROT_NONE again.
+        assert_eq!(std::hint::black_box(r.data()[3 * ps]), 1);
+        assert_eq!(r.outside_reads(), 1);
+        assert_eq!(std::hint::black_box(r.data()[3 * ps + 1]), 7);
+        assert_eq!(r.outside_reads(), 1, "served once: the page stays readable");
+        // Arming again protects everything, including the page read outside.
+        r.forget_dirty();
+        r.write_protect().expect("arm");
+        assert_eq!(std::hint::black_box(r.data()[3 * ps]), 1);
+        assert_eq!(r.read_traps(), 2 + write_reads);
+    }
+
+    #[test]
+    fn uffd_cannot_track_reads() {
+        let _serial = crate::bench::testing::serial();
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = file_of(1, dir.path());
+        let r = WriteTracked::new(f.as_fd(), page_size(), Detection::Uffd, Tracking::All);
+        assert!(matches!(r, Err(WpError::Unavailable(why)) if why.contains("cannot track reads")));
+    }
+
+    #[test]
     fn bad_length_is_refused() {
         let _serial = crate::bench::testing::serial();
         use std::os::fd::AsFd;
         let dir = tempfile::tempdir().expect("tempdir");
         let f = file_of(1, dir.path());
-        assert!(matches!(WriteTracked::new(f.as_fd(), 100, Detection::Mprotect), Err(WpError::BadLength { .. })));
+        assert!(matches!(
+            WriteTracked::new(f.as_fd(), 100, Detection::Mprotect, Tracking::Writes),
+            Err(WpError::BadLength { .. })
+        ));
     }
 }
