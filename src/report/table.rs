@@ -401,13 +401,26 @@ fn breakdown_lines(ctx: &Ctx, grid: &mut Grid, r: &Row) {
     grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("└ {}", stage_sum(r, ctx.seed)), Style::Dim) });
 }
 
-/// `trap 2.912 µs + other 3.512 µs`.
+/// `trap 2.912 µs + other 3.512 µs`: the stages that make the total. A breakdown with `trap`
+/// and `other` beside finer stages (a commit's diff, log write, sync…) has two partitions of one
+/// total; the line shows trap + other and points at `--detail` for the rest.
 pub(super) fn stage_sum(r: &Row, seed: bool) -> String {
-    let stages = r.breakdown.iter().flatten();
-    stages
+    let stages: Vec<_> = r.breakdown.iter().flatten().collect();
+    let split = |name: &str| stages.iter().any(|st| st.name == name);
+    let shown: Vec<_> = if split("trap") && split("other") && stages.len() > 2 {
+        stages.iter().filter(|st| st.name == "trap" || st.name == "other").collect()
+    } else {
+        stages.iter().collect()
+    };
+    let mut line = shown
+        .iter()
         .map(|st| format!("{} {}", st.name, r.unit.format(location(&st.summary, seed).0)))
         .collect::<Vec<_>>()
-        .join(" + ")
+        .join(" + ");
+    if shown.len() < stages.len() {
+        line.push_str(&format!("; {} finer stages with --detail", stages.len() - shown.len()));
+    }
+    line
 }
 
 /// Lines under the footnotes: what the columns mean, the timer's fallback, notes not shown.
