@@ -26,8 +26,9 @@
 //! call, and finds what was set (the default reads back as 0–1024); every call succeeded.
 //! The thread's original attributes are put back at the end, also on every error path.
 //!
-//! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`); the row
-//! is then skipped with that reason and the run goes on.
+//! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`; found by
+//! `available`, with a probe that changes nothing, and again by the first change `run` makes);
+//! the row is then skipped with that reason and the run goes on.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sys::sched::{self, DEFAULT_CLAMP, SchedAttr};
@@ -147,6 +148,22 @@ impl Benchmark for Uclamp {
     fn about(&self) -> &'static str {
         "begin/end a task: sched_setattr of the thread's utilisation clamp (the frequency governor's per-task hint)"
     }
+    /// A clamp beyond the scale is refused before anything changes: with `EINVAL` by a kernel
+    /// that has clamps, with `EOPNOTSUPP` by one without — a probe that leaves the thread as it
+    /// was. Anything else is left for `run` to find out.
+    fn available(&self) -> Result<(), String> {
+        let Ok(current) = sched::getattr() else { return Ok(()) };
+        let beyond = SchedAttr::clamp(&current, 2 * sched::CAPACITY, 2 * sched::CAPACITY);
+        match sched::setattr(&beyond) {
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(NO_UCLAMP.into()),
+            Ok(()) => {
+                // Not expected of any kernel; put the clamp back all the same.
+                drop(Restore { original: current, changed: true });
+                Ok(())
+            }
+            Err(_) => Ok(()),
+        }
+    }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         OPS.iter().map(|op| Params::from([("op".to_string(), serde_json::json!(op))])).collect()
     }
@@ -252,6 +269,22 @@ mod tests {
     }
 
     #[test]
+    fn availability_agrees_with_a_real_change() {
+        let before = sched::getattr().expect("sched_getattr");
+        let verdict = Uclamp.available();
+        assert_eq!(sched::getattr().expect("sched_getattr"), before, "the probe changes nothing");
+        let change = sched::setattr(&SchedAttr::clamp(&before, TASK_A.0, TASK_A.1));
+        drop(Restore { original: before, changed: change.is_ok() });
+        match (verdict, change) {
+            (Ok(()), Ok(())) => {}
+            (Err(why), Err(e)) => {
+                assert_eq!((why.as_str(), refusal(&e)), (NO_UCLAMP, NotMeasured::Skipped(NO_UCLAMP.into())))
+            }
+            (v, c) => panic!("available() says {v:?}, a real change {c:?}"),
+        }
+    }
+
+    #[test]
     fn kernels_without_clamps_are_skipped_with_the_reason() {
         for errno in [libc::EOPNOTSUPP, libc::EINVAL] {
             assert_eq!(refusal(&std::io::Error::from_raw_os_error(errno)), NotMeasured::Skipped(NO_UCLAMP.into()));
@@ -272,8 +305,10 @@ mod tests {
                         }
                         let (k, e) = (&m.breakdown[0].1, &m.breakdown[1].1);
                         assert_eq!(k.len(), m.samples.per_op_ns.len());
+                        // The total passes through whole ticks on its way to the sampler.
+                        let tick = ctx.timer.ticks_to_ns(1.0);
                         for ((t, k), e) in m.samples.per_op_ns.iter().zip(k).zip(e) {
-                            assert!((t - (k + e)).abs() < 1e-6 * t.abs().max(1.0), "kernel + entry = total");
+                            assert!((t - (k + e)).abs() <= tick + 1e-6, "kernel + entry = total: {t} vs {k} + {e}");
                         }
                     }
                     Err(NotMeasured::Skipped(why)) => assert_eq!(why, NO_UCLAMP, "{p:?}"),

@@ -103,7 +103,7 @@ mod tests {
 
     #[test]
     fn hooks_alternate_and_the_original_comes_back() {
-        let sig = libc::SIGUSR2;
+        let sig = libc::SIGWINCH;
         let before = installed(sig).expect("query");
         {
             let _saved = save(sig).expect("save");
@@ -114,7 +114,7 @@ mod tests {
             assert!(install(sig, &b));
             assert_eq!(installed(sig), Some(b.address()));
             let n = b.delivered();
-            nix::sys::signal::raise(nix::sys::signal::Signal::SIGUSR2).expect("raise");
+            nix::sys::signal::raise(nix::sys::signal::Signal::SIGWINCH).expect("raise");
             assert_eq!(b.delivered(), n + 1);
         }
         assert_eq!(installed(sig), Some(before));
