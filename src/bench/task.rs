@@ -26,9 +26,9 @@
 //! call, and finds what was set (the default reads back as 0–1024); every call succeeded.
 //! The thread's original attributes are put back at the end, also on every error path.
 //!
-//! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`; found by
-//! `available`, with a probe that changes nothing, and again by the first change `run` makes);
-//! the row is then skipped with that reason and the run goes on.
+//! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`; found at
+//! the start of `run` by a probe that changes nothing, and again by the first change it makes);
+//! each `op`'s row is then skipped with that reason and the run goes on.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sys::sched::{self, DEFAULT_CLAMP, SchedAttr};
@@ -90,6 +90,23 @@ fn refusal(e: &std::io::Error) -> NotMeasured {
     }
 }
 
+/// Whether the kernel has per-task clamps, asked without changing anything: a clamp beyond the
+/// scale is refused before anything changes — with `EINVAL` by a kernel that has clamps, with
+/// `EOPNOTSUPP` by one without. `Err(reason)` only for the latter; anything else is left for
+/// the first real change to find out.
+fn probe_clamps(current: &SchedAttr) -> Result<(), String> {
+    let beyond = SchedAttr::clamp(current, 2 * sched::CAPACITY, 2 * sched::CAPACITY);
+    match sched::setattr(&beyond) {
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(NO_UCLAMP.into()),
+        Ok(()) => {
+            // Not expected of any kernel; put the clamp back all the same.
+            drop(Restore { original: *current, changed: true });
+            Ok(())
+        }
+        Err(_) => Ok(()),
+    }
+}
+
 /// Whether the attributes read back carry the clamp `expected`.
 fn reads_back(read: &SchedAttr, expected: (u32, u32)) -> bool {
     read.clamp_values() == expected
@@ -148,22 +165,6 @@ impl Benchmark for Uclamp {
     fn about(&self) -> &'static str {
         "begin/end a task: sched_setattr of the thread's utilisation clamp (the frequency governor's per-task hint)"
     }
-    /// A clamp beyond the scale is refused before anything changes: with `EINVAL` by a kernel
-    /// that has clamps, with `EOPNOTSUPP` by one without — a probe that leaves the thread as it
-    /// was. Anything else is left for `run` to find out.
-    fn available(&self) -> Result<(), String> {
-        let Ok(current) = sched::getattr() else { return Ok(()) };
-        let beyond = SchedAttr::clamp(&current, 2 * sched::CAPACITY, 2 * sched::CAPACITY);
-        match sched::setattr(&beyond) {
-            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(NO_UCLAMP.into()),
-            Ok(()) => {
-                // Not expected of any kernel; put the clamp back all the same.
-                drop(Restore { original: current, changed: true });
-                Ok(())
-            }
-            Err(_) => Ok(()),
-        }
-    }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         OPS.iter().map(|op| Params::from([("op".to_string(), serde_json::json!(op))])).collect()
     }
@@ -173,6 +174,8 @@ impl Benchmark for Uclamp {
             Some(libc::ENOSYS) => NotMeasured::Skipped("the kernel has no sched_getattr (Linux < 3.14)".into()),
             _ => NotMeasured::Failed(format!("sched_getattr: {e}")),
         })?;
+        // Asked in `run`, not `available`, so that each `op` gets its own row saying why.
+        probe_clamps(&original).map_err(NotMeasured::Skipped)?;
         let mut restore = Restore { original, changed: false };
         let (start, target) = op.plan(&original);
         // The first change tells whether the kernel has clamps at all.
@@ -269,9 +272,9 @@ mod tests {
     }
 
     #[test]
-    fn availability_agrees_with_a_real_change() {
+    fn the_probe_changes_nothing_and_agrees_with_a_real_change() {
         let before = sched::getattr().expect("sched_getattr");
-        let verdict = Uclamp.available();
+        let verdict = probe_clamps(&before);
         assert_eq!(sched::getattr().expect("sched_getattr"), before, "the probe changes nothing");
         let change = sched::setattr(&SchedAttr::clamp(&before, TASK_A.0, TASK_A.1));
         drop(Restore { original: before, changed: change.is_ok() });
@@ -280,7 +283,7 @@ mod tests {
             (Err(why), Err(e)) => {
                 assert_eq!((why.as_str(), refusal(&e)), (NO_UCLAMP, NotMeasured::Skipped(NO_UCLAMP.into())))
             }
-            (v, c) => panic!("available() says {v:?}, a real change {c:?}"),
+            (v, c) => panic!("the probe says {v:?}, a real change {c:?}"),
         }
     }
 
