@@ -1,5 +1,7 @@
-//! Build script: records the build (git commit, rustc version, profile) and builds the probe
-//! library that `lib.dlopen` loads, which the binary then carries inside itself.
+//! Build script: records the build (git commit, rustc version, profile) and builds, with rustc
+//! alone, the small programs the binary carries inside itself: the probe library `lib.dlopen`
+//! loads, the initialising library of `lib.dlopen.init`, the `read` interposer of
+//! `interpose.preload`, and the helper executable both of those measure in (`probe/`).
 
 use std::env;
 use std::path::PathBuf;
@@ -9,23 +11,50 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
 
-    let probe_src = "probe/osprim_probe.rs";
-    println!("cargo:rerun-if-changed={probe_src}");
-    let probe = out.join("libosprim_probe.so");
-    let status = Command::new(&rustc)
-        .args(["--crate-type", "cdylib", "--edition", "2021", "-C", "opt-level=2", "-C", "panic=abort"])
-        .args(["-C", "strip=symbols", "--crate-name", "osprim_probe", "-o"])
-        .arg(&probe)
-        .arg(probe_src)
-        .status();
-    match status {
-        Ok(s) if s.success() => println!("cargo:rustc-env=OSPRIM_PROBE_SO={}", probe.display()),
-        _ => {
-            // lib.dlopen then reports that the probe could not be built.
-            std::fs::write(&probe, b"").expect("write an empty probe placeholder");
-            println!("cargo:rustc-env=OSPRIM_PROBE_SO={}", probe.display());
-            println!("cargo:warning=could not build the probe library; lib.dlopen will be skipped");
+    // Each artefact is built with rustc alone and carried inside the binary (include_bytes!
+    // of the path in its env variable). A failed build leaves an empty placeholder, and the
+    // benchmarks that need it are skipped with the reason.
+    let artefacts = [
+        (
+            "probe/osprim_probe.rs",
+            "cdylib",
+            "osprim_probe",
+            "libosprim_probe.so",
+            "OSPRIM_PROBE_SO",
+            "lib.dlopen, lib.dlclose",
+        ),
+        ("probe/osprim_init.rs", "cdylib", "osprim_init", "libosprim_init.so", "OSPRIM_INIT_SO", "lib.dlopen.init"),
+        (
+            "probe/osprim_interpose.rs",
+            "cdylib",
+            "osprim_interpose",
+            "libosprim_interpose.so",
+            "OSPRIM_INTERPOSE_SO",
+            "interpose.preload",
+        ),
+        (
+            "probe/osprim_helper.rs",
+            "bin",
+            "osprim_helper",
+            "osprim_helper",
+            "OSPRIM_HELPER_BIN",
+            "interpose.preload, lib.dlopen.init",
+        ),
+    ];
+    for (src, crate_type, name, file, var, users) in artefacts {
+        println!("cargo:rerun-if-changed={src}");
+        let path = out.join(file);
+        let status = Command::new(&rustc)
+            .args(["--crate-type", crate_type, "--edition", "2021", "-C", "opt-level=2", "-C", "panic=abort"])
+            .args(["-C", "strip=symbols", "--crate-name", name, "-o"])
+            .arg(&path)
+            .arg(src)
+            .status();
+        if !matches!(status, Ok(s) if s.success()) {
+            std::fs::write(&path, b"").expect("write an empty placeholder");
+            println!("cargo:warning=could not build {src}; {users} will be skipped");
         }
+        println!("cargo:rustc-env={var}={}", path.display());
     }
 
     let version = Command::new(&rustc).arg("--version").output().ok();

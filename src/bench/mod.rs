@@ -12,12 +12,14 @@ pub mod fault;
 pub mod fs;
 pub mod harness;
 pub mod id;
+pub mod interpose;
 pub mod ipc;
 pub mod lock;
 pub mod pingpong;
 pub mod signal;
 pub mod space;
 pub mod syscall;
+pub mod task;
 pub mod transport;
 pub mod txn;
 

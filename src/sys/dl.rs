@@ -1,4 +1,4 @@
-//! `dlopen`/`dlclose` of osprim's probe library, for `lib.dlopen`.
+//! `dlopen`/`dlclose` of osprim's probe library, for `lib.dlopen` and `lib.dlclose`.
 //!
 //! # Safety
 //! The only library ever opened is osprim's own probe, built by `build.rs` from
@@ -49,6 +49,39 @@ pub fn open_close(path: &CStr) -> bool {
     }
     // SAFETY: `h` is a live handle from the dlopen just above.
     unsafe { libc::dlclose(h) == 0 }
+}
+
+/// A handle from [`open`], for timing `dlopen` and `dlclose` apart. Not closed on drop: pass
+/// it to [`close`] (a handle dropped unclosed only leaves the library loaded).
+#[must_use]
+pub struct Handle(*mut c_void);
+
+/// One `dlopen(RTLD_NOW | RTLD_LOCAL)` of `path`, for the timed loop; `None` if it failed.
+#[inline(always)]
+pub fn open(path: &CStr) -> Option<Handle> {
+    // SAFETY: as in `Library::open`.
+    let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    (!h.is_null()).then_some(Handle(h))
+}
+
+/// One `dlclose` of a handle from [`open`], for the timed loop. Returns whether it succeeded.
+#[inline(always)]
+pub fn close(h: Handle) -> bool {
+    // SAFETY: `h.0` is a live handle from a successful dlopen, consumed here, so closed once.
+    unsafe { libc::dlclose(h.0) == 0 }
+}
+
+/// Whether the library at `path` is loaded in this process (`RTLD_NOLOAD`: looks, loads
+/// nothing; the reference the look took is given back at once).
+pub fn is_loaded(path: &CStr) -> bool {
+    // SAFETY: as in `Library::open`; with RTLD_NOLOAD nothing is loaded or initialised.
+    let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if h.is_null() {
+        return false;
+    }
+    // SAFETY: drops the reference the RTLD_NOLOAD open just took.
+    unsafe { libc::dlclose(h) };
+    true
 }
 
 fn last_error() -> String {
