@@ -383,7 +383,7 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
         let mut why = row.clone();
         let Some((unit, t)) = found_or_why(run, part, &mut why) else {
             row.status = why.status;
-            row.reason = why.reason.map(|r| format!("{}: {r}", part.label()));
+            row.reason = why.reason;
             return None;
         };
         if unit != Unit::Ns {
@@ -596,11 +596,23 @@ fn collapsed(groups: &[Group]) -> Vec<String> {
         ops: Vec<(String, Vec<String>)>,
     }
     let mut out: Vec<Reason> = Vec::new();
+    // Rows waiting for benchmarks of one family share a line when there are several.
+    let planned: Vec<&str> = groups
+        .iter()
+        .flat_map(|g| g.rows.iter())
+        .filter(|(r, _)| r.status == RowStatus::Planned)
+        .filter_map(|(r, _)| planned_family(r.reason.as_deref().unwrap_or("")))
+        .collect();
     for g in groups {
         for (r, label) in g.rows.iter().filter(|(r, _)| r.status != RowStatus::Measured) {
             let why = r.reason.as_deref().unwrap_or("");
+            let family = planned_family(why)
+                .filter(|f| r.status == RowStatus::Planned && planned.iter().filter(|x| *x == f).count() > 1);
             let head = match r.status {
                 RowStatus::Measured => continue,
+                RowStatus::Planned if family.is_some() => {
+                    format!("not measured yet (needs the {}.* benchmarks)", family.unwrap_or_default())
+                }
                 RowStatus::Planned => format!("not measured yet (needs {why})"),
                 RowStatus::NeedsCounters => "need hardware counters (retired instructions)".to_string(),
                 RowStatus::NotApplicable => format!("not applicable: {why}"),
@@ -615,6 +627,9 @@ fn collapsed(groups: &[Group]) -> Vec<String> {
                 && let Some(b) = bench_text(r)
             {
                 let _ = write!(op, " ({b})");
+            }
+            if family.is_some() {
+                let _ = write!(op, " ({why})");
             }
             let reason = match out.iter_mut().find(|x| x.head == head) {
                 Some(x) => x,
@@ -647,6 +662,14 @@ fn collapsed(groups: &[Group]) -> Vec<String> {
             format!("{} {} — {}", plural(x.count, "row"), x.head, which.join("; "))
         })
         .collect()
+}
+
+/// The family of a planned benchmark (`domain` of `domain.create.null`), when the reason
+/// names one: rows waiting for one family are counted on one line.
+fn planned_family(why: &str) -> Option<&str> {
+    let word = why.split_whitespace().next()?;
+    let (family, _) = word.split_once('.')?;
+    word.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_').then_some(family)
 }
 
 /// "1 row", "2 rows".
