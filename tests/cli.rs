@@ -206,7 +206,7 @@ fn csv_output_has_a_header_and_a_row_per_result() {
         lines[0]
     );
     assert!(lines[1..].iter().all(|l| l.contains(",ns,")), "{text}");
-    assert_eq!(lines.len(), 1 + 3);
+    assert_eq!(lines.len(), 1 + 5);
 }
 
 #[test]
@@ -506,12 +506,12 @@ fn result_files_of_schemas_1_and_2_still_read() {
         let out = osprim().arg("seeds").arg(&path).output().unwrap();
         assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
-        // The seed view's row shows the size; today's benchmark is named on the line under it.
-        assert!(text.contains("↳ space.eventfd"), "{file}");
-        assert!(
-            text.lines().any(|l| l.contains("memory per interface") && l.contains(" B ")),
-            "{file}: bytes shown as sizes"
-        );
+        assert!(text.contains("↳ syscall.null"), "{file}");
+        // A row in bytes is shown as a size.
+        let out = osprim().arg("show").arg(&path).output().unwrap();
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.lines().any(|l| l.starts_with("space.eventfd") && l.contains(" B ")), "{file}: {text}");
     }
 }
 
@@ -582,12 +582,12 @@ fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
-    assert!(lines[0].starts_with("plan: 3 results from 3 benchmarks"), "{err}");
-    for id in ["syscall.null", "syscall.getpid", "syscall.ioctl"] {
+    assert!(lines[0].starts_with("plan: 5 results from 5 benchmarks"), "{err}");
+    for id in ["syscall.null", "syscall.enosys", "syscall.reject", "syscall.getpid", "syscall.ioctl"] {
         assert!(lines.iter().any(|l| l.contains("results") && l.contains(id)), "{id} streamed: {err}");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.trim_end().lines().last().unwrap().starts_with("osprim: 3 results in "), "{stdout}");
+    assert!(stdout.trim_end().lines().last().unwrap().starts_with("osprim: 5 results in "), "{stdout}");
     let out =
         osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--quiet", "syscall.null"]).output().unwrap();
     assert!(out.status.success());
