@@ -156,26 +156,43 @@ impl Arena for SegvArena<'_> {
     }
 }
 
+/// One timed touch of page `i` resolved by the SIGSEGV handler: the whole of it into `out`,
+/// the handler's and the return's share into `tally`; returns the trap (access → handler
+/// entry), or 0 with a miss counted when the handler's stamps are not inside the window.
+#[inline(always)]
+fn timed_touch(
+    timer: &Timer,
+    region: &Region,
+    i: usize,
+    write: bool,
+    catcher: &SegvCatcher<'_>,
+    tally: &mut StampTally,
+    out: &mut Timed,
+) -> u64 {
+    catcher.clear_stamp();
+    let t0 = timer.start();
+    touch(region, i, write);
+    let t3 = timer.stop();
+    let (t1, t2) = catcher.stamps();
+    out.ticks += t3.wrapping_sub(t0);
+    out.pairs += 1;
+    tally.touches += 1;
+    if t0 <= t1 && t1 <= t2 && t2 <= t3 {
+        tally.handler += t2 - t1;
+        tally.ret += t3 - t2;
+        t1 - t0
+    } else {
+        tally.missed += 1;
+        0
+    }
+}
+
 #[inline(never)]
 fn time_segv(a: &mut SegvArena<'_>, timer: &Timer, first: usize, count: usize) -> Timed {
     let mut out = Timed { trap: Some(0), ..Timed::default() };
     let mut trap = 0u64;
     for i in first..first + count {
-        a.catcher.clear_stamp();
-        let t0 = timer.start();
-        touch(a.region, i, a.write);
-        let t3 = timer.stop();
-        let (t1, t2) = a.catcher.stamps();
-        out.ticks += t3.wrapping_sub(t0);
-        out.pairs += 1;
-        a.tally.touches += 1;
-        if t0 <= t1 && t1 <= t2 && t2 <= t3 {
-            trap += t1 - t0;
-            a.tally.handler += t2 - t1;
-            a.tally.ret += t3 - t2;
-        } else {
-            a.tally.missed += 1;
-        }
+        trap += timed_touch(timer, a.region, i, a.write, &a.catcher, &mut a.tally, &mut out);
     }
     out.trap = Some(trap);
     out
@@ -317,21 +334,7 @@ fn time_cold(a: &mut ColdArena<'_>, timer: &Timer, first: usize, count: usize) -
         } else {
             a.cold.absent += 1;
         }
-        a.catcher.clear_stamp();
-        let t0 = timer.start();
-        touch(a.region, i, a.write);
-        let t3 = timer.stop();
-        let (t1, t2) = a.catcher.stamps();
-        out.ticks += t3.wrapping_sub(t0);
-        out.pairs += 1;
-        a.tally.touches += 1;
-        if t0 <= t1 && t1 <= t2 && t2 <= t3 {
-            trap += t1 - t0;
-            a.tally.handler += t2 - t1;
-            a.tally.ret += t3 - t2;
-        } else {
-            a.tally.missed += 1;
-        }
+        trap += timed_touch(timer, a.region, i, a.write, &a.catcher, &mut a.tally, &mut out);
         // Byte 1: the write touch stores into byte 0 only; the rest of the page is the file's.
         if a.region.read_at(i, 1) != ScratchFile::byte_of(i) {
             a.cold.wrong_data += 1;
