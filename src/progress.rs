@@ -40,15 +40,22 @@ impl Plan {
             n => format!(" ({n} cannot run here)"),
         };
         format!(
-            "plan: {} results from {} benchmarks{skipped}, {} rounds, {} s budget each: at most {} \
+            "plan: {} results from {} benchmarks{skipped}, {} rounds, {} budget each: at most {} \
              (sampling stops early once the CI target is met)",
             self.results,
             self.benchmarks,
             self.rounds,
-            self.budget_s,
+            budget_text(self.budget_s),
             fmt_duration(Duration::from_secs_f64(self.bound_s()))
         )
     }
+}
+
+/// A budget in seconds with three significant figures at most: `1 s`, `0.543 s`, `0.05 s`.
+fn budget_text(s: f64) -> String {
+    let text = if s >= 10.0 { format!("{s:.0}") } else { format!("{:.3}", s) };
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+    format!("{text} s")
 }
 
 /// Told what happens as a run goes on.
@@ -215,6 +222,15 @@ pub fn fmt_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn budgets_read_as_people_write_them() {
+        assert_eq!(budget_text(1.0), "1 s");
+        assert_eq!(budget_text(0.5434782608695652), "0.543 s");
+        assert_eq!(budget_text(0.05), "0.05 s");
+        assert_eq!(budget_text(2.5), "2.5 s");
+        assert_eq!(budget_text(30.0), "30 s");
+    }
 
     #[test]
     fn the_plan_bounds_the_run_by_twice_the_budget_of_what_runs() {
