@@ -2,7 +2,8 @@
 //! loop needs: no allocation, no error formatting, a plain return value to check.
 //!
 //! Each risky mechanism has one home here: the process-wide SIGSEGV handler (`segv`), the
-//! userfaultfd binding (`uffd`), forking and reaping children (`process`).
+//! userfaultfd binding (`uffd`), forking and reaping children (`process`), and helper programs
+//! started with `exec` and killed with their parent (`spawn`).
 //!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
