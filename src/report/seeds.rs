@@ -672,6 +672,24 @@ fn planned_family(why: &str) -> Option<&str> {
     word.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_').then_some(family)
 }
 
+/// The rows without a figure today, counted per kind: "8 cannot run here, 7 not measured yet".
+fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counters: &str) -> Vec<String> {
+    let mut n = [0usize; 5];
+    for r in rows {
+        let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped"));
+        match r.status {
+            RowStatus::Measured => {}
+            RowStatus::NotInResult if skipped => n[0] += 1,
+            RowStatus::NotInResult => n[1] += 1,
+            RowStatus::Planned => n[2] += 1,
+            RowStatus::NeedsCounters => n[3] += 1,
+            RowStatus::NotApplicable => n[4] += 1,
+        }
+    }
+    let words = ["cannot run here", "not in this result", "not measured yet", counters, "not applicable"];
+    n.iter().zip(words).filter(|(c, _)| **c > 0).map(|(c, w)| format!("{c} {w}")).collect()
+}
+
 /// "1 row", "2 rows".
 fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
@@ -999,18 +1017,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
     let groups = by_table(paper, rows);
     let all: Vec<&(&SeedRow, String)> = groups.iter().flat_map(|g| g.rows.iter()).collect();
     let measured = all.iter().filter(|(r, _)| r.status == RowStatus::Measured).count();
-    let mut counts: Vec<String> = Vec::new();
-    for (status, words) in [
-        (RowStatus::NotInResult, "not in this result"),
-        (RowStatus::Planned, "not measured yet"),
-        (RowStatus::NeedsCounters, "need counters"),
-        (RowStatus::NotApplicable, "not applicable"),
-    ] {
-        let n = all.iter().filter(|(r, _)| r.status == status).count();
-        if n > 0 {
-            counts.push(format!("{n} {words}"));
-        }
-    }
+    let counts = without_counts(all.iter().map(|(r, _)| *r), "need counters");
     let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
     if !counts.is_empty() {
         let _ = write!(first, "; {}", counts.join(", "));
@@ -1414,18 +1421,7 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
             foot.push(numbered.join(" "));
         }
         if !view.all_rows {
-            let mut counts: Vec<String> = Vec::new();
-            for (status, words) in [
-                (RowStatus::NotInResult, "not in this result"),
-                (RowStatus::Planned, "not measured yet"),
-                (RowStatus::NeedsCounters, "need hardware counters"),
-                (RowStatus::NotApplicable, "not applicable"),
-            ] {
-                let c = groups.iter().flat_map(|g| &g.rows).filter(|(r, _)| r.status == status).count();
-                if c > 0 {
-                    counts.push(format!("{c} {words}"));
-                }
-            }
+            let counts = without_counts(groups.iter().flat_map(|g| &g.rows).map(|(r, _)| *r), "need hardware counters");
             if !counts.is_empty() {
                 foot.push(format!(
                     "Rows without a figure today: {} (\\texttt{{osprim seeds --all-rows}} lists them).",
