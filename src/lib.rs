@@ -14,6 +14,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod derive;
+pub mod domain;
 pub mod env;
 pub mod interrupt;
 pub mod journal;

@@ -11,7 +11,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("leaf libraries", &["stats", "seeds"], false),
     ("machine access", &["sys", "timer"], true),
     ("platform services", &["env", "interrupt", "output", "placement", "scratch", "panics", "terminal"], false),
-    ("storage", &["rvm", "store"], false),
+    ("storage", &["rvm", "store", "domain"], false),
     ("sampling", &["sampler"], false),
     ("benchmarks", &["bench"], false),
     ("journal", &["journal"], false),
