@@ -39,6 +39,13 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &crate::bench::lock::Mutex(crate::bench::lock::Op::Lock),
     &crate::bench::lock::Mutex(crate::bench::lock::Op::Unlock),
     &crate::bench::lock::Handoff,
+    &crate::bench::domain::Call(crate::bench::domain::Kind::F),
+    &crate::bench::domain::Call(crate::bench::domain::Kind::T),
+    &crate::bench::domain::Call(crate::bench::domain::Kind::Full),
+    &crate::bench::domain::Xfer,
+    &crate::bench::domain::Throw,
+    &crate::bench::domain::Create,
+    &crate::bench::domain::Destroy,
 ];
 
 /// The benchmarks after the IPC ones.

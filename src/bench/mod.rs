@@ -6,6 +6,7 @@
 //! it measured what it claims. A benchmark never prints.
 
 pub mod ctx;
+pub mod domain;
 pub mod dylib;
 pub mod elf;
 pub mod fault;

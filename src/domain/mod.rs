@@ -344,17 +344,18 @@ impl Domain {
 
     /// Call: a t-call whose stub copies `args` into the domain's argument frame, runs `method`
     /// with a pointer to that frame (in the domain's memory; the method leaves its result in
-    /// the frame's first word) and copies the result back.
+    /// the frame's first word, and may leave a second in the word after the arguments) and
+    /// copies both back: `(outcome, result, second)`.
     ///
     /// # Safety
     /// As [`Domain::fcall`]; `method` receives the frame's address, not `args`.
-    pub unsafe fn call(&self, method: Method, args: [u64; FRAME_WORDS]) -> io::Result<(Outcome, u64)> {
+    pub unsafe fn call(&self, method: Method, args: [u64; FRAME_WORDS]) -> io::Result<(Outcome, u64, u64)> {
         let top = self.stack_top()?;
         let mut frame =
-            CallFrame { method, args, result: 0, frame: (self.data.page_addr(0) as *mut u64).wrapping_add(FRAME) };
+            CallFrame { method, args, result: [0; 2], frame: (self.data.page_addr(0) as *mut u64).wrapping_add(FRAME) };
         // SAFETY: as `tcall`; the stub's argument is this frame, live until `run` returns.
         let out = unsafe { run(self.rights(), call_stub, (&raw mut frame).cast(), top) };
-        Ok((out, frame.result))
+        Ok((out, frame.result[0], frame.result[1]))
     }
 
     /// Xfer: switches rights and stack and jumps to `method(arg)`; the callee must end with
@@ -384,7 +385,7 @@ pub unsafe fn xfer_with(rights: u32, top: usize, method: Method, arg: *mut u8) -
 struct CallFrame {
     method: Method,
     args: [u64; FRAME_WORDS],
-    result: u64,
+    result: [u64; 2],
     /// The argument frame in the callee's memory.
     frame: *mut u64,
 }
@@ -400,7 +401,7 @@ extern "C" fn call_stub(f: *mut u8) {
             frame.add(i).write_volatile(*a);
         }
         ((*f).method)(frame.cast());
-        (*f).result = frame.read_volatile();
+        (*f).result = [frame.read_volatile(), frame.add(FRAME_WORDS).read_volatile()];
     }
 }
 
@@ -576,4 +577,50 @@ pub extern "C" fn stamp_and_xfer_back(a: *mut u8) {
     unsafe { (*a).stamp = (*a).timer.map_or(0, |t| t.stop()) };
     null_method(a.cast());
     xfer_back();
+}
+
+/// A method for [`Domain::call`] whose frame's first word is a [`NullArgs`] pointer (in the
+/// call area): runs [`throwing_method`] on it.
+pub extern "C" fn throwing_frame_method(frame: *mut u8) {
+    // SAFETY: the frame is in the callee's memory, its first word written by the stub.
+    let a = unsafe { frame.cast::<u64>().read_volatile() } as usize as *mut u8;
+    throwing_method(a);
+}
+
+/// A private stack attached to the calling thread as its alternate signal stack (Go!'s
+/// "linked stack"); the previous one is put back on drop.
+#[derive(Debug)]
+pub struct Link {
+    previous: libc::stack_t,
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Domain {
+    /// Attaches the domain's private stack to this thread (`sigaltstack`). The [`Link`] must be
+    /// dropped before the domain, on this thread, and links dropped in reverse order.
+    pub fn link(&self) -> io::Result<Link> {
+        let stack = self.stack.as_ref().ok_or_else(|| io::Error::other("the domain has no private stack"))?;
+        let r = stack.range();
+        let new = libc::stack_t { ss_sp: r.start as *mut libc::c_void, ss_flags: 0, ss_size: r.end - r.start };
+        let mut previous = libc::stack_t { ss_sp: std::ptr::null_mut(), ss_flags: 0, ss_size: 0 };
+        // SAFETY: the stack is mapped and owned by the domain, which the caller keeps until the
+        // link (which restores `previous`) is dropped.
+        if unsafe { libc::sigaltstack(&new, &mut previous) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Link { previous, _thread: std::marker::PhantomData })
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let mut prev = self.previous;
+        if prev.ss_flags & libc::SS_DISABLE != 0 {
+            prev.ss_flags = libc::SS_DISABLE;
+        } else {
+            prev.ss_flags &= !libc::SS_ONSTACK;
+        }
+        // SAFETY: puts back the stack the thread had before (still owned by whoever set it).
+        unsafe { libc::sigaltstack(&prev, std::ptr::null_mut()) };
+    }
 }

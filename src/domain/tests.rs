@@ -82,8 +82,9 @@ fn tcall_and_call_run_on_the_private_stack_and_copy_frames() {
     assert_eq!(a.pkru_seen, d.rights());
     assert_eq!(pkru(), before);
     // SAFETY: `sum_method` holds nothing and writes its own frame.
-    let (out, result) = unsafe { d.call(sum_method, [1, 2, 3, 4]) }.expect("stack");
-    assert_eq!((out, result), (Outcome::Returned, 11));
+    let (out, result, seen) = unsafe { d.call(sum_method, [1, 2, 3, 4]) }.expect("stack");
+    assert_eq!((out, result, seen), (Outcome::Returned, 11, u64::from(d.rights())));
+    let _link = d.link().expect("sigaltstack");
     assert_eq!(pkru(), before);
     let no_stack = Domain::new(false).expect("domain");
     // SAFETY: as above.
@@ -120,7 +121,7 @@ fn throw_after_each_call_kind_resumes_the_caller_with_its_rights() {
     }
     TOUCH.store(other.marker() as usize, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: as above.
-    let (out, _) = unsafe { d.call(touch_static, [0; FRAME_WORDS]) }.expect("stack");
+    let (out, _, _) = unsafe { d.call(touch_static, [0; FRAME_WORDS]) }.expect("stack");
     assert_eq!(out, Outcome::Thrown { addr: other.marker() as usize, code: SEGV_PKUERR }, "after call");
     assert_eq!(pkru(), before);
     assert_eq!(marker_of(&d).1, d.rights(), "calls work after throws");
