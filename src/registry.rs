@@ -68,6 +68,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Epoll,
     &space::Timerfd,
     &space::Mapping,
+    &space::Domain,
     &crate::bench::elf::Shell,
 ];
 

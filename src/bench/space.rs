@@ -78,6 +78,7 @@ enum Kind {
     Epoll,
     Timerfd,
     Mapping,
+    Domain,
 }
 
 impl Kind {
@@ -95,7 +96,7 @@ impl Kind {
         match self {
             Kind::Pipe | Kind::Socketpair => 2,
             Kind::Eventfd | Kind::Epoll | Kind::Timerfd => 1,
-            Kind::Thread | Kind::Process | Kind::Mapping => 0,
+            Kind::Thread | Kind::Process | Kind::Mapping | Kind::Domain => 0,
         }
     }
 
@@ -119,6 +120,12 @@ impl Kind {
             Kind::Mapping => {
                 "a one-page anonymous mapping, never touched (so no page and usually no page table), with an unmapped \
                  page on each side so that it is a VMA of its own"
+            }
+            Kind::Domain => {
+                "a protection-key domain's data: a one-page anonymous mapping of its own (an unmapped page on each \
+                 side), written once, tagged by pkey_mprotect with a protection key (the parking key of key \
+                 virtualisation: 10,000 domains share the 15 hardware keys, and a key itself is a bit in a bitmap); \
+                 no private stack"
             }
         }
     }
@@ -204,6 +211,8 @@ enum Objects {
     Threads(Parked),
     Children(Vec<Child>),
     Mappings(Vec<Region>),
+    /// Domains' data pages and the key they carry (freed after the pages are unmapped).
+    Domains(Vec<Region>, Option<crate::domain::Pkey>),
 }
 
 impl Objects {
@@ -213,6 +222,7 @@ impl Objects {
             Kind::Thread => Objects::Threads(Parked { gate: Arc::new(Gate::default()), handles: touched_vec(n) }),
             Kind::Process => Objects::Children(touched_vec(n)),
             Kind::Mapping => Objects::Mappings(touched_vec(n)),
+            Kind::Domain => Objects::Domains(touched_vec(n), None),
             fd => Objects::Fds(touched_vec(n * fd.fds_each() as usize)),
         }
     }
@@ -232,6 +242,7 @@ impl Objects {
             }
             Objects::Mappings(m) => Region::separate_pages(n, m).err().map(|e| format!("mmap: {e}")),
             Objects::Fds(fds) => fill(fds, n, |v| open_fds(kind, v)),
+            Objects::Domains(m, key) => fill_domains(m, key, n).err(),
         }
     }
 
@@ -242,6 +253,7 @@ impl Objects {
             Objects::Threads(p) => p.handles.len(),
             Objects::Children(c) => c.len(),
             Objects::Mappings(m) => m.len(),
+            Objects::Domains(m, _) => m.len(),
         }
     }
 
@@ -304,7 +316,22 @@ fn open_fds(kind: Kind, out: &mut Vec<OwnedFd>) -> std::io::Result<()> {
         Kind::Timerfd => {
             out.push(timerfd::TimerFd::new(timerfd::ClockId::CLOCK_MONOTONIC, timerfd::TimerFlags::TFD_CLOEXEC)?.into())
         }
-        Kind::Thread | Kind::Process | Kind::Mapping => {}
+        Kind::Thread | Kind::Process | Kind::Mapping | Kind::Domain => {}
+    }
+    Ok(())
+}
+
+/// Makes `n` domains' data pages: separate one-page mappings, each written and then tagged
+/// with one protection key.
+fn fill_domains(m: &mut Vec<Region>, key: &mut Option<crate::domain::Pkey>, n: usize) -> Result<(), String> {
+    let k = crate::domain::Pkey::alloc().map_err(|e| format!("pkey_alloc: {e}"))?;
+    let id = k.id();
+    *key = Some(k);
+    let first = m.len();
+    Region::separate_pages(n, m).map_err(|e| format!("mmap: {e}"))?;
+    for r in &m[first..] {
+        r.write(0, 1);
+        crate::domain::pkey_mprotect(r, id).map_err(|e| format!("pkey_mprotect: {e}"))?;
     }
     Ok(())
 }
@@ -402,7 +429,7 @@ fn visible(kind: Kind, before: &Snapshot, during: &Snapshot, made: usize) -> boo
     let grew = |a: u64, b: u64| a.saturating_sub(b) >= made as u64;
     match kind {
         Kind::Thread => grew(during.user.threads, before.user.threads),
-        Kind::Mapping => grew(during.vmas, before.vmas),
+        Kind::Mapping | Kind::Domain => grew(during.vmas, before.vmas),
         Kind::Process => true, // every child asleep in `pause`: see `Objects::children_asleep`
         fd => during.fds.saturating_sub(before.fds) >= made as u64 * fd.fds_each(),
     }
@@ -655,6 +682,27 @@ macro_rules! space_benchmark {
             }
         }
     };
+}
+
+/// `space.domain`: memory per protection-key domain.
+pub struct Domain;
+
+impl Benchmark for Domain {
+    fn id(&self) -> &'static str {
+        "space.domain"
+    }
+    fn about(&self) -> &'static str {
+        "memory per protection-key domain: its data page's VMA, page and page tables (bytes; user + kernel)"
+    }
+    fn available(&self) -> Result<(), String> {
+        crate::domain::available().map_err(|why| format!("no protection-key domains here: {why}"))
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        run_space(ctx, Kind::Domain)
+    }
+    fn single_round(&self) -> bool {
+        true
+    }
 }
 
 space_benchmark!(Thread, Kind::Thread, "space.thread", "memory per thread (bytes; user + kernel)");
