@@ -94,10 +94,14 @@ pub fn available() -> Result<(), String> {
 }
 
 fn check_available() -> Result<(), String> {
-    if !cfg!(target_arch = "x86_64") {
-        return Err("protection-key domains are written for x86_64 only".into());
-    }
-    // CPUID leaf 7: on CPUs without it, zeroes, read as "no".
+    cpu_has_keys()?;
+    Pkey::alloc().map(drop).map_err(|e| format!("pkey_alloc: {e}"))
+}
+
+/// Whether the CPU has protection keys and the OS enabled them (CPUID leaf 7, ECX bits 3 and
+/// 4; on CPUs without the leaf, zeroes, read as "no").
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_keys() -> Result<(), String> {
     let ecx = core::arch::x86_64::__cpuid_count(7, 0).ecx;
     if ecx & (1 << 3) == 0 {
         return Err("the CPU has no memory protection keys (CPUID pku)".into());
@@ -105,7 +109,13 @@ fn check_available() -> Result<(), String> {
     if ecx & (1 << 4) == 0 {
         return Err("the OS has not enabled protection keys (CPUID ospke)".into());
     }
-    Pkey::alloc().map(drop).map_err(|e| format!("pkey_alloc: {e}"))
+    Ok(())
+}
+
+/// Protection-key domains are written for x86_64 (`wrpkru`); elsewhere they are unavailable.
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_has_keys() -> Result<(), String> {
+    Err("protection-key domains are written for x86_64 only".into())
 }
 
 /// This thread's PKRU. Panics where protection keys are unavailable.

@@ -54,6 +54,7 @@ pub struct Rec {
 ///
 /// # Safety
 /// The CPU must support `rdpkru` (OSPKE set), see the module doc.
+#[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 pub unsafe extern "sysv64" fn rdpkru() -> u32 {
     core::arch::naked_asm!("xor ecx, ecx", "rdpkru", "ret")
@@ -64,6 +65,7 @@ pub unsafe extern "sysv64" fn rdpkru() -> u32 {
 /// # Safety
 /// The CPU must support `wrpkru`; the value must keep every key the caller goes on using
 /// (at least key 0: code, stacks, statics) accessible.
+#[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 pub unsafe extern "sysv64" fn wrpkru(pkru: u32) {
     core::arch::naked_asm!("mov eax, edi", "xor ecx, ecx", "xor edx, edx", "wrpkru", "ret")
@@ -74,6 +76,7 @@ pub unsafe extern "sysv64" fn wrpkru(pkru: u32) {
 ///
 /// # Safety
 /// See the module doc.
+#[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 pub unsafe extern "sysv64" fn enter(
     rec: *mut Rec,
@@ -130,6 +133,7 @@ pub unsafe extern "sysv64" fn enter(
 ///
 /// # Safety
 /// See the module doc.
+#[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 pub unsafe extern "sysv64" fn leave(rec: *const Rec, code: u32) -> ! {
     core::arch::naked_asm!(
@@ -151,3 +155,47 @@ pub unsafe extern "sysv64" fn leave(rec: *const Rec, code: u32) -> ! {
         "ret",
     )
 }
+
+/// Elsewhere than x86_64 there are no protection keys to switch: [`super::available`] says so
+/// before anything here could be called, and these stand-ins only keep the crate building.
+#[cfg(not(target_arch = "x86_64"))]
+mod elsewhere {
+    use super::Rec;
+
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn rdpkru() -> u32 {
+        std::process::abort()
+    }
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn wrpkru(_pkru: u32) {
+        std::process::abort()
+    }
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn enter(
+        _rec: *mut Rec,
+        _pkru: u32,
+        _f: extern "C" fn(*mut u8),
+        _arg: *mut u8,
+        _stack_top: usize,
+    ) -> u32 {
+        std::process::abort()
+    }
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn leave(_rec: *const Rec, _code: u32) -> ! {
+        std::process::abort()
+    }
+}
+#[cfg(not(target_arch = "x86_64"))]
+pub use elsewhere::{enter, leave, rdpkru, wrpkru};

@@ -288,12 +288,18 @@ fn go(f: &Figure) -> Target {
     if f.variant.contains("cold cache") { Planned(COLD_CACHE_MODE) } else { hot }
 }
 
-/// A Go! row's counterpart in the hot-cache condition.
+/// A Go! row's counterpart in the hot-cache condition: its component calls, exceptions and
+/// creation on protection-key domains (`domain.*`), its other systems on IPC between processes.
 fn go_hot(table: &str, op: &str, system: &str) -> Target {
     use Target::*;
+    const VIA_KEY: &[(&str, &str)] = &[("via", "key")];
     match (table, op) {
         ("OS comparison", _) if system == "Go!" => {
-            Planned(if op.starts_with("null RPC") { "domain.fcall" } else { "domain.xfer" })
+            if op.starts_with("null RPC") {
+                Bench("domain.fcall")
+            } else {
+                Pick(Want::total("domain.xfer", VIA_KEY))
+            }
         }
         ("OS comparison", _) => {
             let rpc = op.starts_with("null RPC");
@@ -305,21 +311,23 @@ fn go_hot(table: &str, op: &str, system: &str) -> Target {
                 _ => Pick(Want::total(if rpc { "rpc.pipe" } else { "xfer.pipe" }, PROCESSES_EMPTY)),
             }
         }
-        ("ORB primitives", "call") => Planned("domain.call"),
-        ("ORB primitives", "t-call") => Planned("domain.tcall"),
-        ("ORB primitives", "f-call") => Planned("domain.fcall"),
-        ("ORB primitives", _) => Planned("domain.xfer"),
-        ("Exception latency", "throw after call") => Planned("domain.throw [after=call]"),
-        ("Exception latency", "throw after t-call") => Planned("domain.throw [after=tcall]"),
-        ("Exception latency", _) => Planned("domain.throw [after=fcall]"),
-        ("ORB methods", "create") => Planned("domain.create"),
-        ("ORB methods", "create (null)") => Planned("domain.create.null"),
-        ("ORB methods", "create (unlinked stack)") => Planned("domain.create.stack"),
-        ("ORB methods", "create (linked stack)") => Planned("domain.create.linked_stack"),
-        ("ORB methods", "destroy") => Planned("domain.destroy"),
-        ("ORB methods", "destroy (null)") => Planned("domain.destroy.null"),
-        ("ORB methods", "destroy (unlinked stack)") => Planned("domain.destroy.stack"),
-        ("ORB methods", "destroy (linked stack)") => Planned("domain.destroy.linked_stack"),
+        ("ORB primitives", "call") => Bench("domain.call"),
+        ("ORB primitives", "t-call") => Bench("domain.tcall"),
+        ("ORB primitives", "f-call") => Bench("domain.fcall"),
+        ("ORB primitives", _) => Pick(Want::total("domain.xfer", VIA_KEY)),
+        ("Exception latency", "throw after call") => Pick(Want::total("domain.throw", &[("after", "call")])),
+        ("Exception latency", "throw after t-call") => Pick(Want::total("domain.throw", &[("after", "tcall")])),
+        ("Exception latency", _) => Pick(Want::total("domain.throw", &[("after", "fcall")])),
+        ("ORB methods", "create") => Pick(Want::total("domain.create", &[("variant", "plain")])),
+        ("ORB methods", "create (null)") => Pick(Want::total("domain.create", &[("variant", "null")])),
+        ("ORB methods", "create (unlinked stack)") => Pick(Want::total("domain.create", &[("variant", "stack")])),
+        ("ORB methods", "create (linked stack)") => Pick(Want::total("domain.create", &[("variant", "linked_stack")])),
+        ("ORB methods", "destroy") => Pick(Want::total("domain.destroy", &[("variant", "plain")])),
+        ("ORB methods", "destroy (null)") => Pick(Want::total("domain.destroy", &[("variant", "null")])),
+        ("ORB methods", "destroy (unlinked stack)") => Pick(Want::total("domain.destroy", &[("variant", "stack")])),
+        ("ORB methods", "destroy (linked stack)") => {
+            Pick(Want::total("domain.destroy", &[("variant", "linked_stack")]))
+        }
         ("ORB methods", "install") => Bench("lib.dlopen"),
         ("ORB methods", "uninstall") => Bench("lib.dlclose"),
         ("ORB methods", "get_self") => Bench("id.gettid"),
@@ -332,12 +340,12 @@ fn go_hot(table: &str, op: &str, system: &str) -> Target {
         ("ORB methods", "sel2ref") => {
             NotApplicable("Go!'s own naming step (a segment selector to an object reference)")
         }
-        ("Spatial", "memory per interface") => Planned("space.domain"),
+        ("Spatial", "memory per interface") => Bench("space.domain"),
         ("Spatial", _) => NotApplicable("the size of Go!'s ORB itself; Linux has no ORB"),
         ("sched overhead", _) => Planned("sched.preempt"),
-        ("GDT miss", "xfer via 16-bit selector") => Planned("domain.xfer [key in hand]"),
-        ("GDT miss", "xfer via ObjRef cached in GDT") => Planned("domain.xfer [ObjRef table hit]"),
-        ("GDT miss", _) => Planned("domain.xfer [ObjRef table miss]"),
+        ("GDT miss", "xfer via 16-bit selector") => Pick(Want::total("domain.xfer", VIA_KEY)),
+        ("GDT miss", "xfer via ObjRef cached in GDT") => Pick(Want::total("domain.xfer", &[("via", "table_hit")])),
+        ("GDT miss", _) => Pick(Want::total("domain.xfer", &[("via", "table_miss")])),
         ("Stability", o) if o.starts_with("stress") => Planned("osprim stress"),
         ("Stability", _) => Planned("osprim errortest"),
         _ => NotApplicable("not mapped"),
