@@ -178,9 +178,9 @@ impl Observer for Progress {
 
     fn result(&mut self, row: &Row) {
         self.results += 1;
-        let line = crate::report::table::row_line(row, self.width.saturating_sub(4));
         match &self.bar {
             Some(_) => {
+                let line = crate::report::table::row_line(row, self.width.saturating_sub(4));
                 if self.recent.len() == RECENT {
                     self.recent.pop_front();
                 }
@@ -188,8 +188,11 @@ impl Observer for Progress {
                 self.redraw("");
             }
             None => {
+                // The stamp and the row share one line of the width.
                 let eta = self.eta().map(|d| format!(" eta {}", fmt_duration(d))).unwrap_or_default();
                 let stamp = format!("[{} {}{eta}]", self.counts(), fmt_duration(self.started.elapsed()));
+                let room = self.width.saturating_sub(stamp.chars().count() + 1).max(20);
+                let line = crate::report::table::row_line(row, room);
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "{stamp} {line}");
             }

@@ -583,6 +583,8 @@ fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines[0].starts_with("plan: 5 results from 5 benchmarks"), "{err}");
+    // A progress line, stamp and row together, keeps to the 100 columns of a non-terminal.
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{err}");
     for id in ["syscall.null", "syscall.enosys", "syscall.reject", "syscall.getpid", "syscall.ioctl"] {
         assert!(lines.iter().any(|l| l.contains("results") && l.contains(id)), "{id} streamed: {err}");
     }
