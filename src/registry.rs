@@ -44,8 +44,8 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &crate::bench::domain::Call(crate::bench::domain::Kind::Full),
     &crate::bench::domain::Xfer,
     &crate::bench::domain::Throw,
-    &crate::bench::domain::Create,
-    &crate::bench::domain::Destroy,
+    &crate::bench::domain::Lifecycle(false),
+    &crate::bench::domain::Lifecycle(true),
 ];
 
 /// The benchmarks after the IPC ones.

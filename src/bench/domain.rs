@@ -201,14 +201,7 @@ impl Benchmark for Xfer {
         skip_if_unavailable()
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        ["key", "table_hit", "table_miss"]
-            .iter()
-            .map(|v| {
-                let mut p = Params::new();
-                p.insert("via".into(), (*v).into());
-                p
-            })
-            .collect()
+        super::one_param("via", ["key", "table_hit", "table_miss"])
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let via = match params.get("via").and_then(|v| v.as_str()) {
@@ -304,14 +297,7 @@ impl Benchmark for Throw {
         skip_if_unavailable()
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        ["fcall", "tcall", "call"]
-            .iter()
-            .map(|v| {
-                let mut p = Params::new();
-                p.insert("after".into(), (*v).into());
-                p
-            })
-            .collect()
+        super::one_param("after", ["fcall", "tcall", "call"])
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let kind = Kind::from_param(params, "after");
@@ -498,55 +484,28 @@ fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroy: bool) -> Result<Measur
     )))
 }
 
-/// `domain.create`.
-pub struct Create;
-/// `domain.destroy`.
-pub struct Destroy;
+/// `domain.create` (`Lifecycle(false)`) or `domain.destroy` (`Lifecycle(true)`), timed apart.
+pub struct Lifecycle(pub bool);
 
-fn variant_params() -> Vec<Params> {
-    VARIANTS
-        .iter()
-        .map(|v| {
-            let mut p = Params::new();
-            p.insert("variant".into(), (*v).into());
-            p
-        })
-        .collect()
-}
-
-impl Benchmark for Create {
+impl Benchmark for Lifecycle {
     fn id(&self) -> &'static str {
-        "domain.create"
+        if self.0 { "domain.destroy" } else { "domain.create" }
     }
     fn about(&self) -> &'static str {
-        "create a protection-key domain: pkey_alloc + mmap + pkey_mprotect (+ null constructor call, + stack, + sigaltstack link)"
+        if self.0 {
+            "destroy a protection-key domain: unlink, unregister, munmap, pkey_free"
+        } else {
+            "create a protection-key domain: pkey_alloc + mmap + pkey_mprotect (+ null constructor call, + stack, + sigaltstack link)"
+        }
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        variant_params()
+        super::one_param("variant", VARIANTS.iter().copied())
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
-        run_lifecycle(ctx, params, false)
-    }
-}
-
-impl Benchmark for Destroy {
-    fn id(&self) -> &'static str {
-        "domain.destroy"
-    }
-    fn about(&self) -> &'static str {
-        "destroy a protection-key domain: unlink, unregister, munmap, pkey_free"
-    }
-    fn available(&self) -> Result<(), String> {
-        skip_if_unavailable()
-    }
-    fn variants(&self, _: &Ctx) -> Vec<Params> {
-        variant_params()
-    }
-    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
-        run_lifecycle(ctx, params, true)
+        run_lifecycle(ctx, params, self.0)
     }
 }
 
@@ -563,7 +522,7 @@ mod tests {
         }
         with_ctx(0.02, |ctx| {
             let benches: [&dyn Benchmark; 7] =
-                [&Call(Kind::F), &Call(Kind::T), &Call(Kind::Full), &Xfer, &Throw, &Create, &Destroy];
+                [&Call(Kind::F), &Call(Kind::T), &Call(Kind::Full), &Xfer, &Throw, &Lifecycle(false), &Lifecycle(true)];
             for b in benches {
                 for p in b.variants(ctx) {
                     let m = b.run(ctx, &p).unwrap_or_else(|e| panic!("{} {p:?}: {e:?}", b.id()));

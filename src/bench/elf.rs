@@ -276,14 +276,7 @@ impl Benchmark for Shell {
         shell_path().map(drop)
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        [Part::Text, Part::Data, Part::Bss]
-            .iter()
-            .map(|p| {
-                let mut params = Params::new();
-                params.insert("section".into(), p.name().into());
-                params
-            })
-            .collect()
+        super::one_param("section", [Part::Text, Part::Data, Part::Bss].map(|p| p.name()))
     }
     fn single_round(&self) -> bool {
         true

@@ -86,14 +86,7 @@ fn is_cold(params: &Params) -> Result<bool, NotMeasured> {
 }
 
 fn access_variants() -> Vec<Params> {
-    ["read", "write"]
-        .iter()
-        .map(|a| {
-            let mut p = Params::new();
-            p.insert("access".into(), (*a).into());
-            p
-        })
-        .collect()
+    crate::bench::one_param("access", ["read", "write"])
 }
 
 fn is_write(params: &Params) -> Result<bool, NotMeasured> {

@@ -265,14 +265,7 @@ impl Benchmark for Handoff {
         "contended pthread mutex: unlock -> the thread blocked in pthread_mutex_lock owns it"
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        [Placement::SameCpu, Placement::CrossCpu]
-            .iter()
-            .map(|p| {
-                let mut params = Params::new();
-                params.insert("placement".into(), p.name().into());
-                params
-            })
-            .collect()
+        super::one_param("placement", [Placement::SameCpu, Placement::CrossCpu].map(|p| p.name()))
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let placement = match params.get("placement").and_then(|v| v.as_str()) {

@@ -272,6 +272,11 @@ fn time_loop<R>(timer: &Timer, n: u64, op: &mut impl FnMut() -> R) -> u64 {
     t1.wrapping_sub(t0)
 }
 
+/// One parameter set per value of one parameter: `key=values[0]`, `key=values[1]`, …
+pub fn one_param<'a>(key: &str, values: impl IntoIterator<Item = &'a str>) -> Vec<Params> {
+    values.into_iter().map(|v| Params::from([(key.to_string(), serde_json::Value::from(v))])).collect()
+}
+
 /// Median of the samples (for checks made right after sampling).
 pub fn quick_median(samples: &Samples) -> f64 {
     let mut v = samples.per_op_ns.clone();

@@ -166,7 +166,7 @@ impl Benchmark for Uclamp {
         "begin/end a task: sched_setattr of the thread's utilisation clamp (the frequency governor's per-task hint)"
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        OPS.iter().map(|op| Params::from([("op".to_string(), serde_json::json!(op))])).collect()
+        super::one_param("op", OPS.iter().copied())
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let op = Op::parse(params)?;
