@@ -53,9 +53,7 @@ impl Plan {
 
 /// A budget in seconds with three significant figures at most: `1 s`, `0.543 s`, `0.05 s`.
 fn budget_text(s: f64) -> String {
-    let text = if s >= 10.0 { format!("{s:.0}") } else { format!("{:.3}", s) };
-    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
-    format!("{text} s")
+    format!("{} s", crate::report::short_number(s))
 }
 
 /// Told what happens as a run goes on.

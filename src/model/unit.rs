@@ -42,6 +42,17 @@ impl Unit {
     }
 }
 
+/// A plain number with at most three decimals and no trailing zeros: `1`, `0.543`, `2.5`;
+/// `-` when it is not finite.
+pub fn short_number(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.to_string() }
+}
+
 /// A duration in human units: `104.3 ns`, `2.81 µs`, `1.40 ms`, `1.2 s` (4 significant digits).
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {

@@ -35,7 +35,7 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
     ];
     let method = format!("{:?}", c.method).to_lowercase();
     let mut line3 = vec![
-        (format!("{method}: {} s per benchmark, {} rounds", c.budget_s, c.rounds), 1),
+        (format!("{method}: {} s per benchmark, {} rounds", super::short_number(c.budget_s), c.rounds), 1),
         (format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)), 3),
         (format!("pinned to CPU {}", run.placement.cpu), 2),
         (format!("chosen by {}", run.placement.chosen_by), 4),

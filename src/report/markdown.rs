@@ -115,11 +115,11 @@ pub(super) fn header(run: &RunFile) -> Vec<(&'static str, String)> {
                 "{}, {} rounds, budget {} s per benchmark, CI target ±{} % of the {}; timer {} at {} MHz, overhead {} subtracted per sample",
                 super::csv::name(&c.method),
                 c.rounds,
-                short(c.budget_s),
-                short(c.ci_target_rel * 100.0),
+                super::short_number(c.budget_s),
+                super::short_number(c.ci_target_rel * 100.0),
                 if c.method == Method::Seed { "mean" } else { "median" },
                 super::csv::name(&t.kind),
-                short(t.freq_hz / 1e6),
+                super::short_number(t.freq_hz / 1e6),
                 fmt_ns(t.overhead_ns),
             ),
         ),
@@ -138,16 +138,6 @@ pub(super) fn legend(run: &RunFile) -> String {
          rounds and time order; min and p99 are of samples, each the mean of a batch of operations; samples counts them.",
         if seed { "The mean is the papers' statistic;" } else { "The median is the headline;" }
     )
-}
-
-/// A value with up to 3 decimals, trailing zeros dropped: `1`, `0.05`, `2445.4`.
-fn short(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    let s = format!("{v:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.to_string() }
 }
 
 /// One family's rows, in the run's order, and its sweeps' fitted rows apart.

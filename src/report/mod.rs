@@ -14,7 +14,7 @@ pub mod seeds;
 mod sweep;
 pub mod table;
 
-pub use crate::model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, sig4};
+pub use crate::model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, short_number, sig4};
 
 /// The width the prose of a report (header lines, notes) keeps to, wherever the output goes,
 /// so that a report reads the same on screen, in a file and in a test.
