@@ -46,6 +46,7 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &crate::bench::domain::Throw,
     &crate::bench::domain::Lifecycle(false),
     &crate::bench::domain::Lifecycle(true),
+    &crate::bench::domain_process::ProcessCall,
 ];
 
 /// The benchmarks after the IPC ones.

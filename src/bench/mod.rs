@@ -7,6 +7,7 @@
 
 pub mod ctx;
 pub mod domain;
+pub mod domain_process;
 pub mod dylib;
 pub mod elf;
 pub mod fault;

@@ -65,8 +65,8 @@ pub fn family(id: &str) -> &str {
     id.split('.').next().unwrap_or(id)
 }
 
-/// Keys with one value on every row of `rows` that has them, in key order (none for a
-/// single row: it says its own parameters).
+/// Keys with one value on every row of `rows` that has them, held by two rows or more, in key
+/// order (a key of one row only, and every key of a single row, is said on the row itself).
 pub fn shared_keys(rows: &[&Row], skip: &[&str]) -> Vec<String> {
     if rows.len() < 2 {
         return Vec::new();
@@ -77,9 +77,8 @@ pub fn shared_keys(rows: &[&Row], skip: &[&str]) -> Vec<String> {
     keys.into_iter()
         .filter(|k| !skip.contains(&k.as_str()))
         .filter(|k| {
-            let mut values = rows.iter().filter_map(|r| r.params.get(*k));
-            let first = values.next();
-            values.all(|v| Some(v) == first)
+            let values: Vec<&serde_json::Value> = rows.iter().filter_map(|r| r.params.get(*k)).collect();
+            values.len() >= 2 && values.iter().all(|v| *v == values[0])
         })
         .cloned()
         .collect()
@@ -114,7 +113,9 @@ fn given_for(rows: &[&Row], key: &str) -> Option<String> {
     }
     let having: Vec<&&Row> = rows.iter().filter(|r| has(r)).collect();
     for (k2, v2) in having.first().map(|r| r.params.iter()).into_iter().flatten() {
-        if k2 != key && rows.iter().all(|r| has(r) == (r.params.get(k2) == Some(v2))) {
+        // Only a key the other rows have too (with another value) tells the rows apart.
+        let others_have_it = rows.iter().any(|r| !has(r) && r.params.contains_key(k2));
+        if k2 != key && others_have_it && rows.iter().all(|r| has(r) == (r.params.get(k2) == Some(v2))) {
             return Some(value(k2, v2));
         }
     }
@@ -165,6 +166,7 @@ mod tests {
         let rows = [
             row("fault.file.read", json!({"cache": "warm", "map": "shared"})),
             row("fault.file.read", json!({"cache": "cold", "map": "private", "device": "/dev/vda", "fs": "ext4"})),
+            row("fault.file.read", json!({"cache": "cold", "map": "shared", "device": "/dev/vda", "fs": "ext4"})),
             row("fault.user.uffd", json!({"access": "read", "uffd_flags": "O_CLOEXEC"})),
             row("fault.user.uffd", json!({"access": "write", "uffd_flags": "O_CLOEXEC"})),
         ];
@@ -176,7 +178,11 @@ mod tests {
             "device /dev/vda, fs ext4 (cold); uffd_flags O_CLOEXEC (fault.user.uffd)"
         );
         assert_eq!(label(&rows[1], &keys, &[]), "fault.file.read cold private");
-        assert_eq!(label(&rows[3], &keys, &[]), "fault.user.uffd write");
+        assert_eq!(label(&rows[4], &keys, &[]), "fault.user.uffd write");
         assert!(shared_keys(&refs[..1], &[]).is_empty());
+        // A key only one row has is said on that row.
+        let one = [row("syscall.null", json!({})), row("syscall.enosys", json!({"nr": 400}))];
+        let refs: Vec<&Row> = one.iter().collect();
+        assert!(shared_keys(&refs, &[]).is_empty());
     }
 }

@@ -189,6 +189,9 @@ pub fn beside(f: &Figure) -> Vec<(&'static str, Want)> {
             ("two CPUs", Want::total("lock.handoff", &[("placement", "cross_cpu")])),
         ],
         ("003", "switch_stacks", _) if hot => vec![("glibc swapcontext", Want::total("ctx.swapcontext", &[]))],
+        ("003", "null RPC round trip", _) if f.system == "Go!" => {
+            vec![("the same call to another process", Want::total("domain.process", &[]))]
+        }
         _ => Vec::new(),
     }
 }
