@@ -12,6 +12,7 @@
 pub mod analyse;
 pub mod bench;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod derive;
 pub mod domain;

@@ -162,7 +162,7 @@ pub fn wrap_to(text: &str, width: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 #[cfg(test)]
 mod wrap_tests {

@@ -184,7 +184,7 @@ pub(super) fn rows() -> Vec<Row> {
     out
 }
 
-pub(super) fn run_file(partial: bool) -> RunFile {
+pub(crate) fn run_file(partial: bool) -> RunFile {
     let mut machine = Machine { hostname: "fixture".into(), arch: "x86_64".into(), ..Machine::default() };
     machine.cpu.model_name = "Fixture CPU @ 2.45GHz".into();
     machine.cpu.logical_cpus = Some(2);

@@ -22,6 +22,7 @@ pub mod bootstrap;
 pub mod fit;
 pub mod order;
 pub mod outliers;
+pub mod ratio;
 pub mod rng;
 pub mod special;
 pub mod structured;

@@ -1,0 +1,169 @@
+//! The ratio of two results' medians with a bootstrap confidence interval that resamples the
+//! way the samples were taken.
+//!
+//! A run measures each benchmark in rounds (a fresh set-up each, spread over the run), and
+//! inside a round the samples are a time series that may be autocorrelated. A plain bootstrap
+//! of all samples would treat them as independent and give an interval far too narrow when
+//! the machine changed level between rounds. So each resample is drawn in two stages
+//! (a hierarchical bootstrap, Davison & Hinkley, *Bootstrap Methods and their Application*,
+//! 1997, §3.8):
+//!
+//! 1. draw as many rounds as the result has, with replacement;
+//! 2. inside each drawn round, rebuild a series of the round's length from circular blocks
+//!    (Politis & Romano's circular block bootstrap) of the length
+//!    [`block_length`](super::structured::block_length) chooses for that round.
+//!
+//! The median of the pooled resample is the statistic. Both results are resampled
+//! independently, `new / base` is taken per resample, and the percentile interval of those
+//! ratios is the 95 % CI. Seeded and reproducible.
+
+use super::order::{median_in_place, percentile};
+use super::rng::Rng;
+use super::structured::block_length;
+
+/// Samples of one result, split into its rounds (in time order within each).
+#[derive(Clone, Debug)]
+pub struct Rounds<'a> {
+    rounds: Vec<&'a [f64]>,
+    blocks: Vec<usize>,
+}
+
+impl<'a> Rounds<'a> {
+    /// `samples` split by `per_round` (how many samples each round took); one round when
+    /// `per_round` is empty or does not add up to the samples.
+    pub fn split(samples: &'a [f64], per_round: &[usize]) -> Rounds<'a> {
+        let mut rounds = Vec::new();
+        if per_round.iter().sum::<usize>() == samples.len() && !per_round.is_empty() {
+            let mut at = 0;
+            for &n in per_round {
+                if n > 0 {
+                    rounds.push(&samples[at..at + n]);
+                }
+                at += n;
+            }
+        } else if !samples.is_empty() {
+            rounds.push(samples);
+        }
+        let blocks = rounds.iter().map(|r| block_length(r).round().max(1.0) as usize).collect();
+        Rounds { rounds, blocks }
+    }
+
+    /// How many rounds hold samples.
+    pub fn count(&self) -> usize {
+        self.rounds.len()
+    }
+
+    /// The median of all samples.
+    pub fn median(&self) -> f64 {
+        let mut all: Vec<f64> = self.rounds.iter().flat_map(|r| r.iter().copied()).collect();
+        if all.is_empty() { f64::NAN } else { median_in_place(&mut all) }
+    }
+
+    /// The median of one two-stage resample, built in `buf`.
+    fn resample_median(&self, rng: &mut Rng, buf: &mut Vec<f64>) -> f64 {
+        buf.clear();
+        for _ in 0..self.rounds.len() {
+            let pick = rng.index(self.rounds.len());
+            let (round, block) = (self.rounds[pick], self.blocks[pick]);
+            let n = round.len();
+            let mut filled = 0;
+            while filled < n {
+                let start = rng.index(n);
+                let take = block.min(n - filled);
+                buf.extend((0..take).map(|k| round[(start + k) % n]));
+                filled += take;
+            }
+        }
+        median_in_place(buf)
+    }
+}
+
+/// A ratio and its interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ratio {
+    /// `median(new) / median(base)`.
+    pub estimate: f64,
+    /// 95 % percentile-bootstrap interval of the ratio.
+    pub ci95: [f64; 2],
+}
+
+/// The ratio of `new`'s median to `base`'s, with its two-stage bootstrap interval
+/// (module doc). `None` when either side has no samples or the base median is not positive.
+pub fn median_ratio(base: &Rounds, new: &Rounds, resamples: usize, seed: u64) -> Option<Ratio> {
+    let (b, n) = (base.median(), new.median());
+    if base.count() == 0 || new.count() == 0 || b.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let mut rng = Rng::new(seed);
+    let (mut buf_b, mut buf_n) = (Vec::new(), Vec::new());
+    let mut ratios: Vec<f64> = (0..resamples.max(1))
+        .map(|_| {
+            let rb = base.resample_median(&mut rng, &mut buf_b);
+            let rn = new.resample_median(&mut rng, &mut buf_n);
+            rn / rb
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    Some(Ratio { estimate: n / b, ci95: [percentile(&ratios, 2.5), percentile(&ratios, 97.5)] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(level: f64, n: usize, seed: u64) -> Vec<f64> {
+        let mut rng = Rng::new(seed);
+        (0..n).map(|_| level * (1.0 + 0.02 * (rng.next_f64() - 0.5))).collect()
+    }
+
+    #[test]
+    fn a_result_against_itself_is_one_inside_its_interval() {
+        let s = series(100.0, 500, 1);
+        let r = Rounds::split(&s, &[100; 5]);
+        let q = median_ratio(&r, &r, 500, 7).unwrap();
+        assert_eq!(q.estimate, 1.0);
+        assert!(q.ci95[0] < 1.0 && q.ci95[1] > 1.0, "{q:?}");
+    }
+
+    #[test]
+    fn a_ten_percent_slowdown_is_seen_and_bracketed() {
+        let a = series(100.0, 400, 2);
+        let b = series(110.0, 400, 3);
+        let q = median_ratio(&Rounds::split(&a, &[100; 4]), &Rounds::split(&b, &[100; 4]), 500, 7).unwrap();
+        assert!((q.estimate - 1.1).abs() < 0.01, "{q:?}");
+        assert!(q.ci95[0] > 1.05 && q.ci95[1] < 1.15, "{q:?}");
+    }
+
+    #[test]
+    fn rounds_at_different_levels_widen_the_interval() {
+        // The same samples, once known as rounds at two levels and once as one series: the
+        // rounds' interval must be the wider, since the level of a new run is uncertain.
+        let mut a = series(100.0, 200, 4);
+        a.extend(series(130.0, 200, 5));
+        let b = series(115.0, 400, 6);
+        let as_rounds = median_ratio(&Rounds::split(&a, &[100; 4]), &Rounds::split(&b, &[100; 4]), 500, 7).unwrap();
+        let pooled = median_ratio(&Rounds::split(&a, &[]), &Rounds::split(&b, &[]), 500, 7).unwrap();
+        let width = |q: Ratio| q.ci95[1] - q.ci95[0];
+        assert!(width(as_rounds) > width(pooled), "{as_rounds:?} vs {pooled:?}");
+    }
+
+    #[test]
+    fn no_samples_or_a_zero_base_gives_no_ratio() {
+        let empty: Vec<f64> = Vec::new();
+        let zeros = vec![0.0; 10];
+        let s = series(1.0, 10, 8);
+        assert!(median_ratio(&Rounds::split(&empty, &[]), &Rounds::split(&s, &[]), 10, 1).is_none());
+        assert!(median_ratio(&Rounds::split(&zeros, &[]), &Rounds::split(&s, &[]), 10, 1).is_none());
+    }
+
+    #[test]
+    fn round_counts_that_do_not_add_up_fall_back_to_one_round() {
+        let s = series(1.0, 10, 9);
+        assert_eq!(Rounds::split(&s, &[3, 3]).count(), 1);
+        assert_eq!(Rounds::split(&s, &[5, 0, 5]).count(), 2);
+    }
+}
