@@ -68,7 +68,8 @@ Examples:
   osprim run 'fs.*' --format json     JSON on stdout
   osprim run ipc.pipe --sweep         message sizes 0 to 1 MiB, fixed + per-byte cost
   osprim run syscall.null --method seed --cpu 1
-  osprim run --output today.json --thorough --strict")]
+  osprim run --output today.json --thorough --strict
+  osprim run syscall --baseline yesterday.json")]
     Run(RunArgs),
     /// List benchmarks: id, what it measures, the seed rows it answers, whether it runs here.
     #[command(
@@ -123,6 +124,35 @@ Examples:
         #[arg(long, conflicts_with = "result")]
         run: bool,
         /// How to show it.
+        #[command(flatten)]
+        present: PresentArgs,
+    },
+    /// Compare runs: per result, the ratio of medians with a 95 % CI and a verdict.
+    #[command(after_help = "\
+The first file is the base; each later file is compared with it. A result is compared when
+both runs have it with the same id and parameters. The ratio is new / base median; its 95 % CI
+comes from a bootstrap that resamples rounds, then blocks within a round, as the samples were
+taken. A result is `slower` or `faster` when the interval excludes 1 and the change exceeds the
+noise threshold, else `no change`. What differs between the machines is listed.
+
+Exit status: 0; 1 with --fail-on-regression when a result is significantly slower by more
+than PCT, or when a file cannot be read; 2 for a usage mistake.
+
+Examples:
+  osprim compare before.json after.json
+  osprim compare base.json a.json b.json --noise 5
+  osprim compare main.json branch.json --fail-on-regression 10 --format json")]
+    Compare {
+        /// Result files: the base, then one or more to compare with it.
+        #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+        results: Vec<PathBuf>,
+        /// Noise threshold in percent: smaller changes are `no change`.
+        #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
+        noise: f64,
+        /// Exit with status 1 when a result is significantly slower by more than PCT percent.
+        #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+        fail_on_regression: Option<f64>,
+        /// How the comparison is shown.
         #[command(flatten)]
         present: PresentArgs,
     },
@@ -325,16 +355,20 @@ impl Cli {
             ..SamplingArgs::default().run_config(Vec::new())
         };
         match self.command {
-            None => {
-                Cmd::Run { run: seed_suite(), present: present(&PresentArgs::default(), false, false), papers: true }
-            }
+            None => Cmd::Run {
+                run: seed_suite(),
+                present: present(&PresentArgs::default(), false, false),
+                papers: true,
+                baseline: None,
+            },
             Some(Command::Papers { run: true, all_rows, present: p, .. }) => {
-                Cmd::Run { run: seed_suite(), present: present(&p, false, all_rows), papers: true }
+                Cmd::Run { run: seed_suite(), present: present(&p, false, all_rows), papers: true, baseline: None }
             }
             Some(Command::Run(args)) => Cmd::Run {
                 present: present(&args.present, args.strict, false),
                 run: args.sampling.run_config(args.patterns),
                 papers: false,
+                baseline: args.baseline,
             },
             Some(Command::List { patterns, format }) => Cmd::List { patterns, format: format.into() },
             Some(Command::Env { format }) => Cmd::Env { format: format.into() },
@@ -342,6 +376,12 @@ impl Cli {
             Some(Command::Papers { result, all_rows, present: p, run: false }) => {
                 Cmd::Papers { result, present: present(&p, false, all_rows) }
             }
+            Some(Command::Compare { results, noise, fail_on_regression, present: p }) => Cmd::Compare {
+                results,
+                noise: noise / 100.0,
+                fail_on_regression: fail_on_regression.map(|p| p / 100.0),
+                present: present(&p, false, false),
+            },
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
             Some(Command::Man { dir }) => Cmd::Man { dir },
@@ -410,6 +450,9 @@ pub struct RunArgs {
     /// Exit with status 3 when a self-check or a benchmark failed.
     #[arg(long)]
     pub strict: bool,
+    /// Compare each result with this saved run as it comes in, and in full at the end.
+    #[arg(long, value_name = "RESULT")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// `--format`: the one format vocabulary of every command.
@@ -518,5 +561,13 @@ mod tests {
         assert!(parse_sizes("x").is_err());
         assert!(parse_sizes("1,").is_err());
         assert!(parse_sizes("65M").is_err());
+    }
+}
+
+/// A percentage: a finite number from 0 to 1000.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
     }
 }

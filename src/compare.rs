@@ -18,6 +18,10 @@ pub const DEFAULT_NOISE: f64 = 0.02;
 /// Bootstrap resamples per compared result.
 pub const RESAMPLES: usize = 2_000;
 
+/// Resamples for the quick look of `run --baseline` as each result comes in (the comparison
+/// at the end uses [`RESAMPLES`]).
+pub const QUICK_RESAMPLES: usize = 300;
+
 /// Parameters that say where a result ran, not what it is: ignored when matching results.
 const WHERE_IT_RAN: &[&str] = &["cpus"];
 
@@ -129,26 +133,14 @@ fn rounds_of(row: &Row) -> Option<Rounds<'_>> {
 pub fn compare(base: &RunFile, new: &RunFile, noise: f64, seed: u64) -> Comparison {
     let mut compared = Vec::new();
     let mut unmatched = Vec::new();
-    let key = |r: &Row| (r.id.clone(), defining(&r.params));
     for (i, n) in new.results.iter().enumerate() {
-        let Some(b) = base.results.iter().find(|b| key(b) == key(n)) else {
-            unmatched.push(Unmatched { id: n.id.clone(), params: n.params.clone(), why: "only in the new run".into() });
-            continue;
-        };
-        let why = match (rounds_of(b), rounds_of(n)) {
-            _ if b.unit != n.unit => Err(format!("units differ ({} and {})", b.unit.symbol(), n.unit.symbol())),
-            (Some(rb), Some(rn)) => median_ratio(&rb, &rn, RESAMPLES, seed ^ i as u64)
-                .ok_or_else(|| "no positive median in the base run".to_string()),
-            (None, _) => Err(not_measured("base", b)),
-            (_, None) => Err(not_measured("new", n)),
-        };
-        match why {
-            Ok(r) => compared.push(judged(n, b.median().unwrap_or(f64::NAN), r, noise)),
+        match compare_row(base, n, noise, RESAMPLES, seed ^ i as u64) {
+            Ok(c) => compared.push(c),
             Err(why) => unmatched.push(Unmatched { id: n.id.clone(), params: n.params.clone(), why }),
         }
     }
     for b in &base.results {
-        if !new.results.iter().any(|n| key(n) == key(b)) {
+        if counterpart(new, b).is_none() {
             unmatched.push(Unmatched {
                 id: b.id.clone(),
                 params: b.params.clone(),
@@ -157,6 +149,25 @@ pub fn compare(base: &RunFile, new: &RunFile, noise: f64, seed: u64) -> Comparis
         }
     }
     Comparison { noise, compared, unmatched, differences: differences(base, new) }
+}
+
+/// The result of `run` with `row`'s id and defining parameters.
+fn counterpart<'r>(run: &'r RunFile, row: &Row) -> Option<&'r Row> {
+    let key = defining(&row.params);
+    run.results.iter().find(|r| r.id == row.id && defining(&r.params) == key)
+}
+
+/// One new result against its counterpart in `base` (`resamples` bootstrap resamples), or why
+/// it cannot be compared.
+pub fn compare_row(base: &RunFile, n: &Row, noise: f64, resamples: usize, seed: u64) -> Result<Compared, String> {
+    let b = counterpart(base, n).ok_or_else(|| "only in the new run".to_string())?;
+    if b.unit != n.unit {
+        return Err(format!("units differ ({} and {})", b.unit.symbol(), n.unit.symbol()));
+    }
+    let rb = rounds_of(b).ok_or_else(|| not_measured("base", b))?;
+    let rn = rounds_of(n).ok_or_else(|| not_measured("new", n))?;
+    let r = median_ratio(&rb, &rn, resamples, seed).ok_or_else(|| "no positive median in the base run".to_string())?;
+    Ok(judged(n, b.median().unwrap_or(f64::NAN), r, noise))
 }
 
 fn not_measured(which: &str, r: &Row) -> String {

@@ -23,6 +23,8 @@ pub enum Command {
         present: Present,
         /// Show the papers' tables (the seed view) rather than the results table.
         papers: bool,
+        /// A saved run each result is compared with.
+        baseline: Option<PathBuf>,
     },
     /// List the benchmarks matching any of the patterns (all without one).
     List {
@@ -48,6 +50,17 @@ pub enum Command {
     Papers {
         /// The result file; `None`: the newest saved one.
         result: Option<PathBuf>,
+        /// How.
+        present: Present,
+    },
+    /// Each later result file compared with the first.
+    Compare {
+        /// The base, then the files compared with it.
+        results: Vec<PathBuf>,
+        /// Noise threshold (0.02 = 2 %).
+        noise: f64,
+        /// Exit 1 when a result is significantly slower by more than this (0.1 = 10 %).
+        fail_on_regression: Option<f64>,
         /// How.
         present: Present,
     },

@@ -52,7 +52,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
 /// Runs a validated command; returns the process exit status.
 pub fn execute(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Run { run, present, papers } => run_and_report(&run, &present, papers),
+        Command::Run { run, present, papers, baseline } => run_and_report(&run, &present, papers, baseline.as_deref()),
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
         Command::Show { result, present } => {
@@ -73,6 +73,9 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Finish { result, present } => finish(&result, &present),
+        Command::Compare { results, noise, fail_on_regression, present } => {
+            compare(&results, noise, fail_on_regression, &present)
+        }
         Command::Completions { shell } => {
             let mut out = Vec::new();
             cli::completions(&shell, &mut out).map_err(|e| config::UsageError(e.to_string()))?;
@@ -119,19 +122,33 @@ fn newest_result(dir: &Path) -> Result<PathBuf> {
         .ok_or_else(none)
 }
 
-fn run_and_report(cfg: &RunConfig, present: &Present, papers: bool) -> Result<ExitCode> {
+fn run_and_report(cfg: &RunConfig, present: &Present, papers: bool, baseline: Option<&Path>) -> Result<ExitCode> {
+    let base = baseline.map(read_result).transpose()?.map(std::sync::Arc::new);
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let began = std::time::Instant::now();
     let done = if present.quiet {
         runner::run(cfg, &interrupt, &mut progress::Silent)?
     } else {
-        runner::run(cfg, &interrupt, &mut progress::Progress::stderr())?
+        runner::run(cfg, &interrupt, &mut progress::Progress::stderr().with_baseline(base.clone()))?
     };
     let elapsed = began.elapsed();
     let mut text = report::render(&done.run, present.format, &present.view)?;
     if papers && !done.interrupted && present.format == Format::Table {
         text.push('\n');
         text.push_str(&report::render_papers(&done.run, present.format, &present.view)?);
+    }
+    if let (Some(base), Some(path)) = (&base, baseline) {
+        let named = report::compare::Named {
+            base_name: path.display().to_string(),
+            new_name: "this run".into(),
+            base,
+            new: &done.run,
+            comparison: compare::compare(base, &done.run, compare::DEFAULT_NOISE, analyse::BOOTSTRAP_SEED),
+        };
+        if present.format == Format::Table {
+            text.push('\n');
+            text.push_str(&report::compare::render(std::slice::from_ref(&named), present.format, &present.view)?);
+        }
     }
     let verdict = report::verdict(&done.run, elapsed.as_secs_f64());
     if present.format == Format::Table {
@@ -264,5 +281,40 @@ fn emit(text: &str) -> Result<()> {
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to stdout"),
+    }
+}
+
+/// `osprim compare`: each later file against the first.
+fn compare(files: &[PathBuf], noise: f64, fail_on: Option<f64>, present: &config::Present) -> Result<ExitCode> {
+    let runs: Vec<model::RunFile> = files.iter().map(|p| read_result(p)).collect::<Result<_>>()?;
+    let (base, rest) = runs.split_first().expect("clap requires two files");
+    let named: Vec<report::compare::Named> = rest
+        .iter()
+        .zip(&files[1..])
+        .map(|(new, path)| report::compare::Named {
+            base_name: files[0].display().to_string(),
+            new_name: path.display().to_string(),
+            base,
+            new,
+            comparison: compare::compare(base, new, noise, analyse::BOOTSTRAP_SEED),
+        })
+        .collect();
+    emit(&report::compare::render(&named, present.format, &present.view)?)?;
+    let Some(pct) = fail_on else { return Ok(ExitCode::SUCCESS) };
+    let regressed: Vec<String> = named
+        .iter()
+        .flat_map(|n| n.comparison.regressions(pct))
+        .map(|c| format!("{} ({:+.1} %)", c.id, (c.ratio - 1.0) * 100.0))
+        .collect();
+    if regressed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "regression: {} significantly slower by more than {} %: {}",
+            regressed.len(),
+            model::unit::short_number(pct * 100.0),
+            regressed.join(", ")
+        );
+        Ok(ExitCode::from(1))
     }
 }

@@ -88,6 +88,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     /// The last results, shown under the bar.
     recent: VecDeque<String>,
+    /// A saved run each result is compared with (`--baseline`).
+    baseline: Option<std::sync::Arc<crate::model::RunFile>>,
 }
 
 /// Results shown under the bar on a terminal.
@@ -107,6 +109,28 @@ impl Progress {
             terminal,
             bar: None,
             recent: VecDeque::new(),
+            baseline: None,
+        }
+    }
+
+    /// Each result also compared with `baseline`, at the end of its line.
+    pub fn with_baseline(mut self, baseline: Option<std::sync::Arc<crate::model::RunFile>>) -> Progress {
+        self.baseline = baseline;
+        self
+    }
+
+    /// `  vs base 0.952× faster`, when a baseline has this result.
+    fn against_baseline(&self, row: &Row) -> String {
+        let Some(base) = &self.baseline else { return String::new() };
+        match crate::compare::compare_row(
+            base,
+            row,
+            crate::compare::DEFAULT_NOISE,
+            crate::compare::QUICK_RESAMPLES,
+            crate::analyse::BOOTSTRAP_SEED,
+        ) {
+            Ok(c) => format!("  vs base {:.3}× {}", c.ratio, c.verdict.text()),
+            Err(_) => String::new(),
         }
     }
 
@@ -178,7 +202,9 @@ impl Observer for Progress {
         self.results += 1;
         match &self.bar {
             Some(_) => {
-                let line = crate::report::table::row_line(row, self.width.saturating_sub(4));
+                let vs = self.against_baseline(row);
+                let room = self.width.saturating_sub(4 + vs.chars().count()).max(20);
+                let line = format!("{}{vs}", crate::report::table::row_line(row, room));
                 if self.recent.len() == RECENT {
                     self.recent.pop_front();
                 }
@@ -189,8 +215,9 @@ impl Observer for Progress {
                 // The stamp and the row share one line of the width.
                 let eta = self.eta().map(|d| format!(" eta {}", fmt_duration(d))).unwrap_or_default();
                 let stamp = format!("[{} {}{eta}]", self.counts(), fmt_duration(self.started.elapsed()));
-                let room = self.width.saturating_sub(stamp.chars().count() + 1).max(20);
-                let line = crate::report::table::row_line(row, room);
+                let vs = self.against_baseline(row);
+                let room = self.width.saturating_sub(stamp.chars().count() + 1 + vs.chars().count()).max(20);
+                let line = format!("{}{vs}", crate::report::table::row_line(row, room));
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "{stamp} {line}");
             }

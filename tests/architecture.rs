@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("registry", &["registry"], false),
     ("analysis", &["analyse"], false),
     ("derivation", &["derive"], false),
+    ("comparison", &["compare"], false),
     ("reporting", &["report"], false),
     ("configuration", &["config"], false),
     ("progress", &["progress"], false),

@@ -464,8 +464,8 @@ impl Row {
 #[derive(Debug, thiserror::Error)]
 pub enum ResultFileError {
     /// Could not be opened or read.
-    #[error("cannot read result file {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read result file {path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     /// Not JSON, truncated, or not an osprim result.
     #[error("{path} is not an osprim result file: {detail}")]
     NotOsprim { path: PathBuf, detail: String },
@@ -481,7 +481,7 @@ pub const MAX_RESULT_BYTES: u64 = 256 << 20;
 /// could be endless.
 fn read_capped(path: &Path) -> Result<String, ResultFileError> {
     use std::io::Read;
-    let io = |source| ResultFileError::Io { path: path.into(), source };
+    let io = |error| ResultFileError::Io { path: path.into(), error };
     let not = |detail: String| ResultFileError::NotOsprim { path: path.into(), detail };
     let meta = std::fs::metadata(path).map_err(io)?;
     if !meta.is_file() {

@@ -1,6 +1,7 @@
 //! Reporters: format a result document for people (table), programs (JSON, CSV) and the seed
 //! view. Reporters only format; every number they print was computed by `stats`/`analyse`.
 
+pub mod compare;
 pub mod csv;
 mod header;
 pub mod latex;
