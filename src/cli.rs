@@ -540,6 +540,14 @@ fn parse_budget(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A percentage: a finite number from 0 to 1000.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,13 +569,5 @@ mod tests {
         assert!(parse_sizes("x").is_err());
         assert!(parse_sizes("1,").is_err());
         assert!(parse_sizes("65M").is_err());
-    }
-}
-
-/// A percentage: a finite number from 0 to 1000.
-fn parse_percent(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
     }
 }
