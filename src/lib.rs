@@ -17,6 +17,7 @@ pub mod config;
 pub mod derive;
 pub mod domain;
 pub mod env;
+pub mod history;
 pub mod interrupt;
 pub mod journal;
 pub mod model;
