@@ -15,6 +15,7 @@ pub mod fs;
 pub mod harness;
 pub mod id;
 pub mod interpose;
+pub mod lifecycle;
 pub mod ipc;
 pub mod lock;
 pub mod pingpong;
