@@ -60,7 +60,16 @@ fn main() {
             "osprim_exit",
             "OSPRIM_EXIT_BIN",
             "process.fork_exec, process.vfork_exec, process.posix_spawn",
-            &["-C", "relocation-model=static", "-C", "link-arg=-nostartfiles", "-C", "link-arg=-nostdlib", "-C", "link-arg=-static"][..],
+            &[
+                "-C",
+                "relocation-model=static",
+                "-C",
+                "link-arg=-nostartfiles",
+                "-C",
+                "link-arg=-nostdlib",
+                "-C",
+                "link-arg=-static",
+            ][..],
         ),
     ];
     for (src, crate_type, name, file, var, users, extra) in artefacts {

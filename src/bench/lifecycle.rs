@@ -264,10 +264,6 @@ impl Benchmark for FirstRun {
         ));
         let mut m = Measured::new(samples, checks);
         m.params.insert("cpus".into(), serde_json::json!([a, b]));
-        m.params.insert(
-            "affinity".into(),
-            (if cross { "pthread_attr_setaffinity_np" } else { "inherited" }).into(),
-        );
         if let Some(bound) = bound {
             let ns = timer.ticks_to_ns(bound.max_abs_ticks() as f64);
             m.observed.insert("tsc_offset_bound_ns".into(), serde_json::json!((ns * 10.0).round() / 10.0));
