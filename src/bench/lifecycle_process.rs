@@ -202,17 +202,40 @@ pub(crate) enum Target {
     Other(std::path::PathBuf, Vec<&'static str>),
 }
 
-/// Whether `bytes` (plus [`SPARE_BYTES`]) fits in `MemAvailable`; the reason when not.
+/// Whether `bytes` (plus [`SPARE_BYTES`]) fits in `MemAvailable` and in the cgroup's
+/// `memory.max` (v2) beyond its `memory.current`; the reason when not.
 fn memory_for(bytes: usize) -> Result<(), String> {
+    let need = bytes as u64 + SPARE_BYTES;
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    match proc_field(&meminfo, "MemAvailable") {
-        Some(kb) if kb * 1024 < bytes as u64 + SPARE_BYTES => Err(format!(
+    if let Some(kb) = proc_field(&meminfo, "MemAvailable")
+        && kb * 1024 < need
+    {
+        return Err(format!(
             "needs {} MiB of memory for the parent's touched memory; MemAvailable is {} MiB",
-            (bytes as u64 + SPARE_BYTES) >> 20,
+            need >> 20,
             kb >> 10
-        )),
-        _ => Ok(()),
+        ));
     }
+    if let Some(room) = cgroup_room()
+        && room < need
+    {
+        return Err(format!(
+            "needs {} MiB of memory for the parent's touched memory; the cgroup's memory.max leaves {} MiB",
+            need >> 20,
+            room >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// `memory.max − memory.current` of this process's cgroup (v2), bytes; `None` when unlimited
+/// or unreadable.
+fn cgroup_room() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok()?.trim().parse::<u64>().ok();
+    Some(read("memory.max")?.saturating_sub(read("memory.current")?))
 }
 
 /// Minor faults of this process and of its reaped children so far.
@@ -267,7 +290,9 @@ fn exec_args(ctx: &Ctx, target: &Target) -> Result<ExecArgs, NotMeasured> {
 fn probe_clone3(watchdog: &Watchdog) -> Result<(), NotMeasured> {
     match sys::clone3_exit(&CloneArgs::fork_like()) {
         Ok(pid) => {
+            watchdog.arm(WAIT_DEADLINE);
             sys::wait_child(pid, watchdog);
+            watchdog.disarm();
             Ok(())
         }
         Err(e) if e == libc::ENOSYS || e == libc::EPERM => {
@@ -473,6 +498,16 @@ mod tests {
             }
             assert_eq!(sys::thread_children(), Some(vec![]));
         });
+    }
+
+    #[test]
+    fn more_memory_than_the_machine_has_is_a_skip() {
+        with_flag_ctx(0.02, |ctx, _| {
+            let r = run_spawn(ctx, Spawn::ForkExit, 1 << 50, Target::ExitProgram, WAIT_DEADLINE);
+            assert!(matches!(&r, Err(NotMeasured::Skipped(why)) if why.contains("MiB")), "{:?}", r.err());
+        });
+        assert_eq!(proc_field("MemAvailable:   123 kB\nVmPTE: 8 kB", "VmPTE"), Some(8));
+        assert_eq!(proc_field("VmPTEx: 1", "VmPTE"), None);
     }
 
     #[test]
