@@ -7,6 +7,10 @@
 //! memory ([`Touched`]). See pthread_create(3), pthread_tryjoin_np(3), fork(2), vfork(2),
 //! clone(2) (`clone3`), posix_spawn(3), execve(2), waitpid(2).
 //!
+//! These children do not go through [`super::process::Child`]: its children do set-up work
+//! first (`prctl`, signal dispositions) and its reaping polls with sleeps, and both would be
+//! inside the clock here.
+//!
 //! Every child made here is unreaped until [`wait_child`] reaps it, so its pid cannot be
 //! reused before that; [`wait_child`] is the only place that reaps or kills them, and it kills
 //! only a child it has not reaped yet. The deadline comes from a [`Watchdog`] thread: when a
