@@ -1,7 +1,8 @@
 //! Build script: records the build (git commit, rustc version, profile) and builds, with rustc
 //! alone, the small programs the binary carries inside itself: the probe library `lib.dlopen`
 //! loads, the initialising library of `lib.dlopen.init`, the `read` interposer of
-//! `interpose.preload`, and the helper executable both of those measure in (`probe/`).
+//! `interpose.preload`, the helper executable both of those measure in, and the static
+//! program `process.*_exec` and `process.posix_spawn` start (`probe/`).
 
 use std::env;
 use std::path::PathBuf;
@@ -22,8 +23,17 @@ fn main() {
             "libosprim_probe.so",
             "OSPRIM_PROBE_SO",
             "lib.dlopen, lib.dlclose",
+            &[][..],
         ),
-        ("probe/osprim_init.rs", "cdylib", "osprim_init", "libosprim_init.so", "OSPRIM_INIT_SO", "lib.dlopen.init"),
+        (
+            "probe/osprim_init.rs",
+            "cdylib",
+            "osprim_init",
+            "libosprim_init.so",
+            "OSPRIM_INIT_SO",
+            "lib.dlopen.init",
+            &[][..],
+        ),
         (
             "probe/osprim_interpose.rs",
             "cdylib",
@@ -31,6 +41,7 @@ fn main() {
             "libosprim_interpose.so",
             "OSPRIM_INTERPOSE_SO",
             "interpose.preload",
+            &[][..],
         ),
         (
             "probe/osprim_helper.rs",
@@ -39,13 +50,34 @@ fn main() {
             "osprim_helper",
             "OSPRIM_HELPER_BIN",
             "interpose.preload, lib.dlopen.init",
+            &[][..],
+        ),
+        // A static program without libc: `_start` exits with 42.
+        (
+            "probe/osprim_exit.rs",
+            "bin",
+            "osprim_exit",
+            "osprim_exit",
+            "OSPRIM_EXIT_BIN",
+            "process.fork_exec, process.vfork_exec, process.posix_spawn",
+            &[
+                "-C",
+                "relocation-model=static",
+                "-C",
+                "link-arg=-nostartfiles",
+                "-C",
+                "link-arg=-nostdlib",
+                "-C",
+                "link-arg=-static",
+            ][..],
         ),
     ];
-    for (src, crate_type, name, file, var, users) in artefacts {
+    for (src, crate_type, name, file, var, users, extra) in artefacts {
         println!("cargo:rerun-if-changed={src}");
         let path = out.join(file);
         let status = Command::new(&rustc)
             .args(["--crate-type", crate_type, "--edition", "2021", "-C", "opt-level=2", "-C", "panic=abort"])
+            .args(extra)
             .args(["-C", "strip=symbols", "--crate-name", name, "-o"])
             .arg(&path)
             .arg(src)

@@ -71,6 +71,13 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Mapping,
     &space::Domain,
     &crate::bench::elf::Shell,
+    &crate::bench::lifecycle::CreateJoin,
+    &crate::bench::lifecycle::FirstRun,
+    &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::ForkExit),
+    &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::ForkExec),
+    &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::VforkExec),
+    &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::PosixSpawn),
+    &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::Clone3),
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

@@ -16,6 +16,7 @@ pub mod harness;
 pub mod id;
 pub mod interpose;
 pub mod ipc;
+pub mod lifecycle;
 pub mod lock;
 pub mod pingpong;
 pub mod signal;

@@ -2,8 +2,9 @@
 //! drop), made by [`fork_peer`] (a child running a closure: an IPC benchmark's peer) or
 //! [`Child::fork_paused`] (a child that only waits to be killed: `fault.cow`, `space.process`);
 //! and the wake-up signal that interrupts a blocked measuring thread when its peer ends.
-//! Every `fork` of osprim goes through here. See fork(2), waitpid(2), prctl(2)
-//! (`PR_SET_PDEATHSIG`).
+//! Every `fork` of osprim goes through here, except the timed ones of `process.*`
+//! ([`super::lifecycle`]), whose children only exit or exec and are reaped inside the clock.
+//! See fork(2), waitpid(2), prctl(2) (`PR_SET_PDEATHSIG`).
 //!
 //! The wake-up signal is `SIGCHLD`, which the kernel sends anyway when a forked peer dies; a
 //! thread peer (or a process peer that hit an error) sends it on purpose with `tgkill`. While a
