@@ -156,6 +156,30 @@ Examples:
         #[command(flatten)]
         present: PresentArgs,
     },
+    /// A result over time and across machines, from the history database.
+    #[command(after_help = "\
+Every run that saves its result file is also recorded in the history database: a SQLite file
+(osprim-results/history.db by default) or, for many machines, a PostgreSQL server
+(--db postgres://user@host/db). --import DIR records the result files already in DIR.
+
+Examples:
+  osprim history syscall.null
+  osprim history 'ipc.*' --format csv
+  osprim history --import osprim-results
+  osprim history ctx --db postgres://osprim@perf-db.example/osprim")]
+    History {
+        /// Ids to show: ids, family prefixes, substrings or globs; none: every result.
+        patterns: Vec<String>,
+        /// The database: a SQLite file or postgres://… (default: osprim-results/history.db).
+        #[arg(long, value_name = "DB")]
+        db: Option<String>,
+        /// Record the result files in DIR first (those already recorded are left alone).
+        #[arg(long, value_name = "DIR")]
+        import: Option<PathBuf>,
+        /// How it is shown.
+        #[command(flatten)]
+        present: PresentArgs,
+    },
     /// Make the result file of a run that did not end (killed, machine crashed, disk full)
     /// from its journal, RESULT.journal, and print its table.
     #[command(after_help = "\
@@ -360,15 +384,21 @@ impl Cli {
                 present: present(&PresentArgs::default(), false, false),
                 papers: true,
                 baseline: None,
+                history: Some(history_location(None)),
             },
-            Some(Command::Papers { run: true, all_rows, present: p, .. }) => {
-                Cmd::Run { run: seed_suite(), present: present(&p, false, all_rows), papers: true, baseline: None }
-            }
+            Some(Command::Papers { run: true, all_rows, present: p, .. }) => Cmd::Run {
+                run: seed_suite(),
+                present: present(&p, false, all_rows),
+                papers: true,
+                baseline: None,
+                history: Some(history_location(None)),
+            },
             Some(Command::Run(args)) => Cmd::Run {
                 present: present(&args.present, args.strict, false),
                 run: args.sampling.run_config(args.patterns),
                 papers: false,
                 baseline: args.baseline,
+                history: if args.no_history { None } else { Some(history_location(args.db.as_deref())) },
             },
             Some(Command::List { patterns, format }) => Cmd::List { patterns, format: format.into() },
             Some(Command::Env { format }) => Cmd::Env { format: format.into() },
@@ -380,6 +410,12 @@ impl Cli {
                 results,
                 noise: noise / 100.0,
                 fail_on_regression: fail_on_regression.map(|p| p / 100.0),
+                present: present(&p, false, false),
+            },
+            Some(Command::History { patterns, db, import, present: p }) => Cmd::History {
+                patterns,
+                location: history_location(db.as_deref()),
+                import,
                 present: present(&p, false, false),
             },
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
@@ -453,6 +489,13 @@ pub struct RunArgs {
     /// Compare each result with this saved run as it comes in, and in full at the end.
     #[arg(long, value_name = "RESULT")]
     pub baseline: Option<PathBuf>,
+    /// History database the saved run is recorded in: a SQLite file or postgres://…
+    /// (default: osprim-results/history.db).
+    #[arg(long, value_name = "DB", conflicts_with = "no_history")]
+    pub db: Option<String>,
+    /// Do not record the run in the history database.
+    #[arg(long)]
+    pub no_history: bool,
 }
 
 /// `--format`: the one format vocabulary of every command.
@@ -537,6 +580,14 @@ fn parse_budget(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
         _ => Err(format!("expected seconds between 0 and 3600, got '{s}'")),
+    }
+}
+
+/// `--db`, or the default SQLite file in the results directory.
+fn history_location(db: Option<&str>) -> crate::history::Location {
+    match db {
+        Some(s) => crate::history::Location::parse(s),
+        None => crate::history::Location::default_in(std::path::Path::new(crate::config::RESULTS_DIR)),
     }
 }
 

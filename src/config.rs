@@ -10,6 +10,9 @@ use std::path::PathBuf;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// Where runs save their results, and the history database, by default.
+pub const RESULTS_DIR: &str = "osprim-results";
+
 /// A command, validated.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant, reason = "one is built per process")]
@@ -25,6 +28,8 @@ pub enum Command {
         papers: bool,
         /// A saved run each result is compared with.
         baseline: Option<PathBuf>,
+        /// Where the saved run is recorded (`None`: not recorded).
+        history: Option<crate::history::Location>,
     },
     /// List the benchmarks matching any of the patterns (all without one).
     List {
@@ -61,6 +66,17 @@ pub enum Command {
         noise: f64,
         /// Exit 1 when a result is significantly slower by more than this (0.1 = 10 %).
         fail_on_regression: Option<f64>,
+        /// How.
+        present: Present,
+    },
+    /// Results over time from the history database.
+    History {
+        /// Ids to show (all without one).
+        patterns: Vec<String>,
+        /// The database.
+        location: crate::history::Location,
+        /// Result files to record first.
+        import: Option<PathBuf>,
         /// How.
         present: Present,
     },

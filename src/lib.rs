@@ -53,7 +53,12 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
 /// Runs a validated command; returns the process exit status.
 pub fn execute(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Run { run, present, papers, baseline } => run_and_report(&run, &present, papers, baseline.as_deref()),
+        Command::Run { run, present, papers, baseline, history } => {
+            run_and_report(&run, &present, papers, baseline.as_deref(), history.as_ref())
+        }
+        Command::History { patterns, location, import, present } => {
+            show_history(&patterns, &location, import.as_deref(), &present)
+        }
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
         Command::Show { result, present } => {
@@ -87,8 +92,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
     }
 }
 
-/// Where runs save their results by default.
-const RESULTS_DIR: &str = "osprim-results";
+use config::RESULTS_DIR;
 
 /// A saved result file, with a word when a journal beside it holds more.
 fn read_result(path: &Path) -> Result<model::RunFile> {
@@ -123,7 +127,13 @@ fn newest_result(dir: &Path) -> Result<PathBuf> {
         .ok_or_else(none)
 }
 
-fn run_and_report(cfg: &RunConfig, present: &Present, papers: bool, baseline: Option<&Path>) -> Result<ExitCode> {
+fn run_and_report(
+    cfg: &RunConfig,
+    present: &Present,
+    papers: bool,
+    baseline: Option<&Path>,
+    history: Option<&history::Location>,
+) -> Result<ExitCode> {
     let base = baseline.map(read_result).transpose()?.map(std::sync::Arc::new);
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let began = std::time::Instant::now();
@@ -160,6 +170,9 @@ fn run_and_report(cfg: &RunConfig, present: &Present, papers: bool, baseline: Op
         eprintln!("{verdict}");
     }
     saved_note(&done);
+    if let (Some(loc), Some(path)) = (history, &done.saved_to) {
+        record_in_history(loc, &done.run, path, present.quiet);
+    }
     Ok(exit_status(&done, &interrupt, present.strict))
 }
 
@@ -318,4 +331,48 @@ fn compare(files: &[PathBuf], noise: f64, fail_on: Option<f64>, present: &config
         );
         Ok(ExitCode::from(1))
     }
+}
+
+/// Records a saved run in the history; a failure is a warning (the result file is saved).
+fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path, quiet: bool) {
+    let recorded = history::History::open(loc).and_then(|mut h| h.record(run, Some(path)));
+    match recorded {
+        Ok(_) if quiet => {}
+        Ok(_) => eprintln!("recorded in the history ({})", loc.describe()),
+        Err(e) => eprintln!("warning: not recorded in the history: {e}"),
+    }
+}
+
+/// `osprim history`.
+fn show_history(
+    patterns: &[String],
+    loc: &history::Location,
+    import: Option<&Path>,
+    present: &Present,
+) -> Result<ExitCode> {
+    if let history::Location::Sqlite(p) = loc
+        && import.is_none()
+        && !p.exists()
+    {
+        return Err(anyhow::Error::new(config::UsageError(format!(
+            "no history at {}: runs are recorded as they are saved ('osprim run'), or import result files with --import DIR",
+            p.display()
+        ))));
+    }
+    if let (history::Location::Sqlite(p), Some(_)) = (loc, import)
+        && let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut h = history::History::open(loc)?;
+    if let Some(dir) = import {
+        let (new, known, bad) = history::import_dir(&mut h, dir)?;
+        eprintln!("imported {new} run(s) from {} ({known} already recorded)", dir.display());
+        for why in bad {
+            eprintln!("skipped: {why}");
+        }
+    }
+    let points = h.points(patterns)?;
+    emit(&report::history::render(&points, present.format, &present.view)?)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("registry", &["registry"], false),
     ("analysis", &["analyse"], false),
     ("derivation", &["derive"], false),
-    ("comparison", &["compare"], false),
+    ("comparison", &["compare", "history"], false),
     ("reporting", &["report"], false),
     ("configuration", &["config"], false),
     ("progress", &["progress"], false),

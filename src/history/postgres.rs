@@ -8,7 +8,22 @@ use postgres::types::ToSql;
 pub struct Postgres(postgres::Client);
 
 fn err(e: postgres::Error) -> HistoryError {
-    HistoryError::Sql(e.to_string())
+    HistoryError::Sql(chain(&e))
+}
+
+/// The error and its causes in one line: `error connecting to server: Connection refused`.
+fn chain(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
 }
 
 impl Postgres {
@@ -21,7 +36,7 @@ impl Postgres {
         cfg.connect_timeout(std::time::Duration::from_secs(10));
         cfg.connect(postgres::NoTls)
             .map(Postgres)
-            .map_err(|e| HistoryError::Open { what: super::redact(url), detail: e.to_string() })
+            .map_err(|e| HistoryError::Open { what: super::redact(url), detail: chain(&e) })
     }
 }
 

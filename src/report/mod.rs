@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod csv;
 mod header;
+pub mod history;
 pub mod latex;
 mod layout;
 pub mod listing;
