@@ -71,6 +71,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Mapping,
     &space::Domain,
     &crate::bench::elf::Shell,
+    &crate::bench::notify::SignalNotify,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

@@ -17,6 +17,7 @@ pub mod id;
 pub mod interpose;
 pub mod ipc;
 pub mod lock;
+pub mod notify;
 pub mod pingpong;
 pub mod signal;
 pub mod space;
