@@ -128,10 +128,12 @@ impl Source {
     }
 }
 
-/// Test-only fault: the receiver fails after this many notifications.
+/// Faults injected by tests: the receiver fails after this many notifications; tracefs is
+/// looked for at another root.
 #[derive(Clone, Copy, Debug, Default)]
 struct Faults {
     fail_after: Option<usize>,
+    trace_root: Option<&'static str>,
 }
 
 impl Benchmark for SignalNotify {
@@ -486,11 +488,14 @@ fn cpus(ctx: &mut Ctx, source: Source) -> Result<(usize, usize, i64), NotMeasure
 }
 
 /// The tracing of a round, or why there is none.
-fn start_tracing(source: Source, timer: &Timer, signo: libc::c_int) -> Result<tracefs::Instance, String> {
+fn start_tracing(source: Source, timer: &Timer, signo: libc::c_int, faults: Faults) -> Result<tracefs::Instance, String> {
     if source != Source::Timer {
         return Err("kernel stages are traced for source=timer only".into());
     }
-    let root = tracefs::find()?;
+    let root = match faults.trace_root {
+        Some(r) => tracefs::find_in(&[std::path::Path::new(r)])?,
+        None => tracefs::find()?,
+    };
     let clocks: &[&str] = if timer.kind() == TimerKind::MonotonicRaw { &["mono_raw", "mono"] } else { &["x86-tsc", "mono"] };
     let inst = tracefs::Instance::create(&root, clocks, &EVENTS)?;
     if !inst.enabled().iter().any(|e| e == "timer/hrtimer_expire_entry") {
@@ -513,7 +518,7 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
         .ok_or_else(|| NotMeasured::Skipped("every real-time signal already has a handler in this process".into()))?;
     let timer = ctx.timer;
     let ticks_per_ns = 1.0 / timer.ticks_to_ns(1.0);
-    let tracing = start_tracing(source, &timer, signo);
+    let tracing = start_tracing(source, &timer, signo, faults);
     let (read_end, write_end) = nix::unistd::pipe().map_err(|e| NotMeasured::Failed(format!("pipe: {e}")))?;
     sig::reset(timer.kind() != TimerKind::MonotonicRaw);
     let installed = Installed::new(signo).map_err(|e| NotMeasured::Failed(format!("sigaction: {e}")))?;
@@ -929,4 +934,237 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
         m.observed.insert("receiver_ended_on_cpu".into(), c.into());
     }
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::testing::{serial, with_ctx};
+    use crate::sampler::SamplerConfig;
+
+    fn rec(event: u64, entry: u64, exit: u64, resumed: u64) -> Record {
+        Record { event, entry, exit, resumed, ..Record::default() }
+    }
+
+    #[test]
+    fn stages_add_up_and_a_negative_one_is_unsound() {
+        let s = Stages::of(&rec(100, 1_100, 1_150, 1_400));
+        assert_eq!((s.deliver, s.handler, s.ret, s.total), (1_000, 50, 250, 1_300));
+        assert!(s.sound());
+        // A handler entry stamped before the event (clocks out of step) is flagged.
+        let bad = Stages::of(&rec(2_000, 1_100, 1_150, 2_400));
+        assert_eq!(bad.deliver + bad.handler + bad.ret, bad.total);
+        assert!(!bad.sound());
+    }
+
+    #[test]
+    fn expiries_convert_through_each_pair_at_the_rounds_rate() {
+        // Counter at 2.5 ticks/ns, offset 1000 ticks from CLOCK_MONOTONIC.
+        let tick = |ns: u64| 1_000 + ns * 5 / 2;
+        let mut rs: Vec<Record> = (0..4u64)
+            .map(|k| {
+                let pair_ns = 10_000_000 + k * 600_000;
+                Record { pair_ns, pair_ticks: tick(pair_ns), due_ns: pair_ns + 500_000, ..Record::default() }
+            })
+            .collect();
+        let rate = convert_expiries(&mut rs, 1.0);
+        assert!((rate - 2.5).abs() < 1e-9, "{rate}");
+        for r in &rs {
+            assert_eq!(r.event, tick(r.due_ns));
+        }
+        // Too short a round for a rate of its own: the fallback.
+        let mut one = vec![rs[0]];
+        assert_eq!(convert_expiries(&mut one, 2.0), 2.0);
+    }
+
+    fn ev(ts: u64, cpu: usize, name: &str, fields: &str) -> (u64, tracefs::Event) {
+        (ts, tracefs::Event { task: "t-1".into(), cpu, ts, name: name.into(), fields: fields.into() })
+    }
+
+    #[test]
+    fn trace_events_match_our_timer_in_each_window() {
+        let ours = "hrtimer=00000000aaaa function=posix_timer_fn now=5";
+        let other = "hrtimer=00000000bbbb function=posix_timer_fn now=5";
+        let events = vec![
+            ev(90, 0, "local_timer_entry", "vector=236"),
+            ev(95, 0, "hrtimer_expire_entry", other),
+            ev(100, 0, "hrtimer_expire_entry", ours),
+            ev(110, 0, "signal_generate", "sig=40"),
+            ev(150, 0, "signal_deliver", "sig=40"),
+            ev(1_090, 0, "local_timer_entry", "vector=236"),
+            ev(1_100, 0, "hrtimer_expire_entry", ours),
+            ev(1_105, 0, "softirq_entry", "vec=1"),
+            ev(1_120, 0, "signal_generate", "sig=40"),
+            ev(2_100, 0, "hrtimer_expire_entry", ours),
+        ];
+        let records = [rec(80, 200, 210, 300), rec(1_080, 1_200, 1_210, 1_300), rec(3_000, 3_100, 3_110, 3_200)];
+        let m = match_events(&records, &events, 20);
+        let a = m[0].expect("first matched");
+        assert_eq!((a.hrtimer, a.irq_entry, a.generate, a.deliver, a.softirqs), (100, Some(90), Some(110), Some(150), 0));
+        assert_eq!(a.kernel_now_ns, Some(5));
+        let b = m[1].expect("second matched");
+        assert_eq!((b.hrtimer, b.irq_entry, b.generate, b.deliver, b.softirqs), (1_100, Some(1_090), Some(1_120), None, 1));
+        assert_eq!(m[2], None, "no expiry in the third window");
+    }
+
+    fn params(kv: &[(&str, &str)]) -> Params {
+        kv.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect()
+    }
+
+    /// The process's state that a run must leave as it found it.
+    #[derive(Debug, PartialEq)]
+    struct Leftovers {
+        dispositions: Vec<Option<libc::sighandler_t>>,
+        posix_timers: usize,
+        notify_threads: usize,
+        trace_instance: bool,
+    }
+
+    fn notify_threads() -> usize {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
+        tasks
+            .flatten()
+            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("osprim-notify")))
+            .count()
+    }
+
+    fn leftovers() -> Leftovers {
+        let timers = std::fs::read_to_string("/proc/self/timers").unwrap_or_default();
+        let instance = format!("instances/osprim-{}", std::process::id());
+        Leftovers {
+            dispositions: (libc::SIGRTMIN()..=libc::SIGRTMAX()).map(sig::disposition).collect(),
+            posix_timers: timers.lines().filter(|l| l.starts_with("ID:")).count(),
+            notify_threads: notify_threads(),
+            trace_instance: tracefs::ROOTS.iter().any(|r| std::path::Path::new(r).join(&instance).exists()),
+        }
+    }
+
+    fn assert_all_ok(m: &Measured, what: &str) {
+        for c in &m.checks {
+            assert_ne!(c.ok, Some(false), "{what}: {c:?}");
+        }
+    }
+
+    fn assert_parts_add_up(m: &Measured) {
+        for (i, total) in m.samples.per_op_ns.iter().enumerate() {
+            let sum: f64 = m.breakdown.iter().map(|(_, v)| v[i]).sum();
+            assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "sample {i}: {sum} vs {total}");
+        }
+    }
+
+    #[test]
+    fn every_source_measures_its_stages_and_passes_its_checks() {
+        let _s = serial();
+        let before = leftovers();
+        with_ctx(0.05, |ctx| {
+            for p in SignalNotify.variants(ctx) {
+                let m = match SignalNotify.run(ctx, &p) {
+                    Ok(m) => m,
+                    Err(NotMeasured::Skipped(why)) => {
+                        eprintln!("{p:?} skipped: {why}");
+                        continue;
+                    }
+                    Err(e) => panic!("{p:?}: {e:?}"),
+                };
+                assert!(m.samples.per_op_ns.len() >= 10, "{p:?}: {} samples", m.samples.per_op_ns.len());
+                assert_all_ok(&m, &format!("{p:?}"));
+                assert_parts_add_up(&m);
+                let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
+                let traced = tracefs::find().is_ok();
+                if p.get("source").and_then(|v| v.as_str()) == Some("timer") && traced {
+                    assert_eq!(names, ["interrupt", "signal", "handler", "return"]);
+                    assert_eq!(m.observed.get("trace_clock").and_then(|v| v.as_str()), Some("x86-tsc"));
+                } else {
+                    assert_eq!(names, ["deliver", "handler", "return"], "{p:?}");
+                }
+                assert!(m.observed.contains_key("receiver_involuntary_switches_per_notification"));
+            }
+        });
+        assert_eq!(leftovers(), before);
+    }
+
+    #[test]
+    fn without_tracefs_the_timer_still_runs_with_one_deliver_stage() {
+        let _s = serial();
+        with_ctx(0.03, |ctx| {
+            let faults = Faults { trace_root: Some("/nonexistent/osprim-tracefs"), ..Faults::default() };
+            let m = run_source(ctx, Source::Timer, faults).expect("runs without tracefs");
+            let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["deliver", "handler", "return"]);
+            assert!(m.notes.iter().any(|n| n.contains("not mounted at /nonexistent/osprim-tracefs")), "{:?}", m.notes);
+            assert_all_ok(&m, "timer without tracefs");
+            assert_parts_add_up(&m);
+        });
+    }
+
+    const SOURCES: [Source; 3] = [Source::AsyncIo(Placement::SameCpu), Source::AsyncIo(Placement::CrossCpu), Source::Timer];
+
+    #[test]
+    fn an_error_leaves_nothing_behind() {
+        let _s = serial();
+        let before = leftovers();
+        with_ctx(0.05, |ctx| {
+            for source in SOURCES {
+                // Before any sample: the round fails.
+                let r = run_source(ctx, source, Faults { fail_after: Some(0), ..Faults::default() });
+                if let Err(NotMeasured::Skipped(_)) = r {
+                    continue;
+                }
+                assert!(matches!(r, Err(NotMeasured::Failed(ref why)) if why.contains("injected")), "{source:?}: {r:?}");
+                assert_eq!(leftovers(), before, "{source:?} failed at once");
+                // After some samples: they are kept and the row says what went wrong.
+                let m = run_source(ctx, source, Faults { fail_after: Some(WARMUP + 5), ..Faults::default() }).expect("kept");
+                assert_eq!(m.samples.per_op_ns.len(), 5, "{source:?}");
+                assert_eq!(m.samples.stop, Some(StopReason::Aborted));
+                assert!(m.checks.iter().any(|c| c.ok == Some(false) && c.observed.contains("injected")));
+                assert_eq!(leftovers(), before, "{source:?} failed later");
+            }
+        });
+    }
+
+    #[test]
+    fn an_interruption_stops_the_round_and_leaves_nothing_behind() {
+        let _s = serial();
+        let before = leftovers();
+        let allowed = cpu::allowed_cpus();
+        cpu::pin_current_thread(allowed[0]).expect("pin");
+        let (timer, info) = crate::timer::detect();
+        let scratch = tempfile::tempdir().expect("scratch");
+        for source in SOURCES {
+            let interrupt = AtomicBool::new(false);
+            // A budget far beyond the interruption: the round ends because of it.
+            let cfg = SamplerConfig { budget_s: 30.0, ..SamplerConfig::quick() };
+            let mut ctx = Ctx::new(timer, &info, cfg, allowed[0], scratch.path(), &interrupt);
+            ctx.allowed_cpus = allowed.clone();
+            let seen_running = std::thread::scope(|s| {
+                let watcher = s.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(150));
+                    let running = notify_threads();
+                    interrupt.store(true, Relaxed);
+                    running
+                });
+                let r = run_source(&mut ctx, source, Faults::default());
+                (watcher.join().expect("watcher"), r)
+            });
+            let (running, r) = seen_running;
+            let m = match r {
+                Err(NotMeasured::Skipped(why)) if !why.contains("interrupted") => continue,
+                r => r.expect("interrupted rounds keep their samples"),
+            };
+            assert!(running >= 1, "{source:?}: the receiver was running when interrupted");
+            assert_eq!(m.samples.stop, Some(StopReason::Interrupted), "{source:?}");
+            assert!(!m.samples.per_op_ns.is_empty());
+            assert_all_ok(&m, &format!("{source:?} interrupted"));
+            assert_eq!(leftovers(), before, "{source:?} interrupted");
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_without_a_panic() {
+        with_ctx(0.01, |ctx| {
+            for bad in [params(&[("source", "carrier_pigeon")]), params(&[("source", "async_io"), ("placement", "moon")])] {
+                assert!(matches!(SignalNotify.run(ctx, &bad), Err(NotMeasured::Failed(_))), "{bad:?}");
+            }
+        });
+    }
 }
