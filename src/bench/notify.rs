@@ -65,13 +65,13 @@
 #[path = "notify_sig.rs"]
 pub mod sig;
 
-use sig::{AsyncOwner, Installed, PosixTimer};
 use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::{Samples, StopReason};
 use crate::sys::{cpu, futex, tracefs};
 use crate::timer::{Timer, TimerKind};
 use nix::sys::resource::{UsageWho, getrusage};
+use sig::{AsyncOwner, Installed, PosixTimer};
 use std::hint::black_box;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -488,7 +488,12 @@ fn cpus(ctx: &mut Ctx, source: Source) -> Result<(usize, usize, i64), NotMeasure
 }
 
 /// The tracing of a round, or why there is none.
-fn start_tracing(source: Source, timer: &Timer, signo: libc::c_int, faults: Faults) -> Result<tracefs::Instance, String> {
+fn start_tracing(
+    source: Source,
+    timer: &Timer,
+    signo: libc::c_int,
+    faults: Faults,
+) -> Result<tracefs::Instance, String> {
     if source != Source::Timer {
         return Err("kernel stages are traced for source=timer only".into());
     }
@@ -496,7 +501,8 @@ fn start_tracing(source: Source, timer: &Timer, signo: libc::c_int, faults: Faul
         Some(r) => tracefs::find_in(&[std::path::Path::new(r)])?,
         None => tracefs::find()?,
     };
-    let clocks: &[&str] = if timer.kind() == TimerKind::MonotonicRaw { &["mono_raw", "mono"] } else { &["x86-tsc", "mono"] };
+    let clocks: &[&str] =
+        if timer.kind() == TimerKind::MonotonicRaw { &["mono_raw", "mono"] } else { &["x86-tsc", "mono"] };
     let inst = tracefs::Instance::create(&root, clocks, &EVENTS)?;
     if !inst.enabled().iter().any(|e| e == "timer/hrtimer_expire_entry") {
         return Err("this kernel has no timer/hrtimer_expire_entry tracepoint".into());
@@ -555,7 +561,8 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
                     let _ = plan.posix_timer.set(t);
                 }
                 Source::AsyncIo(_) => {
-                    owner = Some(AsyncOwner::set(read_end.as_fd(), signo, tid).map_err(|e| format!("fcntl O_ASYNC: {e}"))?);
+                    owner =
+                        Some(AsyncOwner::set(read_end.as_fd(), signo, tid).map_err(|e| format!("fcntl O_ASYNC: {e}"))?);
                     let w = &write_end;
                     sender_thread = Some(
                         std::thread::Builder::new()
@@ -572,7 +579,9 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
         if setup.is_err() {
             sh.end();
         }
-        let received = recv.join().unwrap_or_else(|_| Received { error: Some("the receiver panicked".into()), ..Received::default() });
+        let received = recv
+            .join()
+            .unwrap_or_else(|_| Received { error: Some("the receiver panicked".into()), ..Received::default() });
         // Stop the sources before anything else: no signal is sent after this.
         drop(owner);
         let owner_cleared = sig::async_state(read_end.as_fd()).map(|(on, pid, signal)| !on && pid == 0 && signal == 0);
@@ -692,16 +701,16 @@ pub fn match_events(records: &[Record], events: &[(u64, tracefs::Event)], slack:
             let from = events.partition_point(|(t, _)| *t < lo);
             let to = events.partition_point(|(t, _)| *t <= hi);
             let span = &events[from..to];
-            let (ti, (ht, he)) = span
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(_, (_, e))| {
-                    e.name == "hrtimer_expire_entry"
-                        && e.field("function") == Some("posix_timer_fn")
-                        && e.field("hrtimer") == ours.as_deref()
-                })?;
-            let mut m = KernelMatch { hrtimer: *ht, kernel_now_ns: he.field("now").and_then(|v| v.parse().ok()), ..KernelMatch::default() };
+            let (ti, (ht, he)) = span.iter().enumerate().rev().find(|(_, (_, e))| {
+                e.name == "hrtimer_expire_entry"
+                    && e.field("function") == Some("posix_timer_fn")
+                    && e.field("hrtimer") == ours.as_deref()
+            })?;
+            let mut m = KernelMatch {
+                hrtimer: *ht,
+                kernel_now_ns: he.field("now").and_then(|v| v.parse().ok()),
+                ..KernelMatch::default()
+            };
             let before = &events[..from + ti];
             m.irq_entry = before
                 .iter()
@@ -727,7 +736,11 @@ fn median(v: &mut [f64]) -> Option<f64> {
 }
 
 /// The row: samples, stages, checks, observations.
-fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<tracefs::Event>), String>) -> Result<Measured, NotMeasured> {
+fn measured(
+    f: &RoundFacts,
+    mut rx: Received,
+    trace: Result<(String, bool, Vec<tracefs::Event>), String>,
+) -> Result<Measured, NotMeasured> {
     let ns = |ticks: i64| f.timer.ticks_to_ns(ticks as f64);
     let fallback_rate = 1.0 / f.timer.ticks_to_ns(1.0);
     let mut notes = Vec::new();
@@ -739,7 +752,11 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
     let notified = rx.records.len();
     if notified <= WARMUP {
         let why = rx.error.clone().unwrap_or_else(|| "no notification was measured".into());
-        return if rx.interrupted { Err(NotMeasured::Skipped(format!("interrupted before any sample ({why})"))) } else { Err(NotMeasured::Failed(why)) };
+        return if rx.interrupted {
+            Err(NotMeasured::Skipped(format!("interrupted before any sample ({why})")))
+        } else {
+            Err(NotMeasured::Failed(why))
+        };
     }
     let kept = &rx.records[WARMUP..];
     let all_stages: Vec<Stages> = kept.iter().map(Stages::of).collect();
@@ -769,7 +786,11 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
         _ => None,
     };
     let mut samples = Vec::with_capacity(kept.len());
-    let names: &[&str] = if matches.is_some() { &["interrupt", "signal", "handler", "return"] } else { &["deliver", "handler", "return"] };
+    let names: &[&str] = if matches.is_some() {
+        &["interrupt", "signal", "handler", "return"]
+    } else {
+        &["deliver", "handler", "return"]
+    };
     let mut parts: Vec<Vec<f64>> = vec![Vec::with_capacity(kept.len()); names.len()];
     let mut extra: [Vec<f64>; 6] = Default::default();
     let mut softirq_windows = 0u64;
@@ -826,7 +847,11 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
         format!("{} of {}", f.on_receiver, f.handler_runs),
         f.on_receiver == f.handler_runs && f.handler_runs > 0,
     ));
-    checks.push(Check::all_ok("the stages are non-negative and add up to the total (per notification, in ticks)", unsound, kept.len() as u64));
+    checks.push(Check::all_ok(
+        "the stages are non-negative and add up to the total (per notification, in ticks)",
+        unsound,
+        kept.len() as u64,
+    ));
     let sum_err = parts.iter().fold(vec![0.0; samples.len()], |mut acc, p| {
         for (a, v) in acc.iter_mut().zip(p) {
             *a += v;
@@ -838,7 +863,11 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
     match f.source {
         Source::AsyncIo(_) => {
             let wrong = kept.iter().filter(|r| r.si_code != sig::POLL_IN || r.si_fd != f.read_fd).count() as u64;
-            checks.push(Check::all_ok("the signal came from the pipe (si_code POLL_IN, si_fd its read end)", wrong, kept.len() as u64));
+            checks.push(Check::all_ok(
+                "the signal came from the pipe (si_code POLL_IN, si_fd its read end)",
+                wrong,
+                kept.len() as u64,
+            ));
             checks.push(Check::new(
                 "one write per notification",
                 format!("{notified} writes"),
@@ -848,7 +877,11 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
         }
         Source::Timer => {
             let wrong = kept.iter().filter(|r| r.si_code != libc::SI_TIMER).count() as u64;
-            checks.push(Check::all_ok("the signal came from the POSIX timer (si_code SI_TIMER)", wrong, kept.len() as u64));
+            checks.push(Check::all_ok(
+                "the signal came from the POSIX timer (si_code SI_TIMER)",
+                wrong,
+                kept.len() as u64,
+            ));
         }
     }
     if let Some(m) = &matches {
@@ -859,13 +892,17 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
             format!("{matched} of {} ({:.1} %)", m.len(), rate * 100.0),
             rate >= MIN_MATCH_RATE,
         ));
-        let names = ["kernel_deferred_ns", "expiry_to_irq_entry_ns", "irq_entry_to_hrtimer_ns", "signal_deliver_to_handler_ns"];
+        let names =
+            ["kernel_deferred_ns", "expiry_to_irq_entry_ns", "irq_entry_to_hrtimer_ns", "signal_deliver_to_handler_ns"];
         for (name, v) in names.iter().zip(extra.iter_mut()) {
             if let Some(x) = median(v) {
                 observed.insert((*name).into(), serde_json::json!(x));
             }
         }
-        observed.insert("softirq_between_expiry_and_handler".into(), format!("{softirq_windows} of {matched} notifications").into());
+        observed.insert(
+            "softirq_between_expiry_and_handler".into(),
+            format!("{softirq_windows} of {matched} notifications").into(),
+        );
         if let (Some(k), Some(i)) = (median(&mut extra[4].clone()), median(&mut extra[5].clone())) {
             observed.insert("kernel_lateness_ns".into(), serde_json::json!(k));
             checks.push(Check::new(
@@ -888,12 +925,20 @@ fn measured(f: &RoundFacts, mut rx: Received, trace: Result<(String, bool, Vec<t
     }
     if let Source::AsyncIo(_) = f.source {
         checks.push(match &f.owner_cleared {
-            Ok(ok) => Check::new("O_ASYNC, the owner and the signal are cleared on the pipe afterwards (fcntl)", "cleared", if *ok { "cleared" } else { "still set" }, *ok),
+            Ok(ok) => Check::new(
+                "O_ASYNC, the owner and the signal are cleared on the pipe afterwards (fcntl)",
+                "cleared",
+                if *ok { "cleared" } else { "still set" },
+                *ok,
+            ),
             Err(e) => Check::impossible("O_ASYNC cleared afterwards", e.clone()),
         });
     }
     if let (Source::AsyncIo(Placement::CrossCpu), true) = (f.source, f.tolerance > 0) {
-        notes.push(format!("the sender's and receiver's counters agree within {:.0} ns", f.timer.ticks_to_ns(f.tolerance as f64)));
+        notes.push(format!(
+            "the sender's and receiver's counters agree within {:.0} ns",
+            f.timer.ticks_to_ns(f.tolerance as f64)
+        ));
     }
     let per = |v: u64| serde_json::json!(v as f64 / notified as f64);
     observed.insert("receiver_voluntary_switches_per_notification".into(), per(rx.switches[0]));
@@ -1000,10 +1045,16 @@ mod tests {
         let records = [rec(80, 200, 210, 300), rec(1_080, 1_200, 1_210, 1_300), rec(3_000, 3_100, 3_110, 3_200)];
         let m = match_events(&records, &events, 20);
         let a = m[0].expect("first matched");
-        assert_eq!((a.hrtimer, a.irq_entry, a.generate, a.deliver, a.softirqs), (100, Some(90), Some(110), Some(150), 0));
+        assert_eq!(
+            (a.hrtimer, a.irq_entry, a.generate, a.deliver, a.softirqs),
+            (100, Some(90), Some(110), Some(150), 0)
+        );
         assert_eq!(a.kernel_now_ns, Some(5));
         let b = m[1].expect("second matched");
-        assert_eq!((b.hrtimer, b.irq_entry, b.generate, b.deliver, b.softirqs), (1_100, Some(1_090), Some(1_120), None, 1));
+        assert_eq!(
+            (b.hrtimer, b.irq_entry, b.generate, b.deliver, b.softirqs),
+            (1_100, Some(1_090), Some(1_120), None, 1)
+        );
         assert_eq!(m[2], None, "no expiry in the third window");
     }
 
@@ -1097,7 +1148,8 @@ mod tests {
         });
     }
 
-    const SOURCES: [Source; 3] = [Source::AsyncIo(Placement::SameCpu), Source::AsyncIo(Placement::CrossCpu), Source::Timer];
+    const SOURCES: [Source; 3] =
+        [Source::AsyncIo(Placement::SameCpu), Source::AsyncIo(Placement::CrossCpu), Source::Timer];
 
     #[test]
     fn an_error_leaves_nothing_behind() {
@@ -1110,10 +1162,14 @@ mod tests {
                 if let Err(NotMeasured::Skipped(_)) = r {
                     continue;
                 }
-                assert!(matches!(r, Err(NotMeasured::Failed(ref why)) if why.contains("injected")), "{source:?}: {r:?}");
+                assert!(
+                    matches!(r, Err(NotMeasured::Failed(ref why)) if why.contains("injected")),
+                    "{source:?}: {r:?}"
+                );
                 assert_eq!(leftovers(), before, "{source:?} failed at once");
                 // After some samples: they are kept and the row says what went wrong.
-                let m = run_source(ctx, source, Faults { fail_after: Some(WARMUP + 5), ..Faults::default() }).expect("kept");
+                let m = run_source(ctx, source, Faults { fail_after: Some(WARMUP + 5), ..Faults::default() })
+                    .expect("kept");
                 assert_eq!(m.samples.per_op_ns.len(), 5, "{source:?}");
                 assert_eq!(m.samples.stop, Some(StopReason::Aborted));
                 assert!(m.checks.iter().any(|c| c.ok == Some(false) && c.observed.contains("injected")));
@@ -1162,7 +1218,9 @@ mod tests {
     #[test]
     fn bad_parameters_are_refused_without_a_panic() {
         with_ctx(0.01, |ctx| {
-            for bad in [params(&[("source", "carrier_pigeon")]), params(&[("source", "async_io"), ("placement", "moon")])] {
+            for bad in
+                [params(&[("source", "carrier_pigeon")]), params(&[("source", "async_io"), ("placement", "moon")])]
+            {
                 assert!(matches!(SignalNotify.run(ctx, &bad), Err(NotMeasured::Failed(_))), "{bad:?}");
             }
         });
