@@ -58,10 +58,10 @@
 //! notifications during which the receiver was switched out for another task (its
 //! involuntary switches between arming and resuming, beyond the two the same-CPU sender
 //! causes by design): on a busy CPU these form a slow level of milliseconds (a time slice),
-//! which a note then points out. `observed.loop_last_stamp_to_handler_ns` is the loop's last
-//! stamp before the handler → the handler's entry: for the timer it exceeds deliver, because a
-//! KVM host fires a guest's timer early and holds the virtual CPU until the deadline
-//! (`lapic_timer_advance_ns`), so the loop stops before the expiry.
+//! which a note then points out. `observed.loop_last_stamp_to_handler_ns` (median) is the
+//! loop's last stamp before the handler → the handler's entry: how long the receiver had not
+//! been running its own code when the handler began (the kernel's entry and exit, and any
+//! time the receiver was switched out).
 //!
 //! **Clean-up.** Notifications are [`SPACING`] apart (no pile-up) and each round lasts its
 //! budget. Every wait has a deadline. After a round, an error or Ctrl-C (the receiver checks
