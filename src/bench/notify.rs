@@ -1213,9 +1213,15 @@ mod tests {
             let cfg = SamplerConfig { budget_s: 30.0, ..SamplerConfig::quick() };
             let mut ctx = Ctx::new(timer, &info, cfg, allowed[0], scratch.path(), &interrupt);
             ctx.allowed_cpus = allowed.clone();
+            // The previous round's count must not look like this one's progress.
+            sig::reset(timer.kind() != TimerKind::MonotonicRaw);
             let seen_running = std::thread::scope(|s| {
                 let watcher = s.spawn(|| {
-                    std::thread::sleep(Duration::from_millis(150));
+                    // Mid-run: once the receiver runs and has taken a few samples.
+                    let deadline = Instant::now() + Duration::from_secs(20);
+                    while sig::runs() < (WARMUP + 3) as u64 && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
                     let running = notify_threads();
                     interrupt.store(true, Relaxed);
                     running
