@@ -78,6 +78,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::VforkExec),
     &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::PosixSpawn),
     &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::Clone3),
+    &crate::bench::notify::SignalNotify,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

@@ -18,6 +18,7 @@ pub mod interpose;
 pub mod ipc;
 pub mod lifecycle;
 pub mod lock;
+pub mod notify;
 pub mod pingpong;
 pub mod signal;
 pub mod space;

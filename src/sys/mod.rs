@@ -28,6 +28,7 @@ pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
 pub mod thread;
+pub mod tracefs;
 pub mod ucontext;
 pub mod uffd;
 pub mod wprotect;
