@@ -71,6 +71,11 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Mapping,
     &space::Domain,
     &crate::bench::elf::Shell,
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Eventfd),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Futex),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Pipe),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Epoll),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Poll),
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

@@ -24,6 +24,7 @@ pub mod syscall;
 pub mod task;
 pub mod transport;
 pub mod txn;
+pub mod wake;
 
 pub use crate::model::{Check, Params, Unit};
 use crate::sampler::{self, SamplerConfig, Samples};

@@ -27,6 +27,7 @@ pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
 pub mod thread;
+pub mod timer;
 pub mod ucontext;
 pub mod uffd;
 pub mod wprotect;
