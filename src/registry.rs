@@ -76,6 +76,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Pipe),
     &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Epoll),
     &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Poll),
+    &crate::bench::timer_wake::TimerWake,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

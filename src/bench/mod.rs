@@ -22,6 +22,7 @@ pub mod signal;
 pub mod space;
 pub mod syscall;
 pub mod task;
+pub mod timer_wake;
 pub mod transport;
 pub mod txn;
 pub mod wake;
