@@ -77,6 +77,8 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Epoll),
     &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Poll),
     &crate::bench::timer_wake::TimerWake,
+    &crate::bench::sched::Preempt,
+    &crate::bench::sched::Yield,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

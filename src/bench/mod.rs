@@ -18,6 +18,7 @@ pub mod interpose;
 pub mod ipc;
 pub mod lock;
 pub mod pingpong;
+pub mod sched;
 pub mod signal;
 pub mod space;
 pub mod syscall;
