@@ -203,12 +203,13 @@ fn spin_pair(ctx: &Ctx, wall: Duration) -> Result<(Spin, Spin), NotMeasured> {
         if ha.is_ok() && hb.is_ok() {
             barrier.wait();
         }
-        let join = |h: std::io::Result<std::thread::ScopedJoinHandle<'_, Result<Spin, String>>>| -> Result<Spin, NotMeasured> {
-            let h = h.map_err(|e| NotMeasured::Failed(format!("start a spinning thread: {e}")))?;
-            h.join()
-                .map_err(|_| NotMeasured::Failed("a spinning thread panicked".into()))?
-                .map_err(NotMeasured::Failed)
-        };
+        let join =
+            |h: std::io::Result<std::thread::ScopedJoinHandle<'_, Result<Spin, String>>>| -> Result<Spin, NotMeasured> {
+                let h = h.map_err(|e| NotMeasured::Failed(format!("start a spinning thread: {e}")))?;
+                h.join()
+                    .map_err(|_| NotMeasured::Failed("a spinning thread panicked".into()))?
+                    .map_err(NotMeasured::Failed)
+            };
         // A thread that failed to start leaves the other waiting at the barrier: never, since
         // both are spawned before the barrier is met and a failed spawn skips it; scoped
         // threads are joined either way.
@@ -377,9 +378,7 @@ impl YieldPeer {
     fn stop(mut self) -> Result<(u64, u64), NotMeasured> {
         self.stop.store(true, Relaxed);
         let h = self.handle.take().expect("joined once");
-        h.join()
-            .map_err(|_| NotMeasured::Failed("the yield peer panicked".into()))?
-            .map_err(NotMeasured::Failed)
+        h.join().map_err(|_| NotMeasured::Failed("the yield peer panicked".into()))?.map_err(NotMeasured::Failed)
     }
 }
 

@@ -98,9 +98,10 @@ pub fn interval_us() -> u64 {
 /// budget (`round_budget_s × rounds`) over the interval; at least 10.
 pub fn loops_per_round(round_budget_s: f64, rounds: usize, interval_us: u64) -> u64 {
     let rounds = rounds.max(1) as u64;
-    let total = std::env::var(LOOPS_ENV).ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or_else(|| {
-        (round_budget_s * rounds as f64 * 1e6 / interval_us as f64).round().max(0.0) as u64
-    });
+    let total = std::env::var(LOOPS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| (round_budget_s * rounds as f64 * 1e6 / interval_us as f64).round().max(0.0) as u64);
     total.div_ceil(rounds).max(10)
 }
 
@@ -235,8 +236,8 @@ impl Sleeper {
             }
             Sleeper::Posix(timer, blocked) => {
                 timer.arm_at(libc::timespec { tv_sec: ts.tv_sec(), tv_nsec: ts.tv_nsec() })?;
-                let limit = Duration::from_nanos((at - now_ns()).max(0) as u64 + interval_ns as u64)
-                    + Duration::from_secs(1);
+                let limit =
+                    Duration::from_nanos((at - now_ns()).max(0) as u64 + interval_ns as u64) + Duration::from_secs(1);
                 Ok(blocked.wait(limit)? && timer.overrun() == 0)
             }
         }
@@ -246,8 +247,8 @@ impl Sleeper {
 impl Cycle {
     /// The round: `loops` wake-ups, or fewer when interrupted.
     fn run(&self, ctx: &Ctx) -> Result<CycleOutcome, NotMeasured> {
-        let sleeper = Sleeper::new(self.via)
-            .map_err(|e| NotMeasured::Failed(format!("set up {}: {e}", self.via.name())))?;
+        let sleeper =
+            Sleeper::new(self.via).map_err(|e| NotMeasured::Failed(format!("set up {}: {e}", self.via.name())))?;
         let mut o = CycleOutcome {
             latencies: Vec::with_capacity(self.loops as usize),
             missed: 0,
@@ -304,12 +305,7 @@ fn row(ctx: &Ctx, c: &Cycle, o: CycleOutcome) -> Measured {
             n,
         ));
     }
-    checks.push(Check::new(
-        "no wake-up before its expiry",
-        "smallest latency ≥ 0",
-        format!("{min:.0} ns"),
-        min >= 0.0,
-    ));
+    checks.push(Check::new("no wake-up before its expiry", "smallest latency ≥ 0", format!("{min:.0} ns"), min >= 0.0));
     checks.push(Check::new(
         "no missed period (latency over the interval)",
         format!("0 of {n} over {} µs", c.interval_ns / 1000),

@@ -102,7 +102,9 @@ impl Benchmark for Wake {
             Mechanism::Futex => "wake a thread blocked in FUTEX_WAIT: sender's stamp to waiter's stamp",
             Mechanism::Pipe => "wake a thread blocked in read on a pipe: sender's stamp to waiter's stamp",
             Mechanism::Epoll => "wake a thread blocked in epoll_wait on an eventfd: sender's stamp to waiter's stamp",
-            Mechanism::Poll => "a store seen by a waiter spinning on shared memory, no kernel (two CPUs): stamp to stamp",
+            Mechanism::Poll => {
+                "a store seen by a waiter spinning on shared memory, no kernel (two CPUs): stamp to stamp"
+            }
         }
     }
     fn available(&self) -> Result<(), String> {
@@ -226,9 +228,8 @@ enum WakeEnd {
 }
 
 fn open(m: Mechanism) -> std::io::Result<(WakeEnd, WaitEnd)> {
-    let eventfd = || -> std::io::Result<OwnedFd> {
-        Ok(OwnedFd::from(EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC)?))
-    };
+    let eventfd =
+        || -> std::io::Result<OwnedFd> { Ok(OwnedFd::from(EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC)?)) };
     Ok(match m {
         Mechanism::Eventfd => {
             let fd = eventfd()?;
@@ -292,7 +293,9 @@ impl WaitEnd {
                     match r {
                         _ if u64::from(v) != last => return Ok((u64::from(v), t)),
                         Ok(()) => continue,
-                        Err(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {
+                        Err(e)
+                            if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) =>
+                        {
                             continue;
                         }
                         Err(e) => return Err(nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
@@ -396,7 +399,9 @@ fn fail(s: &SharedMem, kind: u64, detail: u64) -> i32 {
 fn failure_text(s: &SharedMem) -> String {
     let d = s.u64(ERR_DETAIL).load(Acquire);
     match s.u64(ERR_KIND).load(Acquire) {
-        ERR_PIN => format!("the waiter could not pin itself to its CPU ({})", std::io::Error::from_raw_os_error(d as i32)),
+        ERR_PIN => {
+            format!("the waiter could not pin itself to its CPU ({})", std::io::Error::from_raw_os_error(d as i32))
+        }
         ERR_IO => format!("the waiter's wait failed ({})", std::io::Error::from_raw_os_error(d as i32)),
         ERR_SEQ => format!(
             "the waiter expected wake {} and got {} (a wake was lost, merged or repeated)",
@@ -479,13 +484,8 @@ impl<'c> Session<'c> {
         let failed = |what: &str, e: std::io::Error| NotMeasured::Failed(format!("{what}: {e}"));
         let shared = Arc::new(SharedMem::new(SLOTS).map_err(|e| failed("map shared memory", e))?);
         let (wake, end) = open(plan.mechanism).map_err(|e| failed("open the wake mechanism", e))?;
-        let waiter = Waiter {
-            shared: shared.clone(),
-            end,
-            timer: ctx.timer,
-            cpu: plan.cpus.1,
-            spin: !plan.mechanism.blocks(),
-        };
+        let waiter =
+            Waiter { shared: shared.clone(), end, timer: ctx.timer, cpu: plan.cpus.1, spin: !plan.mechanism.blocks() };
         let peer = match plan.peer {
             PeerKind::Thread => PeerHandle::Thread(Some(
                 std::thread::Builder::new()
@@ -538,9 +538,7 @@ impl<'c> Session<'c> {
         };
         if self.plan.mechanism.blocks() {
             let path = format!("/proc/{pid}/task/{tid}/stat");
-            self.stat = Some(
-                std::fs::File::open(&path).map_err(|e| NotMeasured::Failed(format!("open {path}: {e}")))?,
-            );
+            self.stat = Some(std::fs::File::open(&path).map_err(|e| NotMeasured::Failed(format!("open {path}: {e}")))?);
         }
         Ok(())
     }

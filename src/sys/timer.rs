@@ -157,7 +157,8 @@ impl BlockedSignal {
         let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
         // SAFETY: the set lives on this stack; a null new set only reads the mask.
         unsafe {
-            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set) == 0 && libc::sigismember(&set, signo) == 1
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set) == 0
+                && libc::sigismember(&set, signo) == 1
         }
     }
 
