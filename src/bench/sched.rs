@@ -266,6 +266,12 @@ fn preempt_row(ctx: &Ctx, wall: Duration, a: &Spin, b: &Spin, steal: Option<u64>
     );
     m.observed.insert("other_gaps".into(), serde_json::json!(sw.other_gaps));
     m.observed.insert("involuntary_switches".into(), serde_json::json!(counted));
+    if sw.other_gaps > seen {
+        m.notes.push(format!(
+            "{} gaps in which the other thread did not resume: interrupts, or other tasks on CPU {}; a switch during which a third task ran counts that task's time too",
+            sw.other_gaps, ctx.cpu
+        ));
+    }
     m.params.insert("wall_ms_per_round".into(), serde_json::json!(wall.as_millis() as u64));
     m.params.insert("gap_threshold_ns".into(), serde_json::json!(GAP_NS));
     if let Some(j) = steal {
