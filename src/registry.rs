@@ -79,6 +79,14 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::PosixSpawn),
     &crate::bench::lifecycle::Process(crate::bench::lifecycle::Spawn::Clone3),
     &crate::bench::notify::SignalNotify,
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Eventfd),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Futex),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Pipe),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Epoll),
+    &crate::bench::wake::Wake(crate::bench::wake::Mechanism::Poll),
+    &crate::bench::timer_wake::TimerWake,
+    &crate::bench::sched::Preempt,
+    &crate::bench::sched::Yield,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

@@ -20,12 +20,15 @@ pub mod lifecycle;
 pub mod lock;
 pub mod notify;
 pub mod pingpong;
+pub mod sched;
 pub mod signal;
 pub mod space;
 pub mod syscall;
 pub mod task;
+pub mod timer_wake;
 pub mod transport;
 pub mod txn;
+pub mod wake;
 
 pub use crate::model::{Check, Params, Unit};
 use crate::sampler::{self, SamplerConfig, Samples};

@@ -29,6 +29,7 @@ pub mod spawn;
 pub mod stack_switch;
 pub mod thread;
 pub mod tracefs;
+pub mod timer;
 pub mod ucontext;
 pub mod uffd;
 pub mod wprotect;
