@@ -35,6 +35,9 @@ pub trait Backend {
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, HistoryError>;
     /// One query; each row's columns read as the kinds of `columns` (values ignored).
     fn query(&mut self, sql: &str, params: &[Value], columns: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError>;
+    /// Begins a transaction that no other writer can interleave with (migrations: two osprim
+    /// processes opening a new database at once must not both create it).
+    fn begin_exclusive(&mut self) -> Result<(), HistoryError>;
 }
 
 /// What went wrong with the history database.
@@ -168,6 +171,11 @@ impl History {
     /// The schema version of the database (0 when new).
     pub fn version(&mut self) -> Result<i64, HistoryError> {
         self.db.batch("CREATE TABLE IF NOT EXISTS osprim_schema (version BIGINT NOT NULL)")?;
+        self.version_inside()
+    }
+
+    /// The version, read inside an open transaction.
+    fn version_inside(&mut self) -> Result<i64, HistoryError> {
         let rows = self.db.query("SELECT MAX(version) FROM osprim_schema", &[], &[Value::Int(None)])?;
         Ok(match rows.first().and_then(|r| r.first()) {
             Some(Value::Int(Some(v))) => *v,
@@ -183,8 +191,13 @@ impl History {
             return Err(HistoryError::TooNew { found: have, known: MIGRATIONS.len() as i64 });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().take(target).skip(have as usize) {
-            self.db.batch("BEGIN")?;
-            let done = self.db.batch(sql).and_then(|_| {
+            self.db.begin_exclusive()?;
+            // Another process may have applied it while this one waited for the lock.
+            let done = self.version_inside().and_then(|now| {
+                if now > i as i64 {
+                    return Ok(0);
+                }
+                self.db.batch(sql)?;
                 self.db.execute("INSERT INTO osprim_schema (version) VALUES (?)", &[Value::Int(Some(i as i64 + 1))])
             });
             match done {
@@ -205,7 +218,7 @@ impl History {
         if !known.is_empty() {
             return Ok(false);
         }
-        self.db.batch("BEGIN")?;
+        self.db.begin_exclusive()?;
         match self.insert(run, &key, file) {
             Ok(()) => {
                 self.db.batch("COMMIT")?;
@@ -297,9 +310,14 @@ fn text(s: &str) -> Value {
     Value::Text(Some(s.to_string()))
 }
 
-/// A run's key: its start, its host and the osprim build that measured it.
+/// A run's key: its start, its host, the osprim build that measured it, and a digest of its
+/// results (runs started in the same second on one machine differ in their samples; the same
+/// file recorded twice does not).
 pub fn run_key(run: &RunFile) -> String {
-    format!("{} {} {}", run.started_utc, run.machine.hostname, run.osprim.commit)
+    let bytes = serde_json::to_vec(&run.results).unwrap_or_default();
+    // FNV-1a, 64 bits: a digest to tell runs apart, not a defence against forgery.
+    let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{} {} {} {digest:016x}", run.started_utc, run.machine.hostname, run.osprim.commit)
 }
 
 fn result_values(key: &str, position: usize, r: &Row) -> Vec<Value> {

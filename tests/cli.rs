@@ -377,7 +377,13 @@ fn runs_started_together_never_share_a_default_file() {
         assert!(c.wait().unwrap().success());
     }
     let files = tmp_entries(&dir.path().join("osprim-results"));
-    assert_eq!(files.len(), 3, "{files:?}");
+    let results: Vec<&String> = files.iter().filter(|f| f.ends_with(".json")).collect();
+    assert_eq!(results.len(), 3, "{files:?}");
+    // All three were recorded in the one history database, none lost to the others.
+    let out = osprim().args(["history", "--format", "json"]).current_dir(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let points: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(points.as_array().unwrap().len(), 3, "{points}");
 }
 
 #[test]

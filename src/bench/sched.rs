@@ -418,10 +418,10 @@ mod tests {
         assert_eq!((s.cost_ticks.len(), s.other_gaps), (0, 3));
     }
 
-    fn osprim_tasks() -> usize {
+    fn osprim_tasks(prefix: &str) -> usize {
         let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
         dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
-            .filter(|c| c.starts_with("osprim-"))
+            .filter(|c| c.starts_with(prefix))
             .count()
     }
 
@@ -429,7 +429,7 @@ mod tests {
     fn preemption_is_seen_and_agrees_with_the_kernels_count() {
         let _serial = serial();
         let flag = AtomicBool::new(false);
-        let before = osprim_tasks();
+        let before = osprim_tasks("osprim-spin");
         with_flag(0.2, &flag, |ctx| {
             let m = Preempt.run(ctx, &Params::new()).unwrap();
             assert!(m.samples.per_op_ns.len() >= 5, "a few switches in 150 ms: {}", m.samples.per_op_ns.len());
@@ -443,14 +443,14 @@ mod tests {
             assert_eq!(m.samples.stop, Some(StopReason::Interrupted));
             assert!(began.elapsed() < Duration::from_millis(140));
         });
-        assert_eq!(osprim_tasks(), before, "no spinning thread left");
+        assert_eq!(osprim_tasks("osprim-spin"), before, "no spinning thread left");
     }
 
     #[test]
     fn yield_hands_the_cpu_over_every_time_and_ends_its_peer() {
         let _serial = serial();
         let flag = AtomicBool::new(false);
-        let before = osprim_tasks();
+        let before = osprim_tasks("osprim-yield");
         with_flag(0.05, &flag, |ctx| {
             let m = Yield.run(ctx, &Params::new()).unwrap();
             assert!(!m.samples.per_op_ns.is_empty());
@@ -460,6 +460,6 @@ mod tests {
             let m = interrupt_after(&flag, Duration::from_millis(10), || Yield.run(ctx, &Params::new()).unwrap());
             assert_eq!(m.samples.stop, Some(StopReason::Interrupted));
         });
-        assert_eq!(osprim_tasks(), before, "the yield peer was joined");
+        assert_eq!(osprim_tasks("osprim-yield"), before, "the yield peer was joined");
     }
 }

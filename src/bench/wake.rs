@@ -879,10 +879,10 @@ mod tests {
     }
 
     /// This process's threads named `osprim-*` (other tests' threads run in parallel).
-    pub(crate) fn osprim_tasks() -> usize {
+    pub(crate) fn osprim_tasks(prefix: &str) -> usize {
         let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
         dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
-            .filter(|c| c.starts_with("osprim-"))
+            .filter(|c| c.starts_with(prefix))
             .count()
     }
 
@@ -890,7 +890,7 @@ mod tests {
     fn an_interrupted_run_leaves_no_thread_or_child_behind() {
         use crate::bench::timer_wake::tests::{interrupt_after, with_flag};
         let _serial = serial();
-        let before = osprim_tasks();
+        let before = osprim_tasks("osprim-waiter");
         let flag = std::sync::atomic::AtomicBool::new(false);
         with_flag(5.0, &flag, |ctx| {
             for (peer, placement) in [("thread", "same_cpu"), ("process", "same_cpu"), ("thread", "cross_cpu")] {
@@ -909,7 +909,7 @@ mod tests {
                 assert_ne!(m.checks[0].ok, Some(false), "{:?}", m.checks[0]);
             }
         });
-        assert_eq!(osprim_tasks(), before, "no waiter thread left running");
+        assert_eq!(osprim_tasks("osprim-waiter"), before, "no waiter thread left running");
         // No child left: waitpid finds none.
         assert!(nix::sys::wait::waitpid(None, Some(nix::sys::wait::WaitPidFlag::WNOHANG)).is_err());
     }

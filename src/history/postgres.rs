@@ -82,6 +82,10 @@ impl Backend for Postgres {
         self.0.execute(numbered(sql).as_str(), &refs).map_err(err)
     }
 
+    fn begin_exclusive(&mut self) -> Result<(), HistoryError> {
+        self.0.batch_execute("BEGIN; LOCK TABLE osprim_schema IN EXCLUSIVE MODE").map_err(err)
+    }
+
     fn query(&mut self, sql: &str, params: &[Value], columns: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError> {
         let bound: Vec<Box<dyn ToSql + Sync>> = params.iter().map(bind).collect();
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();

@@ -67,6 +67,12 @@ impl Backend for Sqlite {
         self.0.execute(sql, rusqlite::params_from_iter(bound.iter())).map(|n| n as u64).map_err(err)
     }
 
+    fn begin_exclusive(&mut self) -> Result<(), HistoryError> {
+        // IMMEDIATE takes the write lock now (waiting up to the busy timeout), not at the
+        // first write.
+        self.0.execute_batch("BEGIN IMMEDIATE").map_err(err)
+    }
+
     fn query(&mut self, sql: &str, params: &[Value], columns: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError> {
         let bound: Vec<ToSqlOutput> = params.iter().map(bind).collect();
         let mut stmt = self.0.prepare(sql).map_err(err)?;
