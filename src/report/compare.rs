@@ -62,11 +62,8 @@ fn table(n: &Named, view: &View) -> String {
     let mut out = vec![
         format!("base  {} ({}, {})", n.base_name, n.base.started_utc, n.base.machine.hostname),
         format!("new   {} ({}, {})", n.new_name, n.new.started_utc, n.new.machine.hostname),
-        format!(
-            "ratio = new median / base median; 95 % CI from resampling rounds, then blocks within a round; \
-             noise threshold ± {} %",
-            crate::model::unit::short_number(c.noise * 100.0)
-        ),
+        "ratio = new median / base median; 95 % CI from resampling rounds, then blocks within a round".into(),
+        format!("noise threshold ± {} %", crate::model::unit::short_number(c.noise * 100.0)),
         String::new(),
     ];
     let head = ["benchmark", "base", "new", "ratio", "95 % CI", "verdict"].map(Cell::plain).to_vec();
