@@ -131,21 +131,8 @@ impl Benchmark for Xfer {
         }
         let setup = Setup::read(self.0, ctx, params)?;
         let plan = setup.plan(Timing::OneWay);
-        let bound = if setup.placement == Placement::CrossCpu {
-            let (a, b) = plan.cpus;
-            let bound = ctx.offset_bound(a, b).map_err(NotMeasured::Skipped)?;
-            if !bound.synchronised() {
-                let ns = |t: i64| ctx.timer.ticks_to_ns(t as f64);
-                return Err(NotMeasured::Skipped(format!(
-                    "the counters of CPUs {a} and {b} disagree: CPU {b} runs between {:.0} and {:.0} ns ahead of CPU {a}",
-                    ns(bound.low_ticks),
-                    ns(bound.high_ticks)
-                )));
-            }
-            Some(bound)
-        } else {
-            None
-        };
+        let bound =
+            if setup.placement == Placement::CrossCpu { Some(synchronised_bound(ctx, plan.cpus)?) } else { None };
         let report = pingpong::run(ctx, &plan)?;
         let min_one_way = report.min_one_way_ticks;
         let over = report.one_way_over_round_trip;
@@ -177,6 +164,24 @@ impl Benchmark for Xfer {
         }
         Ok(m)
     }
+}
+
+/// The counters' offset bound between two CPUs, or a skip when they disagree: one-way times
+/// across CPUs need counters that agree.
+pub(crate) fn synchronised_bound(
+    ctx: &mut Ctx,
+    (a, b): (usize, usize),
+) -> Result<crate::timer::sync::OffsetBound, NotMeasured> {
+    let bound = ctx.offset_bound(a, b).map_err(NotMeasured::Skipped)?;
+    if !bound.synchronised() {
+        let ns = |t: i64| ctx.timer.ticks_to_ns(t as f64);
+        return Err(NotMeasured::Skipped(format!(
+            "the counters of CPUs {a} and {b} disagree: CPU {b} runs between {:.0} and {:.0} ns ahead of CPU {a}",
+            ns(bound.low_ticks),
+            ns(bound.high_ticks)
+        )));
+    }
+    Ok(bound)
 }
 
 /// Peer × placement (× size, for `ipc` of a payload-carrying transport).

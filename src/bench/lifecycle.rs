@@ -184,15 +184,7 @@ impl Benchmark for FirstRun {
         let placement = if cross { Placement::CrossCpu } else { Placement::SameCpu };
         let (a, b) = cpus_for(ctx, placement).map_err(NotMeasured::Skipped)?;
         let bound = if cross && ctx.timer.kind() != TimerKind::MonotonicRaw {
-            let bound = ctx.offset_bound(a, b).map_err(NotMeasured::Skipped)?;
-            if !bound.synchronised() {
-                return Err(NotMeasured::Skipped(format!(
-                    "the counters of CPUs {a} and {b} disagree (offset between {:.0} and {:.0} ns)",
-                    ctx.timer.ticks_to_ns(bound.low_ticks as f64),
-                    ctx.timer.ticks_to_ns(bound.high_ticks as f64)
-                )));
-            }
-            Some(bound)
+            Some(super::ipc::synchronised_bound(ctx, (a, b))?)
         } else {
             None
         };

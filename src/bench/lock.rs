@@ -274,14 +274,7 @@ impl Benchmark for Handoff {
         };
         let cpus = cpus_for(ctx, placement).map_err(NotMeasured::Skipped)?;
         let tolerance = if placement == Placement::CrossCpu {
-            let bound = ctx.offset_bound(cpus.0, cpus.1).map_err(NotMeasured::Skipped)?;
-            if !bound.synchronised() {
-                return Err(NotMeasured::Skipped(format!(
-                    "the counters of CPUs {} and {} disagree: a stamp taken on one cannot be set against the other",
-                    cpus.0, cpus.1
-                )));
-            }
-            bound.max_abs_ticks()
+            super::ipc::synchronised_bound(ctx, cpus)?.max_abs_ticks()
         } else {
             0
         };

@@ -489,12 +489,7 @@ fn cpus(ctx: &mut Ctx, source: Source) -> Result<(usize, usize, i64), NotMeasure
     if placement == Placement::SameCpu {
         return Ok((a, b, 0));
     }
-    let bound = ctx.offset_bound(a, b).map_err(NotMeasured::Skipped)?;
-    if !bound.synchronised() {
-        return Err(NotMeasured::Skipped(format!(
-            "the counters of CPUs {a} and {b} disagree: the sender's stamp cannot be set against the receiver's"
-        )));
-    }
+    let bound = super::ipc::synchronised_bound(ctx, (a, b))?;
     Ok((a, b, bound.max_abs_ticks()))
 }
 

@@ -139,26 +139,13 @@ impl Benchmark for Wake {
             ));
         }
         let cpus = cpus_for(ctx, placement).map_err(NotMeasured::Skipped)?;
-        let bound = if placement == Placement::CrossCpu { Some(synchronised_bound(ctx, cpus)?) } else { None };
+        let bound =
+            if placement == Placement::CrossCpu { Some(super::ipc::synchronised_bound(ctx, cpus)?) } else { None };
         let plan = Plan { mechanism: self.0, peer, cpus };
         let _back = PinBack::to(cpus.0, ctx.cpu)?;
         let outcome = measure(ctx, &plan)?;
         Ok(measured(ctx, &plan, outcome, bound))
     }
-}
-
-/// The counters' offset bound between the two CPUs, or a skip when they disagree.
-fn synchronised_bound(ctx: &mut Ctx, (a, b): (usize, usize)) -> Result<crate::timer::sync::OffsetBound, NotMeasured> {
-    let bound = ctx.offset_bound(a, b).map_err(NotMeasured::Skipped)?;
-    if !bound.synchronised() {
-        let ns = |t: i64| ctx.timer.ticks_to_ns(t as f64);
-        return Err(NotMeasured::Skipped(format!(
-            "the counters of CPUs {a} and {b} disagree: CPU {b} runs between {:.0} and {:.0} ns ahead of CPU {a}",
-            ns(bound.low_ticks),
-            ns(bound.high_ticks)
-        )));
-    }
-    Ok(bound)
 }
 
 /// Pins the measuring thread to a CPU and puts it back on its own when dropped.
