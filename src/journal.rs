@@ -82,6 +82,11 @@ pub enum Record {
         /// The remark.
         note: String,
     },
+    /// An availability probe of the measuring CPU (between rounds).
+    Probe {
+        /// What it found.
+        probe: crate::model::Probe,
+    },
     /// Measuring is over (the result file is written next).
     End {
         /// UTC end, RFC 3339; absent when the run was interrupted.
@@ -354,6 +359,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
         Err(e) => return Err(corrupt(format!("its first line is unreadable ({e})"))),
     };
     run.results.clear();
+    run.availability.clear();
     let mut rows: Vec<Rounds> = Vec::new();
     let (mut unreadable_lines, mut finished_utc) = (0, None);
     for line in lines {
@@ -371,6 +377,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
                 });
             }
             Ok(Record::Note { row, note }) if row < rows.len() => rows[row].notes.push(note),
+            Ok(Record::Probe { probe }) => run.availability.push(probe),
             Ok(Record::End { finished_utc: end }) => finished_utc = end,
             _ => unreadable_lines += 1,
         }
@@ -397,6 +404,7 @@ mod tests {
             timer: crate::timer::TimerInfo::for_tests(),
             machine: crate::env::capture(),
             results: Vec::new(),
+            availability: Vec::new(),
         }
     }
 

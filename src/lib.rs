@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod analyse;
+pub mod availability;
 pub mod bench;
 pub mod cli;
 pub mod compare;

@@ -111,6 +111,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         timer: timer_info.clone(),
         machine,
         results: Vec::new(),
+        availability: Vec::new(),
     };
 
     // The journal first (it refuses a name another run is writing to), then the result file,
@@ -163,8 +164,19 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     }
     observer.plan(&plan);
     let mut slots: Vec<Slot> = Vec::new();
+    let probe_cpu = |before_round: usize, run: &mut RunFile, store: &mut Option<Store>| {
+        let before_round = u16::try_from(before_round).unwrap_or(u16::MAX);
+        let probe = crate::availability::probe(&timer, chosen.cpu, before_round, crate::availability::WINDOW);
+        if let Some(store) = store.as_mut() {
+            store.append(&Record::Probe { probe: probe.clone() });
+        }
+        run.availability.push(probe);
+    };
     'rounds: for round in 0..cfg.rounds.max(1) {
         let round_cfg = cfg.for_round(round);
+        if !stop() {
+            probe_cpu(round, &mut run, &mut store);
+        }
         for (bench, variants) in benches.iter().zip(&planned) {
             if round > 0 && bench.single_round() {
                 continue;
@@ -252,6 +264,9 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             }
         }
     }
+    if !stop() {
+        probe_cpu(cfg.rounds.max(1), &mut run, &mut store);
+    }
     observer.finish();
     let interrupted = interrupt.load(Ordering::Relaxed);
     let finished_utc = (!interrupted && !memory_short)
@@ -259,6 +274,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     if let Some(store) = store.as_mut() {
         store.append(&Record::End { finished_utc: finished_utc.clone() });
     }
+    let measured_rounds: Vec<usize> = slots.iter().map(|s| s.rounds.outcomes.len()).collect();
     run.results = slots
         .into_iter()
         .map(|s| match s.row {
@@ -266,6 +282,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             None => analyse_rounds(&s.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES),
         })
         .collect();
+    crate::availability::mark_busy_rows(&mut run.results, &measured_rounds, &run.availability, cfg.rounds.max(1));
     crate::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
     // An interrupted run did not finish: it has no end time (docs/results.md).
     run.partial = interrupted || memory_short;
@@ -362,6 +379,13 @@ impl Store {
 pub fn assemble(run: &mut RunFile, rounds: &[Rounds], resamples: usize) {
     run.results =
         rounds.iter().map(|r| analyse_rounds(r, &run.config, &run.timer, run.placement.cpu, resamples)).collect();
+    let measured_rounds: Vec<usize> = rounds.iter().map(|r| r.outcomes.len()).collect();
+    crate::availability::mark_busy_rows(
+        &mut run.results,
+        &measured_rounds,
+        &run.availability,
+        run.config.rounds.max(1),
+    );
     crate::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
 }
 

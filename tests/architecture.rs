@@ -10,7 +10,11 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("vocabulary", &["model"], false),
     ("leaf libraries", &["stats", "seeds"], false),
     ("machine access", &["sys", "timer"], true),
-    ("platform services", &["env", "interrupt", "output", "placement", "scratch", "panics", "terminal"], false),
+    (
+        "platform services",
+        &["availability", "env", "interrupt", "output", "placement", "scratch", "panics", "terminal"],
+        false,
+    ),
     ("storage", &["rvm", "store", "domain"], false),
     ("sampling", &["sampler"], false),
     ("benchmarks", &["bench"], false),

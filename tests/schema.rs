@@ -170,8 +170,8 @@ fn fixture() -> RunFile {
     osprim::model::read_result_file(&root().join("tests/fixtures/default-run.json")).expect("the fixture reads")
 }
 
-/// The fixture with what it lacks: a row with single-operation percentiles and a sweep's
-/// fitted row with two segments.
+/// The fixture with what it lacks: a row with single-operation percentiles, a sweep's fitted
+/// row with two segments, and an availability probe.
 fn fixture_with_a_fit_and_a_tail() -> RunFile {
     let mut run = fixture();
     let mut tail = run.results[0].clone();
@@ -186,6 +186,16 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     }
     run.results.push(tail);
     run.results.push(fit);
+    if run.availability.is_empty() {
+        run.availability.push(osprim::model::Probe {
+            before_round: 0,
+            cpu: 1,
+            window_ns: 25e6,
+            lost_ns: 12e3,
+            gaps: 4,
+            longest_gap_ns: 4e3,
+        });
+    }
     run
 }
 

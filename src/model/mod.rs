@@ -16,7 +16,7 @@ pub mod upgrade;
 pub mod vocab;
 
 pub use machine::Machine;
-pub use records::{SamplerSettings, TimerInfo, TimerKind};
+pub use records::{Probe, SamplerSettings, TimerInfo, TimerKind};
 pub use summary::{Estimate, Level, Outliers, RoundSummary, Structure, Summary};
 pub use unit::Unit;
 pub use vocab::{Check, Derivation, Method, Params, Rule, SIZE_PARAM, StopReason};
@@ -52,6 +52,10 @@ pub struct RunFile {
     pub machine: Machine,
     /// One row per benchmark and parameter set, in the order run.
     pub results: Vec<Row>,
+    /// Availability probes of the measuring CPU, before each round and after the last (absent
+    /// from files written before osprim took them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub availability: Vec<Probe>,
 }
 
 /// The build that produced a result.
@@ -130,6 +134,8 @@ pub enum Flag {
     NegativeFixedCost,
     /// A sweep's cost per byte changes with the size: two segments fit, not one line.
     Nonlinear,
+    /// An availability probe next to the row's rounds found the measuring CPU busy elsewhere.
+    BusyCpu,
 }
 
 impl Flag {
@@ -160,6 +166,10 @@ impl Flag {
                 "batches of m and 8m operations (8m about the samples' batch) give different costs per operation: the timer overhead or the batching itself distorts the figure"
             }
             Flag::RoundFailed => "a round failed (see notes): the figure comes from the rounds before it",
+            Flag::BusyCpu => {
+                "other tasks, interrupts or the hypervisor held the measuring CPU for over 5 % of a probe next to \
+                 the row's rounds: the machine was not idle; figures may be disturbed (see notes)"
+            }
         }
     }
 
@@ -176,6 +186,7 @@ impl Flag {
             Flag::RoundFailed => "round-failed",
             Flag::NegativeFixedCost => "negative-fixed",
             Flag::Nonlinear => "nonlinear",
+            Flag::BusyCpu => "busy-cpu",
         }
     }
 }

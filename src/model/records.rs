@@ -117,3 +117,28 @@ pub struct SamplerSettings {
 fn one() -> usize {
     1
 }
+
+/// One availability probe of the measuring CPU: a spin of the pinned measuring thread between
+/// rounds, the gaps between its clock reads being time the CPU spent elsewhere.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Probe {
+    /// Taken before this round (counted from 0); the number of rounds means after the last.
+    pub before_round: u16,
+    /// The CPU probed (the measuring CPU).
+    pub cpu: usize,
+    /// How long it spun, ns.
+    pub window_ns: f64,
+    /// Time lost to gaps of 1 µs or more between two clock reads, ns.
+    pub lost_ns: f64,
+    /// How many such gaps.
+    pub gaps: u64,
+    /// The longest gap, ns.
+    pub longest_gap_ns: f64,
+}
+
+impl Probe {
+    /// The share of the window lost, 0 to 1.
+    pub fn lost_fraction(&self) -> f64 {
+        if self.window_ns > 0.0 { (self.lost_ns / self.window_ns).clamp(0.0, 1.0) } else { 0.0 }
+    }
+}

@@ -40,6 +40,15 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
         (format!("pinned to CPU {}", run.placement.cpu), 2),
         (format!("chosen by {}", run.placement.chosen_by), 4),
     ];
+    if let Some(busiest) = run.availability.iter().max_by(|a, b| a.lost_fraction().total_cmp(&b.lost_fraction())) {
+        let lost = busiest.lost_fraction() * 100.0;
+        // A busy CPU is as important as the figures; an idle one is a detail.
+        line3.push(if busiest.lost_fraction() > 0.05 {
+            (format!("BUSY: up to {} % of CPU {} taken between rounds", pct(lost), busiest.cpu), 0)
+        } else {
+            (format!("CPU {} idle between rounds (≤ {} % taken)", busiest.cpu, pct(lost)), 5)
+        });
+    }
     if run.partial {
         line3.insert(0, ("PARTIAL (interrupted)".into(), 0));
     }

@@ -206,6 +206,7 @@ pub(crate) fn run_file(partial: bool) -> RunFile {
             rustc: "rustc 1.88.0".into(),
             profile: "release".into(),
         },
+        availability: Vec::new(),
         started_utc: "2026-01-01T00:00:00Z".into(),
         finished_utc: (!partial).then(|| "2026-01-01T00:01:00Z".into()),
         partial,
@@ -247,6 +248,27 @@ pub(crate) fn run_file(partial: bool) -> RunFile {
 #[test]
 fn table() {
     insta::assert_snapshot!(super::table::render(&run_file(false), &super::View::default()));
+}
+
+#[test]
+fn the_header_says_whether_the_measuring_cpu_was_idle() {
+    let probe = |lost_ns: f64| crate::model::Probe {
+        before_round: 0,
+        cpu: 1,
+        window_ns: 25e6,
+        lost_ns,
+        gaps: 3,
+        longest_gap_ns: 5e3,
+    };
+    let header =
+        |run: &RunFile| super::header::lines(run, 200).into_iter().map(|(l, _)| l).collect::<Vec<_>>().join("\n");
+    let mut run = run_file(false);
+    assert!(!header(&run).contains("between rounds"), "no probes, nothing said");
+    run.availability = vec![probe(10e3), probe(60e3)];
+    assert!(header(&run).contains("CPU 1 idle between rounds (≤ 0.24 % taken)"), "{}", header(&run));
+    run.availability.push(probe(12e6));
+    assert!(header(&run).contains("BUSY: up to 48 % of CPU 1 taken between rounds"), "{}", header(&run));
+    assert!(super::header::lines(&run, 60)[2].0.starts_with("BUSY"), "kept first when the line is narrow");
 }
 
 #[test]
