@@ -105,8 +105,7 @@ pub fn mark_busy_rows(rows: &mut [Row], measured_rounds: &[usize], probes: &[Pro
             continue;
         }
         if let Some(p) = busiest_next_to(probes, n.max(1)) {
-            row.flags.push(Flag::BusyCpu);
-            row.notes.push(busy_note(p, total));
+            row.add_flag(Flag::BusyCpu, busy_note(p, total));
         }
     }
 }

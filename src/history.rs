@@ -296,6 +296,35 @@ impl History {
             .collect())
     }
 
+    /// For each result of `run`, the newest earlier measurement of the same benchmark and
+    /// parameters on the same host, CPU model and kernel by the same osprim build, if any (`run` itself
+    /// not yet recorded: a run started in the same second as `run` counts as earlier).
+    pub fn previous(&mut self, run: &RunFile) -> Result<Vec<Option<Point>>, HistoryError> {
+        let ids: Vec<String> = run.results.iter().map(|r| r.id.clone()).collect();
+        let points = if ids.is_empty() { Vec::new() } else { self.points(&ids)? };
+        let m = &run.machine;
+        Ok(run
+            .results
+            .iter()
+            .map(|r| {
+                let params = serde_json::to_string(&r.params).unwrap_or_default();
+                points
+                    .iter()
+                    .rfind(|p| {
+                        p.id == r.id
+                            && p.params == params
+                            && p.ci95.is_some()
+                            && p.host == m.hostname
+                            && p.cpu_model == m.cpu.model_name
+                            && p.kernel == m.kernel.release
+                            && p.commit == run.osprim.commit
+                            && p.started_utc <= run.started_utc
+                    })
+                    .cloned()
+            })
+            .collect())
+    }
+
     /// How many runs are recorded.
     pub fn runs(&mut self) -> Result<i64, HistoryError> {
         let rows = self.db.query("SELECT COUNT(*) FROM runs", &[], &[Value::Int(None)])?;
@@ -405,6 +434,27 @@ impl Point {
             cpu_model: t(13),
         }
     }
+}
+
+/// The note of a result whose 95 % CI does not overlap that of `previous`, the same result
+/// measured earlier on the same machine: the machine changed level between the runs.
+pub fn level_shift(previous: &Point, row: &Row) -> Option<String> {
+    let (s, [lo, hi]) = (row.summary.as_ref()?, previous.ci95?);
+    let [a, b] = s.median_ci95;
+    if b >= lo && a <= hi {
+        return None;
+    }
+    let f = |v: f64| row.unit.format(v);
+    Some(format!(
+        "level shift: the previous run on this machine ({}) gave {} [{}, {}]; this run's interval [{}, {}] does not \
+         overlap it: the machine changed level between the runs",
+        previous.started_utc,
+        f(previous.median.unwrap_or((lo + hi) / 2.0)),
+        f(lo),
+        f(hi),
+        f(a),
+        f(b)
+    ))
 }
 
 /// Records every result file in `dir` (not the journals, not the database); how many runs

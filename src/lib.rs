@@ -138,11 +138,14 @@ fn run_and_report(
     let base = baseline.map(read_result).transpose()?.map(std::sync::Arc::new);
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let began = std::time::Instant::now();
-    let done = if present.quiet {
+    let mut done = if present.quiet {
         runner::run(cfg, &interrupt, &mut progress::Silent)?
     } else {
         runner::run(cfg, &interrupt, &mut progress::Progress::stderr().with_baseline(base.clone()))?
     };
+    if let (Some(loc), Some(path)) = (history, &done.saved_to) {
+        mark_level_shifts(loc, &mut done.run, path);
+    }
     let elapsed = began.elapsed();
     let mut text = report::render(&done.run, present.format, &present.view)?;
     if papers && !done.interrupted && present.format == Format::Table {
@@ -331,6 +334,32 @@ fn compare(files: &[PathBuf], noise: f64, fail_on: Option<f64>, present: &config
             regressed.join(", ")
         );
         Ok(ExitCode::from(1))
+    }
+}
+
+/// Flags the results whose interval does not overlap the previous run's on this machine and
+/// build (from the history), and saves the file again with them. A history that cannot be read
+/// is passed over here: recording the run says why.
+fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &Path) {
+    if let history::Location::Sqlite(p) = loc
+        && !p.exists()
+    {
+        return;
+    }
+    let Ok(previous) = history::History::open(loc).and_then(|mut h| h.previous(run)) else {
+        return;
+    };
+    let mut marked = 0;
+    for (row, prev) in run.results.iter_mut().zip(previous) {
+        if let Some(note) = prev.as_ref().and_then(|p| history::level_shift(p, row)) {
+            row.add_flag(model::Flag::LevelShift, note);
+            marked += 1;
+        }
+    }
+    if marked > 0
+        && let Err(e) = store::write_result_file(path, run)
+    {
+        eprintln!("warning: cannot add the level-shift flags to {}: {e}", path.display());
     }
 }
 

@@ -43,6 +43,58 @@ fn check(h: &mut History) {
     let family = id.split('.').next().unwrap().to_string();
     assert!(h.points(&[family]).unwrap().iter().any(|p| p.id == id));
     assert!(h.points(&["nosuchbenchmark".into()]).unwrap().is_empty());
+
+    // The previous measurement of each result on the same host and build: a's, not b's (run
+    // later, but on another host); none before the first run.
+    let mut c = run_file(false);
+    c.started_utc = "2026-11-03T00:00:00Z".into();
+    let previous = h.previous(&c).unwrap();
+    assert_eq!(previous.len(), c.results.len());
+    let measured = c.results.iter().zip(&previous).filter(|(r, _)| r.summary.is_some()).count();
+    assert!(measured > 0);
+    for (r, p) in c.results.iter().zip(&previous) {
+        if r.summary.is_some() {
+            let p = p.as_ref().unwrap_or_else(|| panic!("{}: no previous", r.id));
+            assert_eq!((p.host.as_str(), p.started_utc.as_str()), ("fixture", "2026-11-01T00:00:00Z"));
+            assert_eq!((p.id.as_str(), level_shift(p, r)), (r.id.as_str(), None), "the same figures: no shift");
+        } else {
+            assert!(p.is_none(), "{}: nothing to compare", r.id);
+        }
+    }
+    let mut z = run_file(false);
+    z.started_utc = "2026-10-01T00:00:00Z".into();
+    assert!(h.previous(&z).unwrap().iter().all(Option::is_none), "nothing before the first run");
+}
+
+#[test]
+fn a_level_shift_is_an_interval_apart_from_the_previous_one() {
+    let run = run_file(false);
+    let row = run.results.iter().find(|r| r.summary.is_some()).unwrap().clone();
+    let s = row.summary.clone().unwrap();
+    let [lo, hi] = s.median_ci95;
+    let point = |ci: [f64; 2]| Point {
+        id: row.id.clone(),
+        params: String::new(),
+        unit: "ns".into(),
+        status: "ok".into(),
+        started_utc: "2026-11-25T12:01:25Z".into(),
+        host: "fixture".into(),
+        kernel: String::new(),
+        commit: String::new(),
+        median: Some((ci[0] + ci[1]) / 2.0),
+        ci95: Some(ci),
+        mean: None,
+        n: None,
+        cpu_model: String::new(),
+    };
+    assert_eq!(level_shift(&point([hi, hi * 1.1]), &row), None, "touching intervals overlap");
+    assert_eq!(level_shift(&point([lo * 0.5, lo]), &row), None);
+    let note = level_shift(&point([hi * 1.2, hi * 1.3]), &row).expect("disjoint above");
+    assert!(note.starts_with("level shift: the previous run on this machine (2026-11-25T12:01:25Z) gave"), "{note}");
+    assert!(level_shift(&point([lo * 0.5, lo * 0.9]), &row).is_some(), "disjoint below");
+    let mut unmeasured = row.clone();
+    unmeasured.summary = None;
+    assert_eq!(level_shift(&point([hi * 2.0, hi * 3.0]), &unmeasured), None);
 }
 
 #[test]

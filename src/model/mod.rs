@@ -136,6 +136,8 @@ pub enum Flag {
     Nonlinear,
     /// An availability probe next to the row's rounds found the measuring CPU busy elsewhere.
     BusyCpu,
+    /// The CI does not overlap the previous run's on the same machine (from the history).
+    LevelShift,
 }
 
 impl Flag {
@@ -170,6 +172,10 @@ impl Flag {
                 "other tasks, interrupts or the hypervisor held the measuring CPU for over 5 % of a probe next to \
                  the row's rounds: the machine was not idle; figures may be disturbed (see notes)"
             }
+            Flag::LevelShift => {
+                "this run's 95 % CI does not overlap the previous run's on this machine, kernel and build (history): \
+                 the machine changed level between the runs; each interval holds for its own run (see notes)"
+            }
         }
     }
 
@@ -187,6 +193,7 @@ impl Flag {
             Flag::NegativeFixedCost => "negative-fixed",
             Flag::Nonlinear => "nonlinear",
             Flag::BusyCpu => "busy-cpu",
+            Flag::LevelShift => "level-shift",
         }
     }
 }
@@ -468,6 +475,18 @@ impl Row {
     /// The median (in [`Row::unit`]), if measured.
     pub fn median(&self) -> Option<f64> {
         self.summary.as_ref().map(|s| s.median).or(self.derived.as_ref().map(|d| d.estimate.point))
+    }
+
+    /// Adds a flag found after the analysis, with the note that says why; an `ok` row becomes
+    /// `flagged`.
+    pub fn add_flag(&mut self, flag: Flag, note: String) {
+        if !self.flags.contains(&flag) {
+            self.flags.push(flag);
+        }
+        self.notes.push(note);
+        if self.status == Status::Ok {
+            self.status = Status::Flagged;
+        }
     }
 }
 
