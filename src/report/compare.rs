@@ -57,11 +57,19 @@ fn ratio_text(c: &Compared) -> (String, String) {
     (format!("{:.3}", c.ratio), format!("[{:.3}, {:.3}]", c.ratio_ci95[0], c.ratio_ci95[1]))
 }
 
+/// `, BUSY: up to 48 % of CPU 1 taken between rounds` when the run's probes found its CPU busy.
+fn busy(run: &crate::model::RunFile) -> String {
+    match super::header::availability(run) {
+        Some((text, true)) => format!(", {text}"),
+        _ => String::new(),
+    }
+}
+
 fn table(n: &Named, view: &View) -> String {
     let c = &n.comparison;
     let mut out = vec![
-        format!("base  {} ({}, {})", n.base_name, n.base.started_utc, n.base.machine.hostname),
-        format!("new   {} ({}, {})", n.new_name, n.new.started_utc, n.new.machine.hostname),
+        format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.machine.hostname, busy(n.base)),
+        format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.machine.hostname, busy(n.new)),
         "ratio = new median / base median; 95 % CI from resampling rounds, then blocks within a round".into(),
         format!("noise threshold ± {} %", crate::model::unit::short_number(c.noise * 100.0)),
         String::new(),

@@ -40,14 +40,9 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
         (format!("pinned to CPU {}", run.placement.cpu), 2),
         (format!("chosen by {}", run.placement.chosen_by), 4),
     ];
-    if let Some(busiest) = run.availability.iter().max_by(|a, b| a.lost_fraction().total_cmp(&b.lost_fraction())) {
-        let lost = busiest.lost_fraction() * 100.0;
+    if let Some((text, busy)) = availability(run) {
         // A busy CPU is as important as the figures; an idle one is a detail.
-        line3.push(if busiest.lost_fraction() > 0.05 {
-            (format!("BUSY: up to {} % of CPU {} taken between rounds", pct(lost), busiest.cpu), 0)
-        } else {
-            (format!("CPU {} idle between rounds (≤ {} % taken)", busiest.cpu, pct(lost)), 5)
-        });
+        line3.push((text, if busy { 0 } else { 5 }));
     }
     if run.partial {
         line3.insert(0, ("PARTIAL (interrupted)".into(), 0));
@@ -69,4 +64,16 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
         abbreviate(&shown.join(" · "), width)
     };
     vec![(pack(line1), false), (pack(line2), false), (pack(line3), run.partial)]
+}
+
+/// What the availability probes found: `CPU 1 idle between rounds (≤ 0.24 % taken)` or
+/// `BUSY: up to 48 % of CPU 1 taken between rounds`, and whether busy; `None` without probes.
+pub fn availability(run: &RunFile) -> Option<(String, bool)> {
+    let busiest = run.availability.iter().max_by(|a, b| a.lost_fraction().total_cmp(&b.lost_fraction()))?;
+    let lost = pct(busiest.lost_fraction() * 100.0);
+    Some(if busiest.lost_fraction() > 0.05 {
+        (format!("BUSY: up to {lost} % of CPU {} taken between rounds", busiest.cpu), true)
+    } else {
+        (format!("CPU {} idle between rounds (≤ {lost} % taken)", busiest.cpu), false)
+    })
 }
