@@ -37,30 +37,58 @@ fn small_frame(x: (Kind, f64, f64), y: (Kind, f64, f64)) -> Frame {
 /// with the median and its 95 % CI marked. `None` without samples or a summary.
 pub fn histogram(row: &Row, label: &str) -> Option<String> {
     let s = row.summary.as_ref()?;
-    let (lo, hi) = finite_range(&row.samples)?;
+    let mut sorted: Vec<f64> = row.samples.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let (lo, max) = (*sorted.first()?, *sorted.last()?);
+    let n = sorted.len();
+    // Far outliers would squeeze the bulk into one bin: samples beyond the severe-outlier fence
+    // (Q3 + 3 IQR, and over 10 % above the median, as `stats` counts them) are drawn as one
+    // bar at the right edge instead.
+    let q = |p: f64| sorted[((n - 1) as f64 * p).round() as usize];
+    let (q1, median, q3) = (q(0.25), q(0.5), q(0.75));
+    let fence = (q3 + 3.0 * (q3 - q1)).max(median + 0.1 * median.abs());
+    let beyond = sorted.iter().filter(|v| **v > fence).count();
+    let hi = if beyond > 0 { fence } else { max };
     let kind = kind_for(lo, hi, 8.0);
     let x = Scale::new(kind, lo, hi, 0.0, 1.0);
-    let n = row.samples.iter().filter(|v| v.is_finite()).count();
     let per = if kind == Kind::Log { 2.0 } else { 1.0 };
     let bins = ((n as f64).sqrt() * per).round().clamp(8.0, 80.0) as usize;
     let mut counts = vec![0usize; bins];
-    for v in row.samples.iter().filter(|v| v.is_finite()) {
-        let t = x.map(*v);
-        counts[((t * bins as f64) as usize).min(bins - 1)] += 1;
+    for v in sorted.iter().filter(|v| **v <= hi) {
+        counts[((x.map(*v) * bins as f64).max(0.0) as usize).min(bins - 1)] += 1;
     }
-    let top = counts.iter().copied().max().unwrap_or(1) as f64;
-    let f = small_frame((kind, x.lo, x.hi), (Kind::Linear, 0.0, top));
+    let top = counts.iter().copied().chain([beyond]).max().unwrap_or(1) as f64;
+    let mut f = small_frame((kind, x.lo, x.hi), (Kind::Linear, 0.0, top));
+    if beyond > 0 {
+        f.x.to -= 40.0;
+    }
     let mut svg = Svg::new(SMALL.0, SMALL.1);
     let unit = row.unit;
-    f.axes(&mut svg, &|v| unit.format(v), &short_number, (&format!("per operation ({})", unit.symbol()), "samples"));
+    let name = match unit {
+        crate::model::Unit::Ns => "time per operation",
+        crate::model::Unit::Bytes => "bytes per operation",
+        crate::model::Unit::Count => "count per operation",
+    };
+    f.axes(&mut svg, &|v| unit.format(v), &short_number, (name, "samples"));
     let edge = |i: usize| f.x.from + (f.x.to - f.x.from) * i as f64 / bins as f64;
     for (i, c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
         let y = f.y.map(*c as f64);
         svg.rect(edge(i), y, (edge(i + 1) - edge(i) - 0.5).max(0.5), f.y.from - y, Paint::fill(colour::BLUE).alpha(0.75));
     }
+    if beyond > 0 {
+        let (x0, y) = (f.x.to + 8.0, f.y.map(beyond as f64).min(f.y.from - 1.0));
+        svg.rect(x0, y, 24.0, f.y.from - y, Paint::fill(colour::ORANGE).alpha(0.85));
+        svg.text_in(x0 + 12.0, y - 3.0, Anchor::Middle, 9.0, colour::ORANGE, &short_number(beyond as f64));
+        svg.text_in(x0 + 12.0, f.y.from + 13.0, Anchor::Middle, 9.0, colour::ORANGE, "beyond");
+    }
     mark_median(&mut svg, &f, s.median, s.median_ci95);
+    let tail = if beyond > 0 {
+        format!("; {beyond} severe outliers beyond {} (up to {}) in the orange bar", unit.format(hi), unit.format(max))
+    } else {
+        String::new()
+    };
     let title = format!(
-        "{label}: distribution of {n} samples ({} x axis); median {} and its 95 % CI marked",
+        "{label}: distribution of {n} samples ({} x axis); median {} and its 95 % CI marked{tail}",
         if kind == Kind::Log { "log" } else { "linear" },
         unit.format(s.median)
     );
