@@ -94,9 +94,7 @@ fn a_page_goes_to_stdout_with_a_dash_and_replaces_a_regular_file() {
 /// Chromium, if installed.
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n))).find(|p| p.is_file())
 }
 
 /// Runs headless Chromium on `page` with `extra` flags, stdout into a file, killed after

@@ -19,8 +19,8 @@
 mod plots;
 
 use super::compare::Named;
-use super::sweep::points_of;
 use super::svg::escape;
+use super::sweep::points_of;
 use super::{fmt_ns, header, names, seeds};
 use crate::model::{Row, RunFile, Status, Unit, Verdict};
 use plots::{ForestLine, Pair, SweepPoint};
@@ -34,10 +34,13 @@ pub struct Page {
     pub plots: usize,
 }
 
+/// An entry of the contents: anchor, title, and the entries under it (anchor, title).
+type Entry = (String, String, Vec<(String, String)>);
+
 /// The page being written: its sections, its contents and its plot count.
 struct Doc {
     body: String,
-    toc: Vec<(String, String, Vec<(String, String)>)>,
+    toc: Vec<Entry>,
     plots: usize,
 }
 
@@ -105,7 +108,7 @@ pub fn render(run: &RunFile, name: &str, against: Option<&Named>) -> Page {
 }
 
 /// The table of contents.
-fn contents(toc: &[(String, String, Vec<(String, String)>)]) -> String {
+fn contents(toc: &[Entry]) -> String {
     let mut out = String::from("<nav aria-label=\"contents\">\n<h2>Contents</h2>\n<ol>\n");
     for (id, title, subs) in toc {
         let _ = write!(out, "<li><a href=\"#{id}\">{}</a>", escape(title));
@@ -247,9 +250,8 @@ fn problems(doc: &mut Doc, row: &Row) {
 
 /// The rows skipped or failed, with their reasons.
 fn not_measured(doc: &mut Doc, run: &RunFile) {
-    let rows: Vec<&Row> = (run.results.iter())
-        .filter(|r| r.derived.is_none() && r.fit.is_none() && r.summary.is_none())
-        .collect();
+    let rows: Vec<&Row> =
+        (run.results.iter()).filter(|r| r.derived.is_none() && r.fit.is_none() && r.summary.is_none()).collect();
     doc.section("not-measured", &format!("Not measured ({})", rows.len()));
     if rows.is_empty() {
         doc.p("none", "none: every result was measured.");

@@ -187,10 +187,8 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
         let stride = decades.len().div_ceil(8);
         return decades.into_iter().step_by(stride).collect();
     }
-    let mut out: Vec<f64> = (a - 1..=b)
-        .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
-        .filter(within)
-        .collect();
+    let mut out: Vec<f64> =
+        (a - 1..=b).flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e))).filter(within).collect();
     if out.len() < 2 {
         out = vec![lo, hi];
     }
@@ -299,8 +297,15 @@ impl Svg {
     pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, p: Paint) {
         let (x, w) = if w < 0.0 { (x + w, -w) } else { (x, w) };
         let (y, h) = if h < 0.0 { (y + h, -h) } else { (y, h) };
-        let _ =
-            writeln!(self.body, r#"<rect x="{}" y="{}" width="{}" height="{}"{}/>"#, num(x), num(y), num(w), num(h), p.attrs());
+        let _ = writeln!(
+            self.body,
+            r#"<rect x="{}" y="{}" width="{}" height="{}"{}/>"#,
+            num(x),
+            num(y),
+            num(w),
+            num(h),
+            p.attrs()
+        );
     }
 
     /// A circle.
@@ -476,18 +481,18 @@ mod tests {
     #[test]
     fn tick_labels_lose_trailing_zeros_only() {
         let t = |s: &str| trim_zeros(s);
-        assert_eq!((t("250.0"), t("1.000 ms"), t("0.800×"), t("1000"), t("12.50 µs")), (
-            "250".into(),
-            "1 ms".into(),
-            "0.8×".into(),
-            "1000".into(),
-            "12.5 µs".into()
-        ));
+        assert_eq!(
+            (t("250.0"), t("1.000 ms"), t("0.800×"), t("1000"), t("12.50 µs")),
+            ("250".into(), "1 ms".into(), "0.8×".into(), "1000".into(), "12.5 µs".into())
+        );
     }
 
     #[test]
     fn coordinates_have_one_decimal_and_no_negative_zero() {
-        assert_eq!((num(1.0), num(1.26), num(-0.01), num(f64::NAN)), ("1".into(), "1.3".into(), "0".into(), "0".into()));
+        assert_eq!(
+            (num(1.0), num(1.26), num(-0.01), num(f64::NAN)),
+            ("1".into(), "1.3".into(), "0".into(), "0".into())
+        );
         let mut s = Svg::new(10.0, 10.0);
         s.rect(5.0, 5.0, -2.0, -3.0, Paint::fill("red"));
         assert!(s.finish("r").contains(r#"x="3" y="2" width="2" height="3""#));

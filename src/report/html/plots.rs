@@ -73,7 +73,13 @@ pub fn histogram(row: &Row, label: &str) -> Option<String> {
     let edge = |i: usize| f.x.from + (f.x.to - f.x.from) * i as f64 / bins as f64;
     for (i, c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
         let y = f.y.map(*c as f64);
-        svg.rect(edge(i), y, (edge(i + 1) - edge(i) - 0.5).max(0.5), f.y.from - y, Paint::fill(colour::BLUE).alpha(0.75));
+        svg.rect(
+            edge(i),
+            y,
+            (edge(i + 1) - edge(i) - 0.5).max(0.5),
+            f.y.from - y,
+            Paint::fill(colour::BLUE).alpha(0.75),
+        );
     }
     if beyond > 0 {
         let (x0, y) = (f.x.to + 8.0, f.y.map(beyond as f64).min(f.y.from - 1.0));
@@ -110,7 +116,7 @@ fn mark_median(svg: &mut Svg, f: &Frame, median: f64, [lo, hi]: [f64; 2]) {
 fn rounds(row: &Row) -> Vec<std::ops::Range<usize>> {
     let n = row.samples.len();
     if row.samples_per_round.iter().sum::<usize>() != n || row.samples_per_round.is_empty() {
-        return vec![0..n];
+        return std::iter::once(0..n).collect();
     }
     let mut at = 0;
     row.samples_per_round
@@ -251,8 +257,7 @@ pub fn sweep(fit: &SweepFit, points: &[SweepPoint], label: &str) -> Option<Strin
         Ticks { at: &yticks, label: &super::super::fmt_ns },
         ("message size (log; 0 at the left)", "time per operation (log)"),
     );
-    let pts: Vec<(f64, f64)> =
-        curve.iter().filter(|c| c.1 > 0.0).map(|(s, v)| (f.x.map(*s), f.y.clamp(*v))).collect();
+    let pts: Vec<(f64, f64)> = curve.iter().filter(|c| c.1 > 0.0).map(|(s, v)| (f.x.map(*s), f.y.clamp(*v))).collect();
     svg.polyline(&pts, Paint::stroke(colour::ORANGE, 2.0));
     let fixed = fitted(fit, 0.0);
     if fixed > 0.0 {
@@ -273,7 +278,8 @@ pub fn sweep(fit: &SweepFit, points: &[SweepPoint], label: &str) -> Option<Strin
         svg.circle(x, f.y.clamp(p.median), 3.5, Paint::fill(colour::BLUE));
     }
     let model = if fit.chosen_segments().is_some() { "two fitted segments" } else { "the fitted line" };
-    let title = format!("{label}: sweep over {} sizes, medians with 95 % CIs (blue) and {model} (orange)", points.len());
+    let title =
+        format!("{label}: sweep over {} sizes, medians with 95 % CIs (blue) and {model} (orange)", points.len());
     Some(svg.finish(&title))
 }
 
@@ -294,7 +300,10 @@ pub fn bars(pairs: &[Pair], unit: &str, fmt: &dyn Fn(f64) -> String, title: &str
     let (lo, hi) = finite_range(&values)?;
     let row_h = 26.0;
     let (w, h) = (900.0, 56.0 + row_h * pairs.len() as f64);
-    let f = Frame { x: Scale::nice(Kind::Log, lo, hi, 330.0, w - 90.0), y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, 22.0) };
+    let f = Frame {
+        x: Scale::nice(Kind::Log, lo, hi, 330.0, w - 90.0),
+        y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, 22.0),
+    };
     let mut svg = Svg::new(w, h);
     let xticks = f.x.ticks();
     let none = Ticks { at: &[], label: &|_| String::new() };
@@ -344,7 +353,8 @@ pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
     let (w, h) = (900.0, 50.0 + row_h * lines.len() as f64);
     let kind = kind_for(lo, hi, 3.0);
     let (lo, hi) = (lo / 1.02, hi * 1.02);
-    let f = Frame { x: Scale::new(kind, lo, hi, 330.0, w - 150.0), y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, 8.0) };
+    let f =
+        Frame { x: Scale::new(kind, lo, hi, 330.0, w - 150.0), y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, 8.0) };
     let mut svg = Svg::new(w, h);
     let (_, _, t, b) = f.bounds();
     let band = (f.x.clamp(1.0 - noise), f.x.clamp(1.0 + noise));
