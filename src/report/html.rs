@@ -358,6 +358,19 @@ fn then_now(r: &seeds::SeedRow) -> Option<(f64, f64, &'static str)> {
     pair(Some(r.then), r.ratio_bytes).map(|(t, n)| (t, n, "memory"))
 }
 
+/// A seed row's label on the bars: table and operation, and the system where the table's rows
+/// come from more than one (Go!'s comparison with other systems).
+fn bar_label(r: &seeds::SeedRow, rows: &[&seeds::SeedRow]) -> String {
+    let mut systems: Vec<&str> = rows.iter().filter(|o| o.table == r.table).map(|o| o.system.as_str()).collect();
+    systems.sort_unstable();
+    systems.dedup();
+    if systems.len() > 1 {
+        format!("{}: {} ({})", r.table, r.label(), r.system)
+    } else {
+        format!("{}: {}", r.table, r.label())
+    }
+}
+
 /// The seed papers' figures beside today's, per paper, as bars on a log scale.
 fn papers(doc: &mut Doc, run: &RunFile) {
     let rows = seeds::rows(run);
@@ -377,7 +390,7 @@ fn papers(doc: &mut Doc, run: &RunFile) {
                 let pairs = (mine.iter())
                     .filter_map(|r| {
                         let (then, now, u) = then_now(r)?;
-                        (u == unit).then(|| Pair { label: format!("{}: {}", r.table, r.label()), then, now })
+                        (u == unit).then(|| Pair { label: bar_label(r, &mine), then, now })
                     })
                     .collect();
                 (unit, pairs)

@@ -314,7 +314,7 @@ pub fn bars(pairs: &[Pair], unit: &str, fmt: &dyn Fn(f64) -> String, title: &str
     svg.text((434.0, 12.0), Anchor::Start, 10.0, "today");
     for (i, p) in pairs.iter().enumerate() {
         let y = 24.0 + row_h * i as f64;
-        svg.text((322.0, y + 14.0), Anchor::End, 11.0, &p.label);
+        svg.text((322.0, y + 14.0), Anchor::End, 11.0, &fit_label(&p.label));
         for (k, (v, c)) in [(p.then, colour::ORANGE), (p.now, colour::BLUE)].into_iter().enumerate() {
             let yb = y + 2.0 + 11.0 * k as f64;
             let x = f.x.clamp(v);
@@ -323,6 +323,19 @@ pub fn bars(pairs: &[Pair], unit: &str, fmt: &dyn Fn(f64) -> String, title: &str
         }
     }
     Some(svg.finish(title))
+}
+
+/// The longest label that fits left of a bar or forest plot (about 52 characters at 11 px),
+/// cut in the middle with `…` when longer, so both its start and its end are read.
+fn fit_label(label: &str) -> String {
+    const MAX: usize = 52;
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= MAX {
+        return label.to_string();
+    }
+    let head: String = chars[..MAX / 2 - 1].iter().collect();
+    let tail: String = chars[chars.len() - MAX / 2..].iter().collect();
+    format!("{head}…{tail}")
 }
 
 /// One line of a forest plot.
@@ -367,7 +380,7 @@ pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
     for (i, l) in lines.iter().enumerate() {
         let y = t + 6.0 + row_h * (i as f64 + 0.5);
         let c = verdict_colour(l.c.verdict);
-        svg.text((322.0, y + 4.0), Anchor::End, 11.0, &l.label);
+        svg.text((322.0, y + 4.0), Anchor::End, 11.0, &fit_label(&l.label));
         svg.line((f.x.clamp(l.c.ratio_ci95[0]), y), (f.x.clamp(l.c.ratio_ci95[1]), y), Paint::stroke(c, 2.0));
         svg.circle(f.x.clamp(l.c.ratio), y, 4.0, Paint::fill(c));
         let text = format!("{} {}", ratio_fmt(l.c.ratio), l.c.verdict.text());
@@ -379,6 +392,15 @@ pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_labels_are_cut_in_the_middle() {
+        assert_eq!(fit_label("short"), "short");
+        let long = format!("{}END", "x".repeat(80));
+        let cut = fit_label(&long);
+        assert_eq!(cut.chars().count(), 52);
+        assert!(cut.contains('…') && cut.ends_with("END") && cut.starts_with('x'));
+    }
 
     #[test]
     fn thinning_keeps_the_extremes_and_the_order() {
