@@ -197,6 +197,29 @@ Examples:
         #[command(flatten)]
         present: PresentArgs,
     },
+    /// One self-contained HTML page of a result file: plots of every result, the sweeps, the
+    /// papers then and now, and with --compare a forest plot of the ratios against a base run.
+    #[command(after_help = "\
+The page needs no network and no JavaScript: the plots are inline SVG. With --compare BASE, each
+result in both runs is drawn as its ratio new / base median with a 95 % CI (as osprim compare
+computes it), coloured by verdict, with the noise band shaded. --html - writes to stdout.
+
+Examples:
+  osprim report today.json --html today.html
+  osprim report after.json --compare before.json --noise 5 --html change.html")]
+    Report {
+        /// A result file from `osprim run`.
+        result: PathBuf,
+        /// A base result file to compare with (a forest plot of the ratios).
+        #[arg(long, value_name = "BASE")]
+        compare: Option<PathBuf>,
+        /// Noise threshold in percent for --compare: smaller changes are `no change`.
+        #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
+        noise: f64,
+        /// Where to write the HTML page (absent, or a regular file; `-`: stdout).
+        #[arg(long, value_name = "FILE", required = true)]
+        html: PathBuf,
+    },
     /// Print shell completions (to install them, see README).
     #[command(after_help = "\
 Examples:
@@ -419,6 +442,9 @@ impl Cli {
                 present: present(&p, false, false),
             },
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
+            Some(Command::Report { result, compare, noise, html }) => {
+                Cmd::Report { result, base: compare, noise: noise / 100.0, html, quiet: global.quiet }
+            }
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
             Some(Command::Man { dir }) => Cmd::Man { dir },
         }

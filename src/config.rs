@@ -87,6 +87,19 @@ pub enum Command {
         /// How its results are shown.
         present: Present,
     },
+    /// One HTML page of a result file, optionally compared with a base run.
+    Report {
+        /// The result file.
+        result: PathBuf,
+        /// The base run to compare with.
+        base: Option<PathBuf>,
+        /// Noise threshold (0.02 = 2 %).
+        noise: f64,
+        /// Where the page goes (`-`: stdout).
+        html: PathBuf,
+        /// Say nothing on stderr when done.
+        quiet: bool,
+    },
     /// Shell completions for the named shell, on stdout.
     Completions {
         /// bash, zsh, fish, elvish or powershell.

@@ -83,6 +83,9 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Compare { results, noise, fail_on_regression, present } => {
             compare(&results, noise, fail_on_regression, &present)
         }
+        Command::Report { result, base, noise, html, quiet } => {
+            report_html(&result, base.as_deref(), noise, &html, quiet)
+        }
         Command::Completions { shell } => {
             let mut out = Vec::new();
             cli::completions(&shell, &mut out).map_err(|e| config::UsageError(e.to_string()))?;
@@ -361,6 +364,35 @@ fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &P
     {
         eprintln!("warning: cannot add the level-shift flags to {}: {e}", path.display());
     }
+}
+
+/// `osprim report --html`: the page of `path` (compared with `base`), written to `html`. The
+/// target is checked before anything is read, and written atomically.
+fn report_html(path: &Path, base: Option<&Path>, noise: f64, html: &Path, quiet: bool) -> Result<ExitCode> {
+    let to_stdout = html.as_os_str() == "-";
+    if !to_stdout {
+        output::check_target(html).map_err(|e| anyhow::anyhow!(e.to_string().replacen("results", "the report", 1)))?;
+    }
+    let new = read_result(path)?;
+    let base_run = base.map(read_result).transpose()?;
+    let named = base_run.as_ref().zip(base).map(|(b, bp)| report::compare::Named {
+        base_name: bp.display().to_string(),
+        new_name: path.display().to_string(),
+        base: b,
+        new: &new,
+        comparison: compare::compare(b, &new, noise, analyse::BOOTSTRAP_SEED),
+    });
+    let page = report::html::render(&new, &path.display().to_string(), named.as_ref());
+    if to_stdout {
+        emit(&page.html)?;
+    } else {
+        store::write_new_or_regular(html, page.html.as_bytes())
+            .with_context(|| format!("cannot write the report to {}", html.display()))?;
+        if !quiet {
+            eprintln!("report written to {} ({} plots)", html.display(), page.plots);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Records a saved run in the history; a failure is a warning (the result file is saved).

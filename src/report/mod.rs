@@ -5,6 +5,7 @@ pub mod compare;
 pub mod csv;
 mod header;
 pub mod history;
+pub mod html;
 pub mod latex;
 mod layout;
 pub mod listing;
@@ -13,6 +14,7 @@ mod marks;
 mod matrix;
 mod names;
 pub mod seeds;
+mod svg;
 mod sweep;
 pub mod table;
 
