@@ -29,6 +29,7 @@ pub mod timer_wake;
 pub mod transport;
 pub mod txn;
 pub mod wake;
+pub mod futex_wait;
 
 pub use crate::model::{Check, Params, Unit};
 use crate::sampler::{self, SamplerConfig, Samples};

@@ -33,3 +33,4 @@ pub mod tracefs;
 pub mod ucontext;
 pub mod uffd;
 pub mod wprotect;
+pub mod futex_private;
