@@ -75,6 +75,9 @@ pub struct Pair {
     pub sampler: SamplerConfig,
     /// The CPU both run on, when the peer insists on one (perf's futex hash).
     pub cpu: Option<usize>,
+    /// The wake-ups osprim should take (its row's `loops_per_round`), when they must match
+    /// the peer's count.
+    pub loops: Option<u64>,
     /// Notes on what differs.
     pub notes: Vec<String>,
 }
@@ -92,7 +95,13 @@ struct Sizes {
 impl Sizes {
     fn of(quick: bool) -> Sizes {
         if quick {
-            Sizes { syscall_loops: 1_000_000, pipe_loops: 20_000, fork_loops: 2_000, futex_seconds: 1, timer_loops: 1_000 }
+            Sizes {
+                syscall_loops: 1_000_000,
+                pipe_loops: 20_000,
+                fork_loops: 2_000,
+                futex_seconds: 1,
+                timer_loops: 1_000,
+            }
         } else {
             Sizes {
                 syscall_loops: 10_000_000,
@@ -146,10 +155,12 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             row_id: "rpc.pipe",
             sampler: sampler.clone(),
             cpu: None,
+            loops: None,
             notes: vec!["perf writes and reads a 4-byte int each way; osprim an 8-byte sequence number".into()],
         }
     };
-    let fork = |exec: bool| Pair {
+    let fork = |exec: bool| {
+        Pair {
         primitive: if exec { "fork + execve + wait" } else { "fork + exit + wait" },
         tool: peer::PERF,
         args: vec!["bench".into(), "syscall".into(), (if exec { "execve" } else { "fork" }).into(), "-l".into(), n(s.fork_loops)],
@@ -160,10 +171,12 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
         row_id: if exec { "process.fork_exec" } else { "process.fork_exit" },
         sampler: sampler.clone(),
         cpu: None,
+        loops: None,
         notes: vec![
             "osprim's parent has 4 MiB of touched memory (its smallest setting) that fork copies the page tables of; perf's has not"
                 .into(),
         ],
+    }
     };
     let mut timer_sampler = SamplerConfig { rounds: 1, ..sampler.clone() };
     timer_sampler.budget_s = s.timer_loops as f64 * crate::bench::timer_wake::DEFAULT_INTERVAL_US as f64 / 1e6;
@@ -191,6 +204,7 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             row_id: "syscall.null",
             sampler: sampler.clone(),
             cpu: None,
+            loops: None,
             notes: vec!["perf calls glibc's syscall(); osprim issues the bare instruction".into()],
         },
         pipe(false),
@@ -218,12 +232,13 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             row_id: "syscall.futex_wait",
             sampler: sampler.clone(),
             cpu: Some(futex_cpu),
+            loops: None,
             notes: vec![format!(
                 "perf pins its futex thread to the first online CPU (CPU {futex_cpu}) whatever taskset says: both ran there"
             )],
         },
         Pair {
-            primitive: "timer wake-up (clock_nanosleep)",
+            primitive: "timer wake-up latency",
             tool: peer::CYCLICTEST,
             args: cyclic_args,
             since: None,
@@ -233,6 +248,7 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             row_id: "notify.timer",
             sampler: timer_sampler,
             cpu: None,
+            loops: Some(s.timer_loops),
             notes: timer_notes,
         },
     ]
@@ -345,7 +361,18 @@ fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<(f64, V
         .iter()
         .find(|r| r.id == pair.row_id && matches_only(r, &pair.only))
         .ok_or_else(|| format!("osprim gave no {} row", pair.row_id))?;
-    figure(row, pair.statistic)
+    let (value, mut notes) = figure(row, pair.statistic)?;
+    let took = row.params.get("loops_per_round").and_then(|v| v.as_u64());
+    if let Some(want) = pair.loops
+        && took != Some(want)
+    {
+        let took = took.map(|n| n.to_string()).unwrap_or_else(|| "an unknown count of".into());
+        notes.push(format!(
+            "osprim took {took} wake-ups against the peer's {want} ({} set?)",
+            crate::bench::timer_wake::LOOPS_ENV
+        ));
+    }
+    Ok((value, notes))
 }
 
 fn matches_only(row: &Row, only: &Only) -> bool {
@@ -413,14 +440,15 @@ fn cross(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &Atomic
 /// Runs every pair on the chosen CPU, peer–osprim–peer, and returns the rows.
 pub fn run(settings: &Settings, interrupt: &AtomicBool) -> Result<Crosscheck> {
     let chosen = crate::placement::choose(settings.cpu).map_err(|e| match e {
-        crate::placement::PlacementError::NotAllowed { .. } => anyhow::Error::new(crate::config::UsageError(e.to_string())),
+        crate::placement::PlacementError::NotAllowed { .. } => {
+            anyhow::Error::new(crate::config::UsageError(e.to_string()))
+        }
         other => anyhow::Error::new(other),
     })?;
     let realtime = realtime_permitted();
     let tools = Tools::find(interrupt);
     let futex_cpu = first_online_cpu(chosen.cpu);
-    let mut out =
-        Crosscheck { cpu: chosen.cpu, quick: settings.quick, realtime, interrupted: false, rows: Vec::new() };
+    let mut out = Crosscheck { cpu: chosen.cpu, quick: settings.quick, realtime, interrupted: false, rows: Vec::new() };
     for pair in pairs(chosen.cpu, futex_cpu, settings.quick, realtime) {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -501,7 +529,10 @@ mod tests {
         let ps = pairs(0, 0, true, true);
         let never = AtomicBool::new(false);
         let row = cross(&ps[0], &tools_with(false, false, None), 0, true, &never);
-        assert_eq!(row.outcome, Outcome::NotCompared { reason: "perf is not installed (Debian package linux-perf)".into() });
+        assert_eq!(
+            row.outcome,
+            Outcome::NotCompared { reason: "perf is not installed (Debian package linux-perf)".into() }
+        );
         assert!(row.peer.starts_with("taskset -c 0 perf bench syscall basic"));
     }
 }

@@ -228,7 +228,10 @@ fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt, strict
 fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     if !present.quiet {
-        eprintln!("crosscheck: peer, osprim, peer per primitive ({})", if settings.quick { "about 30 s" } else { "about 2 min" });
+        eprintln!(
+            "crosscheck: peer, osprim, peer per primitive ({})",
+            if settings.quick { "about 30 s" } else { "about 2 min" }
+        );
     }
     let result = crosscheck::run(&settings, &interrupt)?;
     emit(&report::render_crosscheck(&result, present.format, &present.view)?)?;

@@ -12,6 +12,7 @@ pub mod dylib;
 pub mod elf;
 pub mod fault;
 pub mod fs;
+pub mod futex_wait;
 pub mod harness;
 pub mod id;
 pub mod interpose;
@@ -29,7 +30,6 @@ pub mod timer_wake;
 pub mod transport;
 pub mod txn;
 pub mod wake;
-pub mod futex_wait;
 
 pub use crate::model::{Check, Params, Unit};
 use crate::sampler::{self, SamplerConfig, Samples};

@@ -106,7 +106,10 @@ pub fn cyclictest(out: &str) -> Result<Cyclic, ParseError> {
         }
     }
     if histogram.iter().map(|h| h.1).sum::<u64>() != total {
-        return Err(ParseError { peer: "cyclictest", expected: "'<bucket> <count>' histogram lines adding up to '# Total:'" });
+        return Err(ParseError {
+            peer: "cyclictest",
+            expected: "'<bucket> <count>' histogram lines adding up to '# Total:'",
+        });
     }
     Ok(Cyclic { min_us: min as f64, avg_us: avg as f64, max_us: max as f64, total, overflows, histogram })
 }

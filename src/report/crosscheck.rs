@@ -106,7 +106,8 @@ fn markdown_cell(s: &str) -> String {
 
 fn markdown(c: &Crosscheck) -> String {
     let mut out = vec![
-        "| primitive | statistic | peer before | osprim | peer after | ratio | flags | peer | osprim's result |".to_string(),
+        "| primitive | statistic | peer before | osprim | peer after | ratio | flags | peer | osprim's result |"
+            .to_string(),
         "|---|---|---:|---:|---:|---:|---|---|---|".to_string(),
     ];
     for r in &c.rows {
@@ -164,9 +165,15 @@ fn csv_text(c: &Crosscheck) -> String {
                 m.peer_disagrees.to_string(),
                 String::new(),
             ],
-            Outcome::NotCompared { reason } => {
-                [String::new(), String::new(), String::new(), String::new(), String::new(), String::new(), reason.clone()]
-            }
+            Outcome::NotCompared { reason } => [
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                reason.clone(),
+            ],
         };
         let mut rec = vec![r.primitive.clone(), r.statistic.name().into(), "ns".into()];
         rec.extend(figures);
