@@ -48,7 +48,9 @@ pub fn compare(peer_before_ns: f64, peer_after_ns: f64, osprim_ns: f64) -> Compa
         osprim_ns,
         ratio,
         ratio_flagged: !ratio.is_finite() || (ratio - 1.0).abs() > TOLERANCE,
-        peer_disagrees: !(peer > 0.0) || (peer_after_ns - peer_before_ns).abs() / peer > TOLERANCE,
+        // A peer figure that is zero or NaN disagrees with anything.
+        peer_disagrees: peer.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+            || (peer_after_ns - peer_before_ns).abs() / peer > TOLERANCE,
     }
 }
 
