@@ -161,11 +161,16 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             notes: vec!["perf writes and reads a 4-byte int each way; osprim an 8-byte sequence number".into()],
         }
     };
-    let fork = |exec: bool| {
-        Pair {
+    let fork = |exec: bool| Pair {
         primitive: if exec { "fork + execve + wait" } else { "fork + exit + wait" },
         tool: peer::PERF,
-        args: vec!["bench".into(), "syscall".into(), (if exec { "execve" } else { "fork" }).into(), "-l".into(), n(s.fork_loops)],
+        args: vec![
+            "bench".into(),
+            "syscall".into(),
+            (if exec { "execve" } else { "fork" }).into(),
+            "-l".into(),
+            n(s.fork_loops),
+        ],
         since: Some((6, 7)),
         read: parse::perf_usecs_per_op,
         statistic: Statistic::Mean,
@@ -174,11 +179,16 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
         sampler: sampler.clone(),
         cpu: None,
         loops: None,
-        notes: vec![
-            "osprim's parent has 4 MiB of touched memory (its smallest setting) that fork copies the page tables of; perf's has not"
-                .into(),
-        ],
-    }
+        notes: {
+            let mut v = vec![
+                "osprim's parent has 4 MiB of touched memory (its smallest setting) that fork copies the page tables of; perf's has not"
+                    .to_string(),
+            ];
+            if exec {
+                v.push("perf's child execs /bin/true (dynamically linked); osprim's a 1 KiB static program".into());
+            }
+            v
+        },
     };
     let mut timer_sampler = SamplerConfig { rounds: 1, ..sampler.clone() };
     timer_sampler.budget_s = s.timer_loops as f64 * crate::bench::timer_wake::DEFAULT_INTERVAL_US as f64 / 1e6;
@@ -207,7 +217,7 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             sampler: sampler.clone(),
             cpu: None,
             loops: None,
-            notes: vec!["perf calls glibc's syscall(); osprim issues the bare instruction".into()],
+            notes: vec!["perf calls glibc's getppid() wrapper; osprim issues the bare syscall instruction".into()],
         },
         pipe(false),
         pipe(true),

@@ -230,7 +230,7 @@ fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitC
     if !present.quiet {
         eprintln!(
             "crosscheck: peer, osprim, peer per primitive ({})",
-            if settings.quick { "about 30 s" } else { "about 2 min" }
+            if settings.quick { "under 30 s" } else { "under 2 min" }
         );
     }
     let result = crosscheck::run(&settings, &interrupt)?;
