@@ -332,12 +332,20 @@ fn deadline(pair: &Pair, quick: bool) -> Duration {
     Duration::from_secs(if pair.tool == peer::CYCLICTEST { if quick { 30 } else { 60 } } else { 60 })
 }
 
+/// Why cyclictest did not run unprivileged: rt-tests 2.x checks that it could switch to
+/// `SCHED_FIFO` even when told `--policy=other`.
+pub const REALTIME_REFUSED: &str = "cyclictest refuses to run without real-time scheduling, even with \
+     --policy=other (it checks that it could switch to SCHED_FIFO): run as root or raise RLIMIT_RTPRIO ('ulimit -r')";
+
 /// Runs the peer once; its figure in ns, or why there is none.
 fn run_peer(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &AtomicBool) -> Result<f64, String> {
     let program = tools.of(pair.tool)?;
     let taskset = tools.taskset.as_ref().map_err(|e| e.clone())?;
     let out = peer::run_pinned(taskset, cpu, program, &pair.args, deadline(pair, quick), interrupt)
         .map_err(|e| e.to_string())?;
+    if pair.tool == peer::CYCLICTEST && out.text.contains("Unable to change scheduling policy") {
+        return Err(REALTIME_REFUSED.into());
+    }
     (pair.read)(&out.text).map_err(|e| {
         let first = out.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output").trim().to_string();
         let status = out.status.map(|s| format!("exit status {s}")).unwrap_or_else(|| "killed by a signal".into());
@@ -534,6 +542,22 @@ mod tests {
         assert!(timer.args.contains(&"--policy=other".to_string()) && !timer.args.contains(&"-p95".to_string()));
         assert!(timer.args.windows(2).any(|w| w == ["-a", "3"]) && timer.args.windows(2).any(|w| w == ["-l", "1000"]));
         assert!((timer.sampler.budget_s - 1.0).abs() < 1e-9 && timer.sampler.rounds == 1);
+    }
+
+    #[test]
+    fn cyclictest_refusing_to_run_without_realtime_says_so() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::var_os("PATH");
+        let Ok(taskset) = peer::locate(peer::TASKSET, path.as_deref()) else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("cyclictest");
+        std::fs::write(&fake, "#!/bin/sh\necho 'Unable to change scheduling policy!' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = Tools { taskset: Ok(taskset), perf: Err(String::new()), cyclictest: Ok(fake), perf_version: None };
+        let cpu = crate::sys::cpu::allowed_cpus()[0];
+        let timer = pairs(cpu, cpu, true, false).into_iter().find(|p| p.tool == peer::CYCLICTEST).unwrap();
+        let never = AtomicBool::new(false);
+        assert_eq!(run_peer(&timer, &tools, cpu, true, &never), Err(REALTIME_REFUSED.to_string()));
     }
 
     #[test]
