@@ -220,6 +220,37 @@ Examples:
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
     },
+    /// osprim's figures beside perf bench's and cyclictest's, measured peer–osprim–peer on one CPU.
+    #[command(after_help = "\
+For each primitive both measure, the peer tool runs (pinned with taskset), then osprim's
+matching benchmark (pinned), then the peer again. Shown: the peer's figure before and after,
+osprim's figure of the statistic the peer prints (mean for perf bench, median for cyclictest),
+the ratio osprim / peer (peer = the mean of its two runs), flagged beyond ±10 %, and a flag
+when the peer's two runs differ by over 10 % (the ratio is then unreliable). An absent peer is
+named with its Debian package (linux-perf, rt-tests). Without SCHED_FIFO, cyclictest runs with
+--policy=other and osprim as SCHED_OTHER. Default under ~2 minutes, --quick under ~30 s.
+
+Exit status: 0 when it ran (flags are information); 1 with --strict when a ratio is flagged,
+or on an error; 2 for a usage mistake; 128+N when signal N (Ctrl-C: 130) cut it short.
+
+Examples:
+  osprim crosscheck
+  osprim crosscheck --quick --cpu 1
+  osprim crosscheck --format markdown --strict")]
+    Crosscheck {
+        /// The CPU peers and osprim run on (default: the least loaded allowed CPU, as `osprim run`).
+        #[arg(long, value_name = "N")]
+        cpu: Option<usize>,
+        /// Fewer peer loops and a shorter osprim budget: the whole under ~30 s.
+        #[arg(long)]
+        quick: bool,
+        /// Exit with status 1 when a ratio lies beyond ±10 %.
+        #[arg(long)]
+        strict: bool,
+        /// How the rows are shown.
+        #[command(flatten)]
+        present: PresentArgs,
+    },
     /// Print shell completions (to install them, see README).
     #[command(after_help = "\
 Examples:
@@ -444,6 +475,9 @@ impl Cli {
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
             Some(Command::Report { result, compare, noise, html }) => {
                 Cmd::Report { result, base: compare, noise: noise / 100.0, html, quiet: global.quiet }
+            }
+            Some(Command::Crosscheck { cpu, quick, strict, present: p }) => {
+                Cmd::Crosscheck { cpu, quick, present: present(&p, strict, false) }
             }
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
             Some(Command::Man { dir }) => Cmd::Man { dir },

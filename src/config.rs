@@ -100,6 +100,16 @@ pub enum Command {
         /// Say nothing on stderr when done.
         quiet: bool,
     },
+    /// osprim's figures beside the peer tools' (perf bench, cyclictest), peer–osprim–peer on
+    /// one CPU; `present.strict`: exit 1 when a ratio is flagged.
+    Crosscheck {
+        /// The CPU (`None`: the one `osprim run` would choose).
+        cpu: Option<usize>,
+        /// Fewer peer loops and a shorter osprim budget.
+        quick: bool,
+        /// How the rows are shown.
+        present: Present,
+    },
     /// Shell completions for the named shell, on stdout.
     Completions {
         /// bash, zsh, fish, elvish or powershell.

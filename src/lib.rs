@@ -15,6 +15,7 @@ pub mod bench;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod crosscheck;
 pub mod derive;
 pub mod domain;
 pub mod env;
@@ -86,6 +87,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Report { result, base, noise, html, quiet } => {
             report_html(&result, base.as_deref(), noise, &html, quiet)
         }
+        Command::Crosscheck { cpu, quick, present } => crosscheck(crosscheck::Settings { cpu, quick }, &present),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             cli::completions(&shell, &mut out).map_err(|e| config::UsageError(e.to_string()))?;
@@ -226,6 +228,27 @@ fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt, strict
         return ExitCode::from(interrupt.exit_code());
     }
     if strict && report::any_failed(&done.run) { ExitCode::from(EXIT_CHECK_FAILED) } else { ExitCode::SUCCESS }
+}
+
+/// `osprim crosscheck`: peer, osprim, peer per primitive; exit 1 with `--strict` when a
+/// ratio is flagged, 128+N when signal N cut it short.
+fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitCode> {
+    let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
+    if !present.quiet {
+        eprintln!(
+            "crosscheck: peer, osprim, peer per primitive ({})",
+            if settings.quick { "under 30 s" } else { "under 2 min" }
+        );
+    }
+    let result = crosscheck::run(&settings, &interrupt)?;
+    emit(&report::render_crosscheck(&result, present.format, &present.view)?)?;
+    Ok(if result.interrupted {
+        ExitCode::from(interrupt.exit_code())
+    } else if present.strict && result.any_flagged() {
+        ExitCode::from(EXIT_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `osprim man`: the man page on stdout, or every page into `dir`.

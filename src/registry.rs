@@ -87,6 +87,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::bench::timer_wake::TimerWake,
     &crate::bench::sched::Preempt,
     &crate::bench::sched::Yield,
+    &crate::bench::futex_wait::FutexWait,
 ];
 
 /// The whole list: the IPC benchmarks (`ipc.<t>`, then `xfer.<t>`, one per transport) come

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("configuration", &["config"], false),
     ("progress", &["progress"], false),
     ("running", &["runner"], false),
+    ("cross-checking", &["crosscheck"], false),
     ("command line", &["cli"], false),
     ("crate root", &["lib"], false),
 ];

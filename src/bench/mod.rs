@@ -12,6 +12,7 @@ pub mod dylib;
 pub mod elf;
 pub mod fault;
 pub mod fs;
+pub mod futex_wait;
 pub mod harness;
 pub mod id;
 pub mod interpose;

@@ -8,6 +8,7 @@
 //! `schema` they do not know, with one clear line ([`ResultFileError`]); files of schemas 1
 //! and 2 are read through [`upgrade`].
 
+pub mod crosscheck;
 pub mod machine;
 pub mod records;
 pub mod summary;

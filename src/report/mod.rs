@@ -2,6 +2,7 @@
 //! view. Reporters only format; every number they print was computed by `stats`/`analyse`.
 
 pub mod compare;
+pub mod crosscheck;
 pub mod csv;
 mod header;
 pub mod history;
@@ -37,6 +38,15 @@ pub enum Format {
     Markdown,
     /// LaTeX with booktabs rules, ready to paste into a paper.
     Latex,
+}
+
+/// `osprim crosscheck`'s rows in `format` ([`crosscheck::render`]).
+pub fn render_crosscheck(
+    c: &crate::model::crosscheck::Crosscheck,
+    format: Format,
+    view: &View,
+) -> Result<String, serde_json::Error> {
+    crosscheck::render(c, format, view)
 }
 
 /// A run's results in `format`.

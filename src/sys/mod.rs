@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod dl;
 pub mod fault;
 pub mod futex;
+pub mod futex_private;
 pub mod lifecycle;
 pub mod msg;
 pub mod mutex;
