@@ -170,7 +170,7 @@ impl Flag {
             }
             Flag::RoundFailed => "a round failed (see notes): the figure comes from the rounds before it",
             Flag::BusyCpu => {
-                "other tasks, interrupts or the hypervisor held the measuring CPU for over 5 % of a probe next to \
+                "other tasks, interrupts or the hypervisor held the measuring CPU for over 20 % of a probe next to \
                  the row's rounds: the machine was not idle; figures may be disturbed (see notes)"
             }
             Flag::LevelShift => {

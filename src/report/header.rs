@@ -66,14 +66,14 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
     vec![(pack(line1), false), (pack(line2), false), (pack(line3), run.partial)]
 }
 
-/// What the availability probes found: `CPU 1 idle between rounds (≤ 0.24 % taken)` or
+/// What the availability probes found: `CPU 1: ≤ 0.24 % taken elsewhere between rounds` or
 /// `BUSY: up to 48 % of CPU 1 taken between rounds`, and whether busy; `None` without probes.
 pub fn availability(run: &RunFile) -> Option<(String, bool)> {
     let busiest = run.availability.iter().max_by(|a, b| a.lost_fraction().total_cmp(&b.lost_fraction()))?;
     let lost = pct(busiest.lost_fraction() * 100.0);
-    Some(if busiest.lost_fraction() > 0.05 {
+    Some(if busiest.busy() {
         (format!("BUSY: up to {lost} % of CPU {} taken between rounds", busiest.cpu), true)
     } else {
-        (format!("CPU {} idle between rounds (≤ {lost} % taken)", busiest.cpu), false)
+        (format!("CPU {}: ≤ {lost} % taken elsewhere between rounds", busiest.cpu), false)
     })
 }

@@ -265,7 +265,7 @@ fn the_header_says_whether_the_measuring_cpu_was_idle() {
     let mut run = run_file(false);
     assert!(!header(&run).contains("between rounds"), "no probes, nothing said");
     run.availability = vec![probe(10e3), probe(60e3)];
-    assert!(header(&run).contains("CPU 1 idle between rounds (≤ 0.24 % taken)"), "{}", header(&run));
+    assert!(header(&run).contains("CPU 1: ≤ 0.24 % taken elsewhere between rounds"), "{}", header(&run));
     run.availability.push(probe(12e6));
     assert!(header(&run).contains("BUSY: up to 48 % of CPU 1 taken between rounds"), "{}", header(&run));
     assert!(super::header::lines(&run, 60)[2].0.starts_with("BUSY"), "kept first when the line is narrow");
