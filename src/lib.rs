@@ -420,6 +420,14 @@ fn report_html(path: &Path, base: Option<&Path>, noise: f64, html: &Path, quiet:
 
 /// Records a saved run in the history; a failure is a warning (the result file is saved).
 fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path, quiet: bool) {
+    // The default database's directory may not exist yet when the result went elsewhere (-o).
+    if let history::Location::Sqlite(p) = loc
+        && let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("warning: not recorded in the history: cannot create {}: {e}", dir.display());
+        return;
+    }
     let recorded = history::History::open(loc).and_then(|mut h| h.record(run, Some(path)));
     match recorded {
         Ok(_) if quiet => {}

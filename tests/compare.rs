@@ -140,3 +140,24 @@ fn a_run_apart_from_the_previous_one_in_the_history_is_flagged_a_level_shift() {
     let notes = third["results"][0]["notes"].to_string();
     assert!(!notes.contains("2001-01-01"), "{notes}");
 }
+
+/// A run saved elsewhere (`-o`) is still recorded in the default history, whose directory is
+/// made for it.
+#[test]
+fn a_run_saved_elsewhere_is_recorded_in_the_default_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("elsewhere.json");
+    let run = osprim()
+        .current_dir(dir.path())
+        .args(["run", "harness.empty", "--quick", "--rounds", "1", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!err.contains("not recorded"), "{err}");
+    assert!(dir.path().join("osprim-results/history.db").is_file(), "{err}");
+    let shown = osprim().current_dir(dir.path()).args(["history", "harness.empty"]).output().unwrap();
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("harness.empty"));
+}
