@@ -420,12 +420,19 @@ fn report_html(path: &Path, base: Option<&Path>, noise: f64, html: &Path, quiet:
 
 /// Records a saved run in the history; a failure is a warning (the result file is saved).
 fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path, quiet: bool) {
-    // The default database's directory may not exist yet when the result went elsewhere (-o).
+    // A result saved elsewhere (-o) from a directory without osprim-results/: osprim makes no
+    // directory the user did not ask for, and says how to record it.
     if let history::Location::Sqlite(p) = loc
         && let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Err(e) = std::fs::create_dir_all(dir)
+        && !dir.is_dir()
     {
-        eprintln!("warning: not recorded in the history: cannot create {}: {e}", dir.display());
+        if !quiet {
+            eprintln!(
+                "note: not recorded in the history: there is no {}/ here ('osprim history --import DIR' or --db FILE \
+                 records it)",
+                dir.display()
+            );
+        }
         return;
     }
     let recorded = history::History::open(loc).and_then(|mut h| h.record(run, Some(path)));

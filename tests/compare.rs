@@ -141,23 +141,31 @@ fn a_run_apart_from_the_previous_one_in_the_history_is_flagged_a_level_shift() {
     assert!(!notes.contains("2001-01-01"), "{notes}");
 }
 
-/// A run saved elsewhere (`-o`) is still recorded in the default history, whose directory is
-/// made for it.
+/// A run saved elsewhere (`-o`) from a directory without `osprim-results/` makes no directory
+/// there: it says so, and how to record the run; with `--db` it is recorded.
 #[test]
-fn a_run_saved_elsewhere_is_recorded_in_the_default_history() {
+fn a_run_saved_elsewhere_without_a_results_directory_says_how_to_record_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("elsewhere.json");
-    let run = osprim()
-        .current_dir(dir.path())
-        .args(["run", "harness.empty", "--quick", "--rounds", "1", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(run.status.success());
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(!err.contains("not recorded"), "{err}");
-    assert!(dir.path().join("osprim-results/history.db").is_file(), "{err}");
-    let shown = osprim().current_dir(dir.path()).args(["history", "harness.empty"]).output().unwrap();
+    let run = |extra: &[&str]| {
+        osprim()
+            .current_dir(dir.path())
+            .args(["run", "harness.empty", "--quick", "--rounds", "1", "-o"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let first = run(&[]);
+    assert!(first.status.success());
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(err.contains("note: not recorded in the history: there is no osprim-results/ here"), "{err}");
+    assert!(!dir.path().join("osprim-results").exists(), "no directory made");
+    let db = dir.path().join("h.db");
+    let second = run(&["--db", db.to_str().unwrap()]);
+    assert!(second.status.success());
+    assert!(db.is_file(), "{}", String::from_utf8_lossy(&second.stderr));
+    let shown = osprim().args(["history", "harness.empty", "--db"]).arg(&db).output().unwrap();
     assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
     assert!(String::from_utf8_lossy(&shown.stdout).contains("harness.empty"));
 }
