@@ -1106,6 +1106,19 @@ mod tests {
         }
     }
 
+    /// What is left, once it has had up to two seconds to match `before`: a joined thread can
+    /// still be listed in `/proc/self/task` for a moment, until the kernel releases it.
+    fn leftovers_settled(before: &Leftovers) -> Leftovers {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let now = leftovers();
+            if now == *before || Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     fn assert_all_ok(m: &Measured, what: &str) {
         for c in &m.checks {
             assert_ne!(c.ok, Some(false), "{what}: {c:?}");
@@ -1147,7 +1160,7 @@ mod tests {
                 assert!(m.observed.contains_key("receiver_involuntary_switches_per_notification"));
             }
         });
-        assert_eq!(leftovers(), before);
+        assert_eq!(leftovers_settled(&before), before);
     }
 
     #[test]
@@ -1182,14 +1195,14 @@ mod tests {
                     matches!(r, Err(NotMeasured::Failed(ref why)) if why.contains("injected")),
                     "{source:?}: {r:?}"
                 );
-                assert_eq!(leftovers(), before, "{source:?} failed at once");
+                assert_eq!(leftovers_settled(&before), before, "{source:?} failed at once");
                 // After some samples: they are kept and the row says what went wrong.
                 let m = run_source(ctx, source, Faults { fail_after: Some(WARMUP + 5), ..Faults::default() })
                     .expect("kept");
                 assert_eq!(m.samples.per_op_ns.len(), 5, "{source:?}");
                 assert_eq!(m.samples.stop, Some(StopReason::Aborted));
                 assert!(m.checks.iter().any(|c| c.ok == Some(false) && c.observed.contains("injected")));
-                assert_eq!(leftovers(), before, "{source:?} failed later");
+                assert_eq!(leftovers_settled(&before), before, "{source:?} failed later");
             }
         });
     }
@@ -1233,7 +1246,7 @@ mod tests {
             assert_eq!(m.samples.stop, Some(StopReason::Interrupted), "{source:?}");
             assert!(!m.samples.per_op_ns.is_empty());
             assert_all_ok(&m, &format!("{source:?} interrupted"));
-            assert_eq!(leftovers(), before, "{source:?} interrupted");
+            assert_eq!(leftovers_settled(&before), before, "{source:?} interrupted");
         }
     }
 

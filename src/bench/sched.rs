@@ -405,6 +405,7 @@ mod tests {
     use super::*;
     use crate::bench::testing::serial;
     use crate::bench::timer_wake::tests::{interrupt_after, with_flag};
+    use crate::bench::wake::tests::{osprim_tasks, osprim_tasks_settled};
 
     #[test]
     fn gaps_match_into_switches_and_slices() {
@@ -419,13 +420,6 @@ mod tests {
         // A gap with nobody resuming in it (an interrupt) is not a switch either.
         let s = match_gaps(&[(10, 20)], &[(0, 5), (30, 40)], 0);
         assert_eq!((s.cost_ticks.len(), s.other_gaps), (0, 3));
-    }
-
-    fn osprim_tasks(prefix: &str) -> usize {
-        let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
-        dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
-            .filter(|c| c.starts_with(prefix))
-            .count()
     }
 
     #[test]
@@ -446,7 +440,7 @@ mod tests {
             assert_eq!(m.samples.stop, Some(StopReason::Interrupted));
             assert!(began.elapsed() < Duration::from_millis(140));
         });
-        assert_eq!(osprim_tasks("osprim-spin"), before, "no spinning thread left");
+        assert_eq!(osprim_tasks_settled("osprim-spin", before), before, "no spinning thread left");
     }
 
     #[test]
@@ -463,6 +457,6 @@ mod tests {
             let m = interrupt_after(&flag, Duration::from_millis(10), || Yield.run(ctx, &Params::new()).unwrap());
             assert_eq!(m.samples.stop, Some(StopReason::Interrupted));
         });
-        assert_eq!(osprim_tasks("osprim-yield"), before, "the yield peer was joined");
+        assert_eq!(osprim_tasks_settled("osprim-yield", before), before, "the yield peer was joined");
     }
 }
