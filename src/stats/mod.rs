@@ -23,6 +23,7 @@ pub mod fit;
 pub mod order;
 pub mod outliers;
 pub mod ratio;
+pub mod reading;
 pub mod rng;
 pub mod special;
 pub mod structured;
