@@ -19,6 +19,7 @@
 //! invalid input is reported through [`StatsError`].
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod fit;
 pub mod order;
 pub mod outliers;
