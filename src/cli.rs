@@ -161,10 +161,13 @@ Examples:
 Every run that saves its result file is also recorded in the history database: a SQLite file
 (osprim-results/history.db by default) or, for many machines, a PostgreSQL server
 (--db postgres://user@host/db). --import DIR records the result files already in DIR.
+--changes finds where each series (one result, method and machine) changed level:
+E-divisive means on the runs' medians, 1 % level, at least 3 runs either side.
 
 Examples:
   osprim history syscall.null
   osprim history 'ipc.*' --format csv
+  osprim history --changes
   osprim history --import osprim-results
   osprim history ctx --db postgres://osprim@perf-db.example/osprim")]
     History {
@@ -176,6 +179,9 @@ Examples:
         /// Record the result files in DIR first (those already recorded are left alone).
         #[arg(long, value_name = "DIR")]
         import: Option<PathBuf>,
+        /// The change points of each series (E-divisive means), not every run.
+        #[arg(long)]
+        changes: bool,
         /// How it is shown.
         #[command(flatten)]
         present: PresentArgs,
@@ -466,10 +472,11 @@ impl Cli {
                 fail_on_regression: fail_on_regression.map(|p| p / 100.0),
                 present: present(&p, false, false),
             },
-            Some(Command::History { patterns, db, import, present: p }) => Cmd::History {
+            Some(Command::History { patterns, db, import, changes, present: p }) => Cmd::History {
                 patterns,
                 location: history_location(db.as_deref()),
                 import,
+                changes,
                 present: present(&p, false, false),
             },
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },

@@ -77,6 +77,8 @@ pub enum Command {
         location: crate::history::Location,
         /// Result files to record first.
         import: Option<PathBuf>,
+        /// Change points per series instead of every run.
+        changes: bool,
         /// How.
         present: Present,
     },

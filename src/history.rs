@@ -7,11 +7,17 @@
 //!
 //! A run is keyed by its start time, host and osprim commit, so recording a file twice (or
 //! importing a directory again) adds nothing.
+//!
+//! Read back, the history is series ([`changes`]: where each series changes level, by
+//! E-divisive means) and, for a new run, the earlier runs it is judged against
+//! ([`History::earlier`], [`level_shift`]).
 
+pub mod changes;
 pub mod postgres;
 pub mod sqlite;
 
-use crate::model::{Row, RunFile};
+use crate::model::{Method, Row, RunFile};
+use crate::stats::reading::Interval;
 use std::path::{Path, PathBuf};
 
 /// A value bound to, or read from, a statement. Every variant is nullable, so that a NULL
@@ -135,6 +141,9 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX results_by_bench ON results (bench_id)",
     // 2: the whole machine description (JSON), for differences between runs.
     "ALTER TABLE runs ADD COLUMN machine TEXT",
+    // 3: each result's sampling method (`adaptive`, `seed`): a series never mixes them. NULL
+    // for results recorded before, whose method is unknown.
+    "ALTER TABLE results ADD COLUMN method TEXT",
 ];
 
 /// The schema version this osprim writes.
@@ -256,7 +265,7 @@ impl History {
         for (i, r) in run.results.iter().enumerate() {
             self.db.execute(
                 "INSERT INTO results (run_key, position, bench_id, params, unit, status, median, ci_low, ci_high, \
-                 mean, n, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 mean, n, flags, method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 &result_values(key, i, r),
             )?;
         }
@@ -281,11 +290,14 @@ impl History {
             Value::Real(None),
             Value::Int(None),
             Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
         ];
         let rows = self.db.query(
             "SELECT r.bench_id, r.params, r.unit, r.status, u.started_utc, u.host, u.kernel, u.osprim_commit, \
-             r.median, r.ci_low, r.ci_high, r.mean, r.n, u.cpu_model \
-             FROM results r JOIN runs u ON u.run_key = r.run_key ORDER BY u.started_utc, r.position",
+             r.median, r.ci_low, r.ci_high, r.mean, r.n, u.cpu_model, r.method, u.run_key, u.file \
+             FROM results r JOIN runs u ON u.run_key = r.run_key ORDER BY u.started_utc, u.run_key, r.position",
             &[],
             &columns,
         )?;
@@ -296,10 +308,12 @@ impl History {
             .collect())
     }
 
-    /// For each result of `run`, the newest earlier measurement of the same benchmark and
-    /// parameters on the same host, CPU model and kernel by the same osprim build, if any (`run` itself
-    /// not yet recorded: a run started in the same second as `run` counts as earlier).
-    pub fn previous(&mut self, run: &RunFile) -> Result<Vec<Option<Point>>, HistoryError> {
+    /// For each result of `run`, the earlier measurements of the same benchmark, parameters
+    /// and unit, by the same sampling method, on the same host, CPU model and kernel by the
+    /// same osprim build, oldest first (`run` itself not yet recorded: a run started in the
+    /// same second as `run` counts as earlier). Results recorded without a method (before
+    /// schema 3) are left out: they might be another method's.
+    pub fn earlier(&mut self, run: &RunFile) -> Result<Vec<Vec<Point>>, HistoryError> {
         let ids: Vec<String> = run.results.iter().map(|r| r.id.clone()).collect();
         let points = if ids.is_empty() { Vec::new() } else { self.points(&ids)? };
         let m = &run.machine;
@@ -308,12 +322,15 @@ impl History {
             .iter()
             .map(|r| {
                 let params = serde_json::to_string(&r.params).unwrap_or_default();
+                let method = method_name(r.method);
                 points
                     .iter()
-                    .rfind(|p| {
+                    .filter(|p| {
                         p.id == r.id
                             && p.params == params
-                            && p.ci95.is_some()
+                            && p.unit == r.unit.symbol()
+                            && p.method == method
+                            && p.median.is_some()
                             && p.host == m.hostname
                             && p.cpu_model == m.cpu.model_name
                             && p.kernel == m.kernel.release
@@ -321,6 +338,7 @@ impl History {
                             && p.started_utc <= run.started_utc
                     })
                     .cloned()
+                    .collect()
             })
             .collect())
     }
@@ -337,6 +355,11 @@ impl History {
 
 fn text(s: &str) -> Value {
     Value::Text(Some(s.to_string()))
+}
+
+/// A sampling method as the result file and the database spell it (`adaptive`, `seed`).
+pub fn method_name(m: Method) -> String {
+    serde_json::to_value(m).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
 /// A run's key: its start, its host, the osprim build that measured it, and a digest of its
@@ -370,6 +393,7 @@ fn result_values(key: &str, position: usize, r: &Row) -> Vec<Value> {
         Value::Real(s.map(|s| s.mean)),
         Value::Int(s.map(|s| s.n as i64)),
         text(&flags.join(",")),
+        text(&method_name(r.method)),
     ]
 }
 
@@ -402,6 +426,12 @@ pub struct Point {
     pub n: Option<i64>,
     /// CPU model.
     pub cpu_model: String,
+    /// Sampling method (`adaptive`, `seed`); empty when recorded before osprim kept it.
+    pub method: String,
+    /// The run's key in the database ([`run_key`]).
+    pub run_key: String,
+    /// The result file it was recorded from, if known.
+    pub file: Option<String>,
 }
 
 impl Point {
@@ -432,28 +462,84 @@ impl Point {
             mean: f(11),
             n,
             cpu_model: t(13),
+            method: t(14),
+            run_key: t(15),
+            file: Some(t(16)).filter(|f| !f.is_empty()),
         }
+    }
+
+    /// The point's 95 % CI when it is a usable interval: finite and of some width (never the
+    /// zero-width interval of a single figure).
+    pub fn interval(&self) -> Option<Interval> {
+        let median = self.median.filter(|m| m.is_finite())?;
+        let iv = Interval::new(median, self.ci95?);
+        (iv.ci95.iter().all(|x| x.is_finite()) && !iv.degenerate()).then_some(iv)
     }
 }
 
-/// The note of a result whose 95 % CI does not overlap that of `previous`, the same result
-/// measured earlier on the same machine: the machine changed level between the runs.
-pub fn level_shift(previous: &Point, row: &Row) -> Option<String> {
-    let (s, [lo, hi]) = (row.summary.as_ref()?, previous.ci95?);
-    let [a, b] = s.median_ci95;
+/// The fewest earlier runs, at the current level, a result is judged against for a level shift.
+pub const LEVEL_SHIFT_MIN_RUNS: usize = 5;
+
+/// The most recent earlier runs looked at (the change-point search is over these).
+pub const LEVEL_SHIFT_WINDOW: usize = 50;
+
+/// The note of a result that moved away from the level of its earlier runs, or `None`.
+///
+/// The rule (README, "How sure the numbers are", 7):
+/// - `earlier` are the result's earlier runs on the same host, CPU model and kernel by the
+///   same osprim build ([`History::earlier`]); only those by the row's own sampling method
+///   count, and only those with a usable interval ([`Point::interval`]: never a zero-width one);
+/// - the seed method's runs are never judged (its protocol reports a mean of single runs, not
+///   an interval osprim would gate on);
+/// - of the last [`LEVEL_SHIFT_WINDOW`] of them, the current level is the runs after the last
+///   change point E-divisive finds ([`changes`]); it must hold at least
+///   [`LEVEL_SHIFT_MIN_RUNS`] runs, else there is too little history to judge;
+/// - the row is a level shift when its own 95 % CI (of some width) lies wholly above, or
+///   wholly below, every interval of those runs: outside both the runs' own uncertainty and
+///   the spread between them.
+pub fn level_shift(earlier: &[Point], row: &Row) -> Option<String> {
+    if row.method == Method::Seed {
+        return None;
+    }
+    let s = row.summary.as_ref()?;
+    let now = Interval::new(s.median, s.median_ci95);
+    if now.degenerate() || !now.ci95.iter().chain([&now.estimate]).all(|x| x.is_finite()) {
+        return None;
+    }
+    let method = method_name(row.method);
+    let usable: Vec<(&Point, Interval)> =
+        earlier.iter().filter(|p| p.method == method).filter_map(|p| p.interval().map(|i| (p, i))).collect();
+    let window = &usable[usable.len().saturating_sub(LEVEL_SHIFT_WINDOW)..];
+    let medians: Vec<f64> = window.iter().map(|(_, i)| i.estimate).collect();
+    let start =
+        crate::stats::changepoint::e_divisive(&medians, &changes::settings()).ok()?.last().map_or(0, |c| c.index);
+    let level = &window[start..];
+    if level.len() < LEVEL_SHIFT_MIN_RUNS {
+        return None;
+    }
+    let lo = level.iter().map(|(_, i)| i.ci95[0]).fold(f64::INFINITY, f64::min);
+    let hi = level.iter().map(|(_, i)| i.ci95[1]).fold(f64::NEG_INFINITY, f64::max);
+    let [a, b] = now.ci95;
     if b >= lo && a <= hi {
         return None;
     }
+    let m_lo = level.iter().map(|(_, i)| i.estimate).fold(f64::INFINITY, f64::min);
+    let m_hi = level.iter().map(|(_, i)| i.estimate).fold(f64::NEG_INFINITY, f64::max);
     let f = |v: f64| row.unit.format(v);
     Some(format!(
-        "level shift: the previous run on this machine ({}) gave {} [{}, {}]; this run's interval [{}, {}] does not \
-         overlap it: the machine changed level between the runs",
-        previous.started_utc,
-        f(previous.median.unwrap_or((lo + hi) / 2.0)),
+        "level shift: this run's interval [{}, {}] lies {} every interval of the {} earlier runs at this level on this \
+         machine, kernel and build ({} to {}: medians {} to {}, intervals within [{}, {}]): the machine changed level \
+         between the runs",
+        f(a),
+        f(b),
+        if a > hi { "above" } else { "below" },
+        level.len(),
+        level[0].0.started_utc,
+        level[level.len() - 1].0.started_utc,
+        f(m_lo),
+        f(m_hi),
         f(lo),
         f(hi),
-        f(a),
-        f(b)
     ))
 }
 

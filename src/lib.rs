@@ -58,8 +58,8 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Run { run, present, papers, baseline, history } => {
             run_and_report(&run, &present, papers, baseline.as_deref(), history.as_ref())
         }
-        Command::History { patterns, location, import, present } => {
-            show_history(&patterns, &location, import.as_deref(), &present)
+        Command::History { patterns, location, import, changes, present } => {
+            show_history(&patterns, &location, import.as_deref(), changes, &present)
         }
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
@@ -363,21 +363,27 @@ fn compare(files: &[PathBuf], noise: f64, fail_on: Option<f64>, present: &config
     }
 }
 
-/// Flags the results whose interval does not overlap the previous run's on this machine and
-/// build (from the history), and saves the file again with them. A history that cannot be read
-/// is passed over here: recording the run says why.
+/// Flags the results that moved away from the level of their earlier runs on this machine and
+/// build (from the history), and saves the file again with them. The rule is
+/// [`history::level_shift`]'s: the runs after the last change point (E-divisive means) among
+/// the last [`history::LEVEL_SHIFT_WINDOW`] earlier runs of the same result, unit and sampling
+/// method on the same host, CPU model and kernel by the same osprim build; at least
+/// [`history::LEVEL_SHIFT_MIN_RUNS`] of them, each with an interval of some width; the row's
+/// own interval (of some width) wholly outside all of theirs. A seed-method row is never
+/// flagged, and never judged against another method's runs. A history that cannot be read is
+/// passed over here: recording the run says why.
 fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &Path) {
     if let history::Location::Sqlite(p) = loc
         && !p.exists()
     {
         return;
     }
-    let Ok(previous) = history::History::open(loc).and_then(|mut h| h.previous(run)) else {
+    let Ok(earlier) = history::History::open(loc).and_then(|mut h| h.earlier(run)) else {
         return;
     };
     let mut marked = 0;
-    for (row, prev) in run.results.iter_mut().zip(previous) {
-        if let Some(note) = prev.as_ref().and_then(|p| history::level_shift(p, row)) {
+    for (row, earlier) in run.results.iter_mut().zip(earlier) {
+        if let Some(note) = history::level_shift(&earlier, row) {
             row.add_flag(model::Flag::LevelShift, note);
             marked += 1;
         }
@@ -448,6 +454,7 @@ fn show_history(
     patterns: &[String],
     loc: &history::Location,
     import: Option<&Path>,
+    changes: bool,
     present: &Present,
 ) -> Result<ExitCode> {
     if let history::Location::Sqlite(p) = loc
@@ -473,6 +480,11 @@ fn show_history(
         }
     }
     let points = h.points(patterns)?;
-    emit(&report::history::render(&points, present.format, &present.view)?)?;
+    if changes {
+        let found = history::changes::find(&points);
+        emit(&report::history::render_changes(&found, present.format, &present.view)?)?;
+    } else {
+        emit(&report::history::render(&points, present.format, &present.view)?)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,57 +44,114 @@ fn check(h: &mut History) {
     assert!(h.points(&[family]).unwrap().iter().any(|p| p.id == id));
     assert!(h.points(&["nosuchbenchmark".into()]).unwrap().is_empty());
 
-    // The previous measurement of each result on the same host and build: a's, not b's (run
-    // later, but on another host); none before the first run.
+    // The earlier measurements of each result on the same host and build by the same method:
+    // a's, not b's (run later, but on another host); none before the first run.
     let mut c = run_file(false);
     c.started_utc = "2026-11-03T00:00:00Z".into();
-    let previous = h.previous(&c).unwrap();
-    assert_eq!(previous.len(), c.results.len());
-    let measured = c.results.iter().zip(&previous).filter(|(r, _)| r.summary.is_some()).count();
+    let earlier = h.earlier(&c).unwrap();
+    assert_eq!(earlier.len(), c.results.len());
+    let measured = c.results.iter().filter(|r| r.summary.is_some()).count();
     assert!(measured > 0);
-    for (r, p) in c.results.iter().zip(&previous) {
+    for (r, e) in c.results.iter().zip(&earlier) {
         if r.summary.is_some() {
-            let p = p.as_ref().unwrap_or_else(|| panic!("{}: no previous", r.id));
+            assert_eq!(e.len(), 1, "{}: a's only", r.id);
+            let p = &e[0];
             assert_eq!((p.host.as_str(), p.started_utc.as_str()), ("fixture", "2026-11-01T00:00:00Z"));
-            assert_eq!((p.id.as_str(), level_shift(p, r)), (r.id.as_str(), None), "the same figures: no shift");
+            assert_eq!((p.method.as_str(), p.run_key.as_str()), ("adaptive", run_key(&a).as_str()));
+            assert_eq!(p.file.as_deref(), Some("a.json"));
+            assert_eq!((p.id.as_str(), level_shift(e, r)), (r.id.as_str(), None), "one earlier run is too few");
         } else {
-            assert!(p.is_none(), "{}: nothing to compare", r.id);
+            assert!(e.is_empty(), "{}: nothing to compare", r.id);
         }
     }
+    // A seed-method run is never judged against the adaptive ones.
+    let mut seed = c.clone();
+    seed.results.iter_mut().for_each(|r| r.method = crate::model::Method::Seed);
+    assert!(h.earlier(&seed).unwrap().iter().all(Vec::is_empty));
     let mut z = run_file(false);
     z.started_utc = "2026-10-01T00:00:00Z".into();
-    assert!(h.previous(&z).unwrap().iter().all(Option::is_none), "nothing before the first run");
+    assert!(h.earlier(&z).unwrap().iter().all(Vec::is_empty), "nothing before the first run");
 }
 
-#[test]
-fn a_level_shift_is_an_interval_apart_from_the_previous_one() {
-    let run = run_file(false);
-    let row = run.results.iter().find(|r| r.summary.is_some()).unwrap().clone();
-    let s = row.summary.clone().unwrap();
-    let [lo, hi] = s.median_ci95;
-    let point = |ci: [f64; 2]| Point {
-        id: row.id.clone(),
-        params: String::new(),
+/// An earlier run at `hour` with median `m` and a ±`half` interval, by `method`.
+fn earlier_point(hour: usize, m: f64, half: f64, method: &str) -> Point {
+    Point {
+        id: "syscall.getpid".into(),
+        params: "{}".into(),
         unit: "ns".into(),
         status: "ok".into(),
-        started_utc: "2026-11-25T12:01:25Z".into(),
+        started_utc: format!("2026-11-25T{hour:02}:00:00Z"),
         host: "fixture".into(),
         kernel: String::new(),
         commit: String::new(),
-        median: Some((ci[0] + ci[1]) / 2.0),
-        ci95: Some(ci),
+        median: Some(m),
+        ci95: Some([m - half, m + half]),
         mean: None,
         n: None,
         cpu_model: String::new(),
-    };
-    assert_eq!(level_shift(&point([hi, hi * 1.1]), &row), None, "touching intervals overlap");
-    assert_eq!(level_shift(&point([lo * 0.5, lo]), &row), None);
-    let note = level_shift(&point([hi * 1.2, hi * 1.3]), &row).expect("disjoint above");
-    assert!(note.starts_with("level shift: the previous run on this machine (2026-11-25T12:01:25Z) gave"), "{note}");
-    assert!(level_shift(&point([lo * 0.5, lo * 0.9]), &row).is_some(), "disjoint below");
-    let mut unmeasured = row.clone();
+        method: method.into(),
+        run_key: format!("run {hour}"),
+        file: None,
+    }
+}
+
+/// The fixture's getpid row with median `m` and a ±`half` interval.
+fn row_at(m: f64, half: f64) -> Row {
+    let run = run_file(false);
+    let mut row = run.results.into_iter().find(|r| r.id == "syscall.getpid").unwrap();
+    let s = row.summary.as_mut().unwrap();
+    s.median = m;
+    s.median_ci95 = [m - half, m + half];
+    row
+}
+
+/// ±1 % around `m`, a different wobble for each `i`.
+fn wobbly(i: usize, m: f64) -> f64 {
+    m * (1.0 + [0.0, 0.6, -0.5, 0.9, -0.8, 0.3, -0.2, 0.7][i % 8] / 100.0)
+}
+
+#[test]
+fn a_level_shift_is_an_interval_apart_from_every_run_of_the_current_level() {
+    let level = |n: usize, m: f64| (0..n).map(|i| earlier_point(i, wobbly(i, m), 1.0, "adaptive")).collect::<Vec<_>>();
+    let six = level(6, 100.0);
+    assert_eq!(level_shift(&six, &row_at(100.5, 1.0)), None, "within the level");
+    assert_eq!(level_shift(&six, &row_at(102.5, 1.0)), None, "touching the highest interval");
+    let note = level_shift(&six, &row_at(130.0, 1.0)).expect("above every interval");
+    assert!(
+        note.starts_with("level shift: this run's interval [129.0 ns, 131.0 ns] lies above every interval of the 6"),
+        "{note}"
+    );
+    assert!(note.contains("2026-11-25T00:00:00Z to 2026-11-25T05:00:00Z"), "{note}");
+    assert!(level_shift(&six, &row_at(80.0, 1.0)).unwrap().contains("lies below"));
+    // Too few runs to judge: one run, or four.
+    assert_eq!(level_shift(&six[5..], &row_at(130.0, 1.0)), None);
+    assert_eq!(level_shift(&six[..4], &row_at(130.0, 1.0)), None);
+    // Never a zero-width interval: not the row's, not the earlier runs'.
+    assert_eq!(level_shift(&six, &row_at(130.0, 0.0)), None);
+    let flat: Vec<Point> = (0..8).map(|i| earlier_point(i, wobbly(i, 100.0), 0.0, "adaptive")).collect();
+    assert_eq!(level_shift(&flat, &row_at(130.0, 1.0)), None);
+    // Never the seed method: not as the row, not as the earlier runs.
+    let mut seed_row = row_at(130.0, 1.0);
+    seed_row.method = crate::model::Method::Seed;
+    assert_eq!(level_shift(&six, &seed_row), None);
+    let seeds: Vec<Point> = (0..8).map(|i| earlier_point(i, wobbly(i, 100.0), 1.0, "seed")).collect();
+    assert_eq!(level_shift(&seeds, &row_at(130.0, 1.0)), None);
+    // Nor runs recorded before the method was (schema 2).
+    let unknown: Vec<Point> = (0..8).map(|i| earlier_point(i, wobbly(i, 100.0), 1.0, "")).collect();
+    assert_eq!(level_shift(&unknown, &row_at(130.0, 1.0)), None);
+    // The current level is the one after the last change point: twelve runs at 200, then
+    // twelve at 100; a run at 130 is a shift from 100 (though below the older level).
+    let mut two: Vec<Point> = (0..12).map(|i| earlier_point(i, wobbly(i, 200.0), 1.0, "adaptive")).collect();
+    two.extend((12..24).map(|i| earlier_point(i, wobbly(i, 100.0), 1.0, "adaptive")));
+    let note = level_shift(&two, &row_at(130.0, 1.0)).expect("a shift from the current level");
+    assert!(
+        note.contains("every interval of the 12 earlier runs") && note.contains("2026-11-25T12:00:00Z to"),
+        "{note}"
+    );
+    assert_eq!(level_shift(&two, &row_at(100.0, 1.0)), None);
+    let mut unmeasured = row_at(130.0, 1.0);
     unmeasured.summary = None;
-    assert_eq!(level_shift(&point([hi * 2.0, hi * 3.0]), &unmeasured), None);
+    assert_eq!(level_shift(&six, &unmeasured), None);
 }
 
 #[test]

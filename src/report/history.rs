@@ -1,9 +1,11 @@
 //! `osprim history`: each result (id and parameters) as a series over the runs that recorded
-//! it, oldest first, with the machine it ran on. Formats only.
+//! it, oldest first, with the machine it ran on; with `--changes`, where each series changed
+//! level (found by `history::changes`). Formats only.
 
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{Format, View};
 use crate::history::Point;
+use crate::history::changes::{Change, Level, Report, Series, params_label};
 use crate::model::Unit;
 
 /// The points in `format`.
@@ -23,25 +25,13 @@ fn unit_of(symbol: &str) -> Unit {
     }
 }
 
-/// `{"placement":"same_cpu"}` → `placement=same_cpu`.
-fn params_text(json: &str) -> String {
-    let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(json) else {
-        return String::new();
-    };
-    m.iter()
-        .filter(|(k, _)| k.as_str() != "cpus")
-        .map(|(k, v)| format!("{k}={}", v.as_str().map(String::from).unwrap_or_else(|| v.to_string())))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn table(points: &[Point], view: &View) -> String {
     if points.is_empty() {
         return "no recorded result matches\n".into();
     }
     let mut series: Vec<(String, String, Vec<&Point>)> = Vec::new();
     for p in points {
-        let params = params_text(&p.params);
+        let params = params_label(&p.params);
         match series.iter_mut().find(|(id, pa, _)| *id == p.id && *pa == params) {
             Some(s) => s.2.push(p),
             None => series.push((p.id.clone(), params, vec![p])),
@@ -129,4 +119,247 @@ fn csv_text(points: &[Point]) -> String {
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The change points of `report` in `format`.
+pub fn render_changes(report: &Report, format: Format, view: &View) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(report)? + "\n",
+        Format::Csv => changes_csv(report),
+        Format::Table => changes_table(report, view),
+        Format::Markdown => changes_markdown(report),
+        Format::Latex => changes_latex(report),
+    })
+}
+
+/// `2026-11-25T09:07:37Z` → `2026-11-25 09:07:37`.
+fn when(utc: &str) -> String {
+    utc.replace('T', " ").trim_end_matches('Z').to_string()
+}
+
+fn title(s: &Series) -> String {
+    let params = if s.params.is_empty() { String::new() } else { format!(" {}", s.params) };
+    let method = if s.method.is_empty() { "method not recorded" } else { s.method.as_str() };
+    format!("{}{params} ({method}, {} on {})", s.id, s.host, s.cpu_model)
+}
+
+/// `130.2 ns [128.0 ns, 131.5 ns] (12 runs)`.
+fn level_text(l: &Level, unit: Unit) -> String {
+    let e = &l.estimate;
+    format!("{} [{}, {}] ({} runs)", unit.format(e.estimate), unit.format(e.ci95[0]), unit.format(e.ci95[1]), l.runs)
+}
+
+/// `1.302× [1.281, 1.322]`, or why there is no ratio.
+fn ratio_text(c: &Change, unit: Unit) -> String {
+    match &c.ratio {
+        Some(r) => format!("{:.3}× [{:.3}, {:.3}]", r.estimate, r.ci95[0], r.ci95[1]),
+        None => format!(
+            "no ratio (level before includes 0); difference {} [{}, {}]",
+            unit.format(c.difference.estimate),
+            unit.format(c.difference.ci95[0]),
+            unit.format(c.difference.ci95[1])
+        ),
+    }
+}
+
+/// `up`/`down`, and for times `slower`/`faster`.
+fn direction(c: &Change, unit: Unit) -> &'static str {
+    match (c.difference.estimate > 0.0, unit) {
+        (true, Unit::Ns) => "slower",
+        (false, Unit::Ns) => "faster",
+        (true, _) => "up",
+        (false, _) => "down",
+    }
+}
+
+fn footer(report: &Report) -> String {
+    let searched = report.series.iter().filter(|s| s.searched).count();
+    let changes: usize = report.series.iter().map(|s| s.changes.len()).sum();
+    let weak: usize = report.series.iter().map(|s| s.weak).sum();
+    let with = report.series.iter().filter(|s| !s.changes.is_empty()).count();
+    format!(
+        "{changes} change(s) in {with} of {} series ({searched} long enough to search: at least {} runs); {}, p ≤ {} \
+         with {} permutations, at least {} runs a side; {weak} refused as smaller than the runs' own intervals",
+        report.series.len(),
+        2 * report.min_runs,
+        report.method,
+        report.significance,
+        report.permutations,
+        report.min_runs
+    )
+}
+
+fn changes_table(report: &Report, view: &View) -> String {
+    if report.series.is_empty() {
+        return "no recorded result matches\n".into();
+    }
+    let head =
+        ["last run before", "first run after", "before", "after", "after / before", "p"].map(Cell::plain).to_vec();
+    let align = vec![Align::Left, Align::Left, Align::Right, Align::Right, Align::Left, Align::Right];
+    let mut grid = Grid::new(vec![head], align);
+    for s in report.series.iter().filter(|s| !s.changes.is_empty()) {
+        let unit = unit_of(&s.unit);
+        grid.push(Line::Span { indent: 0, cell: Cell::styled(title(s), Style::Dim) });
+        for c in &s.changes {
+            grid.push(Line::Cells(vec![
+                Cell::plain(when(&c.last_before.started_utc)),
+                Cell::plain(when(&c.first_after.started_utc)),
+                Cell::plain(level_text(&c.before, unit)),
+                Cell::plain(level_text(&c.after, unit)),
+                Cell::plain(format!("{} {}", ratio_text(c, unit), direction(c, unit))),
+                Cell::plain(format!("{:.3}", c.p_value)),
+            ]));
+            if !c.also_changed.is_empty() {
+                grid.push(Line::Span {
+                    indent: 2,
+                    cell: Cell::plain(format!("also changed between the two runs: {}", c.also_changed.join(", "))),
+                });
+            }
+        }
+    }
+    grid.fit(view.width, &[5, 1], 4);
+    let mut out: Vec<String> = if report.series.iter().any(|s| !s.changes.is_empty()) {
+        grid.render(view.width, view.color).into_iter().flatten().collect()
+    } else {
+        vec!["no change point found".into()]
+    };
+    out.push(String::new());
+    out.push(footer(report));
+    out.join("\n") + "\n"
+}
+
+/// One line per change point: the series, the two runs, the two levels, the magnitude.
+fn changes_csv(report: &Report) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "id",
+        "params",
+        "unit",
+        "method",
+        "host",
+        "cpu_model",
+        "series_runs",
+        "last_before_utc",
+        "last_before_run_key",
+        "last_before_file",
+        "first_after_utc",
+        "first_after_run_key",
+        "first_after_file",
+        "before_median",
+        "before_ci95_low",
+        "before_ci95_high",
+        "before_runs",
+        "after_median",
+        "after_ci95_low",
+        "after_ci95_high",
+        "after_runs",
+        "difference",
+        "difference_ci95_low",
+        "difference_ci95_high",
+        "ratio",
+        "ratio_ci95_low",
+        "ratio_ci95_high",
+        "p_value",
+        "also_changed",
+    ]);
+    let num = |v: f64| v.to_string();
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    for s in &report.series {
+        for c in &s.changes {
+            let (b, a, d) = (&c.before.estimate, &c.after.estimate, &c.difference);
+            let _ = w.write_record([
+                s.id.clone(),
+                s.params.clone(),
+                s.unit.clone(),
+                s.method.clone(),
+                s.host.clone(),
+                s.cpu_model.clone(),
+                s.runs.to_string(),
+                c.last_before.started_utc.clone(),
+                c.last_before.run_key.clone(),
+                c.last_before.file.clone().unwrap_or_default(),
+                c.first_after.started_utc.clone(),
+                c.first_after.run_key.clone(),
+                c.first_after.file.clone().unwrap_or_default(),
+                num(b.estimate),
+                num(b.ci95[0]),
+                num(b.ci95[1]),
+                c.before.runs.to_string(),
+                num(a.estimate),
+                num(a.ci95[0]),
+                num(a.ci95[1]),
+                c.after.runs.to_string(),
+                num(d.estimate),
+                num(d.ci95[0]),
+                num(d.ci95[1]),
+                opt(c.ratio.map(|r| r.estimate)),
+                opt(c.ratio.map(|r| r.ci95[0])),
+                opt(c.ratio.map(|r| r.ci95[1])),
+                num(c.p_value),
+                c.also_changed.join("; "),
+            ]);
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+fn changes_markdown(report: &Report) -> String {
+    use super::markdown::escape;
+    let mut out =
+        String::from("| result | last run before | first run after | before | after | after / before | p |\n");
+    out.push_str("|---|---|---|---:|---:|---|---:|\n");
+    let mut any = false;
+    for s in &report.series {
+        let unit = unit_of(&s.unit);
+        for c in &s.changes {
+            any = true;
+            let also =
+                if c.also_changed.is_empty() { String::new() } else { format!(" ({})", c.also_changed.join(", ")) };
+            out.push_str(&format!(
+                "| {} | {} | {}{} | {} | {} | {} {} | {:.3} |\n",
+                escape(&title(s)),
+                escape(&when(&c.last_before.started_utc)),
+                escape(&when(&c.first_after.started_utc)),
+                escape(&also),
+                escape(&level_text(&c.before, unit)),
+                escape(&level_text(&c.after, unit)),
+                escape(&ratio_text(c, unit)),
+                direction(c, unit),
+                c.p_value
+            ));
+        }
+    }
+    if !any {
+        out = "No change point found.\n".into();
+    }
+    out.push('\n');
+    out.push_str(&escape(&footer(report)));
+    out.push('\n');
+    out
+}
+
+fn changes_latex(report: &Report) -> String {
+    use super::latex::escape;
+    let mut out = String::from(
+        "\\begin{tabular}{lllrrlr}\n\\toprule\nresult & last run before & first run after & before & after & after / before & $p$ \\\\\n\\midrule\n",
+    );
+    for s in &report.series {
+        let unit = unit_of(&s.unit);
+        for c in &s.changes {
+            out.push_str(&format!(
+                "{} & {} & {} & {} & {} & {} {} & {:.3} \\\\\n",
+                escape(&title(s)),
+                escape(&when(&c.last_before.started_utc)),
+                escape(&when(&c.first_after.started_utc)),
+                escape(&level_text(&c.before, unit)),
+                escape(&level_text(&c.after, unit)),
+                escape(&ratio_text(c, unit)),
+                direction(c, unit),
+                c.p_value
+            ));
+        }
+    }
+    out.push_str("\\bottomrule\n\\end{tabular}\n");
+    out.push_str(&format!("% {}\n", footer(report).replace('%', "\\%")));
+    out
 }
