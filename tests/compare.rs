@@ -93,54 +93,6 @@ fn bad_input_is_one_line_and_a_non_zero_status() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A result whose interval lies apart from the previous run's on this machine and build (from
-/// the history) is flagged `level_shift`, with a note naming the previous run.
-#[test]
-fn a_run_apart_from_the_previous_one_in_the_history_is_flagged_a_level_shift() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, first, second) = (dir.path().join("h.db"), dir.path().join("first.json"), dir.path().join("second.json"));
-    let run = |out: &Path, history: &[&str]| {
-        osprim()
-            .args(["run", "syscall.getpid", "--quick", "--rounds", "1", "--format", "json", "-o"])
-            .arg(out)
-            .args(history)
-            .assert()
-            .success();
-        serde_json::from_str::<Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
-    };
-    // A first run, not recorded; recorded instead as if measured earlier and ten times slower.
-    let mut earlier = run(&first, &["--no-history"]);
-    earlier["started_utc"] = "2001-01-01T00:00:00Z".into();
-    let s = &mut earlier["results"][0]["summary"];
-    for key in ["median", "mean"] {
-        s[key] = (s[key].as_f64().unwrap() * 10.0).into();
-    }
-    for i in 0..2 {
-        s["median_ci95"][i] = (s["median_ci95"][i].as_f64().unwrap() * 10.0).into();
-    }
-    let imports = dir.path().join("imports");
-    std::fs::create_dir(&imports).unwrap();
-    std::fs::write(imports.join("earlier.json"), earlier.to_string()).unwrap();
-    osprim().args(["history", "--import"]).arg(&imports).arg("--db").arg(&db).assert().success();
-
-    let db_arg = db.to_str().unwrap();
-    let now = run(&second, &["--db", db_arg]);
-    let row = &now["results"][0];
-    assert_eq!(row["id"], "syscall.getpid");
-    assert!(row["flags"].as_array().unwrap().contains(&"level_shift".into()), "{}", row["flags"]);
-    assert_eq!(row["status"], "flagged");
-    let notes: Vec<&str> = row["notes"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(
-        notes.iter().any(|n| n.starts_with("level shift: the previous run on this machine (2001-01-01")),
-        "{notes:?}"
-    );
-
-    // The next run is compared with the one just recorded, not the doctored one.
-    let third = run(&dir.path().join("third.json"), &["--db", db_arg]);
-    let notes = third["results"][0]["notes"].to_string();
-    assert!(!notes.contains("2001-01-01"), "{notes}");
-}
-
 /// A run saved elsewhere (`-o`) from a directory without `osprim-results/` makes no directory
 /// there: it says so, and how to record the run; with `--db` it is recorded.
 #[test]
