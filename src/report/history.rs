@@ -193,38 +193,45 @@ fn changes_table(report: &Report, view: &View) -> String {
     if report.series.is_empty() {
         return "no recorded result matches\n".into();
     }
-    let head =
-        ["last run before", "first run after", "before", "after", "after / before", "p"].map(Cell::plain).to_vec();
-    let align = vec![Align::Left, Align::Left, Align::Right, Align::Right, Align::Left, Align::Right];
+    let head = ["last run before", "before", "after", "after / before"].map(Cell::plain).to_vec();
+    let align = vec![Align::Left, Align::Right, Align::Right, Align::Left];
     let mut grid = Grid::new(vec![head], align);
     for s in report.series.iter().filter(|s| !s.changes.is_empty()) {
         let unit = unit_of(&s.unit);
         grid.push(Line::Span { indent: 0, cell: Cell::styled(title(s), Style::Dim) });
         for c in &s.changes {
+            // The levels' intervals are in the ratio's; --wide shows them too.
+            let short = |l: &Level| format!("{}, {} runs", unit.format(l.estimate.estimate), l.runs);
+            let (before, after) = if view.wide {
+                (level_text(&c.before, unit), level_text(&c.after, unit))
+            } else {
+                (short(&c.before), short(&c.after))
+            };
             grid.push(Line::Cells(vec![
                 Cell::plain(when(&c.last_before.started_utc)),
-                Cell::plain(when(&c.first_after.started_utc)),
-                Cell::plain(level_text(&c.before, unit)),
-                Cell::plain(level_text(&c.after, unit)),
+                Cell::plain(before),
+                Cell::plain(after),
                 Cell::plain(format!("{} {}", ratio_text(c, unit), direction(c, unit))),
-                Cell::plain(format!("{:.3}", c.p_value)),
             ]));
-            if !c.also_changed.is_empty() {
-                grid.push(Line::Span {
-                    indent: 2,
-                    cell: Cell::plain(format!("also changed between the two runs: {}", c.also_changed.join(", "))),
-                });
+            let mut next = format!("first run after: {}", when(&c.first_after.started_utc));
+            if let Some(f) = &c.first_after.file {
+                next.push_str(&format!(" ({f})"));
             }
+            next.push_str(&format!("; p = {:.3}", c.p_value));
+            if !c.also_changed.is_empty() {
+                next.push_str(&format!("; also changed: {}", c.also_changed.join(", ")));
+            }
+            grid.push(Line::Span { indent: 2, cell: Cell::styled(next, Style::Dim) });
         }
     }
-    grid.fit(view.width, &[5, 1], 4);
+    grid.fit(view.width, &[], 3);
     let mut out: Vec<String> = if report.series.iter().any(|s| !s.changes.is_empty()) {
         grid.render(view.width, view.color).into_iter().flatten().collect()
     } else {
         vec!["no change point found".into()]
     };
     out.push(String::new());
-    out.push(footer(report));
+    out.extend(super::layout::flow(&footer(report), view.width.max(40), "", ""));
     out.join("\n") + "\n"
 }
 
