@@ -58,7 +58,7 @@ impl Interval {
     /// Whether the interval has no width (a single figure, or the seed method's mean, which
     /// has no interval of its own): never a basis for a verdict between runs.
     pub fn degenerate(&self) -> bool {
-        !(self.ci95[1] > self.ci95[0])
+        self.ci95[1].partial_cmp(&self.ci95[0]) != Some(std::cmp::Ordering::Greater)
     }
 }
 
