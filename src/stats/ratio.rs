@@ -19,7 +19,7 @@
 
 use super::bootstrap::CONFIDENCE_95;
 use super::rng::Rng;
-use super::structured::{Between, RoundSet, block_length, union_interval, variance};
+use super::structured::{Between, RoundSet, block_length, small_sample_interval, variance};
 
 /// Samples of one result, split into its rounds (in time order within each).
 #[derive(Clone, Debug)]
@@ -99,7 +99,7 @@ pub fn median_ratio(base: &Rounds, new: &Rounds, resamples: usize, seed: u64) ->
         Between { variance: total.map_or(0.0, |t| (t[0] - variance(own)).max(0.0)) * scale, rounds: side.count() }
     };
     let parts = [between(base, &reps_b, (n * n) / (b * b * b * b)), between(new, &reps_n, 1.0 / (b * b))];
-    let ci95 = union_interval(estimate, &mut within, &mut two_stage, &parts, CONFIDENCE_95);
+    let ci95 = small_sample_interval(estimate, variance(&within), &mut two_stage, &parts, CONFIDENCE_95);
     Some(Ratio { estimate, ci95 })
 }
 

@@ -301,49 +301,38 @@ pub struct Between {
     pub rounds: usize,
 }
 
-/// The arms `(lower, upper)` of an interval around a point estimate, from the arms of the
-/// within-round percentile interval (`within`, whose replicates have variance `within_var`)
-/// and the between-round variance components `between` (module doc, step 4): each arm is
-/// `√(t²·B + (t/z)²·a²)` with `B` the summed between-round variance, `a` the within arm, `z`
-/// the normal and `t` the Student quantile of `confidence`, `t` on the Welch–Satterthwaite
-/// degrees of freedom of `B + within_var`. With no between-round variance, the within arms.
-pub fn combined_arms(within: [f64; 2], within_var: f64, between: &[Between], confidence: f64) -> [f64; 2] {
-    let b: f64 = between.iter().filter(|c| c.rounds >= 2).map(|c| c.variance.max(0.0)).sum();
-    if b <= 0.0 || !b.is_finite() {
-        return within;
-    }
-    let denominator: f64 = between
-        .iter()
-        .filter(|c| c.rounds >= 2)
-        .map(|c| c.variance.max(0.0).powi(2) / (c.rounds - 1) as f64)
-        .sum();
-    let total = b + within_var.max(0.0);
-    let dof = total * total / denominator;
-    let p = 0.5 + confidence.clamp(0.0, 1.0) / 2.0;
-    let z = super::special::normal_quantile(p);
-    let t = super::special::student_t_quantile(p, dof);
-    let (t, ratio) = if t.is_finite() && z > 0.0 { (t, t / z) } else { (z, 1.0) };
-    within.map(|a| (t * t * b + ratio * ratio * a * a).sqrt())
-}
-
 /// The 95 % (or `confidence`) interval of a statistic whose point estimate is `point`
-/// (module doc, step 4): the union of the two-stage percentile interval of `two_stage`
-/// (its arms widened by `√(k/(k − 1))`) and the within-round percentile interval of `within`
-/// widened by the between-round components `between`. Sorts the replicates.
-pub fn union_interval(
+/// (module doc, step 4): the two-stage percentile interval of the `two_stage` replicates,
+/// its arms `a` widened by `√(k/(k − 1))` and then to `√(a² + (t² − z²)·B)`, where `B` is
+/// the summed between-round variance `between` (each component beyond the variance of
+/// the within-round replicates), `z` the normal and `t` the Student quantile of
+/// `confidence`, `t` on the Welch–Satterthwaite degrees of freedom of `B` plus the within
+/// variance `within_var`. With no between-round variance, the (widened) two-stage interval.
+/// Sorts the replicates.
+pub fn small_sample_interval(
     point: f64,
-    within: &mut [f64],
+    within_var: f64,
     two_stage: &mut [f64],
     between: &[Between],
     confidence: f64,
 ) -> [f64; 2] {
-    let within_var = variance(within);
-    let w = include_point(percentile_interval(within, confidence), point);
-    let [lo, hi] = combined_arms([point - w[0], w[1] - point], within_var, between, confidence);
-    let k = between.iter().map(|b| b.rounds).filter(|&k| k >= 2).min();
     let h = include_point(percentile_interval(two_stage, confidence), point);
+    let k = between.iter().map(|b| b.rounds).filter(|&k| k >= 2).min();
     let scale = k.map_or(1.0, |k| (k as f64 / (k as f64 - 1.0)).sqrt());
-    [(point - lo).min(point - scale * (point - h[0])), (point + hi).max(point + scale * (h[1] - point))]
+    let arms = [scale * (point - h[0]), scale * (h[1] - point)];
+    let used = || between.iter().filter(|c| c.rounds >= 2 && c.variance > 0.0);
+    let b: f64 = used().map(|c| c.variance).sum();
+    if b <= 0.0 || !b.is_finite() {
+        return [point - arms[0], point + arms[1]];
+    }
+    let denominator: f64 = used().map(|c| c.variance * c.variance / (c.rounds - 1) as f64).sum();
+    let total = b + within_var.max(0.0);
+    let p = 0.5 + confidence.clamp(0.0, 1.0) / 2.0;
+    let z = super::special::normal_quantile(p);
+    let t = super::special::student_t_quantile(p, total * total / denominator);
+    let extra = if t.is_finite() { (t * t - z * z).max(0.0) * b } else { 0.0 };
+    let [lo, hi] = arms.map(|a| (a * a + extra).sqrt());
+    [point - lo, point + hi]
 }
 
 /// Median and mean 95 % (or `confidence`) intervals of `rounds` (module doc), with a block
@@ -379,8 +368,8 @@ pub fn hierarchical_ci(
     };
     let (b_med, b_mean) = (between(w_med, 0), between(w_mean, 1));
     (
-        union_interval(set.median(), w_med, h_med, &[b_med], confidence),
-        union_interval(set.mean(), w_mean, h_mean, &[b_mean], confidence),
+        small_sample_interval(set.median(), variance(w_med), h_med, &[b_med], confidence),
+        small_sample_interval(set.mean(), variance(w_mean), h_mean, &[b_mean], confidence),
     )
 }
 

@@ -34,10 +34,10 @@ pub(super) struct Scenario {
     pub regime: f64,
 }
 
-/// One round: `level × (1 + noise)`, AR(1) noise with sd [`WITHIN_SD`], 80 to 240 samples,
+/// One round: `level × (1 + noise)`, AR(1) noise with sd [`WITHIN_SD`], 40 to 120 samples,
 /// and with probability `regime` a stretch of a quarter to half the round 15 % higher.
 fn execution(rng: &mut Rng, s: &Scenario) -> Vec<f64> {
-    let n = 80 + rng.index(161);
+    let n = 40 + rng.index(81);
     let level = TRUE_LEVEL * (1.0 + s.exec * WITHIN_SD * normal(rng));
     let innov = WITHIN_SD * (1.0 - PHI * PHI).sqrt();
     let mut e = WITHIN_SD * normal(rng);
