@@ -41,7 +41,8 @@ fn filter() -> Vec<libc::sock_filter> {
     // struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
     const ARG0: u32 = 16;
     let load = libc::sock_filter { code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, jt: 0, jf: 0, k: ARG0 };
-    let allow = libc::sock_filter { code: (libc::BPF_RET | libc::BPF_K) as u16, jt: 0, jf: 0, k: libc::SECCOMP_RET_ALLOW };
+    let allow =
+        libc::sock_filter { code: (libc::BPF_RET | libc::BPF_K) as u16, jt: 0, jf: 0, k: libc::SECCOMP_RET_ALLOW };
     let mut prog = vec![load; LOADS];
     prog.push(allow);
     prog
@@ -146,7 +147,13 @@ fn a_seccomp_filter_that_slows_every_system_call_is_found_by_compare() {
     let verdict = |id: &str| -> Vec<(String, f64, Value)> {
         rows.iter()
             .filter(|r| r["id"] == id)
-            .map(|r| (r["verdict"].as_str().unwrap_or("").to_string(), r["ratio"].as_f64().unwrap_or(f64::NAN), r["ratio_ci95"].clone()))
+            .map(|r| {
+                (
+                    r["verdict"].as_str().unwrap_or("").to_string(),
+                    r["ratio"].as_f64().unwrap_or(f64::NAN),
+                    r["ratio_ci95"].clone(),
+                )
+            })
             .collect()
     };
     let mut slower = 0;

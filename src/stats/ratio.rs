@@ -14,8 +14,14 @@
 //!    [`block_length`](super::structured::block_length) chooses for that round.
 //!
 //! The median of the pooled resample is the statistic. Both results are resampled
-//! independently, `new / base` is taken per resample, and the percentile interval of those
-//! ratios is the 95 % CI. Seeded and reproducible.
+//! independently and `new / base` is taken per replicate; the interval is the percentile
+//! interval of those ratios, its arms widened for few rounds as a row's interval is
+//! ([`super::structured`], steps 3 and 4): by √(k/(k − 1)), then by the small-sample (Student
+//! t) penalty on each run's variance between rounds, carried to the ratio by the delta
+//! method (`Var(n/b) ≈ Var(n)/b² + n²·Var(b)/b⁴`) with Welch–Satterthwaite degrees of
+//! freedom. Without it, two runs of the same thing with 3 rounds whose executions sit at
+//! their own levels were told apart in 16–17 % of trials; with it, at most 5 %. The estimate
+//! is exactly the ratio of the two medians. Seeded and reproducible.
 
 use super::bootstrap::CONFIDENCE_95;
 use super::rng::Rng;
