@@ -20,8 +20,8 @@
 //! t) penalty on each run's variance between rounds, carried to the ratio by the delta
 //! method (`Var(n/b) ≈ Var(n)/b² + n²·Var(b)/b⁴`) with Welch–Satterthwaite degrees of
 //! freedom. Without it, two runs of the same thing with 3 rounds whose executions sit at
-//! their own levels were told apart in 16–17 % of trials; with it, at most 5 %. The estimate
-//! is exactly the ratio of the two medians. Seeded and reproducible.
+//! their own levels were told apart in 16–17 % of trials; with it, in about 5 % (nominal).
+//! The estimate is exactly the ratio of the two medians. Seeded and reproducible.
 
 use super::bootstrap::CONFIDENCE_95;
 use super::rng::Rng;
