@@ -31,8 +31,8 @@
 #![allow(unsafe_code)]
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
-use crate::sampler::Timed;
 use crate::domain::{self, Domain, NullArgs, Outcome, SEGV_PKUERR, null_method, read_marker, table::KeyTable};
+use crate::sampler::Timed;
 use std::io;
 
 fn skip_if_unavailable() -> Result<(), String> {

@@ -33,8 +33,8 @@
 //! (768 bytes) and a name as long as the helper's own `/proc/self/exe`; the child exited 0.
 
 use super::interpose::{helper, install, timer_arg};
-use crate::sampler::Timed;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::Timed;
 use crate::sys::dl;
 use crate::sys::spawn::Helper;
 use crate::timer::Timer;

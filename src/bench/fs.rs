@@ -18,8 +18,8 @@
 //! file's 512 bytes, byte for byte), and the thread's block-input count (`getrusage`
 //! `ru_inblock`) does not rise: nothing was read from disk.
 
-use crate::sampler::Timed;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::Timed;
 use crate::timer::Timer;
 use nix::fcntl::{OFlag, open};
 use nix::sys::resource::{UsageWho, getrusage};

@@ -138,9 +138,8 @@ fn residuals(looped: &Timer, region: &Timer, spacing: Duration, interrupted: imp
     };
     let per_op = |t: &Timer, ticks: u64, n: u64| t.ticks_to_ns(ticks as f64 - t.overhead_ticks()) / n as f64;
     let (mut in_loop, mut own) = (overhead::loop_routine(*looped), overhead::region_routine(*region));
-    let timed = |routine: &mut dyn FnMut(u64) -> Option<crate::sampler::Timed>, n: u64| {
-        routine(n).map_or(0, |t| t.ticks)
-    };
+    let timed =
+        |routine: &mut dyn FnMut(u64) -> Option<crate::sampler::Timed>, n: u64| routine(n).map_or(0, |t| t.ticks);
     let began = Instant::now();
     for i in 0..WARMUP_PAIRS + PAIRS {
         if interrupted() {

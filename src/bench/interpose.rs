@@ -72,7 +72,6 @@ pub(crate) fn timer_arg(ctx: &Ctx) -> &'static str {
     if ctx.timer.kind() == TimerKind::MonotonicRaw { "clock" } else { "counter" }
 }
 
-
 /// What one helper reported for a batch of reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Batch {

@@ -32,12 +32,12 @@ pub mod transport;
 pub mod txn;
 pub mod wake;
 
-pub use crate::model::{Check, Params, Unit};
 use crate::model::Method;
+pub use crate::model::{Check, Params, Unit};
 use crate::sampler::{self, SamplerConfig, Samples, Timed};
-use overhead::Overhead;
 use crate::timer::sync::OffsetBound;
 use crate::timer::{Timer, TimerInfo};
+use overhead::Overhead;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::path::Path;

@@ -162,7 +162,8 @@ mod tests {
     #[test]
     fn the_record_states_what_was_subtracted() {
         let t = Timer::with_scale(TimerKind::MonotonicRaw, 0.5);
-        let o = Overhead { looped: RegionCost { median_ticks: 40.0, mean_ticks: 42.0 }, region: RegionCost::flat(30.0) };
+        let o =
+            Overhead { looped: RegionCost { median_ticks: 40.0, mean_ticks: 42.0 }, region: RegionCost::flat(30.0) };
         let r = o.record(&t, 3, Method::Seed);
         assert_eq!((r.round, r.loop_ticks, r.loop_mean_ticks, r.region_ticks), (3, 40.0, 42.0, 30.0));
         assert_eq!((r.subtracted_loop_ns, r.subtracted_region_ns), (21.0, 15.0));
@@ -209,7 +210,13 @@ mod evidence {
         let cpu = crate::sys::cpu::allowed_cpus()[0];
         crate::sys::cpu::pin_current_thread(cpu).expect("pin");
         let (timer, info) = crate::timer::detect();
-        println!("start-up: median {} mean {:.2} step {:.2} ns = {:.1} ticks", info.overhead_ticks, info.overhead_mean_ticks.unwrap(), info.resolution_ns, info.resolution_ns / timer.ticks_to_ns(1.0));
+        println!(
+            "start-up: median {} mean {:.2} step {:.2} ns = {:.1} ticks",
+            info.overhead_ticks,
+            info.overhead_mean_ticks.unwrap(),
+            info.resolution_ns,
+            info.resolution_ns / timer.ticks_to_ns(1.0)
+        );
         const K: usize = 200_000;
         for rep in 0..5 {
             let mut l0 = sampler::region_ticks(loop_routine(timer), 0, 1000, K);

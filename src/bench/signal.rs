@@ -13,8 +13,8 @@
 //! **Validation:** after every timed call, a query (`sigaction` with no new action) shows the
 //! handler just installed in place; afterwards a raised SIGURG reaches the installed handler.
 
-use crate::sampler::Timed;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::Timed;
 use crate::sys::sighook::{self, Hook};
 use crate::timer::Timer;
 use std::hint::black_box;
