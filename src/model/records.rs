@@ -81,7 +81,8 @@ pub struct RoundOverhead {
     /// Subtracted from each sample of a `Ctx::iter` routine, ns (the median under the adaptive
     /// method, the mean under the seed method).
     pub subtracted_loop_ns: f64,
-    /// Subtracted per timed region of a self-timing routine, ns.
+    /// Subtracted from a sample of a self-timing routine that timed it in one region, ns;
+    /// a sample of several regions had `region_mean_ticks` subtracted per region.
     pub subtracted_region_ns: f64,
 }
 
