@@ -176,6 +176,11 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         let round_cfg = cfg.for_round(round);
         if !stop() {
             probe_cpu(round, &mut run, &mut store);
+            // The timer overhead of this round, calibrated beside its benchmarks through the
+            // sampler's path (bench::overhead), subtracted from its samples and recorded.
+            let overhead = crate::bench::overhead::calibrate_overhead(&timer);
+            ctx.use_overhead(overhead, cfg.method);
+            run.timer.overhead_by_round.push(overhead.record(&timer, round, cfg.method));
         }
         for (bench, variants) in benches.iter().zip(&planned) {
             if round > 0 && bench.single_round() {

@@ -7,9 +7,14 @@
 //! the benchmark's budget divided by the number of rounds.
 //!
 //! **Timing model.** A benchmark hands over a routine that runs `n` operations and returns the
-//! ticks they took, read with [`Timer::start`]/[`Timer::stop`] around the `n` operations only.
-//! One sample is `(ticks − timer overhead) / n`, in nanoseconds per operation: one overhead is
-//! subtracted per timed region, whatever `n`.
+//! ticks they took, read with [`Timer::start`]/[`Timer::stop`] around the `n` operations only,
+//! and how many timed regions (start/stop pairs) those ticks are the sum of ([`Timed`]).
+//! One sample is `(ticks − overhead of the regions) / n`, in nanoseconds per operation: one
+//! overhead is subtracted per timed region, whatever `n` — one for a routine that times its
+//! `n` operations as a whole, `n` for one that times each on its own and sums them
+//! ([`overhead_of`]: the median for one region, the mean per region for several). The
+//! overhead is the one calibrated for the routine's region shape in the same round
+//! (`bench::overhead`), carried by the [`Timer`] handed in.
 //!
 //! **Adaptive method** (default), in this order:
 //! 1. Warm up for at least [`SamplerConfig::warmup_iters`] operations and the round's share of
@@ -190,14 +195,37 @@ pub struct Samples {
     pub single_op_ns: Vec<f64>,
 }
 
-/// Runs `routine(n)` (which returns the ticks `n` operations took) as the config says.
+/// What a routine measured: the ticks of its timed regions, summed, and how many regions they
+/// were (each carries one timer overhead, which the sampler subtracts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timed {
+    /// Ticks of all the regions together (overhead not subtracted).
+    pub ticks: u64,
+    /// Timed regions (start/stop pairs) in `ticks`.
+    pub regions: u64,
+}
+
+impl Timed {
+    /// One timed region around all the operations.
+    pub fn one(ticks: u64) -> Timed {
+        Timed { ticks, regions: 1 }
+    }
+
+    /// `regions` timed regions, summed.
+    pub fn regions(ticks: u64, regions: u64) -> Timed {
+        Timed { ticks, regions }
+    }
+}
+
+/// Runs `routine(n)` (which returns the ticks `n` operations took, in one timed region) as the
+/// config says.
 pub fn sample(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
     mut routine: impl FnMut(u64) -> u64,
 ) -> Samples {
-    sample_fallible(cfg, timer, interrupt, |n| Some(routine(n)))
+    sample_timed(cfg, timer, interrupt, |n| Some(Timed::one(routine(n))))
 }
 
 /// Like [`sample`], for a routine that may give up: `None` stops sampling at once with
@@ -208,7 +236,18 @@ pub fn sample_fallible(
     interrupt: &AtomicBool,
     mut routine: impl FnMut(u64) -> Option<u64>,
 ) -> Samples {
-    let to_ns = |ticks: u64, n: u64| timer.ticks_to_ns(ticks as f64 - timer.overhead_ticks()) / n as f64;
+    sample_timed(cfg, timer, interrupt, |n| routine(n).map(Timed::one))
+}
+
+/// Like [`sample_fallible`], for a routine that says how many timed regions its ticks are the
+/// sum of: `regions` overheads are subtracted from each sample.
+pub fn sample_timed(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    mut routine: impl FnMut(u64) -> Option<Timed>,
+) -> Samples {
+    let to_ns = |t: Timed, n: u64| timer.ticks_to_ns(t.ticks as f64 - overhead_of(timer, t.regions)) / n as f64;
     match cfg.method {
         Method::Seed => {
             let mut out = Samples { iterations_per_sample: 1, ..Samples::default() };
@@ -235,11 +274,42 @@ pub fn sample_fallible(
     }
 }
 
+/// The overhead of `regions` timed regions, ticks: the timer's overhead
+/// ([`Timer::overhead_ticks`]: the median of empty regions under the adaptive method) for one
+/// region, `regions` × the mean ([`Timer::overhead_mean_ticks`]) for several. A sum of many
+/// regions' overheads tends to that many means, not medians; on a coarse counter the two
+/// differ by up to a step (on a counter stepping by 26 ticks the empty regions' median was 52
+/// ticks and their mean 47.2, so the median would take 4.8 ticks too many from every
+/// operation timed on its own).
+pub fn overhead_of(timer: &Timer, regions: u64) -> f64 {
+    match regions {
+        0 => 0.0,
+        1 => timer.overhead_ticks(),
+        k => k as f64 * timer.overhead_mean_ticks(),
+    }
+}
+
+/// The ticks of each of `count` calls of `routine(n)`, made the way the sampler makes the calls
+/// of its samples (through the same call path), after `warmup` calls discarded: for calibrating
+/// the timer overhead of the routine's region shape (`bench::overhead`). A call whose routine
+/// timed several regions gives their mean; a call that gave up is left out.
+pub fn region_ticks(mut routine: impl FnMut(u64) -> Option<Timed>, n: u64, warmup: usize, count: usize) -> Vec<u64> {
+    let never = AtomicBool::new(false);
+    let mut ticks = Vec::with_capacity(count);
+    for i in 0..warmup + count {
+        let Ok(t) = call(&never, &mut routine, n) else { continue };
+        if i >= warmup {
+            ticks.push(t.ticks / t.regions.max(1));
+        }
+    }
+    ticks
+}
+
 /// Why a phase ended early: the whole round ends with it.
 type Cut = StopReason;
 
 /// Runs `routine(n)`, checking the interrupt flag first.
-fn call(interrupt: &AtomicBool, routine: &mut impl FnMut(u64) -> Option<u64>, n: u64) -> Result<u64, Cut> {
+fn call(interrupt: &AtomicBool, routine: &mut impl FnMut(u64) -> Option<Timed>, n: u64) -> Result<Timed, Cut> {
     if interrupt.load(Ordering::Relaxed) {
         return Err(StopReason::Interrupted);
     }
@@ -250,8 +320,8 @@ fn adaptive(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
-    routine: &mut impl FnMut(u64) -> Option<u64>,
-    to_ns: impl Fn(u64, u64) -> f64,
+    routine: &mut impl FnMut(u64) -> Option<Timed>,
+    to_ns: impl Fn(Timed, u64) -> f64,
 ) -> Samples {
     let mut out = Samples::default();
     if let Err(cut) = adaptive_phases(cfg, timer, interrupt, routine, &to_ns, &mut out) {
@@ -264,8 +334,8 @@ fn adaptive_phases(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
-    routine: &mut impl FnMut(u64) -> Option<u64>,
-    to_ns: &impl Fn(u64, u64) -> f64,
+    routine: &mut impl FnMut(u64) -> Option<Timed>,
+    to_ns: &impl Fn(Timed, u64) -> f64,
     out: &mut Samples,
 ) -> Result<(), Cut> {
     let (n, per_op_ns) = warm_up(cfg, timer, interrupt, routine, out)?;
@@ -354,7 +424,7 @@ fn warm_up(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
-    routine: &mut impl FnMut(u64) -> Option<u64>,
+    routine: &mut impl FnMut(u64) -> Option<Timed>,
     out: &mut Samples,
 ) -> Result<(u64, f64), Cut> {
     let warm_start = Instant::now();
@@ -369,7 +439,7 @@ fn warm_up(
     if let Some(n) = cfg.batch {
         let n = n.max(1);
         loop {
-            let t = call(interrupt, routine, n)?;
+            let t = call(interrupt, routine, n)?.ticks;
             out.warmup_iterations += n;
             batches += 1;
             if warmed(out, batches) {
@@ -383,7 +453,7 @@ fn warm_up(
     let (mut warm_ticks, mut warm_ops, mut first) = (0u64, 0u64, true);
     let mut last_ticks;
     loop {
-        let t = call(interrupt, routine, n)?;
+        let t = call(interrupt, routine, n)?.ticks;
         last_ticks = t;
         out.warmup_iterations += n;
         if !first {
@@ -593,5 +663,36 @@ mod tests {
         let s = sample(&cfg, &t, &AtomicBool::new(false), |n| 40 + n * 10);
         let min = s.per_op_ns.iter().cloned().fold(f64::INFINITY, f64::min);
         assert!((min - 10.0).abs() < 1e-9, "{min}");
+    }
+
+    #[test]
+    fn a_routine_timing_each_operation_is_charged_one_overhead_per_region() {
+        // Median 40 ticks, mean 44: n regions of (10 + 44) ticks each are n × 10 ticks of work.
+        let t = Timer::with_overheads(timer(), 40.0, 44.0);
+        let cfg = SamplerConfig { warmup_s: 0.0, ..SamplerConfig::quick() };
+        let s = sample_timed(&cfg, &t, &AtomicBool::new(false), |n| Some(Timed::regions(n * 54, n)));
+        assert!(s.iterations_per_sample > 1);
+        assert!(s.per_op_ns.iter().all(|&v| (v - 10.0).abs() < 1e-9), "{:?}", &s.per_op_ns[..3]);
+        // The same ticks reported as one region lose one median overhead only.
+        let one = sample_timed(&cfg, &t, &AtomicBool::new(false), |n| Some(Timed::one(n * 54)));
+        let n = one.iterations_per_sample as f64;
+        assert!(one.per_op_ns.iter().all(|&v| (v - (54.0 - 40.0 / n)).abs() < 1e-9));
+        assert_eq!((overhead_of(&t, 0), overhead_of(&t, 1), overhead_of(&t, 3)), (0.0, 40.0, 132.0));
+    }
+
+    #[test]
+    fn region_ticks_calls_the_routine_as_samples_are_taken() {
+        let mut calls = Vec::new();
+        let ticks = region_ticks(
+            |n| {
+                calls.push(n);
+                Some(Timed::regions(30 * n, n))
+            },
+            4,
+            2,
+            5,
+        );
+        assert_eq!(calls, vec![4; 7]);
+        assert_eq!(ticks, vec![30; 5]);
     }
 }

@@ -186,6 +186,17 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     }
     run.results.push(tail);
     run.results.push(fit);
+    if run.timer.overhead_by_round.is_empty() {
+        run.timer.overhead_by_round.push(osprim::model::RoundOverhead {
+            round: 0,
+            loop_ticks: 49.0,
+            loop_mean_ticks: 50.2,
+            region_ticks: 47.0,
+            region_mean_ticks: 48.1,
+            subtracted_loop_ns: 20.04,
+            subtracted_region_ns: 19.22,
+        });
+    }
     if run.availability.is_empty() {
         run.availability.push(osprim::model::Probe {
             before_round: 0,

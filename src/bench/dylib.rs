@@ -9,7 +9,7 @@
 //! `lib.dlopen` and `lib.dlclose` load osprim's probe (`probe/osprim_probe.rs`, built by
 //! `build.rs`, 4 KiB, one function, no constructor, no dependencies), carried inside the binary
 //! and written to the run's private directory before measuring.
-//! **Timing model** ([`Ctx::iter_custom`]): each operation is timed on its own with the run's
+//! **Timing model** ([`Ctx::iter_regions`]): each operation is timed on its own with the run's
 //! timer (one timer overhead subtracted per operation): `lib.dlopen` times
 //! `dlopen(RTLD_NOW | RTLD_LOCAL)` alone, the `dlclose` after it untimed; `lib.dlclose` times
 //! `dlclose` alone, the `dlopen` before it untimed.
@@ -32,8 +32,9 @@
 //! steps, the handler in place for `SIGIO` is the library's, it read both files whole
 //! (768 bytes) and a name as long as the helper's own `/proc/self/exe`; the child exited 0.
 
-use super::interpose::{charge_overheads, helper, install, timer_arg};
+use super::interpose::{helper, install, timer_arg};
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::Timed;
 use crate::sys::dl;
 use crate::sys::spawn::Helper;
 use crate::timer::Timer;
@@ -158,9 +159,9 @@ fn run_split(ctx: &mut Ctx, op: Op) -> Result<Measured, NotMeasured> {
     let mut t = Tally::default();
     let samples = {
         let c = &*ctx;
-        c.iter_custom(|n| {
+        c.iter_regions(|n| {
             let ticks: u64 = (0..n).map(|_| timed_half(&timer, &cpath, op, &mut t)).sum();
-            charge_overheads(c, ticks, n)
+            Timed::regions(ticks, n)
         })
     };
     let maps_check = match (while_open, after_close) {
@@ -310,7 +311,7 @@ impl Benchmark for DlopenInit {
         let mut error = None;
         let samples = {
             let c = &*ctx;
-            c.iter_fallible(|n| {
+            c.iter_regions_fallible(|n| {
                 let mut ticks = 0;
                 for _ in 0..n {
                     match one_child(&mut cmd, &mut t, expected_bytes) {
@@ -321,7 +322,7 @@ impl Benchmark for DlopenInit {
                         }
                     }
                 }
-                Some(charge_overheads(c, ticks, n))
+                Some(Timed::regions(ticks, n))
             })
         };
         if samples.per_op_ns.is_empty() {

@@ -18,8 +18,8 @@
 //!
 //! **Timing model.** `start`, then one read or write of the first byte of each of the batch's
 //! pages (a volatile access), then `stop`: the batch's time divided by its pages is one sample.
-//! When a batch is timed in pieces, the timer overhead of every piece but one is subtracted
-//! (the sampler subtracts the last).
+//! When a batch is timed in pieces, the sampler subtracts one timer overhead per piece
+//! ([`crate::sampler::Timed`]).
 //!
 //! **Validation.** Around each timed piece (outside the clock, so the sampler's own
 //! allocations are not counted) the thread's fault counters are read (`getrusage(RUSAGE_THREAD)`,
@@ -174,10 +174,10 @@ impl<A: Arena> Driver<A> {
         }
     }
 
-    /// The sampler's routine: times `n` touches and returns their ticks.
-    pub fn routine(&mut self, timer: &Timer, n: u64) -> u64 {
+    /// The sampler's routine: times `n` touches and returns their ticks and timed pieces.
+    pub fn routine(&mut self, timer: &Timer, n: u64) -> crate::sampler::Timed {
         if self.error.is_some() {
-            return n; // the row fails anyway; spend no more time
+            return crate::sampler::Timed::one(n); // the row fails anyway; spend no more time
         }
         let mut left = usize::try_from(n).unwrap_or(usize::MAX);
         let mut total = Timed::default();
@@ -193,18 +193,17 @@ impl<A: Arena> Driver<A> {
                 }
                 Err(e) => {
                     self.error = Some(e);
-                    return n;
+                    return crate::sampler::Timed::one(n);
                 }
             }
         }
-        let overhead = timer.overhead_ticks();
         if total.trap.is_some() {
             let ops = n.max(1) as f64;
-            let other = total.ticks as f64 - trap as f64 - overhead * total.pairs as f64;
+            let other = total.ticks as f64 - trap as f64 - crate::sampler::overhead_of(timer, total.pairs);
             self.stages.push((timer.ticks_to_ns(trap as f64) / ops, timer.ticks_to_ns(other) / ops));
         }
-        // Leave one pair's overhead for the sampler to subtract.
-        (total.ticks as f64 - overhead * total.pairs.saturating_sub(1) as f64).max(0.0).round() as u64
+        // One overhead per piece, subtracted by the sampler.
+        crate::sampler::Timed::regions(total.ticks, total.pairs)
     }
 
     /// Times up to `want` touches in one piece; returns how many it took.
@@ -266,7 +265,7 @@ pub fn sample_arena<A: Arena>(ctx: &Ctx, arena: A) -> Result<(Samples, Driver<A>
     warm_stack();
     let mut driver = Driver::new(arena);
     let timer = ctx.timer;
-    let samples = ctx.iter_custom(|n| driver.routine(&timer, n));
+    let samples = ctx.iter_regions(|n| driver.routine(&timer, n));
     match driver.failure() {
         Some(f) => Err(f),
         None => Ok((samples, driver)),
@@ -502,8 +501,9 @@ pub(crate) mod tests {
         let timer = Timer::with_overhead(Timer::with_scale(crate::timer::TimerKind::MonotonicRaw, 1.0), 5.0);
         let mut d = Driver::new(Fake { rearms: Vec::new() });
         // 3 then 7 touches: pieces 3 | 1, 4, 2 → rearms after 4 and after 8.
-        assert_eq!(d.routine(&timer, 3), 35);
-        assert_eq!(d.routine(&timer, 7), 10 * 7 + 5);
+        let regions = crate::sampler::Timed::regions;
+        assert_eq!(d.routine(&timer, 3), regions(35, 1));
+        assert_eq!(d.routine(&timer, 7), regions(10 * 7 + 3 * 5, 3));
         assert_eq!(d.arena.rearms, vec![4, 4]);
         assert_eq!(d.touched, 10);
         let samples = Samples { per_op_ns: vec![10.0], ..Samples::default() };

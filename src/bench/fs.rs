@@ -9,7 +9,7 @@
 //! bytes of known content for `fs.open_read_close`.
 //! **Timing model:** `fs.open_close`, `fs.stat`: the sampler's loop around
 //! `open(O_RDONLY|O_CLOEXEC)` + `close`, or one `stat`. `fs.open_read_close`
-//! ([`Ctx::iter_custom`]): each operation timed on its own with the run's timer (one timer
+//! ([`Ctx::iter_regions`]): each operation timed on its own with the run's timer (one timer
 //! overhead subtracted per operation): `open(O_RDONLY|O_CLOEXEC)`, one `read` into a 4 KiB
 //! buffer (the whole file: a regular file's read returns all it has up to the count), `close`;
 //! clearing the buffer before and checking it after are untimed. Paths are C strings built
@@ -18,8 +18,8 @@
 //! file's 512 bytes, byte for byte), and the thread's block-input count (`getrusage`
 //! `ru_inblock`) does not rise: nothing was read from disk.
 
-use super::interpose::charge_overheads;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::Timed;
 use crate::timer::Timer;
 use nix::fcntl::{OFlag, open};
 use nix::sys::resource::{UsageWho, getrusage};
@@ -153,7 +153,7 @@ impl Benchmark for OpenReadClose {
         let before = blocks_read();
         let samples = {
             let c = &*ctx;
-            c.iter_custom(|n| {
+            c.iter_regions(|n| {
                 let mut ticks = 0;
                 for _ in 0..n {
                     buf[..SMALL_FILE_BYTES].fill(0);
@@ -164,7 +164,7 @@ impl Benchmark for OpenReadClose {
                         wrong += 1;
                     }
                 }
-                charge_overheads(c, ticks, n)
+                Timed::regions(ticks, n)
             })
         };
         let after = blocks_read();

@@ -28,7 +28,7 @@
 //! under the seed method, its median otherwise) is positive: the wrapper cost something.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
-use crate::sampler::Samples;
+use crate::sampler::{Samples, Timed};
 use crate::sys::spawn::Helper;
 use crate::timer::TimerKind;
 use std::path::{Path, PathBuf};
@@ -70,13 +70,6 @@ pub(crate) fn helper(ctx: &Ctx) -> Result<PathBuf, NotMeasured> {
 /// The helper's `<timer>` argument: the run's clock.
 pub(crate) fn timer_arg(ctx: &Ctx) -> &'static str {
     if ctx.timer.kind() == TimerKind::MonotonicRaw { "clock" } else { "counter" }
-}
-
-/// Ticks of `regions` timed regions summed, as the sampler wants them: it subtracts one
-/// overhead, so the other `regions − 1` are subtracted here.
-pub(crate) fn charge_overheads(ctx: &Ctx, ticks: u64, regions: u64) -> u64 {
-    let extra = ctx.timer.overhead_ticks() * regions.saturating_sub(1) as f64;
-    (ticks as f64 - extra).max(0.0) as u64
 }
 
 /// What one helper reported for a batch of reads.
@@ -187,10 +180,9 @@ impl Benchmark for Preload {
 
         let mut without_ns: Vec<f64> = Vec::with_capacity(4096);
         let (mut with_first, mut error) = (true, None::<String>);
-        let ovh = ctx.timer.overhead_ticks();
         let samples = {
             let c = &*ctx;
-            c.iter_fallible(|n| {
+            c.iter_regions_fallible(|n| {
                 let result = if with_first {
                     with.batch(n).and_then(|w| without.batch(n).map(|o| (w, o)))
                 } else {
@@ -200,8 +192,9 @@ impl Benchmark for Preload {
                 match result {
                     Ok((w, o)) => {
                         let regions = n.div_ceil(CHUNK);
-                        without_ns.push(c.timer.ticks_to_ns(o.ticks as f64 - ovh * regions as f64) / n as f64);
-                        Some(charge_overheads(c, w.ticks, regions))
+                        let o_ticks = o.ticks as f64 - crate::sampler::overhead_of(&c.timer, regions);
+                        without_ns.push(c.timer.ticks_to_ns(o_ticks) / n as f64);
+                        Some(Timed::regions(w.ticks, regions))
                     }
                     Err(e) => {
                         error = Some(e);

@@ -311,6 +311,9 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
     if plan.transport.carries_payload() && plan.payload == 0 {
         m.notes.push("an empty message is its 8-byte sequence number alone".into());
     }
+    if plan.peer == PeerKind::Process && !matches!(plan.transport, Transport::Futex | Transport::Spin) {
+        m.notes.push(HARNESS_NOTE.into());
+    }
     if a != b && ctx.virtualized && plan.transport != Transport::Spin {
         m.notes.push(
             "across CPUs on a virtual machine, a blocked receiver's idle vCPU must be woken through the hypervisor: that wake-up, not the transport, dominates"
@@ -319,6 +322,20 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
     }
     m
 }
+
+/// What osprim's process round trip does that a bare loop of two single-threaded processes
+/// (`perf bench sched pipe`) does not, and which is part of the figure. Counted with callgrind
+/// on `ipc.pipe` (process, same CPU) against a C read/write loop: glibc's `read`/`write` take 52
+/// user-space instructions a call in a process that has (or was forked from one that had) other
+/// threads — their cancellation-point path, with atomic updates of the cancel state — against 7
+/// in a single-threaded one; osprim's measuring loop runs 258 instructions per round trip and
+/// its peer about 270 per message, against 28 each for the bare loop. Same system calls (one
+/// `write` and one `read` per message end, `strace -c`). See docs/overhead.md.
+pub const HARNESS_NOTE: &str = "part of the operation: osprim's measuring process has other threads (its watchdogs), and \
+     its forked peer keeps glibc's multi-threaded state, so each read/write or send/receive takes glibc's \
+     cancellation-point path (about 45 more user-space instructions a call than in a single-threaded program such \
+     as perf bench sched pipe's processes); osprim's own loop adds about 230 more per message end \
+     (callgrind; docs/overhead.md)";
 
 fn cpu_text(c: Option<usize>) -> String {
     c.map(|c| format!("CPU {c}")).unwrap_or_else(|| "unknown".into())

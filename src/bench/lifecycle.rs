@@ -191,10 +191,9 @@ impl Benchmark for FirstRun {
         let attr = ThreadAttr::new(cross.then_some(b)).map_err(|e| failed("thread attributes", e))?;
         let slot = Slot::new(ctx.timer);
         let timer = ctx.timer;
-        let overhead = timer.overhead_ticks();
         let (mut tally, mut unstamped, mut wrong_cpu, mut min_ticks) = (Tally::default(), 0u64, 0u64, i64::MAX);
         let mut seen_cpu: Option<i32> = None;
-        let samples = ctx.iter_fallible(|n| {
+        let samples = ctx.iter_regions_fallible(|n| {
             let deadline = sys::realtime_deadline(JOIN_DEADLINE + JOIN_PER_OP * n.min(1 << 16) as u32);
             let mut sum: i64 = 0;
             for _ in 0..n {
@@ -226,8 +225,8 @@ impl Benchmark for FirstRun {
                 min_ticks = min_ticks.min(d);
                 sum += d;
             }
-            // One timer overhead per operation's region; the sampler subtracts one.
-            Some((sum as f64 - overhead * n.saturating_sub(1) as f64).max(0.0) as u64)
+            // One timed region per operation: the sampler subtracts one overhead each.
+            Some(crate::sampler::Timed::regions(sum.max(0) as u64, n))
         });
         let ran = slot.ran.load(Ordering::Acquire);
         let mut checks = tally.checks(ran);

@@ -10,7 +10,7 @@
 //! A sample of `n` operations is `⌈n / CHUNK⌉` timed regions; each region is `start`, the
 //! locks (or the unlocks) of up to [`CHUNK`] distinct mutexes in order, `stop`; the unlocks
 //! (or the locks) in between are outside the clock. The sampler subtracts one timer overhead
-//! per sample and `lock.rs` the others, one per region.
+//! per region ([`crate::sampler::Timed`]).
 //! *handoff:* the measuring thread holds the mutex; a second thread (pinned to the same CPU,
 //! or another one with `placement=cross_cpu`) is told to lock it and is left until it sleeps
 //! in `pthread_mutex_lock` (glibc's lock word says "waiters", and its `/proc` state is `S`).
@@ -33,6 +33,7 @@
 use super::ipc::cpus_for;
 use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
+use crate::sampler::Timed;
 use crate::sys::{self, futex, mutex::MutexArray, mutex::Probe};
 use crate::timer::Timer;
 use nix::sys::resource::{UsageWho, getrusage};
@@ -92,7 +93,6 @@ impl Benchmark for Mutex {
             let m = &mutexes;
             s.spawn(move || prober(m, cpu, req_rx, rep_tx));
             let timer = ctx.timer;
-            let overhead = timer.overhead_ticks();
             let (mut held, mut freed) = (ProbeTally::default(), ProbeTally::default());
             let (mut failures, mut calls) = (0u64, 0u64);
             let mut lost: Option<String> = None;
@@ -100,7 +100,7 @@ impl Benchmark for Mutex {
                 req_tx.send(range).ok()?;
                 rep_rx.recv_timeout(DEADLINE).ok()
             };
-            let samples = ctx.iter_fallible(|n| {
+            let samples = ctx.iter_regions_fallible(|n| {
                 let mut left = n;
                 let (mut ticks, mut regions) = (0u64, 0u64);
                 while left > 0 {
@@ -148,8 +148,8 @@ impl Benchmark for Mutex {
                     regions += 1;
                     left -= k as u64;
                 }
-                // Each region carries one timer overhead; the sampler subtracts one.
-                Some((ticks as f64 - regions.saturating_sub(1) as f64 * overhead).round().max(0.0) as u64)
+                // Each region carries one timer overhead; the sampler subtracts one per region.
+                Some(Timed::regions(ticks, regions))
             });
             drop(req_tx); // the prober ends when the channel closes
             (samples, [held, freed], failures, calls, lost)
@@ -360,12 +360,11 @@ struct HolderRun {
 
 /// The measuring side of `lock.handoff`.
 fn holder(ctx: &Ctx, sh: &Shared, placement: Placement, timer: Timer) -> Result<HolderRun, NotMeasured> {
-    let overhead = timer.overhead_ticks();
     let mut round = 0u32;
     let mut handoffs = 0u64;
     let mut min_ticks = i64::MAX;
     let mut error: Option<String> = None;
-    let samples = ctx.iter_fallible(|n| {
+    let samples = ctx.iter_regions_fallible(|n| {
         let mut sum = 0i64;
         for _ in 0..n {
             match handoff(sh, placement, timer, &mut round) {
@@ -380,8 +379,8 @@ fn holder(ctx: &Ctx, sh: &Shared, placement: Placement, timer: Timer) -> Result<
                 }
             }
         }
-        // Each hand-off carries one timer overhead; the sampler subtracts one.
-        Some((sum as f64 - n.saturating_sub(1) as f64 * overhead).round().max(0.0) as u64)
+        // Each hand-off is one timed region: the sampler subtracts one overhead each.
+        Some(Timed::regions(sum.max(0) as u64, n))
     });
     if handoffs == 0 {
         return Err(NotMeasured::Failed(error.unwrap_or_else(|| "no hand-off was made".into())));

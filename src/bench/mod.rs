@@ -20,6 +20,7 @@ pub mod ipc;
 pub mod lifecycle;
 pub mod lock;
 pub mod notify;
+pub mod overhead;
 pub mod pingpong;
 pub mod sched;
 pub mod signal;
@@ -31,10 +32,12 @@ pub mod transport;
 pub mod txn;
 pub mod wake;
 
+use crate::model::Method;
 pub use crate::model::{Check, Params, Unit};
-use crate::sampler::{self, SamplerConfig, Samples};
+use crate::sampler::{self, SamplerConfig, Samples, Timed};
 use crate::timer::sync::OffsetBound;
 use crate::timer::{Timer, TimerInfo};
+use overhead::Overhead;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::path::Path;
@@ -120,7 +123,8 @@ pub struct References {
 
 /// What a benchmark measures through: the timer, the sampler settings, placement, scratch space.
 pub struct Ctx<'a> {
-    /// The run's timer.
+    /// The run's timer, carrying the overhead of a self-timed region calibrated in this round
+    /// ([`Ctx::use_overhead`]): what [`Ctx::iter_custom`] and its kin subtract per region.
     pub timer: Timer,
     /// What is known about it.
     pub timer_info: &'a TimerInfo,
@@ -142,6 +146,10 @@ pub struct Ctx<'a> {
     interrupt: &'a AtomicBool,
     references: Option<References>,
     offset_bounds: Vec<((usize, usize), Result<OffsetBound, String>)>,
+    /// The overhead calibrated for this round, per region shape.
+    overhead: Overhead,
+    /// What [`Ctx::iter`] subtracts from each sample: the loop shape's overhead, ticks.
+    loop_overhead_ticks: f64,
 }
 
 impl<'a> Ctx<'a> {
@@ -167,27 +175,64 @@ impl<'a> Ctx<'a> {
             interrupt,
             references: None,
             offset_bounds: Vec::new(),
+            overhead: Overhead::of_timer(&timer),
+            loop_overhead_ticks: timer.overhead_ticks(),
         }
+    }
+
+    /// Subtracts `overhead` (calibrated for this round by [`overhead::calibrate_overhead`])
+    /// from now on: the loop shape's in [`Ctx::iter`], the region shape's per timed region in
+    /// the routines that time themselves (through [`Ctx::timer`]); the median under the
+    /// adaptive method, the mean under the seed method.
+    pub fn use_overhead(&mut self, overhead: Overhead, method: Method) {
+        self.timer = Timer::with_overheads(self.timer, overhead.region.for_method(method), overhead.region.mean_ticks);
+        self.loop_overhead_ticks = overhead.looped.for_method(method);
+        self.overhead = overhead;
+    }
+
+    /// The overhead calibrated for this round.
+    pub fn overhead(&self) -> Overhead {
+        self.overhead
+    }
+
+    /// The timer as [`Ctx::iter`] hands it to the sampler: carrying the loop shape's overhead.
+    pub fn loop_timer(&self) -> Timer {
+        Timer::with_overhead(self.timer, self.loop_overhead_ticks)
     }
 
     /// Samples `op`, run `n` times back to back per sample.
     ///
     /// **Timing model:** `start`, then `n` calls of `op` with each result passed through
     /// `black_box`, then `stop`. Nothing else is inside.
+    /// The loop shape's overhead ([`overhead::Overhead::looped`]) is subtracted once per sample.
     pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
         let timer = self.timer;
-        sampler::sample(&self.cfg, &self.timer, self.interrupt, |n| time_loop(&timer, n, &mut op))
+        sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op))
     }
 
-    /// Samples a routine that times `n` operations itself and returns the ticks they took.
+    /// Samples a routine that times `n` operations itself, in **one** timed region, and
+    /// returns the ticks they took; one region overhead is subtracted per sample. A routine
+    /// that times its operations in several regions uses [`Ctx::iter_regions`].
     pub fn iter_custom(&self, routine: impl FnMut(u64) -> u64) -> Samples {
         sampler::sample(&self.cfg, &self.timer, self.interrupt, routine)
     }
 
-    /// Samples a routine that times `n` operations itself and may give up (`None`), e.g.
-    /// when its peer died; the samples taken before are kept.
+    /// Samples a routine that times `n` operations itself in one region and may give up
+    /// (`None`), e.g. when its peer died; the samples taken before are kept.
     pub fn iter_fallible(&self, routine: impl FnMut(u64) -> Option<u64>) -> Samples {
         sampler::sample_fallible(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
+    /// Samples a routine that times its `n` operations in as many regions as it says
+    /// ([`Timed::regions`], e.g. `n` when it times each on its own): one region overhead is
+    /// subtracted per region.
+    pub fn iter_regions(&self, mut routine: impl FnMut(u64) -> Timed) -> Samples {
+        sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, |n| Some(routine(n)))
+    }
+
+    /// [`Ctx::iter_regions`] for a routine that may give up (`None`).
+    pub fn iter_regions_fallible(&self, routine: impl FnMut(u64) -> Option<Timed>) -> Samples {
+        sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, routine)
     }
 
     /// The interrupt flag, for benchmarks whose peers must stop when Ctrl-C arrives.
@@ -226,7 +271,7 @@ impl<'a> Ctx<'a> {
                     op();
                 }
                 let t1 = self.timer.stop();
-                let ns = self.timer.ticks_to_ns(t1.wrapping_sub(t0) as f64 - self.timer.overhead_ticks()) / 500.0;
+                let ns = self.timer.ticks_to_ns(t1.wrapping_sub(t0) as f64 - self.loop_overhead_ticks) / 500.0;
                 best = best.min(ns);
             }
             best
@@ -320,6 +365,7 @@ pub mod testing {
         let interrupt = std::sync::atomic::AtomicBool::new(false);
         let cfg = SamplerConfig { budget_s, warmup_s: 0.005, ..SamplerConfig::quick() };
         let mut ctx = Ctx::new(timer, &info, cfg, cpu, scratch.path(), &interrupt);
+        ctx.use_overhead(super::overhead::calibrate_overhead(&timer), crate::model::Method::Adaptive);
         ctx.allowed_cpus = allowed;
         f(&mut ctx);
     }

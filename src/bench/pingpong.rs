@@ -15,8 +15,7 @@
 //! round trip so gives two one-way times, one per direction; a sample is their mean over `n`
 //! round trips, with one timer overhead subtracted per message: each one-way time spans one
 //! `start` (the sender's stamp) and one `stop` (the receiver's), the cost of one empty timed
-//! region, and [`one_way_ticks`] hands the sampler a figure from which its single subtraction
-//! completes one per message.
+//! region, and [`one_way_ticks`] hands the sampler half the sum as `n` timed regions.
 //!
 //! **Checks.** Every message carries its sequence number; the echo must bring back the number
 //! sent, and the peer checks that numbers arrive one by one. The payload of the last message
@@ -54,7 +53,7 @@
 
 use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
 use super::{Ctx, NotMeasured};
-use crate::sampler::{Samples, StopReason};
+use crate::sampler::{Samples, StopReason, Timed, overhead_of};
 use crate::sys::process::{self, Child, DeathWatch, WakeOnPeerEnd};
 use crate::sys::{cpu, shm::SharedMem};
 use crate::timer::Timer;
@@ -256,13 +255,13 @@ pub fn scale_ticks(ticks: u64, overhead: f64, scale: f64) -> u64 {
     ((ticks as f64 - overhead) * scale + overhead).round().max(0.0) as u64
 }
 
-/// The ticks to hand the sampler for `n` round trips whose `2n` one-way times (each
-/// stamped by one `start` and one `stop`, so each carrying one overhead) add up to `sum`:
-/// half the sum less `n − 1` overheads, so that the sampler's subtraction of one more and its
+/// What to hand the sampler for `n` round trips whose `2n` one-way times (each stamped by one
+/// `start` and one `stop`, so each carrying one overhead) add up to `sum`: half the sum, as
+/// `n` timed regions, so that the sampler's subtraction of one overhead per region and its
 /// division by `n` leave the mean one-way time less one overhead per message. Rounded, never
 /// negative.
-pub fn one_way_ticks(sum: i64, n: u64, overhead: f64) -> u64 {
-    (sum as f64 / 2.0 - (n as f64 - 1.0) * overhead).round().max(0.0) as u64
+pub fn one_way_ticks(sum: i64, n: u64) -> Timed {
+    Timed::regions((sum as f64 / 2.0).round().max(0.0) as u64, n)
 }
 
 /// Runs `plan`, sampling through `ctx`. The measuring thread is moved to `plan.cpus.0` for the
@@ -672,7 +671,7 @@ impl Session {
         let (mut out_dir, mut back_dir) = (Vec::new(), Vec::new());
         let overhead = ctx.timer.overhead_ticks();
         let watch = Arc::clone(&self.watch);
-        let mut samples = ctx.iter_fallible(|n| {
+        let mut samples = ctx.iter_regions_fallible(|n| {
             if let Some(f) = self.abandoned() {
                 fault = Some(f);
                 return None;
@@ -682,10 +681,10 @@ impl Session {
                 Timing::RoundTrip { ops_per_round_trip } => {
                     let rounds = n.div_ceil(ops_per_round_trip);
                     let scale = n as f64 / (rounds * ops_per_round_trip) as f64;
-                    self.round_trips(rounds, &ctx.timer).map(|t| (scale_ticks(t, overhead, scale), None))
+                    self.round_trips(rounds, &ctx.timer).map(|t| (Timed::one(scale_ticks(t, overhead, scale)), None))
                 }
                 Timing::OneWay => {
-                    self.one_way(n, &ctx.timer).map(|w| (one_way_ticks(w.out_sum + w.back_sum, n, overhead), Some(w)))
+                    self.one_way(n, &ctx.timer).map(|w| (one_way_ticks(w.out_sum + w.back_sum, n), Some(w)))
                 }
             };
             watch.end();
@@ -696,7 +695,7 @@ impl Session {
             match checked {
                 Ok((ticks, one_way)) => {
                     if let Some(w) = one_way {
-                        let per = |sum: i64| ctx.timer.ticks_to_ns(sum as f64 / n as f64 - overhead);
+                        let per = |sum: i64| ctx.timer.ticks_to_ns(sum as f64 - overhead_of(&ctx.timer, n)) / n as f64;
                         out_dir.push(per(w.out_sum));
                         back_dir.push(per(w.back_sum));
                         report.min_one_way_ticks = report.min_one_way_ticks.min(w.min_back);
@@ -1179,12 +1178,15 @@ mod tests {
     #[test]
     fn one_way_loses_one_overhead_per_message() {
         let o = 40.0;
+        let timer = Timer::with_overhead(Timer::with_scale(crate::timer::TimerKind::MonotonicRaw, 1.0), o);
+        let sampler_per_op =
+            |t: Timed, _: f64, n: u64| (t.ticks as f64 - crate::sampler::overhead_of(&timer, t.regions)) / n as f64;
         // 3 round trips, 6 messages of 300 ticks each, each stamp pair adding o.
         let sum = 6 * (300 + 40);
-        assert_eq!(sampler_per_op(one_way_ticks(sum, 3, o), o, 3), 300.0);
+        assert_eq!(sampler_per_op(one_way_ticks(sum, 3), o, 3), 300.0);
         // Seed method: one round trip, two messages.
-        assert_eq!(sampler_per_op(one_way_ticks(2 * 340, 1, o), o, 1), 300.0);
-        assert_eq!(one_way_ticks(-50, 1, o), 0);
+        assert_eq!(sampler_per_op(one_way_ticks(2 * 340, 1), o, 1), 300.0);
+        assert_eq!(one_way_ticks(-50, 1).ticks, 0);
     }
 
     fn failure(transport: Transport, peer: PeerKind, inject: Inject) -> String {

@@ -4,7 +4,7 @@
 //!
 //! The signal is `SIGURG`, which osprim does not otherwise use: the signals that end a run like
 //! Ctrl-C (`SIGUSR1` among them, see `interrupt`) keep their handler while this runs.
-//! **Timing model** ([`Ctx::iter_custom`]): each operation is one `sigaction(SIGURG, hook,
+//! **Timing model** ([`Ctx::iter_regions`]): each operation is one `sigaction(SIGURG, hook,
 //! NULL)` timed on its own with the run's timer (one timer overhead subtracted per
 //! operation). Two counting handlers are installed in turn, so every timed call replaces the
 //! other handler: it really changes the disposition. The actions are built before the clock
@@ -13,8 +13,8 @@
 //! **Validation:** after every timed call, a query (`sigaction` with no new action) shows the
 //! handler just installed in place; afterwards a raised SIGURG reaches the installed handler.
 
-use super::interpose::charge_overheads;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::Timed;
 use crate::sys::sighook::{self, Hook};
 use crate::timer::Timer;
 use std::hint::black_box;
@@ -48,7 +48,7 @@ impl Benchmark for Install {
         let (mut calls, mut wrong, mut next) = (0u64, 0u64, 0usize);
         let samples = {
             let c = &*ctx;
-            c.iter_custom(|n| {
+            c.iter_regions(|n| {
                 let mut ticks = 0;
                 for _ in 0..n {
                     let hook = &hooks[next];
@@ -60,7 +60,7 @@ impl Benchmark for Install {
                         wrong += 1;
                     }
                 }
-                charge_overheads(c, ticks, n)
+                Timed::regions(ticks, n)
             })
         };
         // Install once more, raise, and see the handler run.

@@ -15,7 +15,7 @@
 //!
 //! Before each timed call an untimed call sets the state it starts from (the default, or task
 //! A's clamp), so every timed call really changes the clamp.
-//! **Timing model** ([`Ctx::iter_custom`]): per operation, three stamps of the run's timer: a
+//! **Timing model** ([`Ctx::iter_regions`]): per operation, three stamps of the run's timer: a
 //! bare null system call (`getppid` through the `syscall` instruction, as `syscall.null`)
 //! between the first two, the `sched_setattr` (also through the bare instruction) between the
 //! last two — paired, side by side in the same loop, so a change of the machine moves both.
@@ -183,13 +183,12 @@ impl Benchmark for Uclamp {
         restore.changed = true;
 
         let timer = ctx.timer;
-        let ovh = timer.overhead_ticks();
         let (start_clamp, target_clamp) = (start.expected_after(), target.expected_after());
         let (mut ops, mut failed, mut wrong) = (0u64, 0u64, 0u64);
         let (mut entry_ns, mut kernel_ns) = (Vec::with_capacity(4096), Vec::with_capacity(4096));
         let samples = {
             let c = &*ctx;
-            c.iter_custom(|n| {
+            c.iter_regions(|n| {
                 let mut s = Sums::default();
                 for _ in 0..n {
                     ops += 1;
@@ -203,9 +202,9 @@ impl Benchmark for Uclamp {
                     wrong += u64::from(!ready || !done);
                 }
                 let nf = n as f64;
-                entry_ns.push(timer.ticks_to_ns(s.null as f64 - ovh * nf) / nf);
+                entry_ns.push(timer.ticks_to_ns(s.null as f64 - crate::sampler::overhead_of(&timer, n)) / nf);
                 kernel_ns.push(timer.ticks_to_ns(s.call as f64 - s.null as f64) / nf);
-                (s.call as f64 - ovh * (nf - 1.0)).max(0.0) as u64
+                crate::sampler::Timed::regions(s.call, n)
             })
         };
         drop(restore);

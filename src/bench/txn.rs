@@ -23,7 +23,7 @@
 //! Both files are removed when the benchmark ends (the runner removes the scratch directory
 //! after Ctrl-C too).
 //!
-//! **Timing model** ([`Ctx::iter_custom`]): every operation is timed on its own, with the run's
+//! **Timing model** ([`Ctx::iter_regions`]): every operation is timed on its own, with the run's
 //! timer read at its start and at the library's stage boundaries ([`Stage`], through the
 //! `*_probed` calls), the last stamp ending it. **trap** is the operation's kernel entry and
 //! exit, measured *paired*: right after each timed operation, in the same sample loop, one bare
@@ -52,9 +52,9 @@
 //!   page made `PROT_NONE` again).
 //!
 //! Each stamp is a serialising counter read; every interval between two stamps is charged one
-//! timer overhead (the cost of a back-to-back start/stop, which the sampler subtracts once per
-//! sample), so an operation with k intervals has k overheads subtracted, each stage one per
-//! interval it spans, and each separately timed piece (null call, store, read) one.
+//! timer overhead (the cost of an empty self-timed region, which the sampler subtracts once per
+//! region it is told of), so an operation with k intervals has k overheads subtracted, each
+//! stage one per interval it spans, and each separately timed piece (null call, store, read) one.
 //!
 //! **Validation:** every operation succeeds and commits what it should (one 8-byte record, or
 //! nothing); the segment's trap counters rose by exactly what each transaction should cause —
@@ -71,6 +71,7 @@
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::rvm::{self, Detection, Filesystem, Options, Segment, Stage, Tracking};
+use crate::sampler::{Timed, overhead_of};
 use crate::timer::Timer;
 use std::hint::black_box;
 use std::os::unix::fs::FileExt;
@@ -294,25 +295,23 @@ impl Breakdown {
         self.aside += ticks;
     }
 
-    /// Closes a sample of `n` operations; returns its total ticks as the sampler wants them
-    /// (one overhead per interval and operation charged, less the one the sampler subtracts).
+    /// Closes a sample of `n` operations; returns its total ticks and timed regions (one per
+    /// interval and operation) for the sampler, which subtracts one overhead per region.
     /// `other` is computed from exactly what the sampler will record, so trap + other is the
     /// sample.
-    fn end_sample(&mut self, timer: &Timer, n: u64) -> u64 {
-        let c = timer.overhead_ticks();
+    fn end_sample(&mut self, timer: &Timer, n: u64) -> Timed {
         let nf = n.max(1) as f64;
         let total: u64 = self.acc.iter().sum();
-        let charged = c * (nf * self.acc.len() as f64 - 1.0);
-        let ticks = (total as f64 - charged).max(0.0).round() as u64;
+        let regions = n * self.acc.len() as u64;
         // The sampler's own formula for this sample.
-        let total_ns = timer.ticks_to_ns(ticks as f64 - c) / nf;
-        let per_pair = |t: u64| timer.ticks_to_ns(t as f64 - c * nf) / nf;
+        let total_ns = timer.ticks_to_ns(total as f64 - overhead_of(timer, regions)) / nf;
+        let per_pair = |t: u64| timer.ticks_to_ns(t as f64 - overhead_of(timer, n)) / nf;
         let (trap_ns, aside_ns) = (per_pair(self.trap), per_pair(self.aside));
         for (out, (_, part)) in self.out.iter_mut().zip(self.stages.iter().chain(self.extras)) {
             out.push(match part {
                 Part::Span(spans) => {
                     let t: u64 = spans.iter().map(|&i| self.acc[i]).sum();
-                    timer.ticks_to_ns(t as f64 - c * nf * spans.len() as f64) / nf
+                    timer.ticks_to_ns(t as f64 - overhead_of(timer, n * spans.len() as u64)) / nf
                 }
                 Part::Trap => trap_ns,
                 Part::Other => total_ns - trap_ns,
@@ -321,7 +320,7 @@ impl Breakdown {
         }
         self.acc.iter_mut().for_each(|a| *a = 0);
         (self.trap, self.aside) = (0, 0);
-        ticks
+        Timed::regions(total, regions)
     }
 
     /// The stages' samples, keeping the last `samples` (the sampler's; earlier ones were
@@ -433,7 +432,7 @@ fn run_begin(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
     let s0 = fx.seg.stats();
     let (mut ops, mut failed) = (0u64, 0u64);
     let mut bd = Breakdown::new(2, BEGIN_STAGES, BEGIN_EXTRAS);
-    let samples = ctx.iter_custom(|n| {
+    let samples = ctx.iter_regions(|n| {
         for _ in 0..n {
             ops += 1;
             failed += u64::from(!timed_begin(&timer, &mut fx.seg, &mut bd));
@@ -537,7 +536,7 @@ fn run_commit_ro(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
         Breakdown::new(1, COMMIT_RO_WRITES_STAGES, &[])
     };
     let read_at = all.then(|| PAGE_READ * fx.seg.page_size() + VALUE_OFFSET);
-    let samples = ctx.iter_custom(|n| {
+    let samples = ctx.iter_regions(|n| {
         for _ in 0..n {
             ops += 1;
             wrong += u64::from(!timed_commit_ro(&timer, &mut fx.seg, &mut bd, read_at));
@@ -670,7 +669,7 @@ fn run_commit_8b(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
     }
     let old_warmup = short_warmup(ctx, t0.elapsed().as_secs_f64() * 1e9 / 3.0);
     let (s0, ops0) = (fx.seg.stats(), t.ops);
-    let samples = ctx.iter_custom(|n| {
+    let samples = ctx.iter_regions(|n| {
         for _ in 0..n {
             timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
             bd.add_trap(timed_null(&timer));
@@ -880,8 +879,9 @@ mod tests {
         bd.add_trap(12);
         bd.add_aside(9);
         let total = bd.end_sample(&timer, 2);
-        // Sampler view: (total − overhead) / n per operation = 40 − 2 × 2 per op.
-        assert_eq!((total as f64 - 2.0) / 2.0, 36.0);
+        // Sampler view: (total − one overhead per region) / n per operation = 40 − 2 × 2 per op.
+        assert_eq!(total.regions, 4);
+        assert_eq!((total.ticks as f64 - overhead_of(&timer, total.regions)) / 2.0, 36.0);
         let mut m = Measured::default();
         bd.finish(1, &mut m);
         let stage = |i: usize| m.breakdown[i].1.clone();

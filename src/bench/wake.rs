@@ -704,9 +704,8 @@ pub struct Outcome {
 /// Runs one round of `plan` through `ctx`'s sampler.
 pub fn measure(ctx: &Ctx, plan: &Plan) -> Result<Outcome, NotMeasured> {
     let mut session = Session::start(ctx, plan)?;
-    let overhead = ctx.timer.overhead_ticks();
     let mut fault = None;
-    let mut samples = ctx.iter_fallible(|n| {
+    let mut samples = ctx.iter_regions_fallible(|n| {
         let mut sum = 0i64;
         for _ in 0..n {
             match session.one() {
@@ -717,8 +716,8 @@ pub fn measure(ctx: &Ctx, plan: &Plan) -> Result<Outcome, NotMeasured> {
                 }
             }
         }
-        // One overhead per wake; the sampler subtracts one per sample.
-        Some((sum as f64 - (n as f64 - 1.0) * overhead).round().max(0.0) as u64)
+        // One timed region per wake: the sampler subtracts one overhead each.
+        Some(crate::sampler::Timed::regions(sum.max(0) as u64, n))
     });
     let sender_cpu = cpu::current_cpu();
     let report = session.finish();

@@ -17,7 +17,7 @@ pub mod upgrade;
 pub mod vocab;
 
 pub use machine::Machine;
-pub use records::{Probe, SamplerSettings, TimerInfo, TimerKind};
+pub use records::{Probe, RoundOverhead, SamplerSettings, TimerInfo, TimerKind};
 pub use summary::{Estimate, Level, Outliers, RoundSummary, Structure, Summary};
 pub use unit::Unit;
 pub use vocab::{Check, Derivation, Method, Params, Rule, SIZE_PARAM, StopReason};

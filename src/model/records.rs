@@ -53,6 +53,37 @@ pub struct TimerInfo {
     /// read (`None` in files written before it was recorded).
     #[serde(default)]
     pub read_cost_ns: Option<f64>,
+    /// The overhead calibrated at the start of each round, beside the benchmarks and through
+    /// the sampler's path, per region shape; what the samples of that round had subtracted
+    /// (empty in files written before it was calibrated per round, whose samples had
+    /// `overhead_ticks` subtracted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overhead_by_round: Vec<RoundOverhead>,
+}
+
+/// The timer overhead calibrated in one round (`bench::overhead`), in ticks, and what was
+/// subtracted in ns: one loop-shape overhead from every sample of a `Ctx::iter` routine, one
+/// region-shape overhead per timed region of a routine that times itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundOverhead {
+    /// The round (from 0).
+    pub round: usize,
+    /// Median of empty regions of `Ctx::iter`'s shape (start, a loop of one empty operation,
+    /// stop), reached through the sampler.
+    pub loop_ticks: f64,
+    /// Their mean (regions over 10 × the median left out).
+    pub loop_mean_ticks: f64,
+    /// Median of empty regions of a self-timing routine's shape (start, one operation, stop,
+    /// inside the routine's loop).
+    pub region_ticks: f64,
+    /// Their mean.
+    pub region_mean_ticks: f64,
+    /// Subtracted from each sample of a `Ctx::iter` routine, ns (the median under the adaptive
+    /// method, the mean under the seed method).
+    pub subtracted_loop_ns: f64,
+    /// Subtracted from a sample of a self-timing routine that timed it in one region, ns;
+    /// a sample of several regions had `region_mean_ticks` subtracted per region.
+    pub subtracted_region_ns: f64,
 }
 
 impl TimerInfo {
@@ -75,6 +106,7 @@ impl TimerInfo {
             overhead_mean_ticks: Some(0.0),
             resolution_ns: 1.0,
             read_cost_ns: Some(1.0),
+            overhead_by_round: Vec::new(),
         }
     }
 

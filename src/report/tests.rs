@@ -239,6 +239,7 @@ pub(crate) fn run_file(partial: bool) -> RunFile {
             overhead_mean_ticks: Some(50.1),
             resolution_ns: 0.41,
             read_cost_ns: Some(20.0),
+            overhead_by_round: Vec::new(),
         },
         machine,
         results,

@@ -278,6 +278,7 @@ pub fn detect_with(facts: &CounterFacts) -> (Timer, TimerInfo) {
         overhead_mean_ticks: Some(costs.overhead_mean),
         resolution_ns: timer.ticks_to_ns(costs.step),
         read_cost_ns: Some(timer.ticks_to_ns(costs.read_cost)),
+        overhead_by_round: Vec::new(),
     };
     (timer, info)
 }
@@ -408,7 +409,7 @@ const INTERRUPTED_OVER_MEDIAN: u64 = 10;
 /// leaves out the regions longer than [`INTERRUPTED_OVER_MEDIAN`] × the median: an interrupt
 /// or a preemption landed in them, which is no cost of the timer, and one 1 ms preemption
 /// among 100,000 regions would add 23 ticks (at 2.3 GHz) to the mean of all.
-fn median_and_mean(ticks: &mut [u64]) -> (f64, f64) {
+pub fn median_and_mean(ticks: &mut [u64]) -> (f64, f64) {
     if ticks.is_empty() {
         return (0.0, 0.0);
     }
