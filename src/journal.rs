@@ -17,7 +17,9 @@
 //! 3. `{"kind":"outcome","row":0,"steal_jiffies":0,"outcome":{"measured":{…}}}` — what one
 //!    round of that row gave (the raw samples and checks, or why nothing was measured);
 //! 4. `{"kind":"note","row":0,"note":"…"}` — a remark of the run's on a row;
-//! 5. `{"kind":"end","finished_utc":…}` — measuring is over.
+//! 5. `{"kind":"execution","execution":{…}}` — a worker process that measured (part of) a
+//!    round, once it ended (`model::Execution`);
+//! 6. `{"kind":"end","finished_utc":…}` — measuring is over.
 //!
 //! A record that could not be written whole (a full disk) is cut off again (`ftruncate` back
 //! to the last whole record), so the journal always holds whole records; a reader also
@@ -86,6 +88,11 @@ pub enum Record {
     Probe {
         /// What it found.
         probe: crate::model::Probe,
+    },
+    /// A worker process that measured (part of) a round, once it ended.
+    Execution {
+        /// Its record.
+        execution: crate::model::Execution,
     },
     /// Measuring is over (the result file is written next).
     End {
@@ -360,6 +367,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     };
     run.results.clear();
     run.availability.clear();
+    run.executions.clear();
     let mut rows: Vec<Rounds> = Vec::new();
     let (mut unreadable_lines, mut finished_utc) = (0, None);
     for line in lines {
@@ -378,6 +386,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
             }
             Ok(Record::Note { row, note }) if row < rows.len() => rows[row].notes.push(note),
             Ok(Record::Probe { probe }) => run.availability.push(probe),
+            Ok(Record::Execution { execution }) => run.executions.push(execution),
             Ok(Record::End { finished_utc: end }) => finished_utc = end,
             _ => unreadable_lines += 1,
         }
@@ -405,6 +414,7 @@ mod tests {
             machine: crate::env::capture(),
             results: Vec::new(),
             availability: Vec::new(),
+            executions: Vec::new(),
         }
     }
 
