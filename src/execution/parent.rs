@@ -51,8 +51,9 @@ pub struct Worker {
     child: Child,
     stdout: ChildStdout,
     buffered: Vec<u8>,
-    /// Where its stderr goes (a file in the run's scratch directory, removed on drop).
-    stderr: PathBuf,
+    /// Where its stderr goes: a file without a name in the run's scratch directory
+    /// (`O_TMPFILE`), gone with its last descriptor.
+    stderr: std::fs::File,
     /// Writes the request to its stdin (a thread, so a large request never blocks the run).
     writer: Option<std::thread::JoinHandle<()>>,
     status: Option<ExitStatus>,
@@ -65,8 +66,8 @@ impl Worker {
     /// Starts a worker with `layout`, its stderr in `scratch`, and hands it `request`.
     pub fn start(launcher: &Launcher, layout: &Layout, scratch: &Path, request: &Request) -> std::io::Result<Worker> {
         let line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
-        let stderr = scratch.join(format!("worker-{}-{}.stderr", request.round, std::process::id()));
-        let err_file = std::fs::File::create(&stderr)?;
+        let stderr = tempfile::tempfile_in(scratch)?;
+        let err_file = stderr.try_clone()?;
         let mut cmd = Command::new(&launcher.program);
         cmd.args(&launcher.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(err_file);
         for (k, v) in layout.env() {
@@ -75,17 +76,13 @@ impl Worker {
         crate::sys::worker::worker_command(&mut cmd);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
-            Err(e) => {
-                let _ = std::fs::remove_file(&stderr);
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         };
         crate::interrupt::kill_on_exit(child.id());
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
             crate::interrupt::forget_worker(child.id());
-            let _ = std::fs::remove_file(&stderr);
             return Err(std::io::Error::other("the worker's pipes were not set up"));
         };
         let writer = std::thread::Builder::new().name("osprim-request".into()).spawn(move || {
@@ -203,7 +200,7 @@ impl Worker {
         if let Some(w) = self.writer.take() {
             let _ = w.join();
         }
-        let stderr = std::fs::read(&self.stderr).unwrap_or_default();
+        let stderr = read_tail(&mut self.stderr);
         let last = String::from_utf8_lossy(&stderr).lines().rev().find(|l| !l.trim().is_empty()).map(|l| {
             let l = l.trim();
             l.strip_prefix("error: ").unwrap_or(l).chars().take(300).collect::<String>()
@@ -220,8 +217,18 @@ impl Drop for Worker {
             let _ = self.child.wait();
         }
         crate::interrupt::forget_worker(self.child.id());
-        let _ = std::fs::remove_file(&self.stderr);
     }
+}
+
+/// The last 4 KiB a worker wrote to its stderr.
+fn read_tail(file: &mut std::fs::File) -> Vec<u8> {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut tail = Vec::new();
+    if file.seek(SeekFrom::Start(len.saturating_sub(4096))).is_ok() {
+        let _ = file.by_ref().take(4096).read_to_end(&mut tail);
+    }
+    tail
 }
 
 /// How a worker ended.
