@@ -853,3 +853,141 @@ fn visit_label(id: &str, params: &Params) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::protocol::{Ready, encode, to_wire};
+    use crate::sampler::Samples;
+
+    fn run_file() -> RunFile {
+        RunFile {
+            schema: SCHEMA,
+            osprim: BuildInfo::current(),
+            started_utc: "2026-11-27T00:00:00Z".into(),
+            finished_utc: None,
+            partial: true,
+            command: vec!["osprim".into()],
+            config: SamplerConfig::quick().record(),
+            placement: Placement { cpu: 0, chosen_by: "test".into(), allowed_cpus: vec![0], cpu_pair: None },
+            timer: crate::timer::TimerInfo::for_tests(),
+            machine: crate::model::Machine::default(),
+            results: Vec::new(),
+            availability: Vec::new(),
+            executions: Vec::new(),
+        }
+    }
+
+    /// Four visits of four benchmarks (each its own row).
+    fn items() -> Vec<Item> {
+        registry::all()
+            .iter()
+            .filter(|b| !b.single_round())
+            .take(4)
+            .map(|b| Item { bench: *b, params: Params::new(), cfg: SamplerConfig::quick().for_round(0) })
+            .collect()
+    }
+
+    fn line(r: &Report) -> String {
+        String::from_utf8(encode(r)).unwrap().trim_end().to_string()
+    }
+
+    /// A stand-in for a worker: reads its round, reports a ready line, one outcome, the start of
+    /// the next visit, and kills itself with SIGKILL.
+    fn dying_worker() -> Launcher {
+        let measured = Measured::new(
+            Samples { per_op_ns: vec![10.0, 11.0, 12.0], iterations_per_sample: 4, ..Samples::default() },
+            Vec::new(),
+        );
+        let lines = [
+            line(&Report::Ready(Ready { pid: 1, overhead_ticks: 40.0, ..Ready::default() })),
+            line(&Report::Begin { visit: 0 }),
+            line(&Report::Outcome { visit: 0, steal_jiffies: 0, elapsed_s: 0.01, outcome: to_wire(Ok(measured)) }),
+            line(&Report::Begin { visit: 1 }),
+        ];
+        let mut args: Vec<std::ffi::OsString> =
+            vec!["-c".into(), "cat >/dev/null; printf '%s\\n' \"$1\" \"$2\" \"$3\" \"$4\"; kill -9 $$".into(), "sh".into()];
+        args.extend(lines.iter().map(Into::into));
+        Launcher { program: "/bin/sh".into(), args }
+    }
+
+    fn base(scratch: &Path) -> Request {
+        Request {
+            protocol: crate::execution::protocol::PROTOCOL,
+            round: 0,
+            cpu: 0,
+            cpu_pair: None,
+            allowed_cpus: vec![0],
+            sizes: None,
+            scratch: scratch.to_path_buf(),
+            virtualized: false,
+            timer: crate::timer::TimerInfo::for_tests(),
+            visits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_dead_worker_fails_the_visit_it_was_measuring_and_another_takes_the_rest() {
+        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let scratch = tempfile::tempdir().unwrap();
+        let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
+        let mut book = Book { slots: Vec::new(), store: None, observer: &mut observer, rounds: 3, budget_s: 0.2, executions_started: 0 };
+        let never = || false;
+        let round = Round { index: 0, stop: &never };
+        let end = in_workers(
+            &dying_worker(),
+            &base(scratch.path()),
+            &items,
+            &round,
+            &mut Layouts::seeded(7),
+            Some(2),
+            &mut book,
+            &mut run,
+        );
+        assert!(matches!(end, RoundEnd::Done));
+        // Worker 1 measured visit 0 and died in visit 1; worker 2 measured visit 2 and died in 3.
+        assert_eq!(run.executions.len(), 2, "{:?}", run.executions);
+        for e in &run.executions {
+            assert_eq!(e.ended, "killed by signal 9 (SIGKILL)");
+            assert_eq!(e.outcomes, 1);
+            assert_eq!(e.overhead_ticks, Some(40.0));
+            assert!(e.note.as_deref().is_some_and(|n| n.contains("ended before its round did")), "{e:?}");
+        }
+        assert_ne!(run.executions[0].env_pad_bytes, run.executions[1].env_pad_bytes, "each its own layout");
+        assert_eq!(book.slots.len(), 4);
+        for (i, slot) in book.slots.iter().enumerate() {
+            assert_eq!(slot.rounds.id, items[i].bench.id(), "rows in visit order");
+            match (i % 2, &slot.rounds.outcomes[..]) {
+                (0, [Ok(m)]) => assert_eq!(m.samples.per_op_ns, [10.0, 11.0, 12.0]),
+                (1, [Err(NotMeasured::Failed(why))]) => {
+                    assert!(why.contains("the worker process measuring round 1 of this benchmark died"), "{why}");
+                    assert!(why.contains("killed by signal 9 (SIGKILL)"), "{why}");
+                }
+                other => panic!("visit {i}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_program_that_is_no_worker_makes_the_run_measure_in_its_own_process() {
+        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let scratch = tempfile::tempdir().unwrap();
+        let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
+        let mut book = Book { slots: Vec::new(), store: None, observer: &mut observer, rounds: 3, budget_s: 0.2, executions_started: 0 };
+        let never = || false;
+        let launcher = Launcher { program: "/bin/true".into(), args: Vec::new() };
+        let end = in_workers(
+            &launcher,
+            &base(scratch.path()),
+            &items,
+            &Round { index: 0, stop: &never },
+            &mut Layouts::seeded(7),
+            None,
+            &mut book,
+            &mut run,
+        );
+        assert!(matches!(&end, RoundEnd::NoWorker(why) if why.contains("did not start measuring")));
+        assert!(book.slots.is_empty(), "nothing settled");
+        assert!(!items.iter().any(|i| book.settled_in(i, 0)));
+    }
+}
