@@ -443,6 +443,14 @@ mod tests {
         j.append(&Record::Outcome { row: 1, steal_jiffies: 2, outcome: measured(5.0) }).unwrap();
         let skipped = NotMeasured::Skipped("no".into());
         j.append_outcome(0, 0, OutcomeRef::NotMeasured(&skipped)).unwrap();
+        let exec = crate::model::Execution {
+            round: 0,
+            pid: 77,
+            env_pad_bytes: 9,
+            ended: "exit 0".into(),
+            ..Default::default()
+        };
+        j.append(&Record::Execution { execution: exec.clone() }).unwrap();
         j.append(&Record::End { finished_utc: Some("2026-11-25T00:00:01Z".into()) }).unwrap();
         j.append(&Record::Outcome { row: 1, steal_jiffies: 1, outcome: measured(7.0) }).unwrap();
         // A crash in the middle of a line.
@@ -454,6 +462,7 @@ mod tests {
         assert!(matches!(c.rows[0].outcomes[..], [Err(NotMeasured::Skipped(_))]));
         assert_eq!(c.rows[1].steal_jiffies, 3);
         assert_eq!(c.finished_utc.as_deref(), Some("2026-11-25T00:00:01Z"));
+        assert_eq!(c.run.executions, [exec], "the worker processes are kept");
         let firsts: Vec<f64> = c.rows[1].outcomes.iter().map(|o| o.as_ref().unwrap().samples.per_op_ns[0]).collect();
         assert_eq!(firsts, [5.0, 7.0]);
     }

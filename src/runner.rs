@@ -186,9 +186,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         Err(e) => Workers::Unavailable(format!("osprim cannot find its own executable ({e})")),
     };
     let mut layouts = Layouts::for_run(started);
-    let randomize_va_space = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
-        .ok()
-        .and_then(|t| t.trim().parse::<u8>().ok());
+    let randomize_va_space =
+        std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").ok().and_then(|t| t.trim().parse::<u8>().ok());
     let base = Request {
         protocol: crate::execution::protocol::PROTOCOL,
         round: 0,
@@ -390,7 +389,11 @@ fn in_workers(
         let request = Request {
             visits: pending
                 .iter()
-                .map(|&i| Visit { id: items[i].bench.id().to_string(), params: items[i].params.clone(), cfg: items[i].cfg.clone() })
+                .map(|&i| Visit {
+                    id: items[i].bench.id().to_string(),
+                    params: items[i].params.clone(),
+                    cfg: items[i].cfg.clone(),
+                })
                 .collect(),
             ..base.clone()
         };
@@ -905,8 +908,11 @@ mod tests {
             line(&Report::Outcome { visit: 0, steal_jiffies: 0, elapsed_s: 0.01, outcome: to_wire(Ok(measured)) }),
             line(&Report::Begin { visit: 1 }),
         ];
-        let mut args: Vec<std::ffi::OsString> =
-            vec!["-c".into(), "cat >/dev/null; printf '%s\\n' \"$1\" \"$2\" \"$3\" \"$4\"; kill -9 $$".into(), "sh".into()];
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "-c".into(),
+            "cat >/dev/null; printf '%s\\n' \"$1\" \"$2\" \"$3\" \"$4\"; kill -9 $$".into(),
+            "sh".into(),
+        ];
         args.extend(lines.iter().map(Into::into));
         Launcher { program: "/bin/sh".into(), args }
     }
@@ -931,7 +937,14 @@ mod tests {
         let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
         let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
-        let mut book = Book { slots: Vec::new(), store: None, observer: &mut observer, rounds: 3, budget_s: 0.2, executions_started: 0 };
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 3,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
         let never = || false;
         let round = Round { index: 0, stop: &never };
         let end = in_workers(
@@ -973,7 +986,14 @@ mod tests {
         let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
         let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
-        let mut book = Book { slots: Vec::new(), store: None, observer: &mut observer, rounds: 3, budget_s: 0.2, executions_started: 0 };
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 3,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
         let never = || false;
         let launcher = Launcher { program: "/bin/true".into(), args: Vec::new() };
         let end = in_workers(

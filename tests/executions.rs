@@ -74,10 +74,7 @@ fn a_killed_worker_fails_its_benchmark_for_that_round_and_the_run_goes_on() {
     assert_eq!(killed[0]["ended"], "killed by signal 9 (SIGKILL)", "{execs:?}");
     assert!(execs.len() >= 3, "another worker took the rest of the round: {execs:?}");
     let rows = v["results"].as_array().expect("results");
-    let said: Vec<_> = rows
-        .iter()
-        .filter(|r| r.to_string().contains("the worker process measuring round"))
-        .collect();
+    let said: Vec<_> = rows.iter().filter(|r| r.to_string().contains("the worker process measuring round")).collect();
     assert_eq!(said.len(), 1, "exactly the row being measured says its worker died: {rows:?}");
     assert!(said[0].to_string().contains("killed by signal 9 (SIGKILL)"), "{}", said[0]);
     // Every other row was measured.

@@ -86,7 +86,10 @@ impl Layouts {
 impl Layout {
     /// The environment that gives a worker this layout.
     pub fn env(&self) -> [(&'static str, String); 2] {
-        [(PAD_VAR, "x".repeat(self.env_pad_bytes)), (HEAP_VAR, format!("{},{}", self.heap_offset_bytes, self.heap_blocks))]
+        [
+            (PAD_VAR, "x".repeat(self.env_pad_bytes)),
+            (HEAP_VAR, format!("{},{}", self.heap_offset_bytes, self.heap_blocks)),
+        ]
     }
 }
 

@@ -90,7 +90,16 @@ impl Worker {
             // A worker that is gone makes this fail (EPIPE): its end is read elsewhere.
             let _ = stdin.write_all(&line);
         });
-        let mut w = Worker { child, stdout, buffered: Vec::new(), stderr, writer: None, status: None, reaped: false, eof: false };
+        let mut w = Worker {
+            child,
+            stdout,
+            buffered: Vec::new(),
+            stderr,
+            writer: None,
+            status: None,
+            reaped: false,
+            eof: false,
+        };
         w.writer = Some(writer?);
         Ok(w)
     }
@@ -205,7 +214,12 @@ impl Worker {
             let l = l.trim();
             l.strip_prefix("error: ").unwrap_or(l).chars().take(300).collect::<String>()
         });
-        Ended { status: status.map_or_else(|| "unknown".to_string(), describe), clean: !killed && status.is_some_and(|s| s.success()), killed, stderr: last }
+        Ended {
+            status: status.map_or_else(|| "unknown".to_string(), describe),
+            clean: !killed && status.is_some_and(|s| s.success()),
+            killed,
+            stderr: last,
+        }
     }
 }
 

@@ -123,7 +123,8 @@ pub fn from_wire(outcome: journal::Outcome) -> Result<Measured, NotMeasured> {
 pub fn encode(report: &Report) -> Vec<u8> {
     // A report holds no map with non-string keys, so serialising cannot fail; should it, the
     // line says so and the run reads it as unreadable.
-    let mut line = serde_json::to_vec(report).unwrap_or_else(|e| format!("{{\"unserialisable\":\"{e}\"}}").into_bytes());
+    let mut line =
+        serde_json::to_vec(report).unwrap_or_else(|e| format!("{{\"unserialisable\":\"{e}\"}}").into_bytes());
     line.push(b'\n');
     line
 }
@@ -202,7 +203,9 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(&back[3], Report::Outcome { outcome: journal::Outcome::NotMeasured(NotMeasured::Failed(w)), .. } if w == "boom"));
+        assert!(
+            matches!(&back[3], Report::Outcome { outcome: journal::Outcome::NotMeasured(NotMeasured::Failed(w)), .. } if w == "boom")
+        );
         assert!(matches!(back[4], Report::Stopped { memory_short: true }));
         assert!(decode(b"{\"kind\":\"outc").is_err());
     }
