@@ -74,10 +74,7 @@ impl Worker {
             cmd.env(k, v);
         }
         crate::sys::worker::worker_command(&mut cmd);
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => return Err(e),
-        };
+        let mut child = cmd.spawn()?;
         crate::interrupt::kill_on_exit(child.id());
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
