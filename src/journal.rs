@@ -17,8 +17,9 @@
 //! 3. `{"kind":"outcome","row":0,"steal_jiffies":0,"outcome":{"measured":{…}}}` — what one
 //!    round of that row gave (the raw samples and checks, or why nothing was measured);
 //! 4. `{"kind":"note","row":0,"note":"…"}` — a remark of the run's on a row;
-//! 5. `{"kind":"execution","execution":{…}}` — a worker process that measured (part of) a
-//!    round, once it ended (`model::Execution`);
+//! 5. `{"kind":"execution","execution":{…}}` — a worker process that measures (part of) a
+//!    round (`model::Execution`): once it is ready, and again once it ended (the later
+//!    record of the same process replaces the earlier);
 //! 6. `{"kind":"end","finished_utc":…}` — measuring is over.
 //!
 //! A record that could not be written whole (a full disk) is cut off again (`ftruncate` back
@@ -89,7 +90,8 @@ pub enum Record {
         /// What it found.
         probe: crate::model::Probe,
     },
-    /// A worker process that measured (part of) a round, once it ended.
+    /// A worker process that measures (part of) a round: when it is ready, and again when it
+    /// ended (a reader keeps the later record of the same process).
     Execution {
         /// Its record.
         execution: crate::model::Execution,
@@ -386,7 +388,13 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
             }
             Ok(Record::Note { row, note }) if row < rows.len() => rows[row].notes.push(note),
             Ok(Record::Probe { probe }) => run.availability.push(probe),
-            Ok(Record::Execution { execution }) => run.executions.push(execution),
+            Ok(Record::Execution { execution }) => {
+                // A worker is journaled when it starts and again when it ends: the later wins.
+                match run.executions.iter_mut().find(|e| e.pid == execution.pid && e.round == execution.round) {
+                    Some(e) => *e = execution,
+                    None => run.executions.push(execution),
+                }
+            }
             Ok(Record::End { finished_utc: end }) => finished_utc = end,
             _ => unreadable_lines += 1,
         }
@@ -450,6 +458,8 @@ mod tests {
             ended: "exit 0".into(),
             ..Default::default()
         };
+        let running = crate::model::Execution { ended: "still running when the run ended".into(), ..exec.clone() };
+        j.append(&Record::Execution { execution: running }).unwrap();
         j.append(&Record::Execution { execution: exec.clone() }).unwrap();
         j.append(&Record::End { finished_utc: Some("2026-11-25T00:00:01Z".into()) }).unwrap();
         j.append(&Record::Outcome { row: 1, steal_jiffies: 1, outcome: measured(7.0) }).unwrap();

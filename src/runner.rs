@@ -342,6 +342,9 @@ enum RoundEnd {
     NoWorker(String),
 }
 
+/// How a worker's record ends in the journal until it has ended.
+const STILL_RUNNING: &str = "still running when the run ended";
+
 /// A worker gets this long to start and build its timer.
 const READY_WITHIN: Duration = Duration::from_secs(60);
 
@@ -447,6 +450,9 @@ fn in_workers(
                     if r.randomization_off {
                         exec.note = Some("the worker ran without address-space randomization".into());
                     }
+                    // Journaled now too, so that a run killed with its worker keeps its layout.
+                    let running = Execution { ended: STILL_RUNNING.into(), ..exec.clone() };
+                    book.journal(&Record::Execution { execution: running });
                     deadline = Instant::now() + allowance;
                 }
                 Event::Report(Report::Begin { visit }) if visit < pending.len() && !reported[visit] => {
@@ -609,6 +615,13 @@ impl Book<'_> {
             let row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
             self.observer.result(&row);
             slot.row = Some(row);
+        }
+    }
+
+    /// Appends a record to the journal, if the run has one.
+    fn journal(&mut self, record: &Record) {
+        if let Some(store) = self.store.as_mut() {
+            store.append(record);
         }
     }
 
