@@ -9,6 +9,12 @@
 //!
 //! The signals are taken by a thread of their own (`signal_hook::iterator`), so the clean-up
 //! runs as ordinary code, not inside a signal handler.
+//!
+//! A worker process (`execution`, one per round) takes the same signals with
+//! [`install_worker`]: each only sets the flag, so the worker reports what it measured and
+//! leaves; the run that started it decides when to give up on it (a deadline, then SIGKILL).
+//! The run registers its live worker with [`kill_on_exit`]: a second signal kills and reaps
+//! it before removing the scratch directory the worker writes to.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,6 +36,32 @@ pub const SIGNALS: [i32; 8] = [
 
 /// Paths removed if a second signal ends the run at once.
 static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Worker processes killed and reaped if a second signal ends the run at once.
+static WORKERS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Registers the worker `pid` (a child of this process) to be killed and reaped should a
+/// second signal end the run.
+pub fn kill_on_exit(pid: u32) {
+    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+}
+
+/// Takes the worker `pid` off the list (it was reaped in the ordinary way).
+pub fn forget_worker(pid: u32) {
+    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
+}
+
+/// Kills and reaps the registered workers (still unreaped children of this process, so their
+/// pids cannot have been reused).
+fn end_workers() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for pid in WORKERS.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let Ok(raw) = i32::try_from(pid) else { continue };
+        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(Pid::from_raw(raw), None);
+    }
+}
 
 /// What a second signal does before the run ends at once.
 type Farewell = Box<dyn FnOnce() + Send>;
@@ -104,6 +136,7 @@ pub fn install() -> std::io::Result<Interrupt> {
             let sig = usize::try_from(sig).unwrap_or(0);
             if f.swap(true, Ordering::SeqCst) {
                 let farewell = FAREWELL.lock().unwrap_or_else(|p| p.into_inner()).take();
+                end_workers();
                 if let Some(farewell) = farewell {
                     farewell();
                 }
@@ -114,4 +147,19 @@ pub fn install() -> std::io::Result<Interrupt> {
         }
     })?;
     Ok(Interrupt { flag, signal })
+}
+
+/// The flag of a worker process: every one of [`SIGNALS`] sets it, none ends the process (the
+/// run that started the worker kills it if it does not leave in time).
+pub fn install_worker() -> std::io::Result<Arc<AtomicBool>> {
+    crate::sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
+    let f = Arc::clone(&flag);
+    std::thread::Builder::new().name("osprim-signals".into()).spawn(move || {
+        for _ in signals.forever() {
+            f.store(true, Ordering::SeqCst);
+        }
+    })?;
+    Ok(flag)
 }

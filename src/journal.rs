@@ -17,7 +17,10 @@
 //! 3. `{"kind":"outcome","row":0,"steal_jiffies":0,"outcome":{"measured":{…}}}` — what one
 //!    round of that row gave (the raw samples and checks, or why nothing was measured);
 //! 4. `{"kind":"note","row":0,"note":"…"}` — a remark of the run's on a row;
-//! 5. `{"kind":"end","finished_utc":…}` — measuring is over.
+//! 5. `{"kind":"execution","execution":{…}}` — a worker process that measures (part of) a
+//!    round (`model::Execution`): once it is ready, and again once it ended (the later
+//!    record of the same process replaces the earlier);
+//! 6. `{"kind":"end","finished_utc":…}` — measuring is over.
 //!
 //! A record that could not be written whole (a full disk) is cut off again (`ftruncate` back
 //! to the last whole record), so the journal always holds whole records; a reader also
@@ -86,6 +89,12 @@ pub enum Record {
     Probe {
         /// What it found.
         probe: crate::model::Probe,
+    },
+    /// A worker process that measures (part of) a round: when it is ready, and again when it
+    /// ended (a reader keeps the later record of the same process).
+    Execution {
+        /// Its record.
+        execution: crate::model::Execution,
     },
     /// Measuring is over (the result file is written next).
     End {
@@ -360,6 +369,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     };
     run.results.clear();
     run.availability.clear();
+    run.executions.clear();
     let mut rows: Vec<Rounds> = Vec::new();
     let (mut unreadable_lines, mut finished_utc) = (0, None);
     for line in lines {
@@ -378,6 +388,16 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
             }
             Ok(Record::Note { row, note }) if row < rows.len() => rows[row].notes.push(note),
             Ok(Record::Probe { probe }) => run.availability.push(probe),
+            Ok(Record::Execution { execution }) => {
+                if let Some(o) = &execution.overhead {
+                    run.timer.keep_overhead(o);
+                }
+                // A worker is journaled when it starts and again when it ends: the later wins.
+                match run.executions.iter_mut().find(|e| e.pid == execution.pid && e.round == execution.round) {
+                    Some(e) => *e = execution,
+                    None => run.executions.push(execution),
+                }
+            }
             Ok(Record::End { finished_utc: end }) => finished_utc = end,
             _ => unreadable_lines += 1,
         }
@@ -405,6 +425,7 @@ mod tests {
             machine: crate::env::capture(),
             results: Vec::new(),
             availability: Vec::new(),
+            executions: Vec::new(),
         }
     }
 
@@ -433,6 +454,16 @@ mod tests {
         j.append(&Record::Outcome { row: 1, steal_jiffies: 2, outcome: measured(5.0) }).unwrap();
         let skipped = NotMeasured::Skipped("no".into());
         j.append_outcome(0, 0, OutcomeRef::NotMeasured(&skipped)).unwrap();
+        let exec = crate::model::Execution {
+            round: 0,
+            pid: 77,
+            env_pad_bytes: 9,
+            ended: "exit 0".into(),
+            ..Default::default()
+        };
+        let running = crate::model::Execution { ended: "still running when the run ended".into(), ..exec.clone() };
+        j.append(&Record::Execution { execution: running }).unwrap();
+        j.append(&Record::Execution { execution: exec.clone() }).unwrap();
         j.append(&Record::End { finished_utc: Some("2026-11-25T00:00:01Z".into()) }).unwrap();
         j.append(&Record::Outcome { row: 1, steal_jiffies: 1, outcome: measured(7.0) }).unwrap();
         // A crash in the middle of a line.
@@ -444,6 +475,7 @@ mod tests {
         assert!(matches!(c.rows[0].outcomes[..], [Err(NotMeasured::Skipped(_))]));
         assert_eq!(c.rows[1].steal_jiffies, 3);
         assert_eq!(c.finished_utc.as_deref(), Some("2026-11-25T00:00:01Z"));
+        assert_eq!(c.run.executions, [exec], "the worker processes are kept");
         let firsts: Vec<f64> = c.rows[1].outcomes.iter().map(|o| o.as_ref().unwrap().samples.per_op_ns[0]).collect();
         assert_eq!(firsts, [5.0, 7.0]);
     }

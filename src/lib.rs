@@ -19,6 +19,7 @@ pub mod crosscheck;
 pub mod derive;
 pub mod domain;
 pub mod env;
+pub mod execution;
 pub mod history;
 pub mod interrupt;
 pub mod journal;

@@ -8,6 +8,11 @@ use std::process::ExitCode;
 static ALLOCATOR: osprim::sys::reserve::ReserveAlloc = osprim::sys::reserve::ReserveAlloc;
 
 fn main() -> ExitCode {
+    // A worker process measuring one round of a run (`execution`): before anything else, so
+    // that its heap offset comes first.
+    if std::env::args_os().nth(1).is_some_and(|a| a == osprim::execution::WORKER_ARG) {
+        return osprim::execution::worker::main();
+    }
     let cli = match osprim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),

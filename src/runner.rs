@@ -6,8 +6,11 @@
 use crate::analyse;
 use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::config::{Only, Output, RunConfig};
+use crate::execution::layout::Layouts;
+use crate::execution::parent::{Event, Launcher, Worker};
+use crate::execution::protocol::{Report, Request, Visit, from_wire};
 use crate::journal::{self, Journal, Record, Rounds};
-use crate::model::{BuildInfo, Placement, RunFile, SCHEMA};
+use crate::model::{BuildInfo, Execution, Placement, RunFile, SCHEMA};
 use crate::progress::{Observer, Plan};
 use crate::sampler::{Method, SamplerConfig};
 use crate::stats::DEFAULT_RESAMPLES;
@@ -16,6 +19,7 @@ use crate::{env, output, placement, registry, timer};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 pub use crate::config::UsageError;
 
@@ -112,11 +116,12 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         machine,
         results: Vec::new(),
         availability: Vec::new(),
+        executions: Vec::new(),
     };
 
     // The journal first (it refuses a name another run is writing to), then the result file,
     // which exists from the start and holds the run without results until the end.
-    let mut store = match &out {
+    let store = match &out {
         Some(path) => Some(Store::open(path, &run)?),
         None => None,
     };
@@ -163,115 +168,123 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         run.config = cfg.record();
     }
     observer.plan(&plan);
-    let mut slots: Vec<Slot> = Vec::new();
-    let probe_cpu = |before_round: usize, run: &mut RunFile, store: &mut Option<Store>| {
+    let rounds = cfg.rounds.max(1);
+    let mut book =
+        Book { slots: Vec::new(), store, observer, rounds: cfg.rounds, budget_s: cfg.budget_s, executions_started: 0 };
+    let probe_cpu = |before_round: usize, run: &mut RunFile, book: &mut Book| {
         let before_round = u16::try_from(before_round).unwrap_or(u16::MAX);
         let probe = crate::availability::probe(&timer, chosen.cpu, before_round, crate::availability::WINDOW);
-        if let Some(store) = store.as_mut() {
+        if let Some(store) = book.store.as_mut() {
             store.append(&Record::Probe { probe: probe.clone() });
         }
         run.availability.push(probe);
     };
-    'rounds: for round in 0..cfg.rounds.max(1) {
-        let round_cfg = cfg.for_round(round);
-        if !stop() {
-            probe_cpu(round, &mut run, &mut store);
-            // The timer overhead of this round, calibrated beside its benchmarks through the
-            // sampler's path (bench::overhead), subtracted from its samples and recorded.
-            let overhead = crate::bench::overhead::calibrate_overhead(&timer);
-            ctx.use_overhead(overhead, cfg.method);
-            run.timer.overhead_by_round.push(overhead.record(&timer, round, cfg.method));
+    // Each round measures in a worker process of its own (`execution`); where none can be
+    // started, in this process.
+    let mut workers = match Launcher::current() {
+        Ok(launcher) => Workers::Start(launcher),
+        Err(e) => Workers::Unavailable(format!("osprim cannot find its own executable ({e})")),
+    };
+    let mut layouts = Layouts::for_run(started);
+    let randomize_va_space =
+        std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").ok().and_then(|t| t.trim().parse::<u8>().ok());
+    let base = Request {
+        protocol: crate::execution::protocol::PROTOCOL,
+        round: 0,
+        cpu: chosen.cpu,
+        cpu_pair: args.cpu_pair,
+        allowed_cpus: run.placement.allowed_cpus.clone(),
+        sizes: args.sizes.clone(),
+        scratch: scratch.path().to_path_buf(),
+        virtualized: ctx.virtualized,
+        timer: timer_info.clone(),
+        visits: Vec::new(),
+    };
+    'rounds: for round in 0..rounds {
+        if stop() {
+            break;
         }
+        let round_cfg = cfg.for_round(round);
+        probe_cpu(round, &mut run, &mut book);
+        // The round's visits, in order: every variant of every benchmark that gets this round.
+        let mut items: Vec<Item> = Vec::new();
         for (bench, variants) in benches.iter().zip(&planned) {
             if round > 0 && bench.single_round() {
                 continue;
             }
-            if stop() {
-                memory_short = crate::sys::reserve::short();
-                break 'rounds;
-            }
-            for params in variants.iter().cloned() {
-                if stop() {
-                    memory_short = crate::sys::reserve::short();
-                    break 'rounds;
-                }
-                let at = match slots.iter().position(|s| s.bench.id() == bench.id() && s.params == params) {
-                    Some(i) => i,
-                    None if round == 0 => {
-                        slots.push(Slot::new(*bench, params.clone()));
-                        if let Some(store) = store.as_mut() {
-                            let r = &slots[slots.len() - 1].rounds;
-                            let (id, about, params) = (r.id.clone(), r.about.clone(), r.params.clone());
-                            store.append(&Record::Slot { row: slots.len() - 1, id, about, params });
-                        }
-                        slots.len() - 1
+            for params in variants {
+                let existing = book.find(bench.id(), params);
+                let (batch, spread_between_rounds_rel) = match existing {
+                    Some(i) if book.slots[i].done => {
+                        book.observer.visited();
+                        continue;
                     }
-                    None => continue,
+                    Some(i) => (book.slots[i].batch, book.slots[i].spread_between_rounds_rel()),
+                    None if round > 0 => continue,
+                    None => (None, 0.0),
                 };
-                let slot = &mut slots[at];
-                if slot.done {
-                    observer.visited();
-                    continue;
-                }
-                observer.visiting(round, &visit_label(bench.id(), &params));
-                ctx.cfg = SamplerConfig {
-                    batch: slot.batch,
-                    spread_between_rounds_rel: slot.spread_between_rounds_rel(),
+                let cfg = SamplerConfig {
+                    batch,
+                    spread_between_rounds_rel,
                     ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
                 };
-                let round_began = std::time::Instant::now();
-                let steal_before = placement::steal_jiffies(chosen.cpu);
-                let outcome = match bench.available() {
-                    Ok(()) => crate::panics::guarded(|| bench.run(&mut ctx, &params))
-                        .unwrap_or_else(|e| Err(NotMeasured::Failed(format!("internal error (a bug in osprim): {e}")))),
-                    Err(reason) => Err(crate::bench::NotMeasured::Skipped(reason)),
-                };
-                let steal = match (steal_before, placement::steal_jiffies(chosen.cpu)) {
-                    (Some(b), Some(a)) => a.saturating_sub(b),
-                    _ => 0,
-                };
-                if let Some(store) = store.as_mut() {
-                    store.append_outcome(at, steal, &outcome);
-                }
-                slot.record(outcome, steal);
-                // A benchmark whose rounds cost far more than its budget (set-up and operations
-                // slower than the budget allows, e.g. 64 MiB messages) gets no more rounds.
-                slot.spent += round_began.elapsed();
-                if !slot.done
-                    && !bench.single_round()
-                    && round + 1 < cfg.rounds
-                    && slot.spent.as_secs_f64() > round_cap_s(cfg.budget_s)
-                {
-                    slot.done = true;
-                    let note = format!(
-                        "measured in {} of {} rounds: they took {:.1} s against a budget of {} s (set-up or \
-                         operations slower than the budget allows)",
-                        round + 1,
-                        cfg.rounds,
-                        slot.spent.as_secs_f64(),
-                        cfg.budget_s
-                    );
-                    if let Some(store) = store.as_mut() {
-                        store.append(&Record::Note { row: at, note: note.clone() });
-                    }
-                    slot.rounds.notes.push(note);
-                }
-                observer.visited();
-                // A result is final after its last round (or when it gets no more): analysed
-                // now, shown as it comes, kept for the result file.
-                if slot.done || bench.single_round() || round + 1 == cfg.rounds.max(1) {
-                    slot.done = true;
-                    let row =
-                        analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
-                    observer.result(&row);
-                    slot.row = Some(row);
-                }
+                items.push(Item { bench: *bench, params: params.clone(), cfg });
             }
         }
+        let ctx_round = Round { index: round, stop: &stop };
+        if let Workers::Start(launcher) = &workers {
+            let base = Request { round, ..base.clone() };
+            match in_workers(launcher, &base, &items, &ctx_round, &mut layouts, randomize_va_space, &mut book, &mut run)
+            {
+                RoundEnd::Done => {}
+                RoundEnd::MemoryShort => {
+                    memory_short = true;
+                    break 'rounds;
+                }
+                RoundEnd::NoWorker(why) => workers = Workers::Unavailable(why),
+            }
+        }
+        if let Workers::Unavailable(why) = &workers {
+            // Visits a worker did not settle (all of them, when none could start).
+            let left: Vec<Item> = items.into_iter().filter(|i| !book.settled_in(i, round)).collect();
+            // This round's overheads, calibrated beside its benchmarks (`bench::overhead`).
+            let overhead = crate::bench::overhead::calibrate_overhead(&timer);
+            ctx.use_overhead(overhead, cfg.method);
+            let record = overhead.record(&timer, round, cfg.method);
+            let exec = Execution {
+                round,
+                pid: std::process::id(),
+                in_process: true,
+                randomize_va_space,
+                overhead_ticks: Some(ctx.loop_timer().overhead_ticks()),
+                overhead_ns: Some(record.subtracted_loop_ns),
+                overhead: Some(record),
+                ended: "in osprim's own process".into(),
+                note: Some(format!("measured in osprim's own process, without a varied layout: {why}")),
+                ..Execution::default()
+            };
+            let mut outcomes = 0;
+            for item in &left {
+                if stop() {
+                    break;
+                }
+                book.begin(round, item);
+                ctx.cfg = item.cfg.clone();
+                let (outcome, steal, elapsed) = crate::execution::measure_visit(&mut ctx, item.bench, &item.params);
+                book.settle(item, round, outcome, steal, elapsed, &run);
+                outcomes += 1;
+            }
+            book.record_execution(Execution { outcomes, ..exec }, &mut run);
+        }
+        if stop() {
+            break;
+        }
     }
+    memory_short |= crate::sys::reserve::short();
     if !stop() {
-        probe_cpu(cfg.rounds.max(1), &mut run, &mut store);
+        probe_cpu(rounds, &mut run, &mut book);
     }
+    let Book { slots, mut store, observer, .. } = book;
     observer.finish();
     let interrupted = interrupt.load(Ordering::Relaxed);
     let finished_utc = (!interrupted && !memory_short)
@@ -300,6 +313,335 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     crate::interrupt::forget(scratch.path());
     drop(scratch);
     Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
+}
+
+/// Where the rounds measure.
+enum Workers {
+    /// In worker processes started so.
+    Start(Launcher),
+    /// In this process, for this reason.
+    Unavailable(String),
+}
+
+/// One visit of a round: a benchmark, one parameter set, the sampler settings of the visit.
+struct Item {
+    bench: &'static dyn Benchmark,
+    params: Params,
+    cfg: SamplerConfig,
+}
+
+/// The round being measured, and what stops the run.
+struct Round<'a> {
+    index: usize,
+    stop: &'a dyn Fn() -> bool,
+}
+
+/// How measuring a round in workers ended.
+enum RoundEnd {
+    /// Every visit settled, or the run was interrupted.
+    Done,
+    /// A worker ran short of memory: the run stops as it does when it runs short itself.
+    MemoryShort,
+    /// The first worker of the run could not be started or did not work: the rest of the run
+    /// measures in this process, for this reason.
+    NoWorker(String),
+}
+
+/// How a worker's record ends in the journal until it has ended.
+const STILL_RUNNING: &str = "still running when the run ended";
+
+/// A worker gets this long to start and build its timer.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// After the run is asked to stop (or a worker's last report), a worker gets this long to
+/// leave by itself before it is killed.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Workers started for one round at most: one, and one more each time a worker dies in the
+/// middle (the visit it was measuring fails, the next worker takes the rest).
+const WORKERS_PER_ROUND: usize = 3;
+
+/// How long one visit may go without a word from its worker: far beyond what the sampler's
+/// budget and a benchmark's own deadlines allow.
+fn visit_allowance(budget_s: f64) -> Duration {
+    Duration::from_secs_f64(2.0 * round_cap_s(budget_s) + 60.0)
+}
+
+/// Measures the visits `items` of a round in worker processes (module doc of `execution`):
+/// one per round, and another for the rest of the round when one dies in the middle.
+#[allow(clippy::too_many_arguments)]
+fn in_workers(
+    launcher: &Launcher,
+    base: &Request,
+    items: &[Item],
+    round: &Round<'_>,
+    layouts: &mut Layouts,
+    randomize_va_space: Option<u8>,
+    book: &mut Book<'_>,
+    run: &mut RunFile,
+) -> RoundEnd {
+    let mut pending: Vec<usize> = (0..items.len()).collect();
+    let mut started = 0;
+    while !pending.is_empty() && !(round.stop)() {
+        if started == WORKERS_PER_ROUND {
+            let why = format!(
+                "not measured: {WORKERS_PER_ROUND} worker processes died in round {} before reaching it",
+                round.index + 1
+            );
+            for &i in &pending {
+                book.settle(&items[i], round.index, Err(NotMeasured::Failed(why.clone())), 0, Duration::ZERO, run);
+            }
+            break;
+        }
+        started += 1;
+        let request = Request {
+            visits: pending
+                .iter()
+                .map(|&i| Visit {
+                    id: items[i].bench.id().to_string(),
+                    params: items[i].params.clone(),
+                    cfg: items[i].cfg.clone(),
+                })
+                .collect(),
+            ..base.clone()
+        };
+        let layout = layouts.draw();
+        let mut exec = Execution {
+            round: round.index,
+            env_pad_bytes: layout.env_pad_bytes,
+            heap_offset_bytes: layout.heap_offset_bytes,
+            heap_blocks: layout.heap_blocks,
+            randomize_va_space,
+            aslr_restored: crate::sys::worker::randomization_off(),
+            ..Execution::default()
+        };
+        let mut worker = match Worker::start(launcher, &layout, &base.scratch, &request) {
+            Ok(w) => w,
+            Err(e) if book.executions_started == 0 => {
+                return RoundEnd::NoWorker(format!("no worker process could be started ({e})"));
+            }
+            Err(e) => {
+                exec.ended = "not started".into();
+                exec.note = Some(format!("the worker process could not be started: {e}"));
+                book.record_execution(exec, run);
+                continue;
+            }
+        };
+        exec.pid = worker.pid();
+        let allowance = visit_allowance(book.budget_s);
+        let mut deadline = Instant::now() + READY_WITHIN;
+        let (mut ready, mut begun, mut reported) = (false, None::<usize>, vec![false; pending.len()]);
+        let (mut stopping, mut timed_out, mut memory_short, mut unreadable) = (None::<Instant>, false, false, 0usize);
+        loop {
+            if stopping.is_none() && (round.stop)() {
+                // Ctrl-C reaches the worker from the terminal too; a signal sent to the run
+                // alone is passed on. Either way it stops after its current sample.
+                worker.signal(nix::sys::signal::Signal::SIGTERM);
+                stopping = Some(Instant::now() + GRACE);
+            }
+            if Instant::now() >= stopping.map_or(deadline, |s| s.min(deadline)) {
+                timed_out = stopping.is_none();
+                break;
+            }
+            match worker.next(Duration::from_millis(50)) {
+                Event::Quiet => {}
+                Event::Ended => break,
+                Event::Unreadable(_) => unreadable += 1,
+                Event::Report(Report::Ready(r)) => {
+                    ready = true;
+                    exec.pid = r.pid;
+                    exec.overhead_ticks = Some(r.overhead_ticks);
+                    exec.overhead_ns = Some(r.overhead_ns);
+                    exec.overhead = r.overhead.clone();
+                    if r.randomization_off {
+                        exec.note = Some("the worker ran without address-space randomization".into());
+                    }
+                    // Journaled now too, so that a run killed with its worker keeps its layout.
+                    let running = Execution { ended: STILL_RUNNING.into(), ..exec.clone() };
+                    book.journal(&Record::Execution { execution: running });
+                    deadline = Instant::now() + allowance;
+                }
+                Event::Report(Report::Begin { visit }) if visit < pending.len() && !reported[visit] => {
+                    begun = Some(visit);
+                    book.begin(round.index, &items[pending[visit]]);
+                    deadline = Instant::now() + allowance;
+                }
+                Event::Report(Report::Outcome { visit, steal_jiffies, elapsed_s, outcome })
+                    if visit < pending.len() && !reported[visit] =>
+                {
+                    reported[visit] = true;
+                    begun = None;
+                    exec.outcomes += 1;
+                    let elapsed = Duration::try_from_secs_f64(elapsed_s).unwrap_or_default();
+                    book.settle(&items[pending[visit]], round.index, from_wire(outcome), steal_jiffies, elapsed, run);
+                    deadline = Instant::now() + allowance;
+                }
+                Event::Report(Report::Stopped { memory_short: short }) => memory_short |= short,
+                Event::Report(_) => unreadable += 1,
+            }
+        }
+        let grace = if timed_out { Duration::ZERO } else { GRACE };
+        let ended = worker.finish(grace);
+        exec.ended = ended.status.clone();
+        let how = match (&ended.stderr, timed_out) {
+            (_, true) => format!(
+                "it stopped answering for {} s and was killed",
+                if ready { allowance.as_secs() } else { READY_WITHIN.as_secs() }
+            ),
+            (Some(said), false) if !ended.clean => format!("{}: {said}", ended.status),
+            _ => ended.status.clone(),
+        };
+        if timed_out || !ended.clean {
+            exec.note = Some(format!("the worker process ended before its round did: {how}"));
+        } else if unreadable > 0 {
+            exec.note = Some(format!("{unreadable} line(s) of the worker's reports could not be read"));
+        }
+        let first = book.executions_started == 0;
+        book.record_execution(exec, run);
+        if !ready && first && !(round.stop)() {
+            // The first worker of the run did nothing: this binary cannot be a worker here.
+            return RoundEnd::NoWorker(format!("the worker process did not start measuring ({how})"));
+        }
+        if (round.stop)() {
+            break;
+        }
+        if memory_short {
+            return RoundEnd::MemoryShort;
+        }
+        if let Some(v) = begun {
+            let why = format!(
+                "the worker process measuring round {} of this benchmark died: {how}; the run went on with a new one",
+                round.index + 1
+            );
+            reported[v] = true;
+            book.settle(&items[pending[v]], round.index, Err(NotMeasured::Failed(why)), 0, Duration::ZERO, run);
+        }
+        let left: Vec<usize> = pending.iter().zip(&reported).filter(|(_, r)| !**r).map(|(&i, _)| i).collect();
+        if ended.clean && !timed_out && !left.is_empty() && begun.is_none() {
+            // A worker that left in good order without its whole round: none could do better.
+            let why = format!("not measured: the worker process of round {} left before it", round.index + 1);
+            for &i in &left {
+                book.settle(&items[i], round.index, Err(NotMeasured::Failed(why.clone())), 0, Duration::ZERO, run);
+            }
+            break;
+        }
+        pending = left;
+    }
+    RoundEnd::Done
+}
+
+/// The run's rows as they fill, and where their measurements go.
+struct Book<'o> {
+    slots: Vec<Slot>,
+    store: Option<Store>,
+    observer: &'o mut dyn Observer,
+    /// Rounds of the run (`SamplerConfig::rounds`).
+    rounds: usize,
+    /// Budget per result over the run, s.
+    budget_s: f64,
+    /// Worker processes recorded so far.
+    executions_started: usize,
+}
+
+impl Book<'_> {
+    /// The slot of a benchmark under a parameter set, if it has one.
+    fn find(&self, id: &str, params: &Params) -> Option<usize> {
+        self.slots.iter().position(|s| s.bench.id() == id && s.params == *params)
+    }
+
+    /// Whether `item` has its outcome of `round`.
+    fn settled_in(&self, item: &Item, round: usize) -> bool {
+        self.find(item.bench.id(), &item.params).is_some_and(|i| self.slots[i].last_round == Some(round))
+    }
+
+    /// The slot of `item`, made (and journaled) if it has none.
+    fn slot_for(&mut self, item: &Item) -> usize {
+        if let Some(i) = self.find(item.bench.id(), &item.params) {
+            return i;
+        }
+        self.slots.push(Slot::new(item.bench, item.params.clone()));
+        let at = self.slots.len() - 1;
+        if let Some(store) = self.store.as_mut() {
+            let r = &self.slots[at].rounds;
+            let (id, about, params) = (r.id.clone(), r.about.clone(), r.params.clone());
+            store.append(&Record::Slot { row: at, id, about, params });
+        }
+        at
+    }
+
+    /// `item` starts being measured in `round`.
+    fn begin(&mut self, round: usize, item: &Item) {
+        self.slot_for(item);
+        self.observer.visiting(round, &visit_label(item.bench.id(), &item.params));
+    }
+
+    /// What `item` gave in `round`: journaled, kept, and, when it is the row's last round,
+    /// analysed and shown.
+    fn settle(
+        &mut self,
+        item: &Item,
+        round: usize,
+        outcome: Result<Measured, NotMeasured>,
+        steal: u64,
+        elapsed: Duration,
+        run: &RunFile,
+    ) {
+        let at = self.slot_for(item);
+        let (rounds, budget_s) = (self.rounds, self.budget_s);
+        let single = item.bench.single_round();
+        let slot = &mut self.slots[at];
+        if let Some(store) = self.store.as_mut() {
+            store.append_outcome(at, steal, &outcome);
+        }
+        slot.record(outcome, steal);
+        slot.last_round = Some(round);
+        // A benchmark whose rounds cost far more than its budget (set-up and operations
+        // slower than the budget allows, e.g. 64 MiB messages) gets no more rounds.
+        slot.spent += elapsed;
+        if !slot.done && !single && round + 1 < rounds && slot.spent.as_secs_f64() > round_cap_s(budget_s) {
+            slot.done = true;
+            let note = format!(
+                "measured in {} of {} rounds: they took {:.1} s against a budget of {} s (set-up or operations \
+                 slower than the budget allows)",
+                round + 1,
+                rounds,
+                slot.spent.as_secs_f64(),
+                budget_s
+            );
+            if let Some(store) = self.store.as_mut() {
+                store.append(&Record::Note { row: at, note: note.clone() });
+            }
+            slot.rounds.notes.push(note);
+        }
+        self.observer.visited();
+        // A result is final after its last round (or when it gets no more): analysed now,
+        // shown as it comes, kept for the result file.
+        if slot.done || single || round + 1 == rounds.max(1) {
+            slot.done = true;
+            let row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
+            self.observer.result(&row);
+            slot.row = Some(row);
+        }
+    }
+
+    /// Appends a record to the journal, if the run has one.
+    fn journal(&mut self, record: &Record) {
+        if let Some(store) = self.store.as_mut() {
+            store.append(record);
+        }
+    }
+
+    /// Keeps the record of a worker process (journal and result file).
+    fn record_execution(&mut self, exec: Execution, run: &mut RunFile) {
+        self.executions_started += 1;
+        if let Some(store) = self.store.as_mut() {
+            store.append(&Record::Execution { execution: exec.clone() });
+        }
+        if let Some(o) = &exec.overhead {
+            run.timer.keep_overhead(o);
+        }
+        run.executions.push(exec);
+    }
 }
 
 /// The result file and the journal beside it, while the run goes on.
@@ -434,6 +776,8 @@ struct Slot {
     spent: std::time::Duration,
     /// Its result row, once final.
     row: Option<crate::model::Row>,
+    /// The last round it has an outcome of.
+    last_round: Option<usize>,
 }
 
 /// A benchmark gets no more rounds once its rounds have taken this long: four times its
@@ -452,7 +796,16 @@ impl Slot {
             steal_jiffies: 0,
             notes: Vec::new(),
         };
-        Slot { bench, params, rounds, batch: None, done: false, spent: std::time::Duration::ZERO, row: None }
+        Slot {
+            bench,
+            params,
+            rounds,
+            batch: None,
+            done: false,
+            spent: std::time::Duration::ZERO,
+            row: None,
+            last_round: None,
+        }
     }
 
     fn record(&mut self, outcome: Result<Measured, NotMeasured>, steal_jiffies: u64) {
@@ -525,3 +878,159 @@ fn visit_label(id: &str, params: &Params) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::protocol::{Ready, encode, to_wire};
+    use crate::sampler::Samples;
+
+    fn run_file() -> RunFile {
+        RunFile {
+            schema: SCHEMA,
+            osprim: BuildInfo::current(),
+            started_utc: "2026-11-27T00:00:00Z".into(),
+            finished_utc: None,
+            partial: true,
+            command: vec!["osprim".into()],
+            config: SamplerConfig::quick().record(),
+            placement: Placement { cpu: 0, chosen_by: "test".into(), allowed_cpus: vec![0], cpu_pair: None },
+            timer: crate::timer::TimerInfo::for_tests(),
+            machine: crate::model::Machine::default(),
+            results: Vec::new(),
+            availability: Vec::new(),
+            executions: Vec::new(),
+        }
+    }
+
+    /// Four visits of four benchmarks (each its own row).
+    fn items() -> Vec<Item> {
+        registry::all()
+            .iter()
+            .filter(|b| !b.single_round())
+            .take(4)
+            .map(|b| Item { bench: *b, params: Params::new(), cfg: SamplerConfig::quick().for_round(0) })
+            .collect()
+    }
+
+    fn line(r: &Report) -> String {
+        String::from_utf8(encode(r)).unwrap().trim_end().to_string()
+    }
+
+    /// A stand-in for a worker: reads its round, reports a ready line, one outcome, the start of
+    /// the next visit, and kills itself with SIGKILL.
+    fn dying_worker() -> Launcher {
+        let measured = Measured::new(
+            Samples { per_op_ns: vec![10.0, 11.0, 12.0], iterations_per_sample: 4, ..Samples::default() },
+            Vec::new(),
+        );
+        let lines = [
+            line(&Report::Ready(Ready { pid: 1, overhead_ticks: 40.0, ..Ready::default() })),
+            line(&Report::Begin { visit: 0 }),
+            line(&Report::Outcome { visit: 0, steal_jiffies: 0, elapsed_s: 0.01, outcome: to_wire(Ok(measured)) }),
+            line(&Report::Begin { visit: 1 }),
+        ];
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "-c".into(),
+            "cat >/dev/null; printf '%s\\n' \"$1\" \"$2\" \"$3\" \"$4\"; kill -9 $$".into(),
+            "sh".into(),
+        ];
+        args.extend(lines.iter().map(Into::into));
+        Launcher { program: "/bin/sh".into(), args }
+    }
+
+    fn base(scratch: &Path) -> Request {
+        Request {
+            protocol: crate::execution::protocol::PROTOCOL,
+            round: 0,
+            cpu: 0,
+            cpu_pair: None,
+            allowed_cpus: vec![0],
+            sizes: None,
+            scratch: scratch.to_path_buf(),
+            virtualized: false,
+            timer: crate::timer::TimerInfo::for_tests(),
+            visits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_dead_worker_fails_the_visit_it_was_measuring_and_another_takes_the_rest() {
+        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let scratch = tempfile::tempdir().unwrap();
+        let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 3,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
+        let never = || false;
+        let round = Round { index: 0, stop: &never };
+        let end = in_workers(
+            &dying_worker(),
+            &base(scratch.path()),
+            &items,
+            &round,
+            &mut Layouts::seeded(7),
+            Some(2),
+            &mut book,
+            &mut run,
+        );
+        assert!(matches!(end, RoundEnd::Done));
+        // Worker 1 measured visit 0 and died in visit 1; worker 2 measured visit 2 and died in 3.
+        assert_eq!(run.executions.len(), 2, "{:?}", run.executions);
+        for e in &run.executions {
+            assert_eq!(e.ended, "killed by signal 9 (SIGKILL)");
+            assert_eq!(e.outcomes, 1);
+            assert_eq!(e.overhead_ticks, Some(40.0));
+            assert!(e.note.as_deref().is_some_and(|n| n.contains("ended before its round did")), "{e:?}");
+        }
+        assert_ne!(run.executions[0].env_pad_bytes, run.executions[1].env_pad_bytes, "each its own layout");
+        assert_eq!(book.slots.len(), 4);
+        for (i, slot) in book.slots.iter().enumerate() {
+            assert_eq!(slot.rounds.id, items[i].bench.id(), "rows in visit order");
+            match (i % 2, &slot.rounds.outcomes[..]) {
+                (0, [Ok(m)]) => assert_eq!(m.samples.per_op_ns, [10.0, 11.0, 12.0]),
+                (1, [Err(NotMeasured::Failed(why))]) => {
+                    assert!(why.contains("the worker process measuring round 1 of this benchmark died"), "{why}");
+                    assert!(why.contains("killed by signal 9 (SIGKILL)"), "{why}");
+                }
+                other => panic!("visit {i}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_program_that_is_no_worker_makes_the_run_measure_in_its_own_process() {
+        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let scratch = tempfile::tempdir().unwrap();
+        let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 3,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
+        let never = || false;
+        let launcher = Launcher { program: "/bin/true".into(), args: Vec::new() };
+        let end = in_workers(
+            &launcher,
+            &base(scratch.path()),
+            &items,
+            &Round { index: 0, stop: &never },
+            &mut Layouts::seeded(7),
+            None,
+            &mut book,
+            &mut run,
+        );
+        assert!(matches!(&end, RoundEnd::NoWorker(why) if why.contains("did not start measuring")));
+        assert!(book.slots.is_empty(), "nothing settled");
+        assert!(!items.iter().any(|i| book.settled_in(i, 0)));
+    }
+}
+

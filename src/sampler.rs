@@ -71,8 +71,9 @@ pub const BATCH_CHECK_SIDE: usize = 4;
 /// The long batch of the batch-size check, in units of `n`.
 pub const BATCH_CHECK_FACTOR: u64 = 8;
 
-/// Sampler settings; see the module doc for what each controls.
-#[derive(Clone, Debug, PartialEq)]
+/// Sampler settings; see the module doc for what each controls. (Serialised only to hand a
+/// round to a worker process, `execution`; the result file keeps [`SamplerSettings`].)
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SamplerConfig {
     /// Sampling method.
     pub method: Method,

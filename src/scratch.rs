@@ -5,6 +5,10 @@
 //! Nothing Rust runs can remove it after SIGKILL or a crash, so every run first removes the
 //! scratch directories that runs now dead left behind: those of the same user whose process
 //! id is no longer an `osprim` process.
+//!
+//! The worker processes that measure the rounds (`execution`) use the run's directory, whose
+//! name carries the run's process id, never the worker's; a worker makes no directory of its
+//! own and sweeps none (only [`create`] sweeps, and only the run calls it).
 
 use std::path::Path;
 

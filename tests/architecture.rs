@@ -20,6 +20,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("benchmarks", &["bench"], false),
     ("journal", &["journal"], false),
     ("registry", &["registry"], false),
+    ("execution", &["execution"], false),
     ("analysis", &["analyse"], false),
     ("derivation", &["derive"], false),
     ("comparison", &["compare", "history"], false),

@@ -61,7 +61,7 @@ fn ctrl_c_with_a_stopped_peer_saves_a_partial_result_and_exits_130() {
     let peer = wait_for(|| busy_peer(osprim_pid, 1000)).expect("a peer process exchanges messages");
     signal(peer, Signal::SIGSTOP);
     assert!(wait_for(|| (state(peer) != Some('R') && state(peer) != Some('S')).then_some(())).is_some());
-    let mut seen = children_of(osprim_pid);
+    let mut seen = descendants_of(osprim_pid);
     seen.push(peer);
     let interrupted = Instant::now();
     signal(osprim_pid as i32, Signal::SIGINT);
@@ -91,13 +91,13 @@ fn sigkill_leaves_no_system_v_object_and_no_process() {
     // A queue in use between osprim and a peer process (so a peer, the janitor and the queue
     // are all there to be left behind).
     let (queue, family) = wait_for(|| {
-        let kids = children_of(osprim_pid);
+        let kids = descendants_of(osprim_pid);
         let q = *sysv_objects_of("msg", &kids).first()?;
         Some((q, kids))
     })
     .expect("a System V queue used by a peer process");
     let mut family = family;
-    family.extend(children_of(osprim_pid));
+    family.extend(descendants_of(osprim_pid));
     let mut everyone = family.clone();
     everyone.push(osprim_pid as i32);
     signal(osprim_pid as i32, Signal::SIGKILL);

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{busy_peer, children_of, osprim, wait_for};
+use common::{busy_peer, osprim, peers_of, wait_for};
 use std::path::Path;
 use std::process::Stdio;
 
@@ -53,15 +53,15 @@ fn assert_clean(when: &str, queues_before: &[String], tmp: &Path) {
     assert!(left.is_empty(), "{when}: files left in TMPDIR: {left:?}");
 }
 
-/// Whether osprim (`pid`) is in the middle of a benchmark that forks or writes files: it has
-/// a child, or its scratch directory (under `tmp`) holds a file.
+/// Whether osprim (`pid`) is in the middle of a benchmark that forks or writes files: a
+/// benchmark started a process, or its scratch directory (under `tmp`) holds a file.
 fn mid_benchmark(pid: u32, tmp: &Path) -> bool {
     let scratch_busy = std::fs::read_dir(tmp)
         .into_iter()
         .flatten()
         .flatten()
         .any(|e| e.path().is_dir() && std::fs::read_dir(e.path()).map(|mut d| d.next().is_some()).unwrap_or(false));
-    scratch_busy || !children_of(pid).is_empty()
+    scratch_busy || !peers_of(pid).is_empty()
 }
 
 /// `osprim run --budget B --no-save --format json BENCH…` in the background, with its own

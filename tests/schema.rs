@@ -171,7 +171,8 @@ fn fixture() -> RunFile {
 }
 
 /// The fixture with what it lacks: a row with single-operation percentiles, a sweep's fitted
-/// row with two segments, and an availability probe.
+/// row with two segments, an availability probe, and the worker processes of its rounds (one
+/// killed, one round measured in osprim's own process).
 fn fixture_with_a_fit_and_a_tail() -> RunFile {
     let mut run = fixture();
     let mut tail = run.results[0].clone();
@@ -206,6 +207,38 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
             gaps: 4,
             longest_gap_ns: 4e3,
         });
+    }
+    if run.executions.is_empty() {
+        use osprim::model::Execution;
+        let worker = Execution {
+            round: 0,
+            pid: 4242,
+            env_pad_bytes: 3523,
+            heap_offset_bytes: 25998,
+            heap_blocks: 31,
+            randomize_va_space: Some(2),
+            overhead_ticks: Some(39.0),
+            overhead_ns: Some(16.9),
+            outcomes: 12,
+            ended: "exit 0".into(),
+            ..Execution::default()
+        };
+        let killed = Execution {
+            round: 1,
+            pid: 4250,
+            ended: "killed by signal 9 (SIGKILL)".into(),
+            note: Some("the worker process ended before its round did: killed by signal 9 (SIGKILL)".into()),
+            ..worker.clone()
+        };
+        let here = Execution {
+            round: 2,
+            pid: 4200,
+            in_process: true,
+            ended: "in osprim's own process".into(),
+            note: Some("measured in osprim's own process, without a varied layout".into()),
+            ..Execution::default()
+        };
+        run.executions.extend([worker, killed, here]);
     }
     run
 }

@@ -9,6 +9,7 @@
 //! and 2 are read through [`upgrade`].
 
 pub mod crosscheck;
+pub mod execution;
 pub mod machine;
 pub mod records;
 pub mod summary;
@@ -16,6 +17,7 @@ pub mod unit;
 pub mod upgrade;
 pub mod vocab;
 
+pub use execution::Execution;
 pub use machine::Machine;
 pub use records::{Probe, RoundOverhead, SamplerSettings, TimerInfo, TimerKind};
 pub use summary::{Estimate, Level, Outliers, RoundSummary, Structure, Summary};
@@ -57,6 +59,11 @@ pub struct RunFile {
     /// from files written before osprim took them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub availability: Vec<Probe>,
+    /// The worker processes that measured the rounds, one per round (more when a worker
+    /// died and another took over its round); absent from files written before osprim
+    /// measured in workers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executions: Vec<Execution>,
 }
 
 /// The build that produced a result.

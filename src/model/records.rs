@@ -110,6 +110,13 @@ impl TimerInfo {
         }
     }
 
+    /// Keeps what one round subtracted (one record per round; the first kept wins).
+    pub fn keep_overhead(&mut self, o: &RoundOverhead) {
+        if !self.overhead_by_round.iter().any(|k| k.round == o.round) {
+            self.overhead_by_round.push(o.clone());
+        }
+    }
+
     /// Frequency of the cycle counter in Hz when there is one (for "cycles at TSC frequency").
     pub fn counter_hz(&self) -> Option<f64> {
         match self.kind {

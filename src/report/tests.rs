@@ -207,6 +207,7 @@ pub(crate) fn run_file(partial: bool) -> RunFile {
             profile: "release".into(),
         },
         availability: Vec::new(),
+        executions: Vec::new(),
         started_utc: "2026-01-01T00:00:00Z".into(),
         finished_utc: (!partial).then(|| "2026-01-01T00:01:00Z".into()),
         partial,

@@ -33,4 +33,5 @@ pub mod timer;
 pub mod tracefs;
 pub mod ucontext;
 pub mod uffd;
+pub mod worker;
 pub mod wprotect;

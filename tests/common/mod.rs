@@ -62,10 +62,38 @@ pub fn state(pid: i32) -> Option<char> {
     text.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
-/// A child of `pid` that is a ping-pong peer in full swing: it has blocked (a voluntary
-/// context switch per message) at least `messages` times.
+/// The processes a run started, at every depth: its worker processes (one per round) and
+/// the peers, helpers and children their benchmarks start.
+pub fn descendants_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut next = children_of(pid);
+    while let Some(c) = next.pop() {
+        out.push(c);
+        if let Ok(c) = u32::try_from(c) {
+            next.extend(children_of(c));
+        }
+    }
+    out
+}
+
+/// Whether `pid` is an osprim worker process (`osprim __worker`, started by the run itself).
+pub fn is_worker(pid: i32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    cmdline.split(|&b| b == 0).nth(1) == Some(b"__worker".as_slice())
+}
+
+/// What a run's benchmarks started (peers, helpers, forked children): its descendants but
+/// the worker processes it started itself (a worker's forked peers are found: they are the
+/// workers' children).
+pub fn peers_of(pid: u32) -> Vec<i32> {
+    let workers: Vec<i32> = children_of(pid).into_iter().filter(|&c| is_worker(c)).collect();
+    descendants_of(pid).into_iter().filter(|c| !workers.contains(c)).collect()
+}
+
+/// A process the run's benchmarks started that is a ping-pong peer in full swing: it has
+/// blocked (a voluntary context switch per message) at least `messages` times.
 pub fn busy_peer(pid: u32, messages: u64) -> Option<i32> {
-    children_of(pid)
+    peers_of(pid)
         .into_iter()
         .find(|&c| state(c) != Some('Z') && status_field(c, "voluntary_ctxt_switches").is_some_and(|v| v >= messages))
 }
