@@ -1,0 +1,2 @@
+//! Tests of the comparison formats.
+use super::*;
