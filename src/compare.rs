@@ -112,6 +112,15 @@ pub enum NoRatio {
 }
 
 impl NoRatio {
+    /// Why, in a few words (a table's footnote).
+    pub fn short(self) -> &'static str {
+        match self {
+            NoRatio::BelowResolution => "the figure's 95 % CI includes 0: no ratio, only |x| < bound",
+            NoRatio::SeedMethod => "means of single operations, no interval between runs: never faster or slower",
+            NoRatio::ZeroWidth => "every resample gave the same ratio: not called different",
+        }
+    }
+
     /// Why, in a sentence.
     pub fn why(self) -> &'static str {
         match self {
@@ -720,4 +729,4 @@ fn flatten(path: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

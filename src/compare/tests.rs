@@ -394,3 +394,13 @@ fn every_verdict_has_a_word_for_each_unit() {
         assert!(!v.text().is_empty());
     }
 }
+
+/// The fixture run with `ctx.thread` at `level` times its median and run on CPUs 1 and 0; the
+/// other rows as they are (a base at level 1, a new run at another).
+pub(crate) fn slowed_pair(level: f64) -> RunFile {
+    let seed = if level == 1.0 { 1 } else { 2 };
+    let mut run = with_samples(run_file(false), seed, |r| if r.id == "ctx.thread" { level } else { 1.0 });
+    let r = run.results.iter_mut().find(|r| r.id == "ctx.thread").unwrap();
+    r.params.insert("cpus".into(), serde_json::json!([1, 0]));
+    run
+}

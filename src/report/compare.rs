@@ -125,16 +125,11 @@ fn footnotes(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth] {
         if c.compared.iter().any(|r| r.no_ratio == Some(why)) {
-            out.push(format!("{}: {}", verdict_label(why), why.why()));
+            out.push(format!("{}: {}", verdict_label(why), why.short()));
         }
     }
     if c.compared.iter().any(Compared::marked) {
-        out.push(
-            "marks: the row's self-check failed, its CPU was busy, or it was interrupted, in the run named: its \
-             figure may not measure what it claims (--fail-on-regression leaves it out unless --untrustworthy \
-             says otherwise)"
-                .into(),
-        );
+        out.push("marks: check failed, CPU busy or interrupted in that run: the figure may not be what it claims".into());
     }
     out
 }
@@ -157,33 +152,36 @@ fn table(n: &Named, view: &View) -> String {
         format!("noise threshold ± {} %", crate::model::unit::short_number(c.noise * 100.0)),
         String::new(),
     ];
-    let with_marks = c.compared.iter().any(|r| r.marked() || !r.param_differences.is_empty());
-    let mut head = ["benchmark", "base", "new", "ratio", "95 % CI", "verdict"].map(Cell::plain).to_vec();
-    let mut align = vec![Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Left];
-    if with_marks {
-        head.push(Cell::plain("marks"));
-        align.push(Align::Left);
-    }
+    let head = ["benchmark", "base", "new", "ratio", "95 % CI", "verdict"].map(Cell::plain).to_vec();
+    let align = vec![Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Left];
     let mut grid = Grid::new(vec![head], align);
     for r in &c.compared {
-        let (ratio, ci) = ratio_text(r);
+        // Where there is no ratio, the CI column says what is known instead.
+        let (ratio, ci) = match (r.ratio_interval(), r.no_ratio, r.below_resolution) {
+            (Some(_), _, _) => ratio_text(r),
+            (None, Some(NoRatio::BelowResolution), Some(b)) => ("—".into(), format!("|x| < {}", r.unit.format(b))),
+            (None, Some(NoRatio::SeedMethod), _) => ("—".into(), "no CI (seed)".into()),
+            (None, _, _) => ("—".into(), "zero width".into()),
+        };
         let style = match r.verdict {
             Verdict::Slower => Style::Bad,
             Verdict::Faster => Style::Plain,
             Verdict::NoChange | Verdict::Inconclusive | Verdict::BelowResolution => Style::Dim,
         };
-        let mut cells = vec![
+        grid.push(Line::Cells(vec![
             Cell::plain(label(&r.id, &r.params)),
             Cell::plain(value_text(r, r.base_value)),
             Cell::plain(value_text(r, r.new_value)),
             Cell::plain(ratio),
             Cell::plain(ci),
-            Cell::styled(verdict_text(r), style),
-        ];
-        if with_marks {
-            cells.push(if r.marked() { Cell::styled(marks_text(r), Style::Bad) } else { Cell::plain(marks_text(r)) });
+            Cell::styled(r.verdict.text_for(r.unit), style),
+        ]));
+        // Marks, and where it ran when that differs, on a line of their own under the row.
+        let marks = marks_text(r);
+        if !marks.is_empty() {
+            let style = if r.marked() { Style::Bad } else { Style::Dim };
+            grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("↳ {marks}"), style) });
         }
-        grid.push(Line::Cells(cells));
     }
     grid.fit(view.width, &[], 0);
     for part in grid.render(view.width, view.color) {
