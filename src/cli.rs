@@ -159,7 +159,7 @@ Examples:
         /// Result files: the base, then one or more to compare with it.
         #[arg(required = true, num_args = 2.., value_name = "RESULT")]
         results: Vec<PathBuf>,
-        /// Noise threshold in percent: smaller changes are `no change`.
+        /// Noise threshold in percent: a ratio whose CI lies within it of 1 is `no change`.
         #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
         noise: f64,
         /// Exit with status 1 when a result is slower by more than PCT percent.

@@ -341,9 +341,7 @@ impl Comparison {
             let beyond = |r: f64| r - 1.0 > gate.regression;
             match c.verdict {
                 Verdict::Slower if c.ratio.is_some_and(beyond) => out.failed.push((c, Failure::Regressed)),
-                Verdict::Inconclusive
-                    if gate.inconclusive_fails && c.ratio_ci95.is_none_or(|[_, hi]| beyond(hi)) =>
-                {
+                Verdict::Inconclusive if gate.inconclusive_fails && c.ratio_ci95.is_none_or(|[_, hi]| beyond(hi)) => {
                     out.failed.push((c, Failure::Inconclusive))
                 }
                 _ => {}
@@ -530,7 +528,11 @@ fn figure<'a>(row: &Row, steady: Option<&'a (Vec<f64>, Vec<usize>)>) -> Option<F
     if let (Some(s), Some((samples, counts))) = (&row.summary, steady) {
         let rounds = Rounds::split(samples, counts);
         let median = rounds.median();
-        let ci = if median == s.median { s.median_ci95 } else { [median.min(s.median_ci95[0]), median.max(s.median_ci95[1])] };
+        let ci = if median == s.median {
+            s.median_ci95
+        } else {
+            [median.min(s.median_ci95[0]), median.max(s.median_ci95[1])]
+        };
         return Some(Figure { value: Interval::new(median, ci), rounds: Some(rounds) });
     }
     if let Some(d) = &row.derived {
@@ -544,8 +546,7 @@ fn untrustworthy(r: &Row) -> Vec<Flag> {
     UNTRUSTWORTHY
         .into_iter()
         .filter(|f| {
-            r.flags.contains(f)
-                || (*f == Flag::CheckFailed && r.validation.verdict == crate::model::Verdict::Failed)
+            r.flags.contains(f) || (*f == Flag::CheckFailed && r.validation.verdict == crate::model::Verdict::Failed)
         })
         .collect()
 }
@@ -639,7 +640,8 @@ fn pair(
     // Nothing is finer than the clock's resolution.
     let resolution = |run: &RunFile| if n.unit == Unit::Ns { run.timer.resolution_ns } else { 0.0 };
     let floor = resolution(base_run).max(resolution(new_run));
-    let zero: Vec<f64> = [&fb.value, &fnew.value].into_iter().filter(|v| v.includes_zero()).map(|v| v.bound()).collect();
+    let zero: Vec<f64> =
+        [&fb.value, &fnew.value].into_iter().filter(|v| v.includes_zero()).map(|v| v.bound()).collect();
     if !zero.is_empty() {
         c.verdict = Verdict::BelowResolution;
         c.no_ratio = Some(NoRatio::BelowResolution);

@@ -352,12 +352,8 @@ fn compare(
             }
         }
     }
-    let settings = compare::Settings {
-        noise,
-        resamples: compare::RESAMPLES,
-        seed: analyse::BOOTSTRAP_SEED,
-        allow_mismatch,
-    };
+    let settings =
+        compare::Settings { noise, resamples: compare::RESAMPLES, seed: analyse::BOOTSTRAP_SEED, allow_mismatch };
     let named: Vec<report::compare::Named> = rest
         .iter()
         .zip(&files[1..])

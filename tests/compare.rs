@@ -152,8 +152,7 @@ fn a_seed_run_against_an_adaptive_one_is_refused_unless_allowed() {
     assert!(err.contains("different methods (base: adaptive, new: seed)") && err.contains("--allow-mismatch"), "{err}");
     assert!(!err.contains("panicked"));
 
-    let out =
-        osprim().arg("compare").arg(&a).arg(&b).args(["--allow-mismatch", "--format", "json"]).output().unwrap();
+    let out = osprim().arg("compare").arg(&a).arg(&b).args(["--allow-mismatch", "--format", "json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &v[0]["comparison"];

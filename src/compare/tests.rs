@@ -285,11 +285,8 @@ fn cold_against_warm_is_refused_and_paired_only_when_allowed() {
     assert_eq!(mismatch(&cold, &cold), None);
     let refused = compare(&cold, &warm, DEFAULT_NOISE, 7);
     assert!(refused.compared.iter().all(|r| r.id != "syscall.getpid"));
-    let allowed = compare_with(
-        &cold,
-        &warm,
-        &Settings { noise: DEFAULT_NOISE, resamples: 300, seed: 7, allow_mismatch: true },
-    );
+    let allowed =
+        compare_with(&cold, &warm, &Settings { noise: DEFAULT_NOISE, resamples: 300, seed: 7, allow_mismatch: true });
     let r = find(&allowed, "syscall.getpid");
     let what: Vec<&str> = r.param_differences.iter().map(|d| d.what.as_str()).collect();
     assert_eq!(what, ["cache", "device"]);
@@ -362,10 +359,10 @@ fn failed_checks_and_busy_cpus_are_marked_and_the_gate_treats_them_as_told() {
     assert!(fail.failed.iter().all(|(_, f)| *f == Failure::Untrustworthy));
     assert!(fail.failed.iter().any(|(r, _)| r.id == "ctx.process"), "a failed check fails the gate");
     let judge = c.gate(&gate(Untrustworthy::Judge));
-    assert_eq!(judge.failed.iter().map(|(r, f)| (r.id.as_str(), *f)).collect::<Vec<_>>(), [(
-        "syscall.getpid",
-        Failure::Regressed
-    )]);
+    assert_eq!(
+        judge.failed.iter().map(|(r, f)| (r.id.as_str(), *f)).collect::<Vec<_>>(),
+        [("syscall.getpid", Failure::Regressed)]
+    );
     assert!(judge.not_gated.is_empty());
 }
 

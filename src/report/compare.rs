@@ -129,7 +129,9 @@ fn footnotes(c: &Comparison) -> Vec<String> {
         }
     }
     if c.compared.iter().any(Compared::marked) {
-        out.push("marks: check failed, CPU busy or interrupted in that run: the figure may not be what it claims".into());
+        out.push(
+            "marks: check failed, CPU busy or interrupted in that run: the figure may not be what it claims".into(),
+        );
     }
     out
 }
@@ -211,14 +213,14 @@ fn table(n: &Named, view: &View) -> String {
     out.join("\n") + "\n"
 }
 
-/// `31 compared: 2 faster, 1 slower, 25 no change, 2 inconclusive, 1 below resolution; 3 marked
-/// untrustworthy; 4 not compared (--detail lists them)`.
+/// `31 compared: 2 faster, 1 slower, 25 no change, 2 inconclusive, 1 below resolution; 3 marked;
+/// 4 not compared (--detail lists them)`.
 pub fn summary_line(c: &Comparison, detail: bool) -> String {
     let counts: Vec<String> = Verdict::ALL.iter().map(|&v| format!("{} {}", c.count(v), v.text())).collect();
     let mut s = format!("{} compared: {}", c.compared.len(), counts.join(", "));
     let marked = c.compared.iter().filter(|r| r.marked()).count();
     if marked > 0 {
-        s.push_str(&format!("; {marked} marked untrustworthy"));
+        s.push_str(&format!("; {marked} marked"));
     }
     if !c.unmatched.is_empty() {
         s.push_str(&format!("; {} not compared", c.unmatched.len()));

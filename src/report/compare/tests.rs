@@ -53,7 +53,11 @@ fn a_difference_below_resolution_shows_no_ratio_in_any_format() {
 
     let md = render(all, Format::Markdown, &view()).unwrap();
     let line = md.lines().find(|l| l.starts_with("| `ctx.address_space")).unwrap();
-    assert!(line.contains("| — | — | below resolution (|x| < 20.00 ns) |") || line.contains("| — | — | below resolution (\\|x\\| < 20.00 ns) |"), "{line}");
+    assert!(
+        line.contains("| — | — | below resolution (|x| < 20.00 ns) |")
+            || line.contains("| — | — | below resolution (\\|x\\| < 20.00 ns) |"),
+        "{line}"
+    );
     assert!(!line.contains("0.032"), "{line}");
 }
 
@@ -64,7 +68,13 @@ fn json_csv_and_markdown_carry_the_same_fields() {
     let n = named(&base, &new);
     let all = std::slice::from_ref(&n);
     let json: serde_json::Value = serde_json::from_str(&render(all, Format::Json, &view()).unwrap()).unwrap();
-    let getpid = json[0]["comparison"]["compared"].as_array().unwrap().iter().find(|r| r["id"] == "syscall.getpid").unwrap().clone();
+    let getpid = json[0]["comparison"]["compared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "syscall.getpid")
+        .unwrap()
+        .clone();
     for key in [
         "id",
         "params",
@@ -99,7 +109,7 @@ fn json_csv_and_markdown_carry_the_same_fields() {
     let lines: Vec<&str> = table.lines().collect();
     let at = lines.iter().position(|l| l.starts_with("syscall.getpid")).unwrap();
     assert_eq!(lines[at + 1], "  ↳ busy-cpu (new)", "{table}");
-    assert!(table.contains("1 marked untrustworthy") || table.contains("marked untrustworthy"), "{table}");
+    assert!(table.contains("; 1 marked"), "{table}");
 }
 
 #[test]
@@ -126,7 +136,10 @@ fn the_gate_names_each_failing_row_with_its_parameters_figures_ratio_and_ci() {
     assert!(row.ends_with(", slower"), "{row}");
     // The marked row of the fixture (ctx.process failed its check) is named as not gated.
     let skipped = lines.iter().position(|l| l.starts_with("not gated: 1 results marked untrustworthy")).unwrap();
-    assert!(lines[skipped + 1].contains("ctx.process placement=same_cpu") && lines[skipped + 1].contains("check-failed (both)"));
+    assert!(
+        lines[skipped + 1].contains("ctx.process placement=same_cpu")
+            && lines[skipped + 1].contains("check-failed (both)")
+    );
 }
 
 #[test]
