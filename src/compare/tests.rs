@@ -97,7 +97,7 @@ fn faster_slower_no_change_and_inconclusive_are_told_apart() {
     }
     let judge = |pct| Gate { regression: pct, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
     let regressed = |g: &Gate| c.gate(g).failed.iter().map(|(r, _)| key_of(r)).collect::<Vec<_>>();
-    assert_eq!(regressed(&judge(0.10)), [slow.clone()]);
+    assert_eq!(regressed(&judge(0.10)), std::slice::from_ref(&slow));
     assert!(regressed(&judge(0.30)).is_empty(), "a 25 % slowdown is not beyond 30 %");
     // Inconclusive rows pass the gate, unless asked; then the one whose CI reaches beyond fails.
     let strict = Gate { inconclusive_fails: true, ..judge(0.10) };

@@ -5,6 +5,19 @@
 //! Every format carries the same fields: id, parameters, unit, statistic, the two figures, the
 //! ratio and its CI, the below-resolution bound, the verdict, why there is no ratio, the marks
 //! and the parameters that differ.
+//!
+//! # Format (JSON)
+//!
+//! An array, one object per later file: `base`, `new` (the file names), `base_started_utc`,
+//! `new_started_utc`, and `comparison`: `noise` (0.02 = 2 %), `differences` (`what`, `base`,
+//! `new`), `unmatched` (`id`, `params`, `why`) and `compared`, each with `id`, `params` (as in
+//! the new run, where it ran included), `unit`, `statistic` (`median`, or `mean` for the seed
+//! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
+//! ratio), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
+//! `no_change`, `inconclusive`, `below_resolution`), `no_ratio` (`below_resolution`,
+//! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check_failed", "in":
+//! "new"}]`, `in` one of `base`, `new`, `both`) and `param_differences` (`what`, `base`,
+//! `new`). CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
 
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{Format, View, names};

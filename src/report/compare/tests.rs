@@ -109,7 +109,7 @@ fn json_csv_and_markdown_carry_the_same_fields() {
     let lines: Vec<&str> = table.lines().collect();
     let at = lines.iter().position(|l| l.starts_with("syscall.getpid")).unwrap();
     assert_eq!(lines[at + 1], "  ↳ busy-cpu (new)", "{table}");
-    assert!(table.contains("; 1 marked"), "{table}");
+    assert!(table.contains("; 2 marked;"), "{table}");
 }
 
 #[test]
