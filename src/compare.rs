@@ -648,6 +648,15 @@ fn pair(
         c.below_resolution = Some(zero.into_iter().fold(floor, f64::max));
         return Ok(c);
     }
+    // A figure wholly below 0 (a difference that came out negative) has no meaningful ratio.
+    for (which, f) in [("base", &fb), ("new", &fnew)] {
+        if f.value.estimate < 0.0 {
+            return Err(format!(
+                "a negative figure in the {which} run ({}): no ratio",
+                n.unit.format(f.value.estimate)
+            ));
+        }
+    }
     let ratio = match (&fb.rounds, &fnew.rounds) {
         (Some(rb), Some(rn)) => median_ratio(rb, rn, resamples, seed)
             .map(|r| Interval::new(c.new_value / c.base_value, r.ci95))

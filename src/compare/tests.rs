@@ -202,6 +202,17 @@ fn a_difference_whose_interval_includes_zero_is_below_resolution_with_no_ratio()
 }
 
 #[test]
+fn a_negative_difference_gives_no_ratio() {
+    let (base, mut new) = below_resolution_pair();
+    let d = new.results.iter_mut().find(|r| r.id == "ctx.address_space").unwrap();
+    d.derived.as_mut().unwrap().estimate = Estimate { point: -30.0, ci95: [-40.0, -20.0] };
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    assert!(c.compared.iter().all(|r| r.id != "ctx.address_space"));
+    let u = c.unmatched.iter().find(|u| u.id == "ctx.address_space").unwrap();
+    assert_eq!(u.why, "a negative figure in the new run (-30.00 ns): no ratio");
+}
+
+#[test]
 fn a_measured_row_at_zero_is_below_resolution_no_finer_than_the_clock() {
     let mut base = with_samples(run_file(false), 1, |_| 1.0);
     let r = base.results.iter_mut().find(|r| r.id == "syscall.getpid").unwrap();
