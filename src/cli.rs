@@ -130,28 +130,54 @@ Examples:
     /// Compare runs: per result, the ratio of medians with a 95 % CI and a verdict.
     #[command(after_help = "\
 The first file is the base; each later file is compared with it. A result is compared when
-both runs have it with the same id and parameters. The ratio is new / base median; its 95 % CI
-comes from a bootstrap that resamples rounds, then blocks within a round, as the samples were
-taken. A result is `slower` or `faster` when the interval excludes 1 and the change exceeds the
-noise threshold, else `no change`. What differs between the machines is listed.
+both runs have it with the same id and parameters (the CPUs it ran on aside; they are listed
+when they differ). The figures are the medians the runs' own tables print; the ratio is new /
+base of those very figures; its 95 % CI comes from a bootstrap that resamples rounds, then
+blocks within a round, as the samples were taken.
 
-Exit status: 0; 1 with --fail-on-regression when a result is significantly slower by more
-than PCT, or when a file cannot be read; 2 for a usage mistake.
+Verdicts: `slower` / `faster` when the whole CI lies above / below 1 and the ratio beyond the
+noise threshold; `no change` when the whole CI lies within the threshold; `inconclusive`
+otherwise. A figure whose CI includes 0 gives no ratio: `below resolution (|x| < bound)`. Rows
+of the seed method have no interval between runs and are never called faster or slower.
+Rows whose self-check failed, or flagged busy-cpu or interrupted, are marked.
+
+Runs of different methods (seed against adaptive), or a result measured cold in one run and
+warm in the other, are refused unless --allow-mismatch. Every difference in method, budget,
+rounds, CI target, CPU placement, build and machine is listed.
+
+Exit status: 0; 1 with --fail-on-regression when a result is slower by more than PCT (each
+named on stderr with its parameters, figures, ratio and CI), or when a file cannot be read;
+2 for a usage mistake or a refused mismatch. Inconclusive rows pass the gate unless
+--fail-on-inconclusive; marked rows are left out of it (and named) unless --untrustworthy.
 
 Examples:
   osprim compare before.json after.json
   osprim compare base.json a.json b.json --noise 5
-  osprim compare main.json branch.json --fail-on-regression 10 --format json")]
+  osprim compare main.json branch.json --fail-on-regression 10 --format json
+  osprim compare main.json pr.json --fail-on-regression 5 --fail-on-inconclusive --untrustworthy fail")]
     Compare {
         /// Result files: the base, then one or more to compare with it.
         #[arg(required = true, num_args = 2.., value_name = "RESULT")]
         results: Vec<PathBuf>,
-        /// Noise threshold in percent: smaller changes are `no change`.
+        /// Noise threshold in percent: a ratio whose CI lies within it of 1 is `no change`.
         #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
         noise: f64,
-        /// Exit with status 1 when a result is significantly slower by more than PCT percent.
+        /// Exit with status 1 when a result is slower by more than PCT percent.
         #[arg(long, value_name = "PCT", value_parser = parse_percent)]
         fail_on_regression: Option<f64>,
+        /// With --fail-on-regression: an inconclusive result whose CI reaches beyond PCT (or that
+        /// has no CI) fails the gate too.
+        #[arg(long, requires = "fail_on_regression")]
+        fail_on_inconclusive: bool,
+        /// With --fail-on-regression: what results marked untrustworthy (check failed, busy CPU,
+        /// interrupted) do: left out and named (skip), fail the gate (fail), or judged as any other
+        /// (judge).
+        #[arg(long, value_name = "WHAT", value_enum, default_value_t = UntrustworthyArg::Skip, requires = "fail_on_regression")]
+        untrustworthy: UntrustworthyArg,
+        /// Compare runs of different methods, or results measured cold against warm, instead of
+        /// refusing.
+        #[arg(long)]
+        allow_mismatch: bool,
         /// How the comparison is shown.
         #[command(flatten)]
         present: PresentArgs,
@@ -466,10 +492,23 @@ impl Cli {
             Some(Command::Papers { result, all_rows, present: p, run: false }) => {
                 Cmd::Papers { result, present: present(&p, false, all_rows) }
             }
-            Some(Command::Compare { results, noise, fail_on_regression, present: p }) => Cmd::Compare {
+            Some(Command::Compare {
+                results,
+                noise,
+                fail_on_regression,
+                fail_on_inconclusive,
+                untrustworthy,
+                allow_mismatch,
+                present: p,
+            }) => Cmd::Compare {
                 results,
                 noise: noise / 100.0,
-                fail_on_regression: fail_on_regression.map(|p| p / 100.0),
+                gate: fail_on_regression.map(|pct| crate::compare::Gate {
+                    regression: pct / 100.0,
+                    inconclusive_fails: fail_on_inconclusive,
+                    untrustworthy: untrustworthy.into(),
+                }),
+                allow_mismatch,
                 present: present(&p, false, false),
             },
             Some(Command::History { patterns, db, import, changes, present: p }) => Cmd::History {
@@ -566,6 +605,28 @@ pub struct RunArgs {
 }
 
 /// `--format`: the one format vocabulary of every command.
+/// What the regression gate does with results marked untrustworthy.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UntrustworthyArg {
+    /// Leave them out of the gate and name them on stderr.
+    #[default]
+    Skip,
+    /// They fail the gate.
+    Fail,
+    /// Judge them as any other result.
+    Judge,
+}
+
+impl From<UntrustworthyArg> for crate::compare::Untrustworthy {
+    fn from(a: UntrustworthyArg) -> Self {
+        match a {
+            UntrustworthyArg::Skip => crate::compare::Untrustworthy::Skip,
+            UntrustworthyArg::Fail => crate::compare::Untrustworthy::Fail,
+            UntrustworthyArg::Judge => crate::compare::Untrustworthy::Judge,
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FormatArg {
     /// For people; fits the terminal.

@@ -64,8 +64,10 @@ pub enum Command {
         results: Vec<PathBuf>,
         /// Noise threshold (0.02 = 2 %).
         noise: f64,
-        /// Exit 1 when a result is significantly slower by more than this (0.1 = 10 %).
-        fail_on_regression: Option<f64>,
+        /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it.
+        gate: Option<crate::compare::Gate>,
+        /// Compare runs of different methods, or cold against warm, instead of refusing.
+        allow_mismatch: bool,
         /// How.
         present: Present,
     },

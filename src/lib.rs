@@ -82,8 +82,8 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Finish { result, present } => finish(&result, &present),
-        Command::Compare { results, noise, fail_on_regression, present } => {
-            compare(&results, noise, fail_on_regression, &present)
+        Command::Compare { results, noise, gate, allow_mismatch, present } => {
+            compare(&results, noise, gate, allow_mismatch, &present)
         }
         Command::Report { result, base, noise, html, quiet } => {
             report_html(&result, base.as_deref(), noise, &html, quiet)
@@ -329,10 +329,32 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
-/// `osprim compare`: each later file against the first.
-fn compare(files: &[PathBuf], noise: f64, fail_on: Option<f64>, present: &config::Present) -> Result<ExitCode> {
+/// `osprim compare`: each later file against the first. Runs that do not compare (methods,
+/// cold against warm) are refused as a usage mistake unless `allow_mismatch`; with a `gate`,
+/// exit 1 when a result fails it, each named on stderr.
+fn compare(
+    files: &[PathBuf],
+    noise: f64,
+    gate: Option<compare::Gate>,
+    allow_mismatch: bool,
+    present: &config::Present,
+) -> Result<ExitCode> {
     let runs: Vec<model::RunFile> = files.iter().map(|p| read_result(p)).collect::<Result<_>>()?;
     let (base, rest) = runs.split_first().expect("clap requires two files");
+    if !allow_mismatch {
+        for (new, path) in rest.iter().zip(&files[1..]) {
+            if let Some(why) = compare::mismatch(base, new) {
+                return Err(config::UsageError(format!(
+                    "{} against {}: {why}; --allow-mismatch compares them anyway",
+                    path.display(),
+                    files[0].display()
+                ))
+                .into());
+            }
+        }
+    }
+    let settings =
+        compare::Settings { noise, resamples: compare::RESAMPLES, seed: analyse::BOOTSTRAP_SEED, allow_mismatch };
     let named: Vec<report::compare::Named> = rest
         .iter()
         .zip(&files[1..])
@@ -341,27 +363,20 @@ fn compare(files: &[PathBuf], noise: f64, fail_on: Option<f64>, present: &config
             new_name: path.display().to_string(),
             base,
             new,
-            comparison: compare::compare(base, new, noise, analyse::BOOTSTRAP_SEED),
+            comparison: compare::compare_with(base, new, &settings),
         })
         .collect();
     emit(&report::compare::render(&named, present.format, &present.view)?)?;
-    let Some(pct) = fail_on else { return Ok(ExitCode::SUCCESS) };
-    let regressed: Vec<String> = named
-        .iter()
-        .flat_map(|n| n.comparison.regressions(pct))
-        .map(|c| format!("{} ({:+.1} %)", c.id, (c.ratio - 1.0) * 100.0))
-        .collect();
-    if regressed.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        eprintln!(
-            "regression: {} significantly slower by more than {} %: {}",
-            regressed.len(),
-            model::unit::short_number(pct * 100.0),
-            regressed.join(", ")
-        );
-        Ok(ExitCode::from(1))
+    let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
+    let mut failed = false;
+    for n in &named {
+        let outcome = n.comparison.gate(&gate);
+        failed |= !outcome.failed.is_empty();
+        for line in report::compare::gate_lines(n, &outcome, &gate) {
+            eprintln!("{line}");
+        }
     }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Flags the results that moved away from the level of their earlier runs on this machine and

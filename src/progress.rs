@@ -129,7 +129,7 @@ impl Progress {
             crate::compare::QUICK_RESAMPLES,
             crate::analyse::BOOTSTRAP_SEED,
         ) {
-            Ok(c) => format!("  vs base {:.3}× {}", c.ratio, c.verdict.text()),
+            Ok(c) => format!("  vs base {}", c.brief()),
             Err(_) => String::new(),
         }
     }

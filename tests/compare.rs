@@ -38,6 +38,13 @@ fn run_with_samples(dir: &Path, name: &str, slow: Option<&str>) -> PathBuf {
     path
 }
 
+/// Edits the result file at `path` as `edit` says.
+fn edit(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut run: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut run);
+    std::fs::write(path, serde_json::to_string(&run).unwrap()).unwrap();
+}
+
 #[test]
 fn a_run_against_itself_is_no_change_for_every_row() {
     let dir = tempfile::tempdir().unwrap();
@@ -47,12 +54,21 @@ fn a_run_against_itself_is_no_change_for_every_row() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let compared = v[0]["comparison"]["compared"].as_array().unwrap();
     assert!(compared.len() > 20, "{}", compared.len());
-    assert!(compared.iter().all(|c| c["verdict"] == "no_change"));
+    for c in compared {
+        // harness.empty (0 ns) is below resolution; every other row is no change, and its ratio is
+        // the ratio of the figures printed.
+        if c["verdict"] == "below_resolution" {
+            assert!(c["ratio"].is_null(), "{c}");
+            continue;
+        }
+        assert_eq!(c["verdict"], "no_change", "{c}");
+        assert_eq!(c["ratio"].as_f64().unwrap(), c["new_value"].as_f64().unwrap() / c["base_value"].as_f64().unwrap());
+    }
     assert!(v[0]["comparison"]["differences"].as_array().unwrap().is_empty());
 }
 
 #[test]
-fn a_slowed_result_is_slower_and_fails_the_gate() {
+fn a_slowed_result_is_slower_and_fails_the_gate_naming_its_parameters() {
     let dir = tempfile::tempdir().unwrap();
     let a = run_with_samples(dir.path(), "a.json", None);
     let b = run_with_samples(dir.path(), "b.json", Some("syscall.null"));
@@ -60,16 +76,103 @@ fn a_slowed_result_is_slower_and_fails_the_gate() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text.lines().find(|l| l.starts_with("syscall.null ")).expect("a syscall.null line");
-    assert!(line.contains("1.300") && line.ends_with("slower"), "{line}");
+    assert!(line.contains("1.300") && line.contains("slower"), "{line}");
     assert!(text.contains("0 faster, 1 slower"), "{text}");
 
     let gate = osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "10"]).output().unwrap();
     assert_eq!(gate.status.code(), Some(1));
     let err = String::from_utf8_lossy(&gate.stderr);
-    assert!(err.contains("regression: 1 significantly slower by more than 10 %: syscall.null (+30.0 %)"), "{err}");
+    assert!(err.contains("regression: 1 of "), "{err}");
+    assert!(err.contains("slower by more than 10 %"), "{err}");
+    // The same generator: the slowed samples are the base's times 1.3, exactly.
+    assert!(err.contains("  syscall.null: 19") && err.contains(" ns → 24"), "{err}");
+    assert!(err.contains(" ns, ratio 1.300 ["), "{err}");
+    assert!(err.contains("(+30.0 %), slower"), "{err}");
 
     let lenient = osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "40"]).output().unwrap();
     assert_eq!(lenient.status.code(), Some(0));
+}
+
+#[test]
+fn a_slowed_row_on_other_cpus_is_named_with_its_placement() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_samples(dir.path(), "a.json", None);
+    let b = run_with_samples(dir.path(), "b.json", Some("lock.handoff"));
+    let out = osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "10"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("  lock.handoff cpus=1,1 placement=same_cpu: "), "{err}");
+    assert!(err.contains("  lock.handoff cpus=1,0 placement=cross_cpu: "), "{err}");
+    assert!(err.contains("regression: 2 of "), "{err}");
+}
+
+#[test]
+fn marked_rows_are_left_out_of_the_gate_and_named_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_samples(dir.path(), "a.json", None);
+    let b = run_with_samples(dir.path(), "b.json", Some("syscall.null"));
+    edit(&b, |run| {
+        let r = run["results"].as_array_mut().unwrap().iter_mut().find(|r| r["id"] == "syscall.null").unwrap();
+        r["flags"] = serde_json::json!(["busy_cpu"]);
+    });
+    let gate = |extra: &[&str]| {
+        osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "10"]).args(extra).output().unwrap()
+    };
+    let skip = gate(&[]);
+    let err = String::from_utf8_lossy(&skip.stderr);
+    assert_eq!(skip.status.code(), Some(0), "{err}");
+    assert!(err.contains("not gated: ") && err.contains("  syscall.null: ") && err.contains("busy-cpu (new)"), "{err}");
+    let judged = gate(&["--untrustworthy", "judge"]);
+    assert_eq!(judged.status.code(), Some(1));
+    // The fixture's space.* rows failed their checks: --untrustworthy fail fails on them too.
+    let fail = gate(&["--untrustworthy", "fail"]);
+    assert_eq!(fail.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&fail.stderr).contains("untrustworthy: check-failed (both)"));
+    let table = String::from_utf8_lossy(&skip.stdout).to_string();
+    let lines: Vec<&str> = table.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("syscall.null ")).expect("a syscall.null line");
+    assert_eq!(lines[at + 1], "  ↳ busy-cpu (new)", "{table}");
+}
+
+#[test]
+fn a_seed_run_against_an_adaptive_one_is_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_samples(dir.path(), "a.json", None);
+    let b = run_with_samples(dir.path(), "b.json", Some("syscall.null"));
+    edit(&b, |run| {
+        run["config"]["method"] = "seed".into();
+        for r in run["results"].as_array_mut().unwrap() {
+            r["method"] = "seed".into();
+        }
+    });
+    let out = osprim().arg("compare").arg(&a).arg(&b).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("different methods (base: adaptive, new: seed)") && err.contains("--allow-mismatch"), "{err}");
+    assert!(!err.contains("panicked"));
+
+    let out = osprim().arg("compare").arg(&a).arg(&b).args(["--allow-mismatch", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v[0]["comparison"];
+    for r in c["compared"].as_array().unwrap() {
+        assert!(r["ratio"].is_null() && r["ratio_ci95"].is_null(), "{r}");
+        assert_ne!(r["verdict"], "faster");
+        assert_ne!(r["verdict"], "slower");
+    }
+    let what: Vec<&str> = c["differences"].as_array().unwrap().iter().filter_map(|d| d["what"].as_str()).collect();
+    assert!(what.contains(&"config.method"), "{what:?}");
+}
+
+#[test]
+fn gate_flags_need_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_samples(dir.path(), "a.json", None);
+    for flags in [&["--fail-on-inconclusive"][..], &["--untrustworthy", "fail"]] {
+        let out = osprim().arg("compare").arg(&a).arg(&a).args(flags).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+    }
 }
 
 #[test]

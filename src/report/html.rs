@@ -437,11 +437,13 @@ fn comparison(doc: &mut Doc, n: &Named) {
     doc.p(
         "figure",
         &format!(
-            "{} compared: {} slower, {} faster, {} no change; {} not compared",
+            "{} compared: {} slower, {} faster, {} no change, {} inconclusive, {} below resolution; {} not compared",
             c.compared.len(),
             count(V::Slower),
             count(V::Faster),
             count(V::NoChange),
+            count(V::Inconclusive),
+            count(V::BelowResolution),
             c.unmatched.len()
         ),
     );

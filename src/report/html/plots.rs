@@ -351,14 +351,17 @@ pub fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => colour::GREEN,
         Verdict::Slower => colour::RED,
-        Verdict::NoChange => colour::GREY,
+        Verdict::NoChange | Verdict::Inconclusive | Verdict::BelowResolution => colour::GREY,
     }
 }
 
 /// The ratios new / base with their 95 % CIs, one line each, a line at 1 and the noise band
 /// shaded, coloured by verdict.
 pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
-    let mut values: Vec<f64> = lines.iter().flat_map(|l| [l.c.ratio, l.c.ratio_ci95[0], l.c.ratio_ci95[1]]).collect();
+    // A result without a ratio (below resolution, no interval) has nothing to draw.
+    let lines: Vec<(&ForestLine, crate::stats::reading::Interval)> =
+        lines.iter().filter_map(|l| Some((l, l.c.ratio_interval()?))).collect();
+    let mut values: Vec<f64> = lines.iter().flat_map(|(_, r)| [r.estimate, r.ci95[0], r.ci95[1]]).collect();
     values.extend([1.0 - noise, 1.0 + noise, 1.0]);
     let values: Vec<f64> = values.into_iter().filter(|v| *v > 0.0 && v.is_finite()).collect();
     let (lo, hi) = finite_range(&values)?;
@@ -377,13 +380,13 @@ pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
     let none = Ticks { at: &[], label: &|_| String::new() };
     f.axes_with(&mut svg, Ticks { at: &xticks, label: &ratio_fmt }, none, ("new / base median (95 % CI)", ""));
     svg.line((f.x.map(1.0), t), (f.x.map(1.0), b), Paint::stroke(colour::INK, 1.2));
-    for (i, l) in lines.iter().enumerate() {
+    for (i, (l, r)) in lines.iter().enumerate() {
         let y = t + 6.0 + row_h * (i as f64 + 0.5);
         let c = verdict_colour(l.c.verdict);
         svg.text((322.0, y + 4.0), Anchor::End, 11.0, &fit_label(&l.label));
-        svg.line((f.x.clamp(l.c.ratio_ci95[0]), y), (f.x.clamp(l.c.ratio_ci95[1]), y), Paint::stroke(c, 2.0));
-        svg.circle(f.x.clamp(l.c.ratio), y, 4.0, Paint::fill(c));
-        let text = format!("{} {}", ratio_fmt(l.c.ratio), l.c.verdict.text());
+        svg.line((f.x.clamp(r.ci95[0]), y), (f.x.clamp(r.ci95[1]), y), Paint::stroke(c, 2.0));
+        svg.circle(f.x.clamp(r.estimate), y, 4.0, Paint::fill(c));
+        let text = format!("{} {}", ratio_fmt(r.estimate), l.c.verdict.text_for(l.c.unit));
         svg.text_in(w - 144.0, y + 4.0, Anchor::Start, 10.0, c, &text);
     }
     Some(svg.finish(title))
