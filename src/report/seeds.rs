@@ -1753,8 +1753,12 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
         if !lines.is_empty() {
-            // With every column, the operation wraps; with fewer, it keeps to one line.
-            let first = if n == 6 { "p{0.3\\linewidth}" } else { "l" };
+            // The operation wraps, in a column as wide as the changes beside it leave.
+            let first = match n {
+                6 => "p{0.3\\linewidth}",
+                5 => "p{0.45\\linewidth}",
+                _ => "l",
+            };
             let changes = "p{0.15\\linewidth}".repeat(n - 4);
             let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}crr{changes}@{{}}}}");
             let _ = writeln!(out, "\\toprule");
