@@ -652,6 +652,17 @@ fn cycles_cell(r: &SeedRow) -> Option<(String, Tone)> {
     r.change_cycles().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
 }
 
+/// A row's change in time or memory in words with its interval, as every format prints it
+/// (`None` where it has none): what the HTML report's bars say.
+pub fn change_text(r: &SeedRow) -> Option<String> {
+    change_cell(r).map(|c| c.0)
+}
+
+/// A row's change in cycles in words with its interval (`None` where it has none).
+pub fn cycles_change_text(r: &SeedRow) -> Option<String> {
+    cycles_cell(r).map(|c| c.0)
+}
+
 /// The published figure as written: `1401 µs`, `51.73 cycles`, `32 B`.
 fn then_text(r: &SeedRow) -> String {
     let unit = match r.then_unit.as_str() {
