@@ -1319,7 +1319,8 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
             let n = s.rows.len();
             let _ = write!(text, "median {} {}, of {} conclusive row{}", words(m), s.what, n, if n == 1 { "" } else { "s" });
             if s.distinct.len() < n {
-                let _ = write!(text, " ({} distinct figures today)", s.distinct.len());
+                let d = s.distinct.len();
+                let _ = write!(text, " ({d} distinct figure{} today)", if d == 1 { "" } else { "s" });
             }
             let best = s.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
             let worst = s.rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
