@@ -75,9 +75,7 @@ fn agreement(r: &Interval) -> Agreement {
     let [lo, hi] = r.ci95;
     match judge_ratio(r, TOLERANCE) {
         RatioVerdict::Same => Agreement::Within,
-        RatioVerdict::Above | RatioVerdict::Below if lo > 1.0 + TOLERANCE || hi < 1.0 - TOLERANCE => {
-            Agreement::Beyond
-        }
+        RatioVerdict::Above | RatioVerdict::Below if lo > 1.0 + TOLERANCE || hi < 1.0 - TOLERANCE => Agreement::Beyond,
         _ => Agreement::Inconclusive,
     }
 }

@@ -303,7 +303,12 @@ fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
             let sign = if below_resolution {
                 Check::impossible(name, format!("below resolution (|x| < {})", a.unit.format(interval.bound())))
             } else {
-                Check::new(name, "a positive difference".to_string(), a.unit.format(estimate.point), estimate.point > 0.0)
+                Check::new(
+                    name,
+                    "a positive difference".to_string(),
+                    a.unit.format(estimate.point),
+                    estimate.point > 0.0,
+                )
             };
             let mut checks = vec![sign];
             for (src, verdict) in [(minuend, a.validation.verdict), (subtrahend, b.validation.verdict)] {

@@ -56,7 +56,8 @@ fn quick_crosscheck_prints_a_ratio_for_every_primitive_whose_peer_is_here() {
                     assert!(c[k].as_f64().is_some_and(|v| v > 0.0), "{name}: {k} in {c}");
                 }
                 // The ratio carries its interval, which holds it, and a reading of it.
-                let ci: Vec<f64> = c["ratio_ci95"].as_array().expect("an interval").iter().filter_map(Value::as_f64).collect();
+                let ci: Vec<f64> =
+                    c["ratio_ci95"].as_array().expect("an interval").iter().filter_map(Value::as_f64).collect();
                 assert!(ci.len() == 2 && ci[0] <= ratio && ratio <= ci[1], "{name}: {c}");
                 let agreement = c["agreement"].as_str().unwrap_or("");
                 assert!(["within", "beyond", "inconclusive"].contains(&agreement), "{name}: {c}");

@@ -125,13 +125,9 @@ fn markdown(c: &Crosscheck) -> String {
     ];
     for r in &c.rows {
         let (before, ours, after, ratio, f) = match &r.outcome {
-            Outcome::Compared(m) => (
-                ns(m.peer_before_ns),
-                ns(m.osprim_ns),
-                ns(m.peer_after_ns),
-                ratio_text(m),
-                flags(m).join(", "),
-            ),
+            Outcome::Compared(m) => {
+                (ns(m.peer_before_ns), ns(m.osprim_ns), ns(m.peer_after_ns), ratio_text(m), flags(m).join(", "))
+            }
             Outcome::NotCompared { reason } => {
                 ("-".into(), "-".into(), "-".into(), "-".into(), format!("not compared: {reason}"))
             }

@@ -149,7 +149,11 @@ impl SeedRow {
         if self.then_ns.is_some() && self.today_unit.as_deref() == Some("ns") {
             Some((interval(self.ratio_time, self.ratio_time_ci95_lo, self.ratio_time_ci95_hi), reading, Change::Time))
         } else {
-            Some((interval(self.ratio_bytes, self.ratio_bytes_ci95_lo, self.ratio_bytes_ci95_hi), reading, Change::Memory))
+            Some((
+                interval(self.ratio_bytes, self.ratio_bytes_ci95_lo, self.ratio_bytes_ci95_hi),
+                reading,
+                Change::Memory,
+            ))
         }
     }
 
@@ -1279,10 +1283,8 @@ fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
                 (_, None) => out.inconclusive += 1,
             }
         }
-        out.distinct = groups
-            .into_iter()
-            .map(|(_, v)| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
-            .collect();
+        out.distinct =
+            groups.into_iter().map(|(_, v)| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()).collect();
         break;
     }
     out
@@ -1317,7 +1319,14 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
     match median_ratio(s.distinct.clone()) {
         Some(m) => {
             let n = s.rows.len();
-            let _ = write!(text, "median {} {}, of {} conclusive row{}", words(m), s.what, n, if n == 1 { "" } else { "s" });
+            let _ = write!(
+                text,
+                "median {} {}, of {} conclusive row{}",
+                words(m),
+                s.what,
+                n,
+                if n == 1 { "" } else { "s" }
+            );
             if s.distinct.len() < n {
                 let d = s.distinct.len();
                 let _ = write!(text, " ({d} distinct figure{} today)", if d == 1 { "" } else { "s" });
@@ -1698,7 +1707,11 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                 let cell = |s: String| if s == "-" { "--".to_string() } else { super::latex::escape(&s) };
                 // A change with its interval wraps in its column, set to the right.
                 let wrapping = |s: String| {
-                    if s == "-" { "--".to_string() } else { format!("{{\\raggedleft {}\\par}}", super::latex::escape(&s)) }
+                    if s == "-" {
+                        "--".to_string()
+                    } else {
+                        format!("{{\\raggedleft {}\\par}}", super::latex::escape(&s))
+                    }
                 };
                 lines.push(TexLine::Row([
                     format!("{}{marks}", super::latex::escape(&label)),

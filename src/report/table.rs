@@ -489,7 +489,9 @@ pub fn row_line(row: &Row, width: usize) -> String {
                 (Some((_, [lo, hi])), Some(_)) => {
                     format!("below resolution (|x| < {})", row.unit.format(lo.abs().max(hi.abs())))
                 }
-                (f, _) => f.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit))),
+                (f, _) => {
+                    f.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit)))
+                }
             };
             (figure, words(row).join(" "))
         }

@@ -682,7 +682,10 @@ fn a_ratio_holding_one_is_inconclusive_unless_within_the_threshold() {
     assert!(flat(&render_summary(&run, &view(100))).contains("of 7 conclusive rows"));
     // A real change smaller than the threshold, of unknown size: inconclusive too.
     let run = with_mean(default_run(), "signal.install", 8000.0, [7000.0, 8400.0]);
-    assert_eq!(super::rows(&run).into_iter().find(|r| r.operation == HOOK).unwrap().reading, Some(Reading::Inconclusive));
+    assert_eq!(
+        super::rows(&run).into_iter().find(|r| r.operation == HOOK).unwrap().reading,
+        Some(Reading::Inconclusive)
+    );
 }
 
 /// Rows answered by one result of today's count once in the median: RightSpeed's two opens
