@@ -7,9 +7,13 @@
 //! the runner ([`crate::runner::run`], restricted to the one result, nothing saved), so Ctrl-C
 //! is honoured as in `osprim run`. The figure compared is the statistic the peer prints: the
 //! mean where the peer prints a mean (`perf bench`), the median where one can be had
-//! (cyclictest's histogram). The ratio is osprim ÷ the mean of the peer's two runs; it is
-//! flagged beyond ±10 %, and a peer whose two runs differ by more than 10 % is flagged too:
-//! the machine changed level between them, so the ratio is unreliable.
+//! (cyclictest's histogram). The ratio is osprim ÷ the mean of the peer's two runs, with a 95 %
+//! interval: osprim's interval of its statistic over the peer's, the range of its two runs
+//! ([`crate::stats::reading::ratio_of`]). It is read by the rules of [`crate::stats::reading`]
+//! against ±10 %: "within ±10 %" when the whole interval lies within, flagged "beyond ±10 %"
+//! only when the whole interval lies beyond, "inconclusive" when it straddles. A peer whose two
+//! runs differ by more than 10 % is flagged too: the machine changed level between them, so the
+//! ratio is unreliable.
 //!
 //! Peers run as children with a deadline each ([`peer`]); their output is read by the small
 //! pure functions of [`parse`]. An absent peer is named with the Debian package providing it,
@@ -19,9 +23,10 @@ pub mod parse;
 pub mod peer;
 
 use crate::config::{Only, Output, RunConfig};
-use crate::model::crosscheck::{Comparison, CrossRow, Crosscheck, Outcome, Statistic, TOLERANCE};
+use crate::model::crosscheck::{Agreement, Comparison, CrossRow, Crosscheck, Outcome, Statistic, TOLERANCE};
 use crate::model::{Row, Status};
 use crate::sampler::SamplerConfig;
+use crate::stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
 use anyhow::Result;
 use parse::ParseError;
 use peer::Tool;
@@ -38,19 +43,40 @@ pub struct Settings {
     pub quick: bool,
 }
 
-/// The ratio of osprim to the peer (the mean of its two runs) and its flags.
-pub fn compare(peer_before_ns: f64, peer_after_ns: f64, osprim_ns: f64) -> Comparison {
-    let peer = (peer_before_ns + peer_after_ns) / 2.0;
-    let ratio = osprim_ns / peer;
+/// The ratio of osprim to the peer (the mean of its two runs) with its interval, what it says
+/// and its flags. `osprim_ci95_ns` is the interval of osprim's figure; the peer's interval is
+/// the range of its two runs.
+pub fn compare(peer_before_ns: f64, peer_after_ns: f64, osprim_ns: f64, osprim_ci95_ns: [f64; 2]) -> Comparison {
+    let peer_ns = (peer_before_ns + peer_after_ns) / 2.0;
+    let peer = Interval::new(peer_ns, [peer_before_ns.min(peer_after_ns), peer_before_ns.max(peer_after_ns)]);
+    let ours = Interval::new(osprim_ns, osprim_ci95_ns);
+    let ratio = ratio_of(&ours, &peer);
+    let agreement = ratio.map_or(Agreement::Inconclusive, |r| agreement(&r));
     Comparison {
         peer_before_ns,
         peer_after_ns,
         osprim_ns,
-        ratio,
-        ratio_flagged: !ratio.is_finite() || (ratio - 1.0).abs() > TOLERANCE,
+        osprim_ci95_ns: Some(osprim_ci95_ns),
+        ratio: osprim_ns / peer_ns,
+        ratio_ci95: ratio.map(|r| r.ci95),
+        agreement,
+        // No ratio (a peer figure that is zero or NaN) is flagged, not divided by.
+        ratio_flagged: ratio.is_none() || agreement == Agreement::Beyond,
         // A peer figure that is zero or NaN disagrees with anything.
-        peer_disagrees: peer.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
-            || (peer_after_ns - peer_before_ns).abs() / peer > TOLERANCE,
+        peer_disagrees: peer_ns.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+            || (peer_after_ns - peer_before_ns).abs() / peer_ns > TOLERANCE,
+    }
+}
+
+/// What a ratio osprim ÷ peer says: [`judge_ratio`] against [`TOLERANCE`], with "beyond" only
+/// when the whole interval lies beyond 1 ± [`TOLERANCE`] (a real difference whose interval
+/// reaches back inside the tolerance is inconclusive).
+fn agreement(r: &Interval) -> Agreement {
+    let [lo, hi] = r.ci95;
+    match judge_ratio(r, TOLERANCE) {
+        RatioVerdict::Same => Agreement::Within,
+        RatioVerdict::Above | RatioVerdict::Below if lo > 1.0 + TOLERANCE || hi < 1.0 - TOLERANCE => Agreement::Beyond,
+        _ => Agreement::Inconclusive,
     }
 }
 
@@ -354,7 +380,7 @@ fn run_peer(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &Ato
 }
 
 /// osprim's figure for the pair, ns, and notes on its row; or why there is none.
-fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<(f64, Vec<String>), String> {
+fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<((f64, [f64; 2]), Vec<String>), String> {
     let cfg = RunConfig {
         patterns: Vec::new(),
         sampler: pair.sampler.clone(),
@@ -399,15 +425,15 @@ fn matches_only(row: &Row, only: &Only) -> bool {
     only.params.iter().all(|(k, v)| row.params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v)))
 }
 
-/// The statistic of a measured row, with a note when it is flagged.
-fn figure(row: &Row, statistic: Statistic) -> Result<(f64, Vec<String>), String> {
+/// The statistic of a measured row and its 95 % interval, with a note when it is flagged.
+fn figure(row: &Row, statistic: Statistic) -> Result<((f64, [f64; 2]), Vec<String>), String> {
     if matches!(row.status, Status::Skipped | Status::Failed) {
         return Err(format!("osprim's {}: {}", row.id, row.reason.clone().unwrap_or_else(|| "not measured".into())));
     }
     let s = row.summary.as_ref().ok_or_else(|| format!("osprim's {} has no summary", row.id))?;
     let value = match statistic {
-        Statistic::Mean => s.mean,
-        Statistic::Median => s.median,
+        Statistic::Mean => (s.mean, s.mean_ci95),
+        Statistic::Median => (s.median, s.median_ci95),
     };
     let mut notes = Vec::new();
     if row.status == Status::Flagged {
@@ -448,7 +474,7 @@ fn cross(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &Atomic
         let (ours, notes) = run_osprim(pair, cpu, interrupt)?;
         row.notes.extend(notes);
         let after = run_peer(pair, tools, cpu, quick, interrupt)?;
-        Ok(compare(before, after, ours))
+        Ok(compare(before, after, ours.0, ours.1))
     })();
     row.outcome = match measured {
         Ok(c) => Outcome::Compared(c),
@@ -486,19 +512,44 @@ mod tests {
 
     #[test]
     fn ratios_within_beyond_and_a_peer_that_disagrees_with_itself() {
-        let c = compare(100.0, 100.0, 105.0);
+        let c = compare(100.0, 100.0, 105.0, [104.0, 106.0]);
         assert!((c.ratio - 1.05).abs() < 1e-12);
+        assert_eq!(c.ratio_ci95, Some([1.04, 1.06]));
+        assert_eq!(c.agreement, Agreement::Within);
         assert!(!c.ratio_flagged && !c.peer_disagrees);
-        let c = compare(100.0, 100.0, 89.0);
+        let c = compare(100.0, 100.0, 80.0, [78.0, 82.0]);
+        assert_eq!(c.agreement, Agreement::Beyond);
         assert!(c.ratio_flagged && !c.peer_disagrees);
-        let c = compare(100.0, 100.0, 111.0);
+        let c = compare(100.0, 100.0, 120.0, [115.0, 125.0]);
         assert!(c.ratio_flagged);
         // 100 and 120: mean 110, ratio 1.0, but the peer's runs differ by 18 % of their mean.
-        let c = compare(100.0, 120.0, 110.0);
+        let c = compare(100.0, 120.0, 110.0, [109.0, 111.0]);
         assert!(!c.ratio_flagged && c.peer_disagrees);
-        assert!(!compare(100.0, 109.0, 104.5).peer_disagrees);
-        let c = compare(0.0, 0.0, 1.0);
+        assert!(!compare(100.0, 109.0, 104.5, [104.0, 105.0]).peer_disagrees);
+        let c = compare(0.0, 0.0, 1.0, [0.9, 1.1]);
         assert!(c.ratio_flagged && c.peer_disagrees, "a zero peer is flagged, not divided by");
+        assert_eq!((c.ratio_ci95, c.agreement), (None, Agreement::Inconclusive));
+    }
+
+    #[test]
+    fn the_ratio_is_judged_on_its_interval() {
+        // 1.11 beyond ±10 %, but its interval reaches back inside: inconclusive, not flagged.
+        let c = compare(100.0, 100.0, 111.0, [109.0, 113.0]);
+        assert_eq!(c.agreement, Agreement::Inconclusive);
+        assert!(!c.ratio_flagged);
+        // The peer's two runs are its interval: osprim [104, 106] over [95, 105].
+        let c = compare(95.0, 105.0, 105.0, [104.0, 106.0]);
+        let [lo, hi] = c.ratio_ci95.unwrap();
+        assert!((lo - 104.0 / 105.0).abs() < 1e-12 && (hi - 106.0 / 95.0).abs() < 1e-12, "{lo} {hi}");
+        assert_eq!(c.agreement, Agreement::Inconclusive, "[0.99, 1.12] straddles 1.1");
+        // A wide interval holding 1: inconclusive, whatever the estimate says.
+        let c = compare(100.0, 100.0, 142.0, [50.0, 103.0]);
+        assert_eq!((c.agreement, c.ratio_flagged), (Agreement::Inconclusive, false));
+        // Wholly beyond, below 1.
+        let c = compare(100.0, 102.0, 50.0, [48.0, 52.0]);
+        assert!(c.ratio_ci95.unwrap()[1] < 0.9);
+        assert_eq!((c.agreement, c.ratio_flagged), (Agreement::Beyond, true));
+        assert_eq!(Agreement::Beyond.text(), "beyond ±10 %");
     }
 
     fn tools_with(perf: bool, cyclic: bool, version: Option<(u32, u32)>) -> Tools {

@@ -1,7 +1,9 @@
 //! Results computed from other results, after the measuring is done: the fitted cost of a
 //! size sweep (fixed cost + cost per byte, by weighted least squares; see [`sweep_fits`]) and
 //! differences such as `ctx.address_space`
-//! (`ctx.process` − `ctx.thread`). Reads no clock and prints nothing.
+//! (`ctx.process` − `ctx.thread`). A difference whose 95 % CI includes 0 is marked
+//! [`Derived::below_resolution`] (the rule of [`crate::stats::reading`]): reporters print its
+//! bound, never a signed figure or a ratio. Reads no clock and prints nothing.
 
 use crate::analyse::{BOOTSTRAP_SEED, empty_row, estimate_record, summary_record};
 use crate::model::unit::{fmt_ns, fmt_size};
@@ -9,6 +11,7 @@ use crate::model::{
     Check, Derivation, Derived, Flag, Method, Params, Row, Rule, SIZE_PARAM, Status, SweepFit, SweepLine, SweepModel,
     SweepPoint, SweepSegments, Unit, Validation, Verdict,
 };
+use crate::stats::reading::Interval;
 use crate::stats::{self, TwoSegmentFit, WeightedFit, WeightedLineFit};
 
 /// Adds every derived row `rows` allows: a fit after the last point of each sweep, a
@@ -291,14 +294,23 @@ fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
                 continue;
             };
             let estimate = estimate_record(estimate);
+            let interval = Interval::new(estimate.point, estimate.ci95);
+            let below_resolution = interval.includes_zero();
             let mut row = empty_row(d.id, d.about, a.params.clone(), method);
             row.unit = a.unit;
-            let mut checks = vec![Check::new(
-                format!("{minuend} costs more than {subtrahend}"),
-                "a positive difference".to_string(),
-                a.unit.format(estimate.point),
-                estimate.point > 0.0,
-            )];
+            let name = format!("{minuend} costs more than {subtrahend}");
+            // Below resolution the sign is unknown: the check cannot be made, not failed.
+            let sign = if below_resolution {
+                Check::impossible(name, format!("below resolution (|x| < {})", a.unit.format(interval.bound())))
+            } else {
+                Check::new(
+                    name,
+                    "a positive difference".to_string(),
+                    a.unit.format(estimate.point),
+                    estimate.point > 0.0,
+                )
+            };
+            let mut checks = vec![sign];
             for (src, verdict) in [(minuend, a.validation.verdict), (subtrahend, b.validation.verdict)] {
                 checks.push(match verdict {
                     Verdict::Validated => Check::new(format!("{src} validated"), "validated", "validated", true),
@@ -317,8 +329,14 @@ fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
             }
             row.notes
                 .push(format!("difference of the medians, {}; 95 % CI by bootstrap of both sample sets", d.formula()));
+            if below_resolution {
+                row.notes.push(format!(
+                    "below resolution: the 95 % CI includes 0 (|x| < {}); no figure or ratio is derived from it",
+                    a.unit.format(interval.bound())
+                ));
+            }
             row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
-            row.derived = Some(Derived { formula: d.formula(), estimate });
+            row.derived = Some(Derived { formula: d.formula(), estimate, below_resolution });
             out.push((i.max(j), row));
         }
     }
@@ -354,9 +372,11 @@ fn scaled_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> Vec<
                 .cycles
                 .as_ref()
                 .map(|c| crate::model::Cycles { source: c.source.clone(), median: c.median * factor });
+            // A rescaled measurement is no difference: it is never "below resolution".
             row.derived = Some(Derived {
                 formula: d.formula(),
                 estimate: crate::model::Estimate { point: summary.median, ci95: summary.median_ci95 },
+                below_resolution: false,
             });
             row.samples = samples;
             row.samples_per_round = src.samples_per_round.clone();
@@ -597,6 +617,29 @@ mod tests {
         assert!((twice.median - 2.0 * src.median).abs() < 1e-9);
         assert_eq!(rpc[0].samples.len(), rows[0].samples.len());
         assert_eq!(rpc[0].median(), Some(twice.median));
+    }
+
+    #[test]
+    fn a_difference_whose_interval_includes_zero_is_below_resolution() {
+        const D: Derivation = Derivation::difference("x.diff", "d", "x.a", "x.b");
+        // Two sample sets from one distribution: their difference is noise around 0.
+        let rows =
+            vec![measured_row("x.a", Params::new(), jitter(100.0)), measured_row("x.b", Params::new(), jitter(100.0))];
+        let out = difference_rows(&rows, &[D], Method::Adaptive);
+        let row = &out[0].1;
+        let d = row.derived.as_ref().unwrap();
+        assert!(d.estimate.ci95[0] <= 0.0 && 0.0 <= d.estimate.ci95[1], "{:?}", d.estimate);
+        assert!(d.below_resolution);
+        assert_eq!(row.validation.checks[0].ok, None, "the sign cannot be checked");
+        assert!(!row.flags.contains(&Flag::CheckFailed));
+        assert!(row.notes.iter().any(|n| n.starts_with("below resolution")), "{:?}", row.notes);
+        let json = serde_json::to_value(d).unwrap();
+        assert_eq!(json["below_resolution"], true);
+        // A clear difference is not.
+        let rows =
+            vec![measured_row("x.a", Params::new(), jitter(300.0)), measured_row("x.b", Params::new(), jitter(100.0))];
+        let d = difference_rows(&rows, &[D], Method::Adaptive)[0].1.derived.clone().unwrap();
+        assert!(!d.below_resolution && serde_json::to_value(&d).unwrap().get("below_resolution").is_none());
     }
 
     #[test]

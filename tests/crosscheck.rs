@@ -1,6 +1,6 @@
 //! `osprim crosscheck` from the outside: for real against the peers installed here (skipped,
 //! saying why, where neither perf nor cyclictest is), and with a search path lacking them.
-//! No test asserts a duration or a ratio's value.
+//! No test asserts a duration or a ratio's value; the ratio's interval is checked to hold it.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -55,6 +55,13 @@ fn quick_crosscheck_prints_a_ratio_for_every_primitive_whose_peer_is_here() {
                 for k in ["peer_before_ns", "peer_after_ns", "osprim_ns"] {
                     assert!(c[k].as_f64().is_some_and(|v| v > 0.0), "{name}: {k} in {c}");
                 }
+                // The ratio carries its interval, which holds it, and a reading of it.
+                let ci: Vec<f64> =
+                    c["ratio_ci95"].as_array().expect("an interval").iter().filter_map(Value::as_f64).collect();
+                assert!(ci.len() == 2 && ci[0] <= ratio && ratio <= ci[1], "{name}: {c}");
+                let agreement = c["agreement"].as_str().unwrap_or("");
+                assert!(["within", "beyond", "inconclusive"].contains(&agreement), "{name}: {c}");
+                assert_eq!(c["ratio_flagged"].as_bool(), Some(agreement == "beyond"), "{name}: {c}");
                 compared += 1;
             }
         }

@@ -68,3 +68,30 @@ fn the_latex_export_compiles_with_pdflatex() {
     let detailed = latex::render(&run, &View { detail: true, ..View::default() });
     compile("detailed", &detailed).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// The papers' tables compile too, with every reading a ratio can have: a figure today below
+/// resolution (no ratio), an inconclusive ratio, one about the same, and ratios with intervals.
+#[test]
+fn the_papers_latex_compiles_with_every_reading() {
+    if !pdflatex_available() {
+        eprintln!("pdflatex is not on PATH: the papers' LaTeX was not compiled");
+        return;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
+    let mut run = osprim::model::read_result_file(&path).expect("the fixture reads");
+    let mut set = |id: &str, mean: f64, ci: [f64; 2]| {
+        for r in run.results.iter_mut().filter(|r| r.id == id) {
+            let s = r.summary.as_mut().expect("measured");
+            (s.mean, s.mean_ci95) = (mean, ci);
+        }
+    };
+    set("interpose.preload", 3.0, [-2.0, 9.0]);
+    set("signal.install", 8000.0, [4000.0, 16_000.0]);
+    set("id.exe_name", 12_500.0, [12_300.0, 12_700.0]);
+    for all_rows in [false, true] {
+        let view = View { all_rows, ..View::default() };
+        let tex = osprim::report::render_papers(&run, osprim::report::Format::Latex, &view).expect("LaTeX");
+        assert!(tex.contains("below resolution") && tex.contains("inconclusive [") && tex.contains("$\\approx$ same"));
+        compile(if all_rows { "papers-all" } else { "papers" }, &tex).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -1,7 +1,8 @@
 //! The result of `osprim crosscheck` as plain data: per primitive osprim and a classic peer
 //! tool (`perf bench`, `cyclictest`) both measure, the peer's figure just before and just
-//! after osprim's, osprim's figure of the same statistic, their ratio and its flags. Built by
-//! `crosscheck`, formatted by `report::crosscheck`.
+//! after osprim's, osprim's figure of the same statistic with its 95 % interval, their ratio
+//! with its interval, what the ratio says read by that interval ([`Agreement`]), and its flags.
+//! Built by `crosscheck`, formatted by `report::crosscheck`.
 
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +75,30 @@ pub enum Outcome {
     },
 }
 
+/// What a ratio osprim ÷ peer says, read by its interval.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Agreement {
+    /// The whole interval lies within 1 ± [`TOLERANCE`]: the two agree.
+    Within,
+    /// The whole interval lies beyond 1 ± [`TOLERANCE`]: they disagree (flagged).
+    Beyond,
+    /// The interval straddles 1 ± [`TOLERANCE`], or there is no ratio: cannot tell.
+    #[default]
+    Inconclusive,
+}
+
+impl Agreement {
+    /// As printed.
+    pub fn text(self) -> &'static str {
+        match self {
+            Agreement::Within => "within ±10 %",
+            Agreement::Beyond => "beyond ±10 %",
+            Agreement::Inconclusive => "inconclusive",
+        }
+    }
+}
+
 /// The peer's figure before and after osprim's, osprim's, and their ratio.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
@@ -83,9 +108,20 @@ pub struct Comparison {
     pub peer_after_ns: f64,
     /// osprim's figure, ns per operation.
     pub osprim_ns: f64,
+    /// The 95 % interval of osprim's figure (of the statistic compared), ns.
+    #[serde(default)]
+    pub osprim_ci95_ns: Option<[f64; 2]>,
     /// osprim ÷ the mean of the peer's two runs.
     pub ratio: f64,
-    /// The ratio lies beyond 1 ± [`TOLERANCE`].
+    /// The ratio's 95 % interval: osprim's interval over the peer's, the range of its two runs
+    /// (`stats::reading::ratio_of`); absent when the peer's range includes 0.
+    #[serde(default)]
+    pub ratio_ci95: Option<[f64; 2]>,
+    /// What the ratio says, read by its interval against 1 ± [`TOLERANCE`].
+    #[serde(default)]
+    pub agreement: Agreement,
+    /// The whole interval of the ratio lies beyond 1 ± [`TOLERANCE`] (or there is no ratio):
+    /// `--strict` exits 1.
     pub ratio_flagged: bool,
     /// The peer's two runs differ by more than [`TOLERANCE`] of their mean: the machine
     /// changed level between them, and the ratio is unreliable.

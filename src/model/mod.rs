@@ -285,6 +285,10 @@ pub struct Derived {
     pub formula: String,
     /// The estimate and its bootstrap CI.
     pub estimate: Estimate,
+    /// A difference whose 95 % CI includes 0: below the run's resolution. Reporters print
+    /// "below resolution (|x| < bound)", never a signed figure or a ratio.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub below_resolution: bool,
 }
 
 impl Derived {
@@ -577,7 +581,11 @@ mod derived_tests {
     #[test]
     fn a_rescaled_result_names_its_source_and_a_difference_does_not() {
         let scaled = Derivation::scaled("rpc.pipe", "", "ipc.pipe", 2.0, 0);
-        let d = |formula: String| Derived { formula, estimate: Estimate { point: 1.0, ci95: [1.0, 1.0] } };
+        let d = |formula: String| Derived {
+            formula,
+            estimate: Estimate { point: 1.0, ci95: [1.0, 1.0] },
+            below_resolution: false,
+        };
         assert_eq!(d(scaled.formula()).scaled_source(), Some("ipc.pipe"));
         let diff = Derivation::difference("ctx.address_space", "", "ctx.process", "ctx.thread");
         assert_eq!(d(diff.formula()).scaled_source(), None);

@@ -1,10 +1,11 @@
 //! `osprim crosscheck`: per primitive, the peer tool's figure before and after osprim's,
-//! osprim's figure of the same statistic, the ratio and its flags. Formats only.
+//! osprim's figure of the same statistic, the ratio with its 95 % interval (`1.05 [0.99,
+//! 1.12]`) and what it says (within ±10 %, beyond, inconclusive), and its flags. Formats only.
 
 use super::layout::{Align, Cell, Grid, Line, Style, flow};
 use super::{Format, View};
 use crate::model::Unit;
-use crate::model::crosscheck::{Comparison, CrossRow, Crosscheck, Outcome, TOLERANCE};
+use crate::model::crosscheck::{Agreement, Comparison, CrossRow, Crosscheck, Outcome, TOLERANCE};
 
 /// The crosscheck in `format` (LaTeX falls back to Markdown).
 pub fn render(c: &Crosscheck, format: Format, view: &View) -> Result<String, serde_json::Error> {
@@ -20,16 +21,27 @@ fn ns(v: f64) -> String {
     Unit::Ns.format(v)
 }
 
-/// The flags of a comparison, as words.
+/// The flags of a comparison, as words: what the ratio's interval says unless it agrees, and
+/// a peer that drifted.
 fn flags(c: &Comparison) -> Vec<&'static str> {
     let mut out = Vec::new();
-    if c.ratio_flagged {
-        out.push("beyond ±10 %");
+    if c.ratio_flagged && c.ratio_ci95.is_none() {
+        out.push("no ratio");
+    } else if c.agreement != Agreement::Within {
+        out.push(c.agreement.text());
     }
     if c.peer_disagrees {
         out.push("peer drifted");
     }
     out
+}
+
+/// The ratio with its interval: `1.050 [0.990, 1.116]`.
+fn ratio_text(c: &Comparison) -> String {
+    match c.ratio_ci95 {
+        Some([lo, hi]) if hi > lo => format!("{:.3} [{lo:.3}, {hi:.3}]", c.ratio),
+        _ => format!("{:.3}", c.ratio),
+    }
 }
 
 fn pct(t: f64) -> String {
@@ -38,12 +50,13 @@ fn pct(t: f64) -> String {
 
 fn legend(c: &Crosscheck) -> Vec<String> {
     let mut out = vec![format!(
-        "ratio = osprim ÷ the mean of the peer's two runs (before and after osprim's, CPU {}); \
-         'beyond ±{} %': the two disagree by more; 'peer drifted': the peer's two runs differ by over {} % \
-         of their mean, the machine changed level between them and the ratio is unreliable",
+        "ratio = osprim ÷ the mean of the peer's two runs (before and after osprim's, CPU {}), with its \
+         95 % interval: osprim's interval over the range of the peer's two runs; 'beyond ±{t} %': the whole \
+         interval lies beyond, the two disagree; 'inconclusive': the interval straddles ±{t} % and cannot \
+         tell; no flag: the whole interval lies within ±{t} %; 'peer drifted': the peer's two runs differ \
+         by over {t} % of their mean, the machine changed level between them and the ratio is unreliable",
         c.cpu,
-        pct(TOLERANCE),
-        pct(TOLERANCE)
+        t = pct(TOLERANCE),
     )];
     if c.interrupted {
         out.push("interrupted by Ctrl-C: the primitives after the last row were not compared".into());
@@ -65,7 +78,7 @@ fn table(c: &Crosscheck, view: &View) -> String {
                     Cell::plain(ns(m.peer_before_ns)),
                     Cell::plain(ns(m.osprim_ns)),
                     Cell::plain(ns(m.peer_after_ns)),
-                    Cell::plain(format!("{:.3}", m.ratio)),
+                    Cell::plain(ratio_text(m)),
                     Cell::styled(f.join(", "), if f.is_empty() { Style::Plain } else { Style::Warn }),
                 ]
             }
@@ -112,13 +125,9 @@ fn markdown(c: &Crosscheck) -> String {
     ];
     for r in &c.rows {
         let (before, ours, after, ratio, f) = match &r.outcome {
-            Outcome::Compared(m) => (
-                ns(m.peer_before_ns),
-                ns(m.osprim_ns),
-                ns(m.peer_after_ns),
-                format!("{:.3}", m.ratio),
-                flags(m).join(", "),
-            ),
+            Outcome::Compared(m) => {
+                (ns(m.peer_before_ns), ns(m.osprim_ns), ns(m.peer_after_ns), ratio_text(m), flags(m).join(", "))
+            }
             Outcome::NotCompared { reason } => {
                 ("-".into(), "-".into(), "-".into(), "-".into(), format!("not compared: {reason}"))
             }
@@ -147,6 +156,9 @@ fn csv_text(c: &Crosscheck) -> String {
         "osprim",
         "peer_after",
         "ratio",
+        "ratio_ci95_lo",
+        "ratio_ci95_hi",
+        "agreement",
         "ratio_flagged",
         "peer_disagrees",
         "not_compared",
@@ -156,24 +168,23 @@ fn csv_text(c: &Crosscheck) -> String {
     ]);
     for r in &c.rows {
         let figures = match &r.outcome {
-            Outcome::Compared(m) => [
+            Outcome::Compared(m) => vec![
                 m.peer_before_ns.to_string(),
                 m.osprim_ns.to_string(),
                 m.peer_after_ns.to_string(),
                 m.ratio.to_string(),
+                m.ratio_ci95.map(|c| c[0].to_string()).unwrap_or_default(),
+                m.ratio_ci95.map(|c| c[1].to_string()).unwrap_or_default(),
+                serde_json::to_value(m.agreement).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
                 m.ratio_flagged.to_string(),
                 m.peer_disagrees.to_string(),
                 String::new(),
             ],
-            Outcome::NotCompared { reason } => [
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                reason.clone(),
-            ],
+            Outcome::NotCompared { reason } => {
+                let mut v = vec![String::new(); 9];
+                v.push(reason.clone());
+                v
+            }
         };
         let mut rec = vec![r.primitive.clone(), r.statistic.name().into(), "ns".into()];
         rec.extend(figures);
@@ -193,7 +204,10 @@ mod tests {
             peer_before_ns: 195.3,
             peer_after_ns: 201.0,
             osprim_ns: 150.0,
+            osprim_ci95_ns: Some([148.0, 152.0]),
             ratio: 150.0 / 198.15,
+            ratio_ci95: Some([148.0 / 201.0, 152.0 / 195.3]),
+            agreement: if ratio_flagged { Agreement::Beyond } else { Agreement::Within },
             ratio_flagged,
             peer_disagrees,
         };
@@ -231,12 +245,18 @@ mod tests {
     fn every_format_shows_the_ratio_flags_and_reasons() {
         let c = sample();
         let t = render(&c, Format::Table, &view()).unwrap();
-        assert!(t.contains("0.757") && t.contains("beyond ±10 %, peer drifted"), "{t}");
+        assert!(t.contains("0.757 [0.736, 0.778]") && t.contains("beyond ±10 %, peer drifted"), "{t}");
         assert!(t.contains("not compared: perf 6.1 has no 'syscall fork' (perf ≥ 6.7)"), "{t}");
         let md = render(&c, Format::Markdown, &view()).unwrap();
-        assert!(md.contains("| 0.757 |") && md.contains("| - | - |"), "{md}");
+        assert!(md.contains("| 0.757 [0.736, 0.778] |") && md.contains("| - | - |"), "{md}");
         let csv = render(&c, Format::Csv, &view()).unwrap();
         assert_eq!(csv.lines().count(), 3);
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let head = reader.headers().unwrap().clone();
+        let first = reader.records().next().unwrap().unwrap();
+        let col = |name: &str| &first[head.iter().position(|h| h == name).unwrap()];
+        assert_eq!((col("agreement"), col("ratio_flagged")), ("beyond", "true"));
+        assert!(col("ratio_ci95_lo").parse::<f64>().unwrap() < col("ratio").parse::<f64>().unwrap());
         assert!(csv.lines().nth(2).unwrap().contains("perf 6.1 has no"));
         let json: Crosscheck = serde_json::from_str(&render(&c, Format::Json, &view()).unwrap()).unwrap();
         assert_eq!(json, c);

@@ -345,17 +345,29 @@ fn sweeps(doc: &mut Doc, run: &RunFile) {
     doc.body.push_str("</section>\n");
 }
 
-/// How a seed row's two figures compare, in one unit: (then, now, unit) by the seed view's own
-/// ratio, so the bars say what the papers view says.
-fn then_now(r: &seeds::SeedRow) -> Option<(f64, f64, &'static str)> {
-    let pair = |then: Option<f64>, ratio: Option<f64>| Some((then?, then? / ratio?));
-    if let Some((t, n)) = pair(r.then_ns, r.ratio_time) {
-        return Some((t, n, "time"));
+/// How a seed row's two figures compare, in one unit: (then, now, unit, the change in words
+/// with its interval) by the seed view's own ratio, so the bars say what the papers view says.
+/// `now` is `None` for a figure today below resolution: no ratio, no bar.
+fn then_now(r: &seeds::SeedRow) -> Option<(f64, Option<f64>, &'static str, String)> {
+    let below = r.reading == Some(seeds::Reading::BelowResolution);
+    let pair = |then: Option<f64>, ratio: Option<f64>| -> Option<(f64, Option<f64>)> {
+        let then = then?;
+        match ratio {
+            Some(x) => Some((then, Some(then / x))),
+            None if below => Some((then, None)),
+            None => None,
+        }
+    };
+    if r.today_unit.as_deref() == Some("ns") {
+        if let Some((t, n)) = pair(r.then_ns, r.ratio_time) {
+            return Some((t, n, "time", seeds::change_text(r).unwrap_or_default()));
+        }
+        if let Some((t, n)) = pair(r.then_cycles, r.ratio_cycles) {
+            return Some((t, n, "cycles", seeds::cycles_change_text(r).unwrap_or_default()));
+        }
     }
-    if let Some((t, n)) = pair(r.then_cycles, r.ratio_cycles) {
-        return Some((t, n, "cycles"));
-    }
-    pair(Some(r.then), r.ratio_bytes).map(|(t, n)| (t, n, "memory"))
+    let (t, n) = pair(Some(r.then).filter(|_| r.then_unit == "bytes"), r.ratio_bytes)?;
+    Some((t, n, "memory", seeds::change_text(r).unwrap_or_default()))
 }
 
 /// A seed row's label on the bars: table and operation, and the system where the table's rows
@@ -378,7 +390,9 @@ fn papers(doc: &mut Doc, run: &RunFile) {
     doc.p(
         "about",
         "Each seed row that has a figure today: the paper's figure (orange) beside today's (blue), as the \
-         papers view compares them (time, or cycles where the paper gives cycles, or memory), on a log scale.",
+         papers view compares them (time, or cycles where the paper gives cycles, or memory), on a log scale, \
+         with the change and its 95 % interval. A figure today below resolution (a difference whose interval \
+         includes 0) has no bar and no ratio.",
     );
     let mut any = false;
     for paper in &crate::seeds::PAPERS {
@@ -389,8 +403,8 @@ fn papers(doc: &mut Doc, run: &RunFile) {
             .map(|unit| {
                 let pairs = (mine.iter())
                     .filter_map(|r| {
-                        let (then, now, u) = then_now(r)?;
-                        (u == unit).then(|| Pair { label: bar_label(r, &mine), then, now })
+                        let (then, now, u, change) = then_now(r)?;
+                        (u == unit).then(|| Pair { label: bar_label(r, &mine), then, now, change })
                     })
                     .collect();
                 (unit, pairs)
@@ -432,20 +446,20 @@ fn comparison(doc: &mut Doc, n: &Named) {
         super::short_number(c.noise * 100.0)
     );
     doc.p("about", &text);
-    let count = |v: crate::compare::Verdict| c.compared.iter().filter(|x| x.verdict == v).count();
-    use crate::compare::Verdict as V;
+    // Counted by the verdicts' own words, so that a verdict compare adds (inconclusive) is
+    // counted too, in the order first met.
+    let mut counts: Vec<(&str, usize)> = vec![("slower", 0), ("faster", 0), ("no change", 0)];
+    for x in &c.compared {
+        let word = x.verdict.text();
+        match counts.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((word, 1)),
+        }
+    }
+    let counted: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
     doc.p(
         "figure",
-        &format!(
-            "{} compared: {} slower, {} faster, {} no change, {} inconclusive, {} below resolution; {} not compared",
-            c.compared.len(),
-            count(V::Slower),
-            count(V::Faster),
-            count(V::NoChange),
-            count(V::Inconclusive),
-            count(V::BelowResolution),
-            c.unmatched.len()
-        ),
+        &format!("{} compared: {}; {} not compared", c.compared.len(), counted.join(", "), c.unmatched.len()),
     );
     if c.compared.is_empty() {
         doc.p("none", "No result is in both runs (same id and parameters): nothing to compare.");

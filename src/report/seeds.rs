@@ -13,8 +13,9 @@
 //! renderers only format its rows, so every export carries the same numbers.
 
 use super::{fmt_bytes, fmt_ns};
-use crate::model::{Row, RunFile, Status, TimerKind, Unit};
+use crate::model::{Method, Row, RunFile, Status, TimerKind, Unit};
 use crate::seeds::{self, Figure, Paper, Target, Want};
+use crate::stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
 use std::fmt::Write;
 
 // ---------------------------------------------------------------------------------------------
@@ -85,12 +86,37 @@ pub struct SeedRow {
     pub today_statistic: Option<String>,
     /// That statistic in the counter's ticks (TSC cycles on x86), for a time.
     pub today_cycles: Option<f64>,
+    /// The lower end of the 95 % interval of today's statistic, in `today_unit`: the mean's
+    /// (for samples taken in rounds, by the hierarchical bootstrap over rounds and blocks), or
+    /// the median's where the median stands in.
+    pub today_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub today_ci95_hi: Option<f64>,
+    /// Set when today's interval includes 0 (a difference the run cannot tell from nothing):
+    /// the bound `|x| <` this, in `today_unit`. There is no ratio then.
+    pub below_resolution: Option<f64>,
     /// `then_ns` ÷ today's time: above 1, today is faster.
     pub ratio_time: Option<f64>,
+    /// The lower end of its 95 % interval: the paper's exact figure over today's interval.
+    pub ratio_time_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_time_ci95_hi: Option<f64>,
     /// `then_cycles` ÷ `today_cycles`: above 1, today takes fewer cycles.
     pub ratio_cycles: Option<f64>,
+    /// The lower end of its 95 % interval.
+    pub ratio_cycles_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_cycles_ci95_hi: Option<f64>,
     /// Published bytes ÷ today's bytes: above 1, today needs less memory.
     pub ratio_bytes: Option<f64>,
+    /// The lower end of its 95 % interval.
+    pub ratio_bytes_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_bytes_ci95_hi: Option<f64>,
+    /// What the change (in time, or in memory) says, read by its interval.
+    pub reading: Option<Reading>,
+    /// What the change in cycles says, read by its interval.
+    pub reading_cycles: Option<Reading>,
     /// Figures shown beside today's for context, not compared: the other candidates of a
     /// nearest row, an in-kernel analogue.
     pub beside: Option<String>,
@@ -116,21 +142,120 @@ impl SeedRow {
         }
     }
 
-    /// The time or memory change, whichever the row has: ratio and its wording.
-    fn change(&self) -> Option<(f64, Change)> {
-        match (self.ratio_time, self.ratio_bytes) {
-            (Some(r), _) => Some((r, Change::Time)),
-            (None, Some(r)) => Some((r, Change::Memory)),
-            _ => None,
+    /// The change in time or in memory, whichever the row has: its ratio with the interval
+    /// (none below resolution), its reading and what it compares.
+    fn change(&self) -> Option<(Option<Interval>, Reading, Change)> {
+        let reading = self.reading?;
+        if self.then_ns.is_some() && self.today_unit.as_deref() == Some("ns") {
+            Some((interval(self.ratio_time, self.ratio_time_ci95_lo, self.ratio_time_ci95_hi), reading, Change::Time))
+        } else {
+            Some((
+                interval(self.ratio_bytes, self.ratio_bytes_ci95_lo, self.ratio_bytes_ci95_hi),
+                reading,
+                Change::Memory,
+            ))
         }
+    }
+
+    /// The change in cycles: its ratio with the interval, and its reading.
+    fn change_cycles(&self) -> Option<(Option<Interval>, Reading, Change)> {
+        let reading = self.reading_cycles?;
+        Some((interval(self.ratio_cycles, self.ratio_cycles_ci95_lo, self.ratio_cycles_ci95_hi), reading, Change::Time))
     }
 }
 
-/// Today's figures for a seed row, in the row's unit.
+/// A ratio and its interval from a row's fields (the estimate alone where an old caller left
+/// the ends out).
+fn interval(estimate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> Option<Interval> {
+    let e = estimate?;
+    Some(Interval::new(e, [lo.unwrap_or(e), hi.unwrap_or(e)]))
+}
+
+/// A then/now ratio whose whole 95 % interval lies within 1 ± this reads "≈ same".
+///
+/// The papers' figures carry no interval: each is one published number, rounded to three or
+/// four figures, measured decades ago with its own clock and method (RightSpeed: a mean of
+/// 10,000 runs; Go!: rdtsc in a tight loop). Only today's side has an interval. Within 10 %
+/// the two cannot honestly be called different whatever today's interval, so a ratio is "≈
+/// same" only when its whole interval lies in [0.9, 1.1]; one whose interval holds 1 and
+/// reaches beyond that is "inconclusive". The same 10 % is `osprim crosscheck`'s tolerance.
+pub const SAME_WITHIN: f64 = 0.10;
+
+/// What a then/now ratio says, read by its interval with the rules of
+/// [`crate::stats::reading`] against [`SAME_WITHIN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// Today is faster (or needs less memory): the whole interval lies above 1 and the ratio
+    /// beyond the threshold.
+    Better,
+    /// Today is slower (or needs more memory), likewise.
+    Worse,
+    /// The whole interval lies within 1 ± [`SAME_WITHIN`].
+    Same,
+    /// The interval cannot tell: it holds 1 and reaches beyond the threshold, or it excludes 1
+    /// with the ratio itself within the threshold.
+    Inconclusive,
+    /// Today's figure is a difference whose interval includes 0: no ratio exists.
+    BelowResolution,
+}
+
+impl Reading {
+    /// Whether the row may stand in a summary: a conclusion, not "cannot tell".
+    pub fn conclusive(self) -> bool {
+        matches!(self, Reading::Better | Reading::Worse | Reading::Same)
+    }
+}
+
+/// The ratio `then / now` with its interval (the paper's figure is exact, today's has an
+/// interval: [`ratio_of`]) and its reading. No ratio for an absent or non-positive figure; a
+/// reading of [`Reading::BelowResolution`] and no ratio when today's interval includes 0.
+fn read_ratio(then: Option<f64>, now: Option<Interval>) -> (Option<Interval>, Option<Reading>) {
+    let (Some(t), Some(n)) = (then, now) else { return (None, None) };
+    if !(t.is_finite() && t > 0.0) {
+        return (None, None);
+    }
+    if n.includes_zero() {
+        return (None, Some(Reading::BelowResolution));
+    }
+    let Some(r) = ratio_of(&Interval::exact(t), &n) else { return (None, None) };
+    // A figure below 0 (a hand-edited file, a broken clock) gives no ratio, not "−232×".
+    if !(r.estimate.is_finite() && r.estimate > 0.0 && r.ci95[0] > 0.0 && r.ci95[1].is_finite()) {
+        return (None, None);
+    }
+    let reading = match judge_ratio(&r, SAME_WITHIN) {
+        RatioVerdict::Above => Reading::Better,
+        RatioVerdict::Below => Reading::Worse,
+        RatioVerdict::Same => Reading::Same,
+        RatioVerdict::Inconclusive => Reading::Inconclusive,
+    };
+    (Some(r), Some(reading))
+}
+
+/// Today's figures for a seed row, in the row's unit, with the 95 % intervals of each.
 #[derive(Clone, Copy, Debug)]
 struct Today {
     mean: Option<f64>,
     median: Option<f64>,
+    mean_ci: Option<[f64; 2]>,
+    median_ci: Option<[f64; 2]>,
+}
+
+impl Today {
+    /// The statistic the ratios use, its interval and name: the mean (the papers'
+    /// statistic), or the median where there is no mean (a difference of medians).
+    fn statistic(&self) -> (Option<Interval>, &'static str) {
+        let with = |v: Option<f64>, ci: Option<[f64; 2]>| v.map(|v| Interval::new(v, ci.unwrap_or([v, v])));
+        match self.mean {
+            Some(_) => (with(self.mean, self.mean_ci), "mean"),
+            None => (with(self.median, self.median_ci), "median"),
+        }
+    }
+}
+
+/// Both ends finite, or none.
+fn finite_pair(ci: [f64; 2]) -> Option<[f64; 2]> {
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(ci)
 }
 
 /// What a run holds for a wanted result.
@@ -167,9 +292,19 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
             Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| &s.summary),
         };
         let today = match (summary, &r.derived) {
-            (Some(s), _) => Today { mean: finite(s.mean), median: finite(s.median) },
+            (Some(s), _) => Today {
+                mean: finite(s.mean),
+                median: finite(s.median),
+                mean_ci: finite_pair(s.mean_ci95),
+                median_ci: finite_pair(s.median_ci95),
+            },
             // A difference of medians has no mean of its own.
-            (None, Some(d)) if want.stage.is_none() => Today { mean: None, median: finite(d.estimate.point) },
+            (None, Some(d)) if want.stage.is_none() => Today {
+                mean: None,
+                median: finite(d.estimate.point),
+                mean_ci: None,
+                median_ci: finite_pair(d.estimate.ci95),
+            },
             _ => return None,
         };
         (today.mean.is_some() || today.median.is_some()).then_some((r, today))
@@ -177,15 +312,6 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
     match found {
         Some((r, t)) => Lookup::Found(r, t),
         None => Lookup::Empty(first),
-    }
-}
-
-/// `then / now`, only for two positive, finite figures (a result file edited by hand or a
-/// broken clock gives no ratio, not "inf×" or "−232×").
-fn ratio(then: Option<f64>, now: Option<f64>) -> Option<f64> {
-    match (then, now) {
-        (Some(t), Some(n)) if t.is_finite() && n.is_finite() && t > 0.0 && n > 0.0 => Some(t / n),
-        _ => None,
     }
 }
 
@@ -225,9 +351,20 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         today_median: None,
         today_statistic: None,
         today_cycles: None,
+        today_ci95_lo: None,
+        today_ci95_hi: None,
+        below_resolution: None,
         ratio_time: None,
+        ratio_time_ci95_lo: None,
+        ratio_time_ci95_hi: None,
         ratio_cycles: None,
+        ratio_cycles_ci95_lo: None,
+        ratio_cycles_ci95_hi: None,
         ratio_bytes: None,
+        ratio_bytes_ci95_lo: None,
+        ratio_bytes_ci95_hi: None,
+        reading: None,
+        reading_cycles: None,
         beside: None,
         status: RowStatus::Measured,
         reason: None,
@@ -266,12 +403,10 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             None => also,
         });
     }
-    // The ratio uses the papers' statistic, the mean; a difference of medians has none, and
-    // then the median stands in.
-    let (stat, name) = match (today.mean, today.median) {
-        (Some(m), _) => (Some(m), "mean"),
-        (None, m) => (m, "median"),
-    };
+    // The ratio uses the papers' statistic, the mean, with its interval; a difference of
+    // medians has none, and then the median and its interval stand in.
+    let (now, name) = today.statistic();
+    let stat = now.map(|n| n.estimate);
     // Same condition: a cold-cache figure beside a result taken cold, a hot one beside one not.
     // The map keeps to this (a test walks it); a hand-edited map or result is caught here.
     let cold_today = row.today_params.as_deref().is_some_and(|p| p.split(' ').any(|kv| kv == "cache=cold"));
@@ -284,19 +419,36 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
     row.today_mean = today.mean;
     row.today_median = today.median;
     row.today_statistic = Some(name.to_string());
+    if let Some(n) = now {
+        row.today_ci95_lo = Some(n.ci95[0]);
+        row.today_ci95_hi = Some(n.ci95[1]);
+        row.below_resolution = n.includes_zero().then(|| n.bound()).filter(|b| b.is_finite());
+    }
+    let set = |r: Option<Interval>, e: &mut Option<f64>, lo: &mut Option<f64>, hi: &mut Option<f64>| {
+        *e = r.map(|r| r.estimate);
+        *lo = r.map(|r| r.ci95[0]);
+        *hi = r.map(|r| r.ci95[1]);
+    };
     match found {
         Unit::Bytes => {
             row.today_unit = Some("bytes".into());
             if f.unit == "bytes" {
-                row.ratio_bytes = ratio(Some(f.value), stat);
+                let (r, reading) = read_ratio(Some(f.value), now);
+                set(r, &mut row.ratio_bytes, &mut row.ratio_bytes_ci95_lo, &mut row.ratio_bytes_ci95_hi);
+                row.reading = reading;
             }
         }
         Unit::Count => row.today_unit = Some("count".into()),
         Unit::Ns => {
             row.today_unit = Some("ns".into());
             row.today_cycles = stat.zip(hz).map(|(ns, h)| ns * h / 1e9).and_then(finite);
-            row.ratio_time = ratio(row.then_ns, stat);
-            row.ratio_cycles = ratio(row.then_cycles, row.today_cycles);
+            let (r, reading) = read_ratio(row.then_ns, now);
+            set(r, &mut row.ratio_time, &mut row.ratio_time_ci95_lo, &mut row.ratio_time_ci95_hi);
+            row.reading = reading;
+            let in_cycles = now.zip(hz).map(|(n, h)| Interval::new(n.estimate * h / 1e9, n.ci95.map(|x| x * h / 1e9)));
+            let (r, reading) = read_ratio(row.then_cycles, in_cycles);
+            set(r, &mut row.ratio_cycles, &mut row.ratio_cycles_ci95_lo, &mut row.ratio_cycles_ci95_hi);
+            row.reading_cycles = reading;
         }
     }
     row
@@ -378,7 +530,10 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
     let params: Vec<String> = sum.parts.iter().flat_map(|w| w.params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     row.today_id = Some(ids.join(" + "));
     row.today_params = (!params.is_empty()).then(|| params.join(" "));
-    let mut total = Today { mean: Some(0.0), median: Some(0.0) };
+    let zero = Some([0.0, 0.0]);
+    let mut total = Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero };
+    // The parts' intervals add end to end: conservative, as the parts were measured apart.
+    let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
     for &part in sum.parts {
         let mut why = row.clone();
         let Some((unit, t)) = found_or_why(run, part, &mut why) else {
@@ -393,6 +548,8 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
         }
         total.mean = total.mean.zip(t.mean).map(|(a, b)| a + b);
         total.median = total.median.zip(t.median).map(|(a, b)| a + b);
+        total.mean_ci = add(total.mean_ci, t.mean_ci);
+        total.median_ci = add(total.median_ci, t.median_ci);
     }
     if !sum.missing.is_empty() {
         row.caveat = Some(format!("today's sum leaves out {}, which has no Linux counterpart", sum.missing));
@@ -446,6 +603,68 @@ fn change_words(r: f64, kind: Change) -> (String, Tone) {
     } else {
         (format!("{}× {worse}", sig3(1.0 / r)), Tone::Bad)
     }
+}
+
+/// A ratio's end with three significant figures, below 1 too: `0.504`, `0.00412`, `25.1`.
+fn sig3_end(v: f64) -> String {
+    let a = v.abs();
+    if !a.is_finite() || a >= 0.9995 || a == 0.0 {
+        return sig3(v);
+    }
+    let digits = (2 - a.log10().floor() as i32).clamp(2, 12) as usize;
+    format!("{v:.digits$}")
+}
+
+/// The interval of a ratio, compact: `[25.1, 28.4]`; nothing for an interval without width
+/// (an old result file's, or a figure without one).
+fn bracket(lo: f64, hi: f64) -> String {
+    if hi > lo { format!(" [{}, {}]", sig3_end(lo), sig3_end(hi)) } else { String::new() }
+}
+
+/// A ratio read by its interval, in words: "26.7× faster [25.1, 28.4]" (the interval of the
+/// factor named), "1.42× slower [1.05, 1.90]", "≈ same [0.95, 1.04]" and "inconclusive [0.50,
+/// 1.03]" (the interval of the paper's figure over today's), or "below resolution (|x| <
+/// 12 ns)" with `bound` the bound in today's unit.
+fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Tone) {
+    let Some(r) = ratio.filter(|_| reading != Reading::BelowResolution) else {
+        return (format!("below resolution (|x| < {bound})"), Tone::Plain);
+    };
+    let [lo, hi] = r.ci95;
+    match reading {
+        Reading::Better | Reading::Worse => {
+            let (words, tone) = change_words(r.estimate, kind);
+            let ends = if r.estimate >= 1.0 { bracket(lo, hi) } else { bracket(1.0 / hi, 1.0 / lo) };
+            (format!("{words}{ends}"), tone)
+        }
+        Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Tone::Plain),
+        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Tone::Plain),
+    }
+}
+
+/// The bound of a row below resolution, in today's unit (`-` when it has none).
+fn bound_text(r: &SeedRow) -> String {
+    today_text(r, r.below_resolution)
+}
+
+/// The change column of a row (time or memory), in words with its interval.
+fn change_cell(r: &SeedRow) -> Option<(String, Tone)> {
+    r.change().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
+}
+
+/// The change in cycles of a row, in words with its interval.
+fn cycles_cell(r: &SeedRow) -> Option<(String, Tone)> {
+    r.change_cycles().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
+}
+
+/// A row's change in time or memory in words with its interval, as every format prints it
+/// (`None` where it has none): what the HTML report's bars say.
+pub fn change_text(r: &SeedRow) -> Option<String> {
+    change_cell(r).map(|c| c.0)
+}
+
+/// A row's change in cycles in words with its interval (`None` where it has none).
+pub fn cycles_change_text(r: &SeedRow) -> Option<String> {
+    cycles_cell(r).map(|c| c.0)
 }
 
 /// The published figure as written: `1401 µs`, `51.73 cycles`, `32 B`.
@@ -996,23 +1215,83 @@ fn cycles_text(run: &RunFile) -> String {
     }
 }
 
-/// The ratios the summary of a paper rests on: (label, ratio), in time where there are
-/// times, else in cycles, else in memory; rows whose conditions differ are left out.
-fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> (Vec<(&'a str, f64)>, Change, &'static str) {
-    let pick = |f: fn(&SeedRow) -> Option<f64>| -> Vec<(&'a str, f64)> {
-        all.iter().filter(|(r, _)| r.caveat.is_none()).filter_map(|(r, l)| f(r).map(|x| (l.as_str(), x))).collect()
-    };
-    [
-        (pick(|r| r.ratio_time), Change::Time, "in time"),
-        (pick(|r| r.ratio_cycles), Change::Time, "in cycles"),
-        (pick(|r| r.ratio_bytes), Change::Memory, "in memory"),
-    ]
-    .into_iter()
-    .find(|(v, _, _)| !v.is_empty())
-    .unwrap_or((Vec::new(), Change::Time, ""))
+/// What a paper's summary rests on, in one kind of change.
+struct SummaryRatios<'a> {
+    /// The conclusive rows: label and ratio.
+    rows: Vec<(&'a str, f64)>,
+    /// One ratio per distinct figure of today's: rows that share one (two of the paper's
+    /// figures answered by one result) count once, by the geometric mean of their ratios.
+    distinct: Vec<f64>,
+    /// Time or memory.
+    kind: Change,
+    /// "in time", "in cycles", "in memory".
+    what: &'static str,
+    /// Rows whose ratio's interval cannot tell, left out.
+    inconclusive: usize,
+    /// Rows whose figure today is below resolution (no ratio), left out.
+    below: usize,
 }
 
-/// The summary of one paper: rows with a figure today, the median change, best and worst.
+/// A change of a row in one kind: ratio with its interval, reading and kind.
+type Picked = Option<(Option<Interval>, Reading, Change)>;
+
+/// The ratios the summary of a paper rests on, in time where there are times, else in
+/// cycles, else in memory: conclusive rows only (better, worse, ≈ same), over distinct
+/// figures of today's; rows whose conditions differ, inconclusive ones and those below
+/// resolution are left out and counted.
+fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
+    let kinds: [(fn(&SeedRow) -> Picked, &'static str); 3] = [
+        (|r| r.change().filter(|c| c.2 == Change::Time), "in time"),
+        (SeedRow::change_cycles, "in cycles"),
+        (|r| r.change().filter(|c| c.2 == Change::Memory), "in memory"),
+    ];
+    let mut out = SummaryRatios {
+        rows: Vec::new(),
+        distinct: Vec::new(),
+        kind: Change::Time,
+        what: "",
+        inconclusive: 0,
+        below: 0,
+    };
+    for (pick, what) in kinds {
+        let read: Vec<(&SeedRow, &str, Option<Interval>, Reading, Change)> = (all.iter())
+            .filter(|(r, _)| r.caveat.is_none())
+            .filter_map(|(r, l)| pick(r).map(|(x, reading, k)| (*r, l.as_str(), x, reading, k)))
+            .collect();
+        let Some(first) = read.first() else { continue };
+        out.kind = first.4;
+        out.what = what;
+        let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+        for (r, label, x, reading, _) in &read {
+            match (reading, x) {
+                (Reading::BelowResolution, _) => out.below += 1,
+                (Reading::Inconclusive, _) => out.inconclusive += 1,
+                (_, Some(x)) => {
+                    out.rows.push((label, x.estimate));
+                    let key = format!(
+                        "{:?} {:?} {:?} {:?}",
+                        r.today_id,
+                        r.today_params,
+                        r.today_stage,
+                        r.today_mean.or(r.today_median).map(f64::to_bits)
+                    );
+                    match groups.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, v)) => v.push(x.estimate),
+                        None => groups.push((key, vec![x.estimate])),
+                    }
+                }
+                (_, None) => out.inconclusive += 1,
+            }
+        }
+        out.distinct =
+            groups.into_iter().map(|(_, v)| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()).collect();
+        break;
+    }
+    out
+}
+
+/// The summary of one paper: rows with a figure today, the median change of the conclusive
+/// rows over distinct figures, best and worst, and what was left out.
 fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize, color: bool) {
     let groups = by_table(paper, rows);
     let all: Vec<&(&SeedRow, String)> = groups.iter().flat_map(|g| g.rows.iter()).collect();
@@ -1023,23 +1302,48 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
         let _ = write!(first, "; {}", counts.join(", "));
     }
     heading(out, &first, width, color);
-    let (ratios, kind, what) = summary_ratios(&all);
-    let words = |r: f64| change_words(r, kind).0;
+    let s = summary_ratios(&all);
+    let words = |r: f64| change_words(r, s.kind).0;
+    let mut left: Vec<String> = Vec::new();
+    if s.inconclusive > 0 {
+        left.push(format!("{} inconclusive", s.inconclusive));
+    }
+    if s.below > 0 {
+        left.push(format!("{} below resolution", s.below));
+    }
+    let unlike = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
+    if unlike > 0 {
+        left.push(format!("{unlike} not like for like"));
+    }
     let mut text = String::new();
-    match median_ratio(ratios.iter().map(|(_, r)| *r).collect()) {
+    match median_ratio(s.distinct.clone()) {
         Some(m) => {
-            let _ = write!(text, "median {} {what} ({})", words(m), plural(ratios.len(), "row"));
-            let best = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-            let worst = ratios.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+            let n = s.rows.len();
+            let _ = write!(
+                text,
+                "median {} {}, of {} conclusive row{}",
+                words(m),
+                s.what,
+                n,
+                if n == 1 { "" } else { "s" }
+            );
+            if s.distinct.len() < n {
+                let d = s.distinct.len();
+                let _ = write!(text, " ({d} distinct figure{} today)", if d == 1 { "" } else { "s" });
+            }
+            let best = s.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+            let worst = s.rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
             if let (Some(b), Some(w)) = (best, worst)
-                && ratios.len() > 1
+                && n > 1
             {
                 let _ = write!(text, "; from {} ({}) to {} ({})", words(w.1), w.0, words(b.1), b.0);
             }
-            let left = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
-            if left > 0 {
-                let _ = write!(text, "; {} left out (not like for like)", plural(left, "row"));
+            if !left.is_empty() {
+                let _ = write!(text, "; {} left out", left.join(", "));
             }
+        }
+        None if !left.is_empty() => {
+            let _ = write!(text, "no conclusive row: {} left out", left.join(", "));
         }
         None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
         None => text.push_str("nothing to compare yet"),
@@ -1050,11 +1354,29 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
 }
 
 /// What "N× faster" means, for every format.
-const LEGEND: &str = "\"N× faster\" is the paper's figure divided by today's, both means (the papers' \
-    statistic; the median where today has no mean): in time where the paper gives a time or cycles at a \
-    stated clock, and in cycles where it gives cycles. Columns: then, the paper's figure; today mean, with \
-    the median beside it. Rows compare the same operation under the same condition; docs/seed-map.md \
-    gives each row's counterpart and why.";
+const LEGEND: &str = "\"N× faster [lo, hi]\" is the paper's figure divided by today's, both means (the \
+    papers' statistic; the median where today has no mean), with its 95 % interval: the paper's figure is \
+    exact, today's has its interval. In time where the paper gives a time or cycles at a stated clock, and in \
+    cycles where it gives cycles. A ratio whose whole interval lies within ±10 % reads \"≈ same\"; one \
+    whose interval reaches beyond that without telling faster from slower reads \"inconclusive\" (for \
+    both, [lo, hi] is the paper's figure over today's); a figure today whose interval includes 0 (a \
+    difference the run cannot tell from nothing) has no ratio: \"below resolution (|x| < bound)\". Columns: \
+    then, the paper's figure; today mean, with the median beside it. Rows compare the same operation under \
+    the same condition; docs/seed-map.md gives each row's counterpart and why.";
+
+/// How today's means were taken, and what their intervals cover: it follows the run's method.
+fn method_text(run: &RunFile) -> &'static str {
+    match run.config.method {
+        Method::Seed => {
+            "Today's means were taken by the seed method, the papers' own protocol (single operations, the \
+             first of each round discarded); their intervals are the mean's, by the bootstrap over rounds."
+        }
+        Method::Adaptive => {
+            "Today's means come from adaptive sampling (batches of operations in rounds); their intervals are \
+             the mean's, by the bootstrap over rounds and blocks within them."
+        }
+    }
+}
 
 /// The summary section: what is compared, on which machine, and per paper how it went.
 fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String {
@@ -1064,8 +1386,10 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
     para(
         &mut out,
         &format!(
-            "{LEGEND} A paper's median is the plain median of its rows' ratios (the geometric mean of the \
-             middle two when their number is even)."
+            "{LEGEND} {} A paper's median is the median of its conclusive rows' ratios (the geometric mean \
+             of the middle two when their number is even), a figure of today's that answers several rows \
+             counted once; rows inconclusive or below resolution are left out, and counted.",
+            method_text(run)
         ),
         width,
     );
@@ -1152,8 +1476,8 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
             .iter()
             .map(|(r, label)| {
                 let marks: Vec<String> = notes.marks(r).into_iter().map(superscript).collect();
-                let change = r.change().map(|(x, k)| change_words(x, k));
-                let cycles = r.ratio_cycles.map(|x| change_words(x, Change::Time));
+                let change = change_cell(r);
+                let cycles = cycles_cell(r);
                 let dash = || ("-".to_string(), Tone::Plain);
                 let mut cells = vec![
                     (format!("{label}{}", marks.join("˒")), Tone::Plain),
@@ -1235,8 +1559,8 @@ fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
         today,
         today_text(r, r.today_mean),
         today_text(r, r.today_median),
-        r.change().map(|(x, k)| change_words(x, k).0).unwrap_or_else(|| "-".into()),
-        r.ratio_cycles.map(|x| change_words(x, Change::Time).0).unwrap_or_else(|| "-".into()),
+        change_cell(r).map_or_else(|| "-".into(), |c| c.0),
+        cycles_cell(r).map_or_else(|| "-".into(), |c| c.0),
     ]
 }
 
@@ -1263,7 +1587,7 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Five classic papers beside today's Linux\n");
     let _ = writeln!(out, "Today: {}; {}.\n", md(&machine_text(run)), md(&cycles_text(run)));
-    let _ = writeln!(out, "{}\n", md(LEGEND));
+    let _ = writeln!(out, "{} {}\n", md(LEGEND), md(method_text(run)));
     if run.partial {
         let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
     }
@@ -1351,6 +1675,7 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
     let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
     let _ = writeln!(out, "% Today: {}.", super::latex::escape(&machine_text(run)));
     let _ = writeln!(out, "% {}", super::latex::escape(LEGEND));
+    let _ = writeln!(out, "% {}", super::latex::escape(method_text(run)));
     if run.partial {
         let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
     }
@@ -1380,13 +1705,21 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                     }
                 };
                 let cell = |s: String| if s == "-" { "--".to_string() } else { super::latex::escape(&s) };
+                // A change with its interval wraps in its column, set to the right.
+                let wrapping = |s: String| {
+                    if s == "-" {
+                        "--".to_string()
+                    } else {
+                        format!("{{\\raggedleft {}\\par}}", super::latex::escape(&s))
+                    }
+                };
                 lines.push(TexLine::Row([
                     format!("{}{marks}", super::latex::escape(&label)),
                     key(k),
                     cell(then),
                     cell(mean),
-                    cell(change),
-                    cell(cycles),
+                    wrapping(change),
+                    wrapping(cycles),
                 ]));
             }
         }
@@ -1438,16 +1771,21 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
         let _ = writeln!(
             out,
             "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
-             the paper's figure over today's mean.}}",
+             the paper's figure over today's mean, with its 95~\\% interval.}}",
             super::latex::escape(&paper.citation()),
             super::latex::escape(&what),
             super::latex::escape(paper.platform),
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
         if !lines.is_empty() {
-            // With every column, the operation wraps; with fewer, it keeps to one line.
-            let first = if n == 6 { "p{0.3\\linewidth}" } else { "l" };
-            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}c{}@{{}}}}", "r".repeat(n - 2));
+            // The operation wraps, in a column as wide as the changes beside it leave.
+            let first = match n {
+                6 => "p{0.3\\linewidth}",
+                5 => "p{0.45\\linewidth}",
+                _ => "l",
+            };
+            let changes = "p{0.15\\linewidth}".repeat(n - 4);
+            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}crr{changes}@{{}}}}");
             let _ = writeln!(out, "\\toprule");
             let head = ["Operation", "Bench.", "Then", "Today", "Change", "In cycles"];
             let head: Vec<&str> = head.iter().zip(&used).filter(|(_, u)| **u).map(|(h, _)| *h).collect();

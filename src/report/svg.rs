@@ -28,6 +28,8 @@ pub mod colour {
     pub const GREEN: &str = "#1a9850";
     /// Slower.
     pub const RED: &str = "#b2182b";
+    /// Inconclusive: the interval cannot tell.
+    pub const PURPLE: &str = "#7b3294";
 }
 
 /// `<`, `>`, `&`, `"` and `'` as entities, for text and attribute values alike.

@@ -370,6 +370,12 @@ fn figures(r: &Row, seed: bool) -> PlainCells {
     if let Some(d) = &r.derived {
         c.figure = v(d.estimate.point);
         c.ci = Cell::plain(plus_minus(d.estimate.point, d.estimate.ci95, r.unit));
+        // A difference whose CI includes 0: its bound, never a signed figure.
+        if d.below_resolution {
+            let bound = d.estimate.ci95[0].abs().max(d.estimate.ci95[1].abs());
+            c.figure = Cell::plain("below resolution");
+            c.ci = Cell::plain(format!("(|x| < {})", r.unit.format(bound)));
+        }
     }
     if r.summary.is_none() && r.derived.is_none() && !matches!(r.status, Status::Skipped | Status::Failed) {
         c.figure = Cell::plain("-");
@@ -478,8 +484,15 @@ pub fn row_line(row: &Row, width: usize) -> String {
                 .as_ref()
                 .map(|d| (d.estimate.point, d.estimate.ci95))
                 .or(row.summary.as_ref().map(|s| location(s, seed)));
-            let figure =
-                figure.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit)));
+            let below = row.derived.as_ref().filter(|d| d.below_resolution);
+            let figure = match (figure, below) {
+                (Some((_, [lo, hi])), Some(_)) => {
+                    format!("below resolution (|x| < {})", row.unit.format(lo.abs().max(hi.abs())))
+                }
+                (f, _) => {
+                    f.map_or("-".into(), |(p, ci)| format!("{} {}", row.unit.format(p), plus_minus(p, ci, row.unit)))
+                }
+            };
             (figure, words(row).join(" "))
         }
     };

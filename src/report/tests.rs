@@ -134,6 +134,7 @@ pub(super) fn rows() -> Vec<Row> {
     derived.derived = Some(Derived {
         formula: "ctx.process − ctx.thread".into(),
         estimate: Estimate { point: 300.0, ci95: [250.0, 350.0] },
+        below_resolution: false,
     });
     derived.notes.push("difference of the medians, ctx.process − ctx.thread".into());
     out.push(derived);

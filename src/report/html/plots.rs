@@ -289,14 +289,16 @@ pub struct Pair {
     pub label: String,
     /// The paper's figure.
     pub then: f64,
-    /// Today's, in the same unit.
-    pub now: f64,
+    /// Today's, in the same unit; `None` below resolution (no bar, no ratio).
+    pub now: Option<f64>,
+    /// The change in words with its interval ("26.7× faster [25.1, 28.4]").
+    pub change: String,
 }
 
 /// The papers' figures beside today's as horizontal bars on a log scale, in `unit` (as an
 /// axis name), values formatted by `fmt`.
 pub fn bars(pairs: &[Pair], unit: &str, fmt: &dyn Fn(f64) -> String, title: &str) -> Option<String> {
-    let values: Vec<f64> = pairs.iter().flat_map(|p| [p.then, p.now]).filter(|v| *v > 0.0).collect();
+    let values: Vec<f64> = pairs.iter().flat_map(|p| [Some(p.then), p.now]).flatten().filter(|v| *v > 0.0).collect();
     let (lo, hi) = finite_range(&values)?;
     let row_h = 26.0;
     let (w, h) = (900.0, 56.0 + row_h * pairs.len() as f64);
@@ -315,11 +317,18 @@ pub fn bars(pairs: &[Pair], unit: &str, fmt: &dyn Fn(f64) -> String, title: &str
     for (i, p) in pairs.iter().enumerate() {
         let y = 24.0 + row_h * i as f64;
         svg.text((322.0, y + 14.0), Anchor::End, 11.0, &fit_label(&p.label));
-        for (k, (v, c)) in [(p.then, colour::ORANGE), (p.now, colour::BLUE)].into_iter().enumerate() {
+        for (k, (v, c)) in [(Some(p.then), colour::ORANGE), (p.now, colour::BLUE)].into_iter().enumerate() {
             let yb = y + 2.0 + 11.0 * k as f64;
+            let Some(v) = v else {
+                // Below resolution: no bar, the words instead.
+                svg.text((f.x.from + 4.0, yb + 9.0), Anchor::Start, 9.0, &p.change);
+                continue;
+            };
             let x = f.x.clamp(v);
             svg.rect(f.x.from, yb, (x - f.x.from).max(1.0), 10.0, Paint::fill(c));
-            svg.text((x + 4.0, yb + 9.0), Anchor::Start, 9.0, &fmt(v));
+            // Today's value carries the change and its interval.
+            let text = if k == 1 && !p.change.is_empty() { format!("{} · {}", fmt(v), p.change) } else { fmt(v) };
+            svg.text((x + 4.0, yb + 9.0), Anchor::Start, 9.0, &text);
         }
     }
     Some(svg.finish(title))
@@ -346,12 +355,13 @@ pub struct ForestLine<'a> {
     pub c: &'a Compared,
 }
 
-/// The colour of a verdict.
+/// The colour of a verdict; any other verdict (compare's "inconclusive") in its own colour.
 pub fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => colour::GREEN,
         Verdict::Slower => colour::RED,
-        Verdict::NoChange | Verdict::Inconclusive | Verdict::BelowResolution => colour::GREY,
+        Verdict::NoChange => colour::GREY,
+        Verdict::Inconclusive | Verdict::BelowResolution => colour::PURPLE,
     }
 }
 

@@ -182,9 +182,33 @@ fn the_seed_bars_use_the_seed_views_figures() {
         assert!(count(papers, "<svg class=\"plot\"") >= 1);
     }
     for r in rows.iter().filter(|r| r.status == seeds::RowStatus::Measured) {
-        if let Some((then, now, _)) = then_now(r) {
+        if let Some((then, now, _, change)) = then_now(r) {
+            let Some(now) = now else {
+                assert!(change.starts_with("below resolution"), "{change}");
+                continue;
+            };
             let ratio = r.ratio_time.or(r.ratio_cycles).or(r.ratio_bytes).unwrap();
             assert!((then / now - ratio).abs() <= 1e-9 * ratio, "the bars say the view's ratio");
+            assert!(change.contains('[') || change.contains('×') || change.contains("same"), "{change}");
         }
     }
+}
+
+/// A figure today below resolution: the paper's bar alone, with the words, and no ratio.
+#[test]
+fn a_seed_row_below_resolution_has_no_bar_and_no_ratio() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
+    let mut run = crate::model::read_result_file(&path).unwrap();
+    for r in run.results.iter_mut().filter(|r| r.id == "interpose.preload") {
+        let s = r.summary.as_mut().unwrap();
+        (s.mean, s.mean_ci95) = (3.0, [-2.0, 9.0]);
+    }
+    let row = seeds::rows(&run).into_iter().find(|r| r.operation == "Intercept non-user-interface message").unwrap();
+    let (_, now, unit, change) = then_now(&row).expect("the paper's bar is drawn");
+    assert_eq!((now, unit), (None, "time"));
+    assert_eq!(change, "below resolution (|x| < 9.000 ns)");
+    let h = render(&run, "f.json", None).html;
+    let papers = section(&h, "papers");
+    assert!(papers.contains("below resolution (|x| &lt; 9.000 ns)"), "the bar's words");
+    assert!(papers.contains("faster ["), "the other bars carry their intervals");
 }

@@ -572,3 +572,170 @@ fn a_nearest_row_takes_the_fastest_hand_off_and_names_it() {
     let text = render(&run, &view(100));
     assert!(text.contains(&format!("nearest: {other}")), "{text}");
 }
+
+/// `text` with every run of white space one space (a wrapped paragraph on one line).
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The fixture with `id`'s mean and its interval replaced (every row of that id).
+fn with_mean(mut run: RunFile, id: &str, mean: f64, ci: [f64; 2]) -> RunFile {
+    let mut found = false;
+    for r in run.results.iter_mut().filter(|r| r.id == id) {
+        let s = r.summary.as_mut().expect("a measured row");
+        (s.mean, s.mean_ci95) = (mean, ci);
+        found = true;
+    }
+    assert!(found, "{id} in the fixture");
+    run
+}
+
+/// The row of `operation` (its first, when the paper has several variants).
+fn row_of<'a>(rows: &'a [SeedRow], operation: &str) -> &'a SeedRow {
+    rows.iter().find(|r| r.operation == operation).unwrap_or_else(|| panic!("{operation}"))
+}
+
+/// `interpose.preload` (with minus without) whose interval includes 0: no ratio anywhere, in any
+/// format; the summary leaves it out and says so.
+#[test]
+fn a_difference_below_resolution_has_no_ratio_in_any_format() {
+    const OP: &str = "Intercept non-user-interface message";
+    let base = rows(&default_run());
+    let before = row_of(&base, OP);
+    assert!(before.ratio_time.is_some() && before.reading == Some(Reading::Better), "{before:?}");
+    let run = with_mean(default_run(), "interpose.preload", 3.0, [-2.0, 9.0]);
+    let rows = rows(&run);
+    let r = row_of(&rows, OP);
+    assert_eq!(r.status, RowStatus::Measured);
+    assert_eq!((r.ratio_time, r.ratio_cycles, r.ratio_time_ci95_lo), (None, None, None));
+    assert_eq!((r.reading, r.reading_cycles), (Some(Reading::BelowResolution), Some(Reading::BelowResolution)));
+    assert_eq!(r.below_resolution, Some(9.0));
+    assert_eq!((r.today_ci95_lo, r.today_ci95_hi), (Some(-2.0), Some(9.0)));
+
+    // Text, at every width: the row says so, and carries no ratio.
+    for width in [100, 80] {
+        let text = render(&run, &view(width));
+        assert_fits(&text, width);
+        let at = text.lines().position(|l| l.contains("Intercept non-user-interface")).expect("the row");
+        let row_lines: Vec<&str> = text.lines().skip(at).take_while(|l| !l.starts_with(" Simple I/O")).collect();
+        let row_text = row_lines.join("\n");
+        assert!(row_text.contains("below resolution (|x| < 9.000 ns)"), "{row_text}");
+        assert!(!row_text.contains('×'), "no ratio: {row_text}");
+        // The summary: one row fewer, and what was left out.
+        let summary = render_summary(&run, &view(width));
+        let rs: Vec<&str> =
+            summary.lines().skip_while(|l| !l.starts_with("RightSpeed")).take_while(|l| !l.is_empty()).collect();
+        let rs = flat(&rs.join(" "));
+        assert!(rs.contains("of 6 conclusive rows"), "{rs}");
+        assert!(rs.contains("1 below resolution left out"), "{rs}");
+        assert!(!rs.contains("Intercept non-user-interface"), "neither best nor worst: {rs}");
+    }
+    // Markdown.
+    let md_text = render_markdown(&run, &View::default());
+    let line = md_text.lines().find(|l| l.contains("Intercept non-user-interface")).unwrap();
+    assert!(line.contains("below resolution (\\|x\\| \\< 9.000 ns)") && !line.contains('×'), "{line}");
+    // LaTeX.
+    let tex = render_latex(&run, &View::default());
+    let line = tex.lines().find(|l| l.contains("Intercept non-user-interface")).unwrap();
+    assert!(line.contains("below resolution") && !line.contains("times"), "{line}");
+    // CSV and JSON: the ratio columns empty, the reading said.
+    let csv_text = render_csv(&run);
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rec = reader.records().map(Result::unwrap).find(|r| &r[col("operation")] == OP).unwrap();
+    for c in ["ratio_time", "ratio_time_ci95_lo", "ratio_time_ci95_hi", "ratio_cycles"] {
+        assert_eq!(&rec[col(c)], "", "{c}");
+    }
+    assert_eq!((&rec[col("reading")], &rec[col("below_resolution")]), ("below_resolution", "9.0"));
+    let json = crate::report::render_papers(&run, crate::report::Format::Json, &View::default()).unwrap();
+    let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let j = back.as_array().unwrap().iter().find(|r| r["operation"] == OP).unwrap();
+    assert!(j["ratio_time"].is_null() && j["ratio_cycles"].is_null(), "{j}");
+    assert_eq!(j["reading"], "below_resolution");
+}
+
+/// A ratio whose interval holds 1 and reaches beyond ±10 % reads "inconclusive", one wholly
+/// within reads "≈ same"; the summary counts the first out, keeps the second.
+#[test]
+fn a_ratio_holding_one_is_inconclusive_unless_within_the_threshold() {
+    const HOOK: &str = "Install message hook"; // 8.532 µs then
+    let run = with_mean(default_run(), "signal.install", 8000.0, [4000.0, 16_000.0]);
+    let rows = rows(&run);
+    let r = row_of(&rows, HOOK);
+    assert_eq!(r.reading, Some(Reading::Inconclusive));
+    let (lo, hi) = (r.ratio_time_ci95_lo.unwrap(), r.ratio_time_ci95_hi.unwrap());
+    assert!((lo - 8532.0 / 16_000.0).abs() < 1e-12 && (hi - 8532.0 / 4000.0).abs() < 1e-12, "{lo} {hi}");
+    let text = render(&run, &view(100));
+    let line = text.lines().find(|l| l.starts_with(" Install message hook")).unwrap();
+    assert!(line.contains("inconclusive [0.533, 2.13]") && !line.contains("faster"), "{line}");
+    let summary = flat(&render_summary(&run, &view(100)));
+    assert!(summary.contains("1 inconclusive left out"), "{summary}");
+    assert!(summary.contains("of 6 conclusive rows"), "{summary}");
+
+    let run = with_mean(default_run(), "signal.install", 8500.0, [8300.0, 8700.0]);
+    let r = super::rows(&run).into_iter().find(|r| r.operation == HOOK).unwrap();
+    assert_eq!(r.reading, Some(Reading::Same));
+    let text = render(&run, &view(100));
+    let line = text.lines().find(|l| l.starts_with(" Install message hook")).unwrap();
+    assert!(line.contains("≈ same [0.981, 1.03]"), "{line}");
+    assert!(flat(&render_summary(&run, &view(100))).contains("of 7 conclusive rows"));
+    // A real change smaller than the threshold, of unknown size: inconclusive too.
+    let run = with_mean(default_run(), "signal.install", 8000.0, [7000.0, 8400.0]);
+    assert_eq!(
+        super::rows(&run).into_iter().find(|r| r.operation == HOOK).unwrap().reading,
+        Some(Reading::Inconclusive)
+    );
+}
+
+/// Rows answered by one result of today's count once in the median: RightSpeed's two opens
+/// of a group file are one `fs.open_read_close`.
+#[test]
+fn the_summary_median_counts_a_figure_of_todays_once() {
+    let run = default_run();
+    let rows = rows(&run);
+    let opens: Vec<&SeedRow> = rows.iter().filter(|r| r.operation.contains("task type group file")).collect();
+    assert_eq!(opens.len(), 2);
+    assert_eq!(opens[0].today_mean, opens[1].today_mean);
+    let summary = flat(&render_summary(&run, &view(100)));
+    assert!(summary.contains("of 7 conclusive rows (6 distinct figures today)"), "{summary}");
+    // The median of 6 distinct figures: the geometric mean of the middle two.
+    let mut v: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.paper == "RightSpeed" && r.reading.is_some_and(Reading::conclusive))
+        .filter(|r| !r.operation.contains("per-app"))
+        .filter_map(|r| r.ratio_time)
+        .collect();
+    let opens_mean = (opens[0].ratio_time.unwrap() * opens[1].ratio_time.unwrap()).sqrt();
+    v.retain(|x| *x != opens[0].ratio_time.unwrap());
+    v.push(opens_mean);
+    assert_eq!(v.len(), 6);
+    let m = median_ratio(v).unwrap();
+    assert!(summary.contains(&format!("median {}", change_words(m, Change::Time).0)), "{m} {summary}");
+}
+
+/// Every ratio's interval is the paper's exact figure over today's interval of the mean, and
+/// holds the ratio; the seed method's run says how its means were taken.
+#[test]
+fn ratio_intervals_come_from_the_means_interval_and_follow_the_method() {
+    let mut run = default_run();
+    for r in rows(&run).iter().filter(|r| r.ratio_time.is_some()) {
+        let (x, lo, hi) = (r.ratio_time.unwrap(), r.ratio_time_ci95_lo.unwrap(), r.ratio_time_ci95_hi.unwrap());
+        assert!(lo <= x * (1.0 + 1e-12) && x <= hi * (1.0 + 1e-12), "{}: {lo} {x} {hi}", r.label());
+        let then = r.then_ns.unwrap();
+        assert!((then / r.today_ci95_hi.unwrap() - lo).abs() <= 1e-9 * lo, "{}", r.label());
+        assert!((then / r.today_ci95_lo.unwrap() - hi).abs() <= 1e-9 * hi, "{}", r.label());
+    }
+    let hook = run.results.iter().find(|r| r.id == "signal.install").unwrap();
+    let ci = hook.summary.as_ref().unwrap().mean_ci95;
+    let r = rows(&run).into_iter().find(|r| r.operation == "Install message hook").unwrap();
+    assert_eq!((r.today_ci95_lo, r.today_ci95_hi), (Some(ci[0]), Some(ci[1])), "the mean's interval");
+    assert!(render(&run, &view(100)).contains("adaptive sampling"));
+    run.config.method = crate::model::Method::Seed;
+    for r in &mut run.results {
+        r.method = crate::model::Method::Seed;
+    }
+    let text = render(&run, &view(100));
+    assert!(text.contains("seed method") && !text.contains("adaptive sampling"), "{text}");
+    assert!(render_markdown(&run, &View::default()).contains("seed method"));
+}
