@@ -74,12 +74,11 @@ pub fn rounds_row(
     let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
         Ok(s) => s,
         Err(e) => {
-            row.status = Status::Failed;
-            row.reason = Some(if row.stop == Some(StopReason::Interrupted) {
-                format!("interrupted before enough samples ({e})")
+            (row.status, row.reason) = if row.stop == Some(StopReason::Interrupted) {
+                (Status::Interrupted, Some(format!("Ctrl-C arrived after {} samples, too few for a figure", row.samples.len())))
             } else {
-                format!("samples unusable: {e}")
-            });
+                (Status::Failed, Some(format!("samples unusable: {e}")))
+            };
             return row;
         }
     };
@@ -97,7 +96,7 @@ pub fn rounds_row(
     // Far from the median means over 10 % of it and over a few timer steps: samples near zero
     // (the empty operation) come in whole steps, and one step is not an outlier.
     let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL, OUTLIER_MIN_STEPS * timer.resolution_ns);
-    row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);
+    row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg, timer.resolution_ns);
     if failure.is_some() {
         row.flags.push(Flag::RoundFailed);
     }
@@ -109,10 +108,10 @@ pub fn rounds_row(
     if unit != Unit::Ns {
         // Memory per object (or a count): its spread is judged by the benchmark's own
         // check, not by the sampler's timing target.
-        row.flags.retain(|f| *f != Flag::CiTargetMissed);
+        row.flags.retain(|f| !matches!(f, Flag::CiTargetMissed | Flag::CiUnusable));
     }
     row.summary = Some(summary_record(summary));
-    row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
+    row.status = Status::of_flags(&row.flags);
     row
 }
 
@@ -365,28 +364,48 @@ pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
     }
 }
 
-/// The flags a measured row earns.
+/// Whether the 95 % CI of a figure is too wide to use: it reaches over
+/// [`crate::model::USABLE_CI_REL`] (10 %) of the estimate from it, on either side, and by more
+/// than one timer step `step_ns` (an empty operation's median of 0 with a CI of one step is
+/// a fine figure of nothing).
+pub fn ci_unusable(point: f64, ci: [f64; 2], step_ns: f64) -> bool {
+    let reach = (point - ci[0]).max(ci[1] - point);
+    let rel = crate::model::ci_reach_rel(point, ci);
+    (reach.is_nan() || reach > step_ns) && (rel.is_nan() || rel > crate::model::USABLE_CI_REL)
+}
+
+/// The flags a measured row earns, untrustworthy ones first.
 /// `material_outliers` counts the samples beyond 3 IQR, and over 10 % and 4 timer steps from
-/// the median.
+/// the median. The interval judged is the one the row reports: the median's, or under the seed
+/// method the mean's. Over [`crate::model::USABLE_CI_REL`] it is `ci-unusable`
+/// ([`ci_unusable`]); else, under the adaptive method, a median CI whose relative half-width
+/// is over the run's target is `ci-wide`.
 pub fn flags(
     s: &stats::Summary,
     material_outliers: usize,
     verdict: Verdict,
     stop: Option<StopReason>,
     cfg: &SamplerSettings,
+    step_ns: f64,
 ) -> Vec<Flag> {
     let mut f = Vec::new();
     if verdict == Verdict::Failed {
         f.push(Flag::CheckFailed);
     }
-    if cfg.method == Method::Adaptive && s.median_ci_rel_halfwidth() > cfg.ci_target_rel {
+    let (point, ci) = match cfg.method {
+        Method::Seed => (s.mean_ns, s.mean_ci95_ns),
+        Method::Adaptive => (s.median_ns, s.median_ci95_ns),
+    };
+    if ci_unusable(point, ci, step_ns) {
+        f.push(Flag::CiUnusable);
+    } else if cfg.method == Method::Adaptive && s.median_ci_rel_halfwidth() > cfg.ci_target_rel {
         f.push(Flag::CiTargetMissed);
-    }
-    if s.structure.as_ref().is_some_and(|st| st.unstable) {
-        f.push(Flag::Unstable);
     }
     if stop == Some(StopReason::Interrupted) {
         f.push(Flag::Interrupted);
+    }
+    if s.structure.as_ref().is_some_and(|st| st.unstable) {
+        f.push(Flag::Unstable);
     }
     if material_outliers as f64 > OUTLIER_SHARE_FLAG * s.n as f64 {
         f.push(Flag::ManyOutliers);
