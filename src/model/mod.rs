@@ -670,6 +670,47 @@ pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
 }
 
 #[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_has_one_name_written_and_shown_and_one_tier() {
+        let mut names = Vec::new();
+        for f in Flag::ALL {
+            let written = serde_json::to_value(f).unwrap();
+            assert_eq!(written, serde_json::Value::from(f.label()), "{f:?} is written as it is shown");
+            assert_eq!(serde_json::from_value::<Flag>(written).unwrap(), f);
+            assert!(f.label().chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{} is kebab case", f.label());
+            assert!(!names.contains(&f.label()), "{} twice", f.label());
+            names.push(f.label());
+            let _ = f.tier();
+        }
+        let untrustworthy: Vec<&str> =
+            Flag::ALL.iter().filter(|f| f.tier() == Tier::Untrustworthy).map(|f| f.label()).collect();
+        assert_eq!(untrustworthy, ["check-failed", "busy-cpu", "ci-unusable", "interrupted", "negative-fixed"]);
+        assert!(Flag::CiTargetMissed.hint().contains(&format!("±{:.0} %", USABLE_CI_REL * 100.0)));
+    }
+
+    #[test]
+    fn a_status_is_the_worst_tier_of_its_flags() {
+        assert_eq!(Status::of_flags(&[]), Status::Ok);
+        assert_eq!(Status::of_flags(&[Flag::ManyOutliers, Flag::Unstable]), Status::Advisory);
+        assert_eq!(Status::of_flags(&[Flag::ManyOutliers, Flag::BusyCpu]), Status::Untrustworthy);
+        let mut row: Row = serde_json::from_value(serde_json::json!({
+            "id": "x.y", "about": "", "params": {}, "unit": "ns", "status": "ok", "reason": null,
+            "method": "adaptive", "iterations_per_sample": 1, "warmup_iterations": 0, "stop": null,
+            "samples": [], "summary": null, "cycles": null, "breakdown": null, "derived": null,
+            "fit": null, "validation": {"verdict": "validated", "checks": []}, "flags": [], "notes": []
+        }))
+        .unwrap();
+        row.add_flag(Flag::LevelShift, "moved".into());
+        assert_eq!(row.status, Status::Advisory);
+        row.add_flag(Flag::BusyCpu, "busy".into());
+        assert_eq!(row.status, Status::Untrustworthy);
+    }
+}
+
+#[cfg(test)]
 mod derived_tests {
     use super::*;
 
