@@ -25,10 +25,15 @@ pub fn pct(v: f64) -> String {
 /// side at least 90 % of the longer.
 const SYMMETRIC: f64 = 0.9;
 
-/// The 95 % CI `ci` around `point`, relative to it: `± 4.2 %` when its ends lie at about the
-/// same distance from the point ([`SYMMETRIC`]), else each end's signed distance, `−0.1/+502 %`
-/// (an interval such as [91.1, 548.8] around 91.2 is never shown as a half-width, `± 251 %`).
-/// Around a point of 0 the interval itself (`± 1.2 ns`, `[0, 0.4 ns]`); `-` when there is none.
+/// Below this distance from the point (percent) neither side of an interval is worth telling
+/// apart: `−0.04/+0.08 %` says nothing `± 0.08 %` does not.
+const TIGHT_PCT: f64 = 1.0;
+
+/// The 95 % CI `ci` around `point`, relative to it. `± x %` when neither end lies over x % from
+/// the point and the ends lie at about the same distance ([`SYMMETRIC`]) or both within
+/// [`TIGHT_PCT`]; else each end's signed distance, `−0.1/+502 %` (an interval such as
+/// [91.1, 548.8] around 91.2 never reads as a half-width, `± 251 %`). Around a point of 0 the
+/// same in the row's unit (`± 1.2 ns`, `[0, 0.4 ns]`); `-` when there is no interval.
 pub fn plus_minus(point: f64, ci: [f64; 2], unit: Unit) -> String {
     let (below, above) = (point - ci[0], ci[1] - point);
     if !below.is_finite() || !above.is_finite() || !point.is_finite() {
@@ -37,20 +42,22 @@ pub fn plus_minus(point: f64, ci: [f64; 2], unit: Unit) -> String {
     if below == 0.0 && above == 0.0 {
         return "± 0 %".into();
     }
-    let symmetric = below >= 0.0 && above >= 0.0 && below.min(above) >= SYMMETRIC * below.max(above);
+    let (near, far) = (below.min(above), below.max(above));
+    let even = near >= 0.0 && near >= SYMMETRIC * far;
     if point == 0.0 {
-        return if symmetric {
-            format!("± {}", unit.format(ci[1] / 2.0 - ci[0] / 2.0))
+        return if even {
+            format!("± {}", unit.format(far))
         } else {
             format!("[{}, {}]", unit.format(ci[0]), unit.format(ci[1]))
         };
     }
-    if symmetric {
-        return format!("± {} %", pct(100.0 * (ci[1] / 2.0 - ci[0] / 2.0) / point.abs()));
+    let rel = |d: f64| 100.0 * d / point.abs();
+    if even || (near >= 0.0 && rel(far) < TIGHT_PCT) {
+        return format!("± {} %", pct(rel(far)));
     }
     let signed = |d: f64| {
         let sign = if d < 0.0 { "−" } else { "+" };
-        format!("{sign}{}", pct((100.0 * d / point.abs()).abs()))
+        format!("{sign}{}", pct(rel(d).abs()))
     };
     format!("{}/{} %", signed(-below), signed(above))
 }
@@ -464,12 +471,12 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
     if run.results.iter().any(|r| r.summary.is_some()) {
         let text = if ctx.seed {
             "method seed: each sample is one operation, as in the papers, and the figure is their mean; the 95 % CI is \
-             the mean's, relative to it (± its half-width, or −a/+b % each end when they lie at unequal distances); \
-             median, min and p99 are of the same single operations; docs/results.md"
+             the mean's, relative to it: ± x % when neither end lies farther than x %, −a/+b % each end when they lie \
+             at unequal distances; median, min and p99 are of the same single operations; docs/results.md"
         } else {
-            "the 95 % CI is the median's, relative to it (± its half-width, or −a/+b % each end when they lie at \
-             unequal distances); min and p99 are of samples, each the mean of a batch of operations, not of single \
-             operations (--tail adds those); docs/results.md"
+            "the 95 % CI is the median's, relative to it: ± x % when neither end lies farther than x %, −a/+b % each \
+             end when they lie at unequal distances; min and p99 are of samples, each the mean of a batch of \
+             operations, not of single operations (--tail adds those); docs/results.md"
         };
         out.push(text.into());
     }

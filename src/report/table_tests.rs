@@ -235,7 +235,8 @@ fn lopsided_intervals_print_each_end_and_symmetric_ones_a_half_width() {
     // The interval users saw as `± 251 %`.
     assert_eq!(plus_minus(91.2, [91.1, 548.8], Unit::Ns), "−0.11/+502 %");
     assert_eq!(plus_minus(100.0, [95.8, 104.2], Unit::Ns), "± 4.2 %");
-    assert_eq!(plus_minus(100.0, [95.5, 104.1], Unit::Ns), "± 4.3 %", "within 10 % of each other: symmetric");
+    assert_eq!(plus_minus(100.0, [95.5, 104.1], Unit::Ns), "± 4.5 %", "within 10 % of each other: the farther end");
+    assert_eq!(plus_minus(100.0, [99.96, 100.08], Unit::Ns), "± 0.08 %", "both ends within 1 %");
     assert_eq!(plus_minus(100.0, [98.0, 112.0], Unit::Ns), "−2.0/+12 %");
     assert_eq!(plus_minus(100.0, [101.0, 105.0], Unit::Ns), "+1.0/+5.0 %", "a point outside its interval says so");
     assert_eq!(plus_minus(100.0, [100.0, 100.0], Unit::Ns), "± 0 %");
