@@ -552,7 +552,10 @@ mod tests {
         let cut = flags(&s, 0, Verdict::Validated, Some(StopReason::Interrupted), &cfg, 0.4);
         assert_eq!((cut.as_slice(), Status::of_flags(&cut)), ([Flag::Interrupted].as_slice(), Status::Untrustworthy));
         let outliers = flags(&s, 50, Verdict::Validated, None, &cfg, 0.4);
-        assert_eq!((outliers.as_slice(), Status::of_flags(&outliers)), ([Flag::ManyOutliers].as_slice(), Status::Advisory));
+        assert_eq!(
+            (outliers.as_slice(), Status::of_flags(&outliers)),
+            ([Flag::ManyOutliers].as_slice(), Status::Advisory)
+        );
     }
 
     #[test]
@@ -565,7 +568,11 @@ mod tests {
         };
         let r = rows(&[Ok(Measured::new(samples, Vec::new()))]);
         assert_eq!(r.status, Status::Interrupted);
-        assert!(r.reason.as_deref().is_some_and(|w| w.starts_with("Ctrl-C arrived before enough samples for a figure")), "{:?}", r.reason);
+        assert!(
+            r.reason.as_deref().is_some_and(|w| w.starts_with("Ctrl-C arrived before enough samples for a figure")),
+            "{:?}",
+            r.reason
+        );
         assert!(!r.reason.as_deref().unwrap_or_default().contains("no samples"));
     }
 }

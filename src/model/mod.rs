@@ -257,7 +257,9 @@ impl Flag {
             Flag::Unstable => {
                 "the rounds disagree beyond their uncertainty: the machine changed level during the run; the interval spans the levels seen (see notes)"
             }
-            Flag::Interrupted => "interrupted: Ctrl-C arrived while it was sampling, so it has fewer samples than planned",
+            Flag::Interrupted => {
+                "interrupted: Ctrl-C arrived while it was sampling, so it has fewer samples than planned"
+            }
             Flag::ManyOutliers => {
                 "over 5 % of samples are severe outliers (beyond 3 IQR, and over 10 % and 4 timer steps from the median): other activity disturbed the run"
             }

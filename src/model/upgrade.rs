@@ -108,10 +108,7 @@ fn upgrade_flags(row: &mut Map<String, Value>) {
         *f = Ok(Flag::CiUnusable);
     }
     let flags: Vec<Flag> = names.iter().filter_map(|f| f.as_ref().ok().copied()).collect();
-    let written: Vec<Value> = names
-        .into_iter()
-        .map(|f| f.map_or_else(|v| v, |f| Value::from(f.label())))
-        .collect();
+    let written: Vec<Value> = names.into_iter().map(|f| f.map_or_else(|v| v, |f| Value::from(f.label()))).collect();
     row.insert("flags".into(), Value::Array(written));
     if status == "flagged" {
         row.insert("status".into(), serde_json::to_value(Status::of_flags(&flags)).unwrap_or(Value::from("advisory")));
@@ -185,9 +182,7 @@ mod tests {
 
     #[test]
     fn schema_3_flags_read_by_their_one_name_and_a_flagged_row_gets_its_tier() {
-        let row = |flags: Value, ci: [f64; 2], status: &str, reason: Value| {
-            json!({"status": status, "reason": reason, "flags": flags, "summary": {"median": 100.0, "median_ci95": ci}})
-        };
+        let row = |flags: Value, ci: [f64; 2], status: &str, reason: Value| json!({"status": status, "reason": reason, "flags": flags, "summary": {"median": 100.0, "median_ci95": ci}});
         let doc = json!({"schema": 3, "results": [
             row(json!(["ci_target_missed", "many_outliers"]), [99.0, 101.1], "flagged", Value::Null),
             row(json!(["ci_target_missed"]), [99.0, 132.0], "flagged", Value::Null),

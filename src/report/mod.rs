@@ -125,10 +125,9 @@ pub fn next_step(rows: &[&crate::model::Row]) -> Option<String> {
             _ => best,
         })?;
     let (why, advice) = match cause {
-        Flag::BusyCpu => (
-            "other work held the measuring CPU",
-            "try a quieter CPU (--cpu N) or stop the other work, and run again",
-        ),
+        Flag::BusyCpu => {
+            ("other work held the measuring CPU", "try a quieter CPU (--cpu N) or stop the other work, and run again")
+        }
         Flag::CiUnusable => (
             "an interval wider than ±10 %: a busy or noisy CPU",
             "try a quieter CPU (--cpu N), or --thorough for a longer budget",
