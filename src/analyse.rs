@@ -74,12 +74,12 @@ pub fn rounds_row(
     let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
         Ok(s) => s,
         Err(e) => {
-            row.status = Status::Failed;
-            row.reason = Some(if row.stop == Some(StopReason::Interrupted) {
-                format!("interrupted before enough samples ({e})")
+            (row.status, row.reason) = if row.stop == Some(StopReason::Interrupted) {
+                let n = row.samples.len();
+                (Status::Interrupted, Some(format!("Ctrl-C arrived before enough samples for a figure ({n} taken)")))
             } else {
-                format!("samples unusable: {e}")
-            });
+                (Status::Failed, Some(format!("samples unusable: {e}")))
+            };
             return row;
         }
     };
@@ -97,7 +97,7 @@ pub fn rounds_row(
     // Far from the median means over 10 % of it and over a few timer steps: samples near zero
     // (the empty operation) come in whole steps, and one step is not an outlier.
     let material = stats::material_outliers(&sorted, OUTLIER_MIN_REL, OUTLIER_MIN_STEPS * timer.resolution_ns);
-    row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg);
+    row.flags = flags(&summary, material, row.validation.verdict, row.stop, cfg, timer.resolution_ns);
     if failure.is_some() {
         row.flags.push(Flag::RoundFailed);
     }
@@ -109,10 +109,10 @@ pub fn rounds_row(
     if unit != Unit::Ns {
         // Memory per object (or a count): its spread is judged by the benchmark's own
         // check, not by the sampler's timing target.
-        row.flags.retain(|f| *f != Flag::CiTargetMissed);
+        row.flags.retain(|f| !matches!(f, Flag::CiTargetMissed | Flag::CiUnusable));
     }
     row.summary = Some(summary_record(summary));
-    row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
+    row.status = Status::of_flags(&row.flags);
     row
 }
 
@@ -365,28 +365,51 @@ pub fn empty_row(id: &str, about: &str, params: Params, method: Method) -> Row {
     }
 }
 
-/// The flags a measured row earns.
+/// Whether the 95 % CI of a figure is too wide to use: it reaches over
+/// [`crate::model::USABLE_CI_REL`] (10 %) of the estimate from it, on either side, and by more
+/// than one timer step `step_ns` (an empty operation's median of 0 with a CI of one step is
+/// a fine figure of nothing).
+pub fn ci_unusable(point: f64, ci: [f64; 2], step_ns: f64) -> bool {
+    if !(point.is_finite() && ci[0].is_finite() && ci[1].is_finite()) {
+        return true;
+    }
+    let reach = (point - ci[0]).max(ci[1] - point);
+    let rel = crate::model::ci_reach_rel(point, ci);
+    reach > step_ns && rel > crate::model::USABLE_CI_REL
+}
+
+/// The flags a measured row earns, untrustworthy ones first.
 /// `material_outliers` counts the samples beyond 3 IQR, and over 10 % and 4 timer steps from
-/// the median.
+/// the median. The interval judged is the one the row reports: the median's, or under the seed
+/// method the mean's. Over [`crate::model::USABLE_CI_REL`] it is `ci-unusable`
+/// ([`ci_unusable`]); else, under the adaptive method, a median CI whose relative half-width
+/// is over the run's target is `ci-wide`.
 pub fn flags(
     s: &stats::Summary,
     material_outliers: usize,
     verdict: Verdict,
     stop: Option<StopReason>,
     cfg: &SamplerSettings,
+    step_ns: f64,
 ) -> Vec<Flag> {
     let mut f = Vec::new();
     if verdict == Verdict::Failed {
         f.push(Flag::CheckFailed);
     }
-    if cfg.method == Method::Adaptive && s.median_ci_rel_halfwidth() > cfg.ci_target_rel {
+    let (point, ci) = match cfg.method {
+        Method::Seed => (s.mean_ns, s.mean_ci95_ns),
+        Method::Adaptive => (s.median_ns, s.median_ci95_ns),
+    };
+    if ci_unusable(point, ci, step_ns) {
+        f.push(Flag::CiUnusable);
+    } else if cfg.method == Method::Adaptive && s.median_ci_rel_halfwidth() > cfg.ci_target_rel {
         f.push(Flag::CiTargetMissed);
-    }
-    if s.structure.as_ref().is_some_and(|st| st.unstable) {
-        f.push(Flag::Unstable);
     }
     if stop == Some(StopReason::Interrupted) {
         f.push(Flag::Interrupted);
+    }
+    if s.structure.as_ref().is_some_and(|st| st.unstable) {
+        f.push(Flag::Unstable);
     }
     if material_outliers as f64 > OUTLIER_SHARE_FLAG * s.n as f64 {
         f.push(Flag::ManyOutliers);
@@ -476,5 +499,80 @@ mod tests {
         assert_eq!(batch_dependence(&tiny, 100.0), None, "under 1 % is not material");
         let mixed: Vec<[f64; 2]> = (0..6).map(|i| [if i % 2 == 0 { 110.0 } else { 90.0 }, 100.0]).collect();
         assert_eq!(batch_dependence(&mixed, 100.0), None);
+    }
+
+    /// A summary of 100 ns samples with its median's CI set to `ci`.
+    fn summary_with(ci: [f64; 2]) -> stats::Summary {
+        let samples: Vec<f64> = (0..100).map(|i| 100.0 + f64::from(i % 3) * 0.001).collect();
+        let mut s = stats::summarize(&samples, 1).unwrap();
+        s.median_ns = 100.0;
+        s.median_ci95_ns = ci;
+        s
+    }
+
+    fn adaptive() -> SamplerSettings {
+        crate::sampler::SamplerConfig::standard().record()
+    }
+
+    #[test]
+    fn a_ci_just_over_the_target_is_advisory_and_one_over_ten_percent_is_untrustworthy() {
+        use crate::model::Tier;
+        let cfg = adaptive();
+        assert!((cfg.ci_target_rel - 0.01).abs() < 1e-12, "the test assumes the ±1 % target");
+        let flags_of = |ci| flags(&summary_with(ci), 0, Verdict::Validated, None, &cfg, 0.4);
+        let near = flags_of([98.9, 101.1]);
+        assert_eq!(near, [Flag::CiTargetMissed]);
+        assert_eq!(Status::of_flags(&near), Status::Advisory);
+        assert_eq!(near[0].tier(), Tier::Advisory);
+        let far = flags_of([68.0, 132.0]);
+        assert_eq!(far, [Flag::CiUnusable]);
+        assert_eq!(Status::of_flags(&far), Status::Untrustworthy);
+        // A lopsided interval is judged by its far end: [91.1, 548.8] around 91.2.
+        let lopsided = flags(&summary_with([99.9, 600.0]), 0, Verdict::Validated, None, &cfg, 0.4);
+        assert!(lopsided.contains(&Flag::CiUnusable), "{lopsided:?}");
+        assert!(flags_of([99.5, 100.5]).is_empty());
+    }
+
+    #[test]
+    fn an_empty_operation_within_a_timer_step_is_not_unusable() {
+        assert!(!ci_unusable(0.0, [0.0, 0.0], 0.4));
+        assert!(!ci_unusable(0.0, [0.0, 0.4], 0.41), "one step around nothing is a fine figure of nothing");
+        assert!(ci_unusable(0.0, [0.0, 5.0], 0.4));
+        assert!(ci_unusable(100.0, [f64::NAN, 101.0], 0.4));
+        assert!(!ci_unusable(100.0, [95.0, 109.0], 0.4));
+        assert!(ci_unusable(100.0, [95.0, 111.0], 0.4));
+    }
+
+    #[test]
+    fn each_untrustworthy_cause_makes_its_row_untrustworthy() {
+        let cfg = adaptive();
+        let s = summary_with([99.5, 100.5]);
+        let failed = flags(&s, 0, Verdict::Failed, None, &cfg, 0.4);
+        assert_eq!(Status::of_flags(&failed), Status::Untrustworthy);
+        let cut = flags(&s, 0, Verdict::Validated, Some(StopReason::Interrupted), &cfg, 0.4);
+        assert_eq!((cut.as_slice(), Status::of_flags(&cut)), ([Flag::Interrupted].as_slice(), Status::Untrustworthy));
+        let outliers = flags(&s, 50, Verdict::Validated, None, &cfg, 0.4);
+        assert_eq!(
+            (outliers.as_slice(), Status::of_flags(&outliers)),
+            ([Flag::ManyOutliers].as_slice(), Status::Advisory)
+        );
+    }
+
+    #[test]
+    fn a_benchmark_cut_off_before_its_samples_reads_interrupted_not_failed() {
+        let samples = Samples {
+            per_op_ns: vec![100.0],
+            iterations_per_sample: 10,
+            stop: Some(StopReason::Interrupted),
+            ..Samples::default()
+        };
+        let r = rows(&[Ok(Measured::new(samples, Vec::new()))]);
+        assert_eq!(r.status, Status::Interrupted);
+        assert!(
+            r.reason.as_deref().is_some_and(|w| w.starts_with("Ctrl-C arrived before enough samples for a figure")),
+            "{:?}",
+            r.reason
+        );
+        assert!(!r.reason.as_deref().unwrap_or_default().contains("no samples"));
     }
 }

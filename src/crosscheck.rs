@@ -436,9 +436,10 @@ fn figure(row: &Row, statistic: Statistic) -> Result<((f64, [f64; 2]), Vec<Strin
         Statistic::Median => (s.median, s.median_ci95),
     };
     let mut notes = Vec::new();
-    if row.status == Status::Flagged {
+    if matches!(row.status, Status::Advisory | Status::Untrustworthy) {
         let flags: Vec<String> = row.flags.iter().map(|f| f.label().to_string()).collect();
-        notes.push(format!("osprim's {} row is flagged ({})", row.id, flags.join(", ")));
+        let word = if row.status == Status::Untrustworthy { "untrustworthy" } else { "flagged" };
+        notes.push(format!("osprim's {} row is {word} ({})", row.id, flags.join(", ")));
     }
     let failed: Vec<&str> =
         row.validation.checks.iter().filter(|c| c.ok == Some(false)).map(|c| c.name.as_str()).collect();

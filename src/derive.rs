@@ -102,7 +102,7 @@ fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
             Some(s) => judge_fit(&mut row, &fit, &s.fit, |x| s.predict(x), sizes.len()),
             None => judge_fit(&mut row, &fit, &line.fit, |x| line.line.predict(x), sizes.len()),
         }
-        row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
+        row.status = Status::of_flags(&row.flags);
         row.fit = Some(fit);
         out.push((*members.last().unwrap_or(&0), row));
     }
@@ -335,7 +335,7 @@ fn difference_rows(rows: &[Row], derivations: &[Derivation], method: Method) -> 
                     a.unit.format(interval.bound())
                 ));
             }
-            row.status = if row.flags.is_empty() { Status::Ok } else { Status::Flagged };
+            row.status = Status::of_flags(&row.flags);
             row.derived = Some(Derived { formula: d.formula(), estimate, below_resolution });
             out.push((i.max(j), row));
         }
@@ -516,7 +516,7 @@ mod tests {
         assert!((seg.large_slope_ns_per_byte - 1.03).abs() < 1e-3, "{seg:?}");
         assert!((fit.fixed_ns().0 - 2060.0).abs() < 5.0 && fit.per_byte_ns().0 == seg.large_slope_ns_per_byte);
         assert_eq!(row.flags, [Flag::Nonlinear]);
-        assert_eq!(row.status, Status::Flagged);
+        assert_eq!(row.status, Status::Advisory);
         let note = row.notes.iter().find(|n| n.contains("changes at 64 KiB")).expect("the note names the bend");
         assert!(note.contains("263.7 ns/KiB") && note.contains("1.055 µs/KiB"), "{note}");
         // The JSON a reader sees.

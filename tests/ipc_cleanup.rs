@@ -138,9 +138,9 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
         assert!(out.status.success(), "{bench}: {}", String::from_utf8_lossy(&out.stderr));
         let rows = json_rows(&out.stdout);
         // Killed in its first round the row fails; in a later one it keeps the rounds before
-        // and is flagged `round_failed`, the reason in its notes.
+        // and is flagged `round-failed`, the reason in its notes.
         let round_failed =
-            |r: &&serde_json::Value| r["flags"].as_array().is_some_and(|f| f.iter().any(|f| f == "round_failed"));
+            |r: &&serde_json::Value| r["flags"].as_array().is_some_and(|f| f.iter().any(|f| f == "round-failed"));
         let failed: Vec<&serde_json::Value> =
             rows.iter().filter(|r| r["status"] == "failed" || round_failed(r)).collect();
         assert_eq!(failed.len(), 1, "{bench}: exactly the row whose peer died fails: {rows:?}");

@@ -982,7 +982,8 @@ fn measured(
         stop: Some(stop),
         ..Samples::default()
     };
-    if samples.per_op_ns.is_empty() {
+    // Cut off by Ctrl-C before a sample: the row says interrupted, not failed.
+    if samples.per_op_ns.is_empty() && stop != StopReason::Interrupted {
         return Err(NotMeasured::Failed("no notification matched a trace event".into()));
     }
     let mut m = Measured::new(samples, checks);

@@ -6,7 +6,7 @@
 //! [`records`] and [`machine`], so a new setting of theirs changes the file only when a field
 //! is added here. The format is documented in `docs/results.md`. Readers refuse a file whose
 //! `schema` they do not know, with one clear line ([`ResultFileError`]); files of schemas 1
-//! and 2 are read through [`upgrade`].
+//! to 3 are read through [`upgrade`].
 
 pub mod crosscheck;
 pub mod execution;
@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The version of the result format this build writes and reads.
-pub const SCHEMA: u32 = 3;
+pub const SCHEMA: u32 = 4;
 
 /// One run of osprim: what was measured, where, how, and every sample.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -104,62 +104,169 @@ pub struct Placement {
     pub cpu_pair: Option<[usize; 2]>,
 }
 
-/// What became of one benchmark.
+/// What became of one benchmark. A measured row's status is its flags' worst tier
+/// ([`Status::of_flags`]): `ok` (clean: no flag), `advisory`, `untrustworthy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
-    /// Measured; validated, or honestly not validated.
+    /// Measured and clean: no flag of either tier (validated, or honestly not validated).
     Ok,
-    /// Measured, but a check failed or a quality target was missed: see `flags`.
-    Flagged,
+    /// Measured; its flags are advisory only: the figure and its interval can be used, read
+    /// the flags.
+    Advisory,
+    /// Measured, but at least one flag is untrustworthy: do not use the figure as it is.
+    Untrustworthy,
     /// Cannot run here; `reason` says why.
     Skipped,
     /// An error while measuring; `reason` says what.
     Failed,
+    /// Ctrl-C arrived before the benchmark had enough samples for a figure; `reason` says
+    /// how far it got.
+    Interrupted,
 }
 
-/// A warning attached to a measured row.
+impl Status {
+    /// The status of a measured row with these flags: its worst tier, `ok` without flags.
+    pub fn of_flags(flags: &[Flag]) -> Status {
+        match flags.iter().map(|f| f.tier()).max() {
+            None => Status::Ok,
+            Some(Tier::Advisory) => Status::Advisory,
+            Some(Tier::Untrustworthy) => Status::Untrustworthy,
+        }
+    }
+
+    /// Whether the row was measured (has a figure): `ok`, `advisory` or `untrustworthy`.
+    pub fn measured(self) -> bool {
+        matches!(self, Status::Ok | Status::Advisory | Status::Untrustworthy)
+    }
+}
+
+/// How far a flag undermines its row's figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    /// Worth knowing; the figure and its interval can be used.
+    Advisory,
+    /// The figure, or its interval, cannot be used as it is.
+    Untrustworthy,
+}
+
+/// Above this relative reach of the 95 % CI (its end farther from the estimate, relative to
+/// the estimate) a figure is not usable: flag [`Flag::CiUnusable`], untrustworthy. Between
+/// the run's CI target and this bound a CI is `ci-wide`, advisory.
+pub const USABLE_CI_REL: f64 = 0.10;
+
+/// How far the 95 % CI `ci` reaches from `point`, relative to it: its end farther from the
+/// point over |point| (0 for a zero-width interval, +∞ around a point of 0, NaN when not finite).
+pub fn ci_reach_rel(point: f64, ci: [f64; 2]) -> f64 {
+    let reach = (point - ci[0]).max(ci[1] - point).max(0.0);
+    if reach == 0.0 { 0.0 } else { reach / point.abs() }
+}
+
+/// A warning attached to a measured row, in one of two tiers ([`Flag::tier`]). Each is written
+/// everywhere (terminal, result file, CSV, Markdown, LaTeX, docs) by its one name,
+/// [`Flag::label`]; files of schemas 1 to 3 wrote them in snake case, still read (aliases).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum Flag {
     /// A validation check failed.
+    #[serde(rename = "check-failed", alias = "check_failed")]
     CheckFailed,
-    /// The median's CI did not reach the target within the budget.
+    /// The median's CI is wider than the run's target, but within [`USABLE_CI_REL`].
+    #[serde(rename = "ci-wide", alias = "ci_target_missed")]
     CiTargetMissed,
+    /// The CI reaches over [`USABLE_CI_REL`] from the estimate: the figure is not usable.
+    #[serde(rename = "ci-unusable")]
+    CiUnusable,
     /// The rounds' medians disagree beyond their uncertainty: the machine changed level.
+    #[serde(rename = "unstable")]
     Unstable,
     /// Ctrl-C arrived while this benchmark was sampling.
+    #[serde(rename = "interrupted")]
     Interrupted,
     /// More than 5 % of samples are severe outliers.
+    #[serde(rename = "outliers", alias = "many_outliers")]
     ManyOutliers,
     /// A point of a sweep lies far from the fitted model, beyond its own CI and by over 10 %.
+    #[serde(rename = "poor-fit", alias = "poor_fit")]
     PoorFit,
     /// The per-operation estimate differs between batches of m and 8m operations (8m ≈ n).
+    #[serde(rename = "batch-dependent", alias = "batch_dependent")]
     BatchDependent,
     /// A round failed; the row holds the rounds measured before it.
+    #[serde(rename = "round-failed", alias = "round_failed")]
     RoundFailed,
     /// A sweep's fitted fixed cost is below zero, its whole CI too.
+    #[serde(rename = "negative-fixed", alias = "negative_fixed_cost")]
     NegativeFixedCost,
     /// A sweep's cost per byte changes with the size: two segments fit, not one line.
+    #[serde(rename = "nonlinear")]
     Nonlinear,
     /// An availability probe next to the row's rounds found the measuring CPU busy elsewhere.
+    #[serde(rename = "busy-cpu", alias = "busy_cpu")]
     BusyCpu,
     /// The CI does not overlap the previous run's on the same machine (from the history).
+    #[serde(rename = "level-shift", alias = "level_shift")]
     LevelShift,
 }
 
 impl Flag {
+    /// Every flag, untrustworthy ones first.
+    pub const ALL: [Flag; 13] = [
+        Flag::CheckFailed,
+        Flag::BusyCpu,
+        Flag::CiUnusable,
+        Flag::Interrupted,
+        Flag::NegativeFixedCost,
+        Flag::CiTargetMissed,
+        Flag::Unstable,
+        Flag::ManyOutliers,
+        Flag::BatchDependent,
+        Flag::RoundFailed,
+        Flag::PoorFit,
+        Flag::Nonlinear,
+        Flag::LevelShift,
+    ];
+
+    /// How far the flag undermines the figure. Untrustworthy: a failed check (the figure may
+    /// not measure what it claims), a busy measuring CPU (other work inside the samples), an
+    /// interval too wide to use, an interruption (fewer samples than planned), a negative
+    /// fixed cost (a figure no operation can have). Advisory, the rest: the interval already
+    /// covers what they describe (unstable rounds, outliers, a CI above the target but usable)
+    /// or they qualify the figure without voiding it (a failed later round, a batch-size
+    /// difference given with its size, a sweep's fit, a shift since the previous run).
+    pub fn tier(self) -> Tier {
+        match self {
+            Flag::CheckFailed | Flag::BusyCpu | Flag::CiUnusable | Flag::Interrupted | Flag::NegativeFixedCost => {
+                Tier::Untrustworthy
+            }
+            Flag::CiTargetMissed
+            | Flag::Unstable
+            | Flag::ManyOutliers
+            | Flag::BatchDependent
+            | Flag::RoundFailed
+            | Flag::PoorFit
+            | Flag::Nonlinear
+            | Flag::LevelShift => Tier::Advisory,
+        }
+    }
+
     /// One-line hint on what the flag means and what to do.
     pub fn hint(self) -> &'static str {
         match self {
             Flag::CheckFailed => "a validation check failed: the number may not measure what it claims (see checks)",
             Flag::CiTargetMissed => {
-                "the 95 % CI of the median is wider than the target: the machine is noisy; retry on an idle machine or with --thorough"
+                "the 95 % CI of the median is wider than the target but within ±10 %: usable; for a tighter one, \
+                 retry on an idle machine or with --thorough"
+            }
+            Flag::CiUnusable => {
+                "the 95 % CI reaches over 10 % from the estimate: the figure is not usable; the CPU was busy or \
+                 noisy; retry on a quieter CPU (--cpu N) or with --thorough"
             }
             Flag::Unstable => {
                 "the rounds disagree beyond their uncertainty: the machine changed level during the run; the interval spans the levels seen (see notes)"
             }
-            Flag::Interrupted => "interrupted: fewer samples than planned",
+            Flag::Interrupted => {
+                "interrupted: Ctrl-C arrived while it was sampling, so it has fewer samples than planned"
+            }
             Flag::ManyOutliers => {
                 "over 5 % of samples are severe outliers (beyond 3 IQR, and over 10 % and 4 timer steps from the median): other activity disturbed the run"
             }
@@ -187,11 +294,12 @@ impl Flag {
         }
     }
 
-    /// Short label for tables.
+    /// The flag's one name: in tables, the result file, every export and the docs.
     pub fn label(self) -> &'static str {
         match self {
             Flag::CheckFailed => "check-failed",
             Flag::CiTargetMissed => "ci-wide",
+            Flag::CiUnusable => "ci-unusable",
             Flag::Unstable => "unstable",
             Flag::Interrupted => "interrupted",
             Flag::ManyOutliers => "outliers",
@@ -489,15 +597,15 @@ impl Row {
         self.summary.as_ref().map(|s| s.median).or(self.derived.as_ref().map(|d| d.estimate.point))
     }
 
-    /// Adds a flag found after the analysis, with the note that says why; an `ok` row becomes
-    /// `flagged`.
+    /// Adds a flag found after the analysis, with the note that says why; a measured row's
+    /// status follows its flags' worst tier.
     pub fn add_flag(&mut self, flag: Flag, note: String) {
         if !self.flags.contains(&flag) {
             self.flags.push(flag);
         }
         self.notes.push(note);
-        if self.status == Status::Ok {
-            self.status = Status::Flagged;
+        if self.status.measured() {
+            self.status = Status::of_flags(&self.flags);
         }
     }
 }
@@ -572,6 +680,47 @@ pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
     })?;
     serde_json::from_value(value)
         .map_err(|e| ResultFileError::NotOsprim { path: path.into(), detail: format!("unexpected content ({e})") })
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_has_one_name_written_and_shown_and_one_tier() {
+        let mut names = Vec::new();
+        for f in Flag::ALL {
+            let written = serde_json::to_value(f).unwrap();
+            assert_eq!(written, serde_json::Value::from(f.label()), "{f:?} is written as it is shown");
+            assert_eq!(serde_json::from_value::<Flag>(written).unwrap(), f);
+            assert!(f.label().chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{} is kebab case", f.label());
+            assert!(!names.contains(&f.label()), "{} twice", f.label());
+            names.push(f.label());
+            let _ = f.tier();
+        }
+        let untrustworthy: Vec<&str> =
+            Flag::ALL.iter().filter(|f| f.tier() == Tier::Untrustworthy).map(|f| f.label()).collect();
+        assert_eq!(untrustworthy, ["check-failed", "busy-cpu", "ci-unusable", "interrupted", "negative-fixed"]);
+        assert!(Flag::CiTargetMissed.hint().contains(&format!("±{:.0} %", USABLE_CI_REL * 100.0)));
+    }
+
+    #[test]
+    fn a_status_is_the_worst_tier_of_its_flags() {
+        assert_eq!(Status::of_flags(&[]), Status::Ok);
+        assert_eq!(Status::of_flags(&[Flag::ManyOutliers, Flag::Unstable]), Status::Advisory);
+        assert_eq!(Status::of_flags(&[Flag::ManyOutliers, Flag::BusyCpu]), Status::Untrustworthy);
+        let mut row: Row = serde_json::from_value(serde_json::json!({
+            "id": "x.y", "about": "", "params": {}, "unit": "ns", "status": "ok", "reason": null,
+            "method": "adaptive", "iterations_per_sample": 1, "warmup_iterations": 0, "stop": null,
+            "samples": [], "summary": null, "cycles": null, "breakdown": null, "derived": null,
+            "fit": null, "validation": {"verdict": "validated", "checks": []}, "flags": [], "notes": []
+        }))
+        .unwrap();
+        row.add_flag(Flag::LevelShift, "moved".into());
+        assert_eq!(row.status, Status::Advisory);
+        row.add_flag(Flag::BusyCpu, "busy".into());
+        assert_eq!(row.status, Status::Untrustworthy);
+    }
 }
 
 #[cfg(test)]

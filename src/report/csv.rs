@@ -23,7 +23,9 @@
 //!   segments were chosen, else that column is empty) and its CI, and the single line's
 //!   `fit_r_squared`.
 //! - `status`, `verdict`, `flags` (space separated), `method`, `stop` and `fit_model` are
-//!   written with the result file's own names (`not_validated`, `ci_target_missed`, …).
+//!   written with the result file's own names (`not_validated`, `ci-wide`, `busy-cpu`, …): a flag by its one
+//!   name, as the terminal shows it; `status` is `ok` (clean), `advisory` or `untrustworthy` for
+//!   a measured row (its flags' worst tier), else `skipped`, `failed` or `interrupted`.
 //! - Numbers are written with every digit (Rust's shortest representation that reads back to
 //!   the same `f64`); a NaN is `NaN`, an infinity `inf`/`-inf`; an absent figure is empty.
 //! - `notes` joins the row's notes with ` | `; `about` is what the row measures; `run_partial`

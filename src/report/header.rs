@@ -33,10 +33,18 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
         (format!("step {}", fmt_ns(t.resolution_ns)), 2),
         (overhead, 1),
     ];
-    let method = format!("{:?}", c.method).to_lowercase();
+    // The seed method takes a fixed count of single operations and reports their mean: no
+    // budget or CI target applies to it.
+    let (method, target) = match c.method {
+        Method::Seed => (format!("seed: single operations, means, {} rounds", c.rounds), String::new()),
+        Method::Adaptive => (
+            format!("adaptive: {} s per benchmark, {} rounds", super::short_number(c.budget_s), c.rounds),
+            format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)),
+        ),
+    };
     let mut line3 = vec![
-        (format!("{method}: {} s per benchmark, {} rounds", super::short_number(c.budget_s), c.rounds), 1),
-        (format!("CI target ± {} %", pct(c.ci_target_rel * 100.0)), 3),
+        (method, 1),
+        (target, 3),
         (format!("pinned to CPU {}", run.placement.cpu), 2),
         (format!("chosen by {}", run.placement.chosen_by), 4),
     ];

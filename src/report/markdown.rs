@@ -5,8 +5,9 @@
 //! the date, the method), then one table per family (the first segment of the id: `syscall`,
 //! `ipc`, …, in the order the run met them) with the columns id, parameters (a compact
 //! `k=v` list), median, 95 % CI of the median (`[lo, hi] unit`), min, p99, samples, check (the
-//! verdict: `validated`, `not validated`, `check failed`; or `skipped`, or `error` for a row
-//! that failed), flags (the result file's names) and note (why a row was
+//! verdict: `validated`, `not validated`, `check-failed`; or `skipped`, `interrupted`, or
+//! `error` for a row that failed), flags (their one names, as in the terminal and the result
+//! file; the legend says which make a figure untrustworthy) and note (why a row was
 //! skipped or failed, or the formula of a derived row). Under the seed method, whose headline
 //! is the papers' mean, the figures are the mean, its CI and the median. Figures carry their
 //! unit and 4 significant digits ([`crate::model::unit`]). A sweep's fitted row is not a table
@@ -18,7 +19,7 @@
 //! `*` and backticks; `<` is written `&lt;` and line breaks as spaces.
 
 use super::{View, fmt_count, fmt_ns, fmt_size, sig4};
-use crate::model::{Method, Row, RunFile, SIZE_PARAM, Status, Summary, Unit, Verdict};
+use crate::model::{Flag, Method, Row, RunFile, SIZE_PARAM, Status, Summary, Tier, Unit, Verdict};
 use std::fmt::Write;
 
 /// The results of `run` as Markdown.
@@ -111,17 +112,25 @@ pub(super) fn header(run: &RunFile) -> Vec<(&'static str, String)> {
         ),
         (
             "method",
-            format!(
-                "{}, {} rounds, budget {} s per benchmark, CI target ±{} % of the {}; timer {} at {} MHz, overhead {} subtracted per sample",
-                super::csv::name(&c.method),
-                c.rounds,
-                super::short_number(c.budget_s),
-                super::short_number(c.ci_target_rel * 100.0),
-                if c.method == Method::Seed { "mean" } else { "median" },
-                super::csv::name(&t.kind),
-                super::short_number(t.freq_hz / 1e6),
-                fmt_ns(t.overhead_ns),
-            ),
+            match c.method {
+                Method::Seed => format!(
+                    "seed, {} rounds of single operations, their mean with its 95 % CI; timer {} at {} MHz, overhead {} subtracted per sample",
+                    c.rounds,
+                    super::csv::name(&t.kind),
+                    super::short_number(t.freq_hz / 1e6),
+                    fmt_ns(t.overhead_mean_ns.unwrap_or(t.overhead_ns)),
+                ),
+                Method::Adaptive => format!(
+                    "{}, {} rounds, budget {} s per benchmark, CI target ±{} % of the median; timer {} at {} MHz, overhead {} subtracted per sample",
+                    super::csv::name(&c.method),
+                    c.rounds,
+                    super::short_number(c.budget_s),
+                    super::short_number(c.ci_target_rel * 100.0),
+                    super::csv::name(&t.kind),
+                    super::short_number(t.freq_hz / 1e6),
+                    fmt_ns(t.overhead_ns),
+                ),
+            },
         ),
     ];
     if run.partial {
@@ -130,13 +139,22 @@ pub(super) fn header(run: &RunFile) -> Vec<(&'static str, String)> {
     header
 }
 
-/// What the figures are, one paragraph.
+/// What the figures are and what the flags say, one paragraph.
 pub(super) fn legend(run: &RunFile) -> String {
     let seed = run.config.method == Method::Seed;
+    let figures = if seed {
+        "Method seed: each sample is one operation, as in the papers; the mean is the figure, its 95 % CI is the \
+         mean's (it respects rounds and time order), and the median and p99 are of the same single operations."
+    } else {
+        "The median is the headline; its 95 % CI respects rounds and time order; min and p99 are of samples, each \
+         the mean of a batch of operations; samples counts them."
+    };
+    let untrustworthy: Vec<&str> =
+        Flag::ALL.iter().filter(|f| f.tier() == Tier::Untrustworthy).map(|f| f.label()).collect();
     format!(
-        "Figures are per operation (per object for rows in bytes), 4 significant digits. {} its 95 % CI respects \
-         rounds and time order; min and p99 are of samples, each the mean of a batch of operations; samples counts them.",
-        if seed { "The mean is the papers' statistic;" } else { "The median is the headline;" }
+        "Figures are per operation (per object for rows in bytes), 4 significant digits. {figures} Flags {} make a \
+         figure untrustworthy; the others are advisory (docs/results.md).",
+        untrustworthy.join(", ")
     )
 }
 
@@ -220,8 +238,9 @@ pub(super) fn check_label(r: &Row) -> &'static str {
     match (r.status, r.validation.verdict) {
         (Status::Skipped, _) => "skipped",
         (Status::Failed, _) => "error",
+        (Status::Interrupted, _) => "interrupted",
         (_, Verdict::Validated) => "validated",
-        (_, Verdict::Failed) => "check failed",
+        (_, Verdict::Failed) => "check-failed",
         (_, Verdict::NotValidated) => "not validated",
     }
 }

@@ -5,7 +5,7 @@
 //! measured, its rounds) are shown under it with `--detail`.
 
 use super::layout::{self, Style, paint, superscript};
-use crate::model::{Flag, Row, Status, Verdict};
+use crate::model::{Flag, Row, Status, Tier, Verdict};
 
 /// A row as footnotes name it: its id and what tells it apart (`thread cross`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub enum Key {
     Skipped(String),
     /// Failed while measuring, and why.
     Failed(String),
+    /// Ctrl-C arrived before the benchmark had a figure, and how far it got.
+    Interrupted(String),
     /// A check (its name and expectation) failed; each row's observation is its size.
     CheckFailed(String, String),
     /// Measured, but no check could be made: why.
@@ -52,7 +54,10 @@ impl Key {
         match self {
             Key::Skipped(why) => format!("skipped: {why}"),
             Key::Failed(why) => format!("failed: {why}"),
-            Key::CheckFailed(name, expected) => format!("check failed: {name}; expected {expected}; seen"),
+            Key::Interrupted(why) => format!("interrupted: {why}"),
+            Key::CheckFailed(name, expected) => {
+                format!("check-failed (untrustworthy): {name}; expected {expected}; seen")
+            }
             Key::Unchecked(why) => format!("not validated: {why}"),
             Key::Flag(Flag::CiTargetMissed) => {
                 format!(
@@ -65,8 +70,13 @@ impl Key {
                 "unstable: {}; --detail gives each row's rounds and levels",
                 Flag::Unstable.hint().trim_end_matches(" (see notes)")
             ),
-            Key::Flag(f) if f.hint().starts_with(f.label()) => f.hint().into(),
-            Key::Flag(f) => format!("{}: {}", f.label(), f.hint()),
+            Key::Flag(f) => {
+                let tier = if f.tier() == Tier::Untrustworthy { " (untrustworthy)" } else { "" };
+                match f.hint().strip_prefix(f.label()).and_then(|h| h.strip_prefix(": ")) {
+                    Some(rest) => format!("{}{tier}: {rest}", f.label()),
+                    None => format!("{}{tier}: {}", f.label(), f.hint()),
+                }
+            }
             Key::Drift => "drift: the median of the second half of the samples differs from the first half's, beyond \
                            both CIs; (second − first) / median"
                 .into(),
@@ -77,10 +87,12 @@ impl Key {
         }
     }
 
-    /// Whether the marker warns (yellow) or reports a failure (red).
+    /// Whether the marker warns (yellow: advisory) or says the figure is not to be used (red:
+    /// a failure, an untrustworthy flag).
     pub fn style(&self) -> Style {
         match self {
-            Key::Failed(_) | Key::CheckFailed(..) | Key::Flag(Flag::CheckFailed) => Style::Bad,
+            Key::Failed(_) | Key::Interrupted(_) | Key::CheckFailed(..) => Style::Bad,
+            Key::Flag(f) if f.tier() == Tier::Untrustworthy => Style::Bad,
             Key::Computed(_) | Key::Unchecked(_) => Style::Plain,
             _ => Style::Warn,
         }
@@ -109,6 +121,8 @@ pub enum Outcome {
     Skipped,
     /// An error while measuring.
     Failed,
+    /// Cut off by Ctrl-C before it had a figure.
+    Interrupted,
 }
 
 /// A row's markers: its outcome's (skip reason, failed checks) and the rest (flags, drift,
@@ -169,6 +183,10 @@ pub fn of(row: &Row) -> RowMarks {
         }
         Status::Failed => {
             return RowMarks { outcome: Outcome::Failed, check: vec![mark(Key::Failed(why()), None)], flags: vec![] };
+        }
+        Status::Interrupted => {
+            let check = vec![mark(Key::Interrupted(why()), None)];
+            return RowMarks { outcome: Outcome::Interrupted, check, flags: vec![] };
         }
         _ => {}
     }

@@ -71,34 +71,82 @@ pub fn render_papers(run: &crate::model::RunFile, format: Format, view: &View) -
     })
 }
 
-/// The closing line of a run: how many results, how they came out, how long it took.
+/// The closing line of a run: how many results, how they came out (clean, advisory,
+/// untrustworthy, skipped, and failed or interrupted when any), how long it took; and when a
+/// row is untrustworthy, a second line naming the main cause and the next step
+/// ([`next_step`]).
 pub fn verdict(run: &crate::model::RunFile, elapsed_s: f64) -> String {
-    use crate::model::{Status, Verdict};
-    let rows = &run.results;
-    let measured = |r: &crate::model::Row| r.derived.is_none();
-    let count = |f: &dyn Fn(&crate::model::Row) -> bool| rows.iter().filter(|r| f(r)).count();
-    let check_failed = count(&|r| measured(r) && r.validation.verdict == Verdict::Failed);
-    let failed = count(&|r| measured(r) && r.status == Status::Failed);
-    let skipped = count(&|r| measured(r) && r.status == Status::Skipped);
-    let clean = count(&|r| measured(r) && r.status == Status::Ok);
-    let flagged = count(&|r| measured(r) && r.status == Status::Flagged && r.validation.verdict != Verdict::Failed);
-    let mut parts = vec![format!("{clean} clean"), format!("{flagged} flagged")];
-    if check_failed > 0 {
-        parts.push(format!("{check_failed} CHECK FAILED"));
-    }
-    parts.push(format!("{skipped} skipped"));
-    if failed > 0 {
-        parts.push(format!("{failed} FAILED"));
+    use crate::model::Status;
+    let rows: Vec<&crate::model::Row> = run.results.iter().filter(|r| r.derived.is_none()).collect();
+    let count = |s: Status| rows.iter().filter(|r| r.status == s).count();
+    let untrustworthy = count(Status::Untrustworthy);
+    let mut parts = vec![
+        format!("{} clean", count(Status::Ok)),
+        format!("{} advisory", count(Status::Advisory)),
+        format!("{untrustworthy} untrustworthy"),
+        format!("{} skipped", count(Status::Skipped)),
+    ];
+    for (status, word) in [(Status::Failed, "FAILED"), (Status::Interrupted, "interrupted")] {
+        if count(status) > 0 {
+            parts.push(format!("{} {word}", count(status)));
+        }
     }
     let partial = if run.partial { " (partial: the run did not finish)" } else { "" };
     let secs = elapsed_s.round() as u64;
     let time = if secs < 60 { format!("{secs} s") } else { format!("{}:{:02}", secs / 60, secs % 60) };
-    let derived = match count(&|r| r.derived.is_some()) {
+    let derived = match run.results.len() - rows.len() {
         0 => String::new(),
         n => format!(" (+{n} derived)"),
     };
-    let measured = rows.len() - count(&|r| r.derived.is_some());
-    format!("osprim: {measured} results{derived} in {time}{partial}: {}", parts.join(", "))
+    let mut line = format!("osprim: {} results{derived} in {time}{partial}: {}", rows.len(), parts.join(", "));
+    if let Some(next) = next_step(&rows) {
+        line.push('\n');
+        line.push_str(&wrap(&format!("  {next}")));
+    }
+    line
+}
+
+/// What the untrustworthy rows have most in common and what to do about it: `3 of 4
+/// untrustworthy rows are ci-unusable (…): try a quieter CPU (--cpu N), or --thorough`.
+/// The cause is the untrustworthy flag most of them carry (the first of [`Flag::ALL`] on a
+/// tie); `None` when no row is untrustworthy.
+///
+/// [`Flag::ALL`]: crate::model::Flag::ALL
+pub fn next_step(rows: &[&crate::model::Row]) -> Option<String> {
+    use crate::model::{Flag, Status, Tier};
+    let bad: Vec<&&crate::model::Row> = rows.iter().filter(|r| r.status == Status::Untrustworthy).collect();
+    let (cause, n) = Flag::ALL
+        .iter()
+        .filter(|f| f.tier() == Tier::Untrustworthy)
+        .map(|f| (*f, bad.iter().filter(|r| r.flags.contains(f)).count()))
+        .fold(None, |best: Option<(Flag, usize)>, (f, n)| match best {
+            Some((_, m)) if m >= n => best,
+            _ if n > 0 => Some((f, n)),
+            _ => best,
+        })?;
+    let (why, advice) = match cause {
+        Flag::BusyCpu => {
+            ("other work held the measuring CPU", "try a quieter CPU (--cpu N) or stop the other work, and run again")
+        }
+        Flag::CiUnusable => (
+            "an interval wider than ±10 %: a busy or noisy CPU",
+            "try a quieter CPU (--cpu N), or --thorough for a longer budget",
+        ),
+        Flag::CheckFailed => {
+            ("a self-check failed", "read the failed checks (the footnotes, or `validation` in the result file)")
+        }
+        Flag::Interrupted => ("cut off by Ctrl-C", "run them again without interrupting"),
+        _ => ("a sweep's fixed cost below zero", "read the points, or sweep small sizes for the fixed cost"),
+    };
+    let share = if n == bad.len() {
+        match n {
+            1 => "1 untrustworthy row is".to_string(),
+            _ => format!("all {n} untrustworthy rows are"),
+        }
+    } else {
+        format!("{n} of {} untrustworthy rows are", bad.len())
+    };
+    Some(format!("{share} {} ({why}): {advice}", cause.label()))
 }
 
 /// Whether a self-check failed or a benchmark failed in `run` (`--strict` exits 3 then).
@@ -201,7 +249,7 @@ mod wrap_tests {
 #[cfg(test)]
 mod verdict_tests {
     use super::*;
-    use crate::model::{Check, Method, Params, Status, Validation};
+    use crate::model::{Check, Flag, Method, Params, Status, Validation};
 
     fn run_of(rows: Vec<crate::model::Row>) -> crate::model::RunFile {
         let mut run = tests::run_file(false);
@@ -224,16 +272,51 @@ mod verdict_tests {
     }
 
     #[test]
-    fn the_verdict_counts_each_outcome_and_strict_sees_failed_checks_and_rows() {
+    fn the_verdict_counts_each_tier_and_strict_sees_failed_checks_and_rows() {
         let clean = run_of(vec![row(Status::Ok, Some(true)), row(Status::Skipped, None)]);
-        assert_eq!(verdict(&clean, 12.4), "osprim: 2 results in 12 s: 1 clean, 0 flagged, 1 skipped");
+        assert_eq!(verdict(&clean, 12.4), "osprim: 2 results in 12 s: 1 clean, 0 advisory, 0 untrustworthy, 1 skipped");
         assert!(!any_failed(&clean));
-        let bad =
-            run_of(vec![row(Status::Flagged, Some(false)), row(Status::Failed, None), row(Status::Flagged, None)]);
+        let mut failed_check = row(Status::Untrustworthy, Some(false));
+        failed_check.flags = vec![Flag::CheckFailed];
+        let mut advisory = row(Status::Advisory, None);
+        advisory.flags = vec![Flag::CiTargetMissed];
+        let bad = run_of(vec![failed_check, row(Status::Failed, None), advisory, row(Status::Interrupted, None)]);
+        let v = verdict(&bad, 75.0);
+        let mut lines = v.lines();
         assert_eq!(
-            verdict(&bad, 75.0),
-            "osprim: 3 results in 1:15: 0 clean, 1 flagged, 1 CHECK FAILED, 0 skipped, 1 FAILED"
+            lines.next(),
+            Some("osprim: 4 results in 1:15: 0 clean, 1 advisory, 1 untrustworthy, 0 skipped, 1 FAILED, 1 interrupted")
         );
+        assert!(lines.next().is_some_and(|l| l.starts_with("  1 untrustworthy row is check-failed")), "{v}");
+        assert!(v.contains("check-failed (a self-check failed): read the failed checks"), "{v}");
         assert!(any_failed(&bad));
+    }
+
+    #[test]
+    fn the_verdict_names_the_main_cause_and_the_step_that_follows_from_it() {
+        let with = |flags: &[Flag]| {
+            let mut r = row(Status::Ok, Some(true));
+            r.flags = flags.to_vec();
+            r.status = Status::of_flags(&r.flags);
+            r
+        };
+        let mut rows = vec![with(&[Flag::CiUnusable]); 3];
+        rows.push(with(&[Flag::BusyCpu, Flag::CiUnusable]));
+        rows.push(with(&[Flag::CheckFailed]));
+        rows.push(with(&[Flag::ManyOutliers]));
+        let v = verdict(&run_of(rows), 9.0);
+        assert!(v.starts_with("osprim: 6 results in 9 s: 0 clean, 1 advisory, 5 untrustworthy, 0 skipped\n"), "{v}");
+        let next = v.lines().skip(1).collect::<Vec<_>>().join(" ");
+        let next = next.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            next,
+            "4 of 5 untrustworthy rows are ci-unusable (an interval wider than ±10 %: a busy or noisy CPU): try a \
+             quieter CPU (--cpu N), or --thorough for a longer budget"
+        );
+        let busy = verdict(&run_of(vec![with(&[Flag::BusyCpu]), with(&[Flag::BusyCpu, Flag::ManyOutliers])]), 1.0);
+        assert!(busy.contains("all 2 untrustworthy rows are busy-cpu"), "{busy}");
+        assert!(busy.contains("--cpu N"), "{busy}");
+        let only_advisory = verdict(&run_of(vec![with(&[Flag::CiTargetMissed])]), 1.0);
+        assert_eq!(only_advisory.lines().count(), 1, "no advice without an untrustworthy row: {only_advisory}");
     }
 }

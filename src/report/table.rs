@@ -1,6 +1,7 @@
 //! The readable table of a run, fitted to the view's width: a short header; the rows, each
-//! an id with the parameters that tell it apart, its median and the relative half-width of
-//! its 95 % CI (`± 4.2 %`), min, p99 and short markers; the IPC families as one matrix
+//! an id with the parameters that tell it apart, its median and its 95 % CI relative to it
+//! (`± 4.2 %`, or `−0.1/+502 %` when the interval is lopsided), min, p99 and short markers
+//! (the seed method: the mean, its CI, and the median beside them); the IPC families as one matrix
 //! ([`super::matrix`]); sweeps as their points and fit ([`super::sweep`]); then numbered
 //! footnotes that explain each marker and name its rows ([`super::marks`]).
 
@@ -20,20 +21,45 @@ pub fn pct(v: f64) -> String {
     }
 }
 
-/// The relative half-width of `ci` around `point`: `± 4.2 %`; the absolute one (`± 1.2 ns`)
-/// when the point is 0, and `-` when there is no interval.
+/// How unequal the two sides of an interval may be and still print as `± x %`: the shorter
+/// side at least 90 % of the longer.
+const SYMMETRIC: f64 = 0.9;
+
+/// Below this distance from the point (percent) neither side of an interval is worth telling
+/// apart: `−0.04/+0.08 %` says nothing `± 0.08 %` does not.
+const TIGHT_PCT: f64 = 1.0;
+
+/// The 95 % CI `ci` around `point`, relative to it. `± x %` when neither end lies over x % from
+/// the point and the ends lie at about the same distance ([`SYMMETRIC`]) or both within
+/// [`TIGHT_PCT`]; else each end's signed distance, `−0.1/+502 %` (an interval such as
+/// [91.1, 548.8] around 91.2 never reads as a half-width, `± 251 %`). Around a point of 0 the
+/// same in the row's unit (`± 1.2 ns`, `[0, 0.4 ns]`); `-` when there is no interval.
 pub fn plus_minus(point: f64, ci: [f64; 2], unit: Unit) -> String {
-    let half = ci[1] / 2.0 - ci[0] / 2.0;
-    if !half.is_finite() || !point.is_finite() {
+    let (below, above) = (point - ci[0], ci[1] - point);
+    if !below.is_finite() || !above.is_finite() || !point.is_finite() {
         return "-".into();
     }
-    if half == 0.0 {
+    if below == 0.0 && above == 0.0 {
         return "± 0 %".into();
     }
+    let (near, far) = (below.min(above), below.max(above));
+    let even = near >= 0.0 && near >= SYMMETRIC * far;
     if point == 0.0 {
-        return format!("± {}", unit.format(half));
+        return if even {
+            format!("± {}", unit.format(far))
+        } else {
+            format!("[{}, {}]", unit.format(ci[0]), unit.format(ci[1]))
+        };
     }
-    format!("± {} %", pct(100.0 * half / point.abs()))
+    let rel = |d: f64| 100.0 * d / point.abs();
+    if even || (near >= 0.0 && rel(far) < TIGHT_PCT) {
+        return format!("± {} %", pct(rel(far)));
+    }
+    let signed = |d: f64| {
+        let sign = if d < 0.0 { "−" } else { "+" };
+        format!("{sign}{}", pct(rel(d).abs()))
+    };
+    format!("{}/{} %", signed(-below), signed(above))
 }
 
 /// The estimate the table shows and its 95 % CI: the median, or for the seed method the
@@ -167,7 +193,7 @@ fn build(run: &RunFile, view: &View) -> (Vec<String>, Vec<Vec<String>>, Vec<Stri
         }
     }
     let width = ctx.width();
-    grid.fit(width, &plain_drop_order(view), 0);
+    grid.fit(width, &plain_drop_order(view, ctx.seed), 0);
     let mut parts = grid.render(ctx.prose().max(grid.total().min(width)), view.color).into_iter();
     let body = blocks.into_iter().map(|b| b.unwrap_or_else(|| parts.next().unwrap_or_default())).collect();
     let notes = ctx.marks.render(run.config.ci_target_rel, &closing_notes(&ctx), ctx.prose(), view.color);
@@ -254,6 +280,8 @@ struct PlainCells {
     about: Cell,
     figure: Cell,
     ci: Cell,
+    /// The median beside the mean (the seed method only).
+    median: Cell,
     min: Cell,
     p99: Cell,
     samples: Cell,
@@ -262,12 +290,16 @@ struct PlainCells {
 }
 
 impl PlainCells {
-    fn into_cells(self, wide: bool) -> Vec<Cell> {
+    fn into_cells(self, wide: bool, seed: bool) -> Vec<Cell> {
         let mut v = vec![self.label];
         if wide {
             v.push(self.about);
         }
-        v.extend([self.figure, self.ci, self.min, self.p99]);
+        v.extend([self.figure, self.ci]);
+        if seed {
+            v.push(self.median);
+        }
+        v.extend([self.min, self.p99]);
         if wide {
             v.push(self.samples);
         }
@@ -283,6 +315,7 @@ fn plain_grid(ctx: &Ctx) -> Grid {
         about: h("what it measures"),
         figure: h(if ctx.seed { "mean" } else { "median" }),
         ci: h("95 % CI"),
+        median: h("median"),
         min: h("min"),
         p99: h("p99"),
         samples: h("samples"),
@@ -293,17 +326,21 @@ fn plain_grid(ctx: &Ctx) -> Grid {
     if ctx.view.wide {
         align.push(Align::Left);
     }
-    align.extend([Align::Right; 4]);
+    align.extend(vec![Align::Right; if ctx.seed { 5 } else { 4 }]);
     if ctx.view.wide {
         align.push(Align::Right);
     }
     align.extend([Align::Left; 2]);
-    Grid::new(vec![head.into_cells(ctx.view.wide)], align)
+    Grid::new(vec![head.into_cells(ctx.view.wide, ctx.seed)], align)
 }
 
-/// p99 first, then min.
-fn plain_drop_order(view: &View) -> Vec<usize> {
-    if view.wide { vec![] } else { vec![4, 3] }
+/// p99 first, then min (the median beside the seed method's mean stays).
+fn plain_drop_order(view: &View, seed: bool) -> Vec<usize> {
+    match (view.wide, seed) {
+        (true, _) => vec![],
+        (false, false) => vec![4, 3],
+        (false, true) => vec![5, 4],
+    }
 }
 
 /// A plain row's lines: a family heading before the family's first row, the row, its
@@ -330,12 +367,14 @@ fn plain_lines(ctx: &mut Ctx, grid: &mut Grid, fams: &Families, r: &Row) {
     match rm.outcome {
         Outcome::Skipped => c.figure = Cell::styled(outcome_text("skipped"), Style::Warn),
         Outcome::Failed => c.figure = Cell::styled(outcome_text("failed"), Style::Bad),
+        Outcome::Interrupted => c.figure = Cell::styled(outcome_text("interrupted"), Style::Bad),
         Outcome::Ok => c.check = Cell::plain("ok"),
         Outcome::CheckFailed => c.check = Cell::styled(outcome_text("FAILED"), Style::Bad),
         Outcome::Unchecked => c.check = Cell::plain(outcome_text("unchecked")),
     }
-    c.flags = Cell::styled(refs(&flags), Style::Warn);
-    grid.push(Line::Cells(c.into_cells(ctx.view.wide)));
+    let worst = rm.flags.iter().map(|m| m.key.style()).find(|s| *s == Style::Bad).unwrap_or(Style::Warn);
+    c.flags = Cell::styled(refs(&flags), worst);
+    grid.push(Line::Cells(c.into_cells(ctx.view.wide, ctx.seed)));
     breakdown_lines(ctx, grid, r);
     if let Some(t) = &r.tail {
         let v = |x| r.unit.format(x);
@@ -363,6 +402,7 @@ fn figures(r: &Row, seed: bool) -> PlainCells {
         let (point, ci) = location(s, seed);
         c.figure = v(point);
         c.ci = Cell::plain(plus_minus(point, ci, r.unit));
+        c.median = v(s.median);
         c.min = v(s.min);
         c.p99 = v(s.p99);
         c.samples = Cell::plain(format!("{} × {}", fmt_count(s.n as u64), fmt_count(r.iterations_per_sample)));
@@ -377,7 +417,7 @@ fn figures(r: &Row, seed: bool) -> PlainCells {
             c.ci = Cell::plain(format!("(|x| < {})", r.unit.format(bound)));
         }
     }
-    if r.summary.is_none() && r.derived.is_none() && !matches!(r.status, Status::Skipped | Status::Failed) {
+    if r.summary.is_none() && r.derived.is_none() && r.status.measured() {
         c.figure = Cell::plain("-");
     }
     c
@@ -396,11 +436,12 @@ fn breakdown_lines(ctx: &Ctx, grid: &mut Grid, r: &Row) {
                 label: Cell::styled(format!("  └ {}", st.name), Style::Dim),
                 figure: v(point),
                 ci: Cell::styled(plus_minus(point, ci, r.unit), Style::Dim),
+                median: v(s.median),
                 min: v(s.min),
                 p99: v(s.p99),
                 ..Default::default()
             };
-            grid.push(Line::Cells(c.into_cells(ctx.view.wide)));
+            grid.push(Line::Cells(c.into_cells(ctx.view.wide, ctx.seed)));
         }
         return;
     }
@@ -434,11 +475,16 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
     let run = ctx.run;
     let mut out = Vec::new();
     if run.results.iter().any(|r| r.summary.is_some()) {
-        let of = if ctx.seed { "mean (method seed: single operations, as the papers)" } else { "median" };
-        out.push(format!(
-            "± is the half-width of the 95 % CI of the {of}, relative to it; min and p99 are of samples, each the mean of a \
-             batch of operations, not of single operations (--tail adds those); docs/results.md"
-        ));
+        let text = if ctx.seed {
+            "method seed: each sample is one operation, as in the papers, and the figure is their mean; the 95 % CI is \
+             the mean's, relative to it: ± x % when neither end lies farther than x %, −a/+b % each end when they lie \
+             at unequal distances; median, min and p99 are of the same single operations; docs/results.md"
+        } else {
+            "the 95 % CI is the median's, relative to it: ± x % when neither end lies farther than x %, −a/+b % each \
+             end when they lie at unequal distances; min and p99 are of samples, each the mean of a batch of \
+             operations, not of single operations (--tail adds those); docs/results.md"
+        };
+        out.push(text.into());
     }
     if let Some(why) = &run.timer.fallback_reason {
         out.push(format!("timer: the cycle counter was not used: {why}"));
@@ -473,8 +519,12 @@ pub fn row_line(row: &Row, width: usize) -> String {
     };
     let seed = row.method == Method::Seed;
     let (figure, tail) = match (&row.fit, row.status) {
-        (_, Status::Skipped | Status::Failed) => {
-            let word = if row.status == Status::Skipped { "skipped" } else { "failed" };
+        (_, Status::Skipped | Status::Failed | Status::Interrupted) => {
+            let word = match row.status {
+                Status::Skipped => "skipped",
+                Status::Interrupted => "interrupted",
+                _ => "failed",
+            };
             (String::new(), format!("{word}: {}", row.reason.as_deref().unwrap_or("no reason recorded")))
         }
         (Some(fit), _) => (sweep::fit_summary(fit), String::new()),
@@ -517,12 +567,12 @@ pub fn row_line(row: &Row, width: usize) -> String {
     abbreviate(line.trim_end(), width)
 }
 
-/// A row's markers in words, for [`row_line`]: `CHECK FAILED`, `ci-wide`, `drift −12 %`.
+/// A row's markers in words, for [`row_line`]: `check-failed`, `ci-wide`, `drift −12 %`.
 fn words(row: &Row) -> Vec<String> {
     let rm = marks::of(row);
     let mut out = Vec::new();
     match rm.outcome {
-        Outcome::CheckFailed => out.push("CHECK FAILED".to_string()),
+        Outcome::CheckFailed => out.push(crate::model::Flag::CheckFailed.label().to_string()),
         Outcome::Unchecked => out.push("unchecked".into()),
         _ => {}
     }

@@ -74,7 +74,10 @@ fn the_default_run_tells_its_story_compactly() {
     assert!(out.contains("ipc.pipe (thread cross +6.1 %"), "{out}");
     // A failed check is said in the check column and explained below, with what was seen.
     assert!(lines.iter().any(|l| l.starts_with("space.eventfd") && l.contains("FAILED")), "{out}");
-    assert!(out.contains("space.eventfd: quartiles -12.2 % / +5.5 %"), "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("space.eventfd: quartiles -12.2 % / +5.5 %"), "{out}");
+    // Lopsided intervals say each end, never a half-width wider than the lower end allows.
+    assert!(lines.iter().any(|l| l.starts_with("syscall.null ") && l.contains("−1.2/+24 %")), "{out}");
 }
 
 #[test]
@@ -201,10 +204,10 @@ fn a_row_line_summarises_a_result_within_the_width() {
         run.results.iter().find(|r| r.id == id && r.params.get("placement").is_none_or(|p| p == place)).expect("a row")
     };
     let line = row_line(find("ipc.pipe", "cross_cpu"), 100);
-    assert_eq!(line, "ipc.pipe 0 B thread cross  6.201 µs ± 7.5 %  ci-wide unstable drift +6.1 %");
+    assert_eq!(line, "ipc.pipe 0 B thread cross  6.201 µs −6.3/+8.7 %  ci-wide unstable drift +6.1 %");
     assert_eq!(row_line(find("harness.empty", ""), 100), "harness.empty  0.000 ns ± 0 %");
     let space = row_line(find("space.eventfd", ""), 100);
-    assert_eq!(space, "space.eventfd  264.2 B ± 10 %  CHECK FAILED");
+    assert_eq!(space, "space.eventfd  264.2 B −13/+7.5 %  check-failed");
     let uffd = run.results.iter().find(|r| r.id == "txn.begin" && r.status == Status::Skipped).expect("uffd");
     let skipped = row_line(uffd, 60);
     assert!(skipped.starts_with("txn.begin uffd writes  skipped: uffd detection"), "{skipped}");
@@ -225,4 +228,66 @@ fn a_row_line_summarises_a_result_within_the_width() {
 fn print_fixture() {
     let width = std::env::var("OSPRIM_WIDTH").ok().and_then(|w| w.parse().ok()).unwrap_or(100);
     print!("{}", render(&fixture(), &view(width)));
+}
+
+#[test]
+fn lopsided_intervals_print_each_end_and_symmetric_ones_a_half_width() {
+    // The interval users saw as `± 251 %`.
+    assert_eq!(plus_minus(91.2, [91.1, 548.8], Unit::Ns), "−0.11/+502 %");
+    assert_eq!(plus_minus(100.0, [95.8, 104.2], Unit::Ns), "± 4.2 %");
+    assert_eq!(plus_minus(100.0, [95.5, 104.1], Unit::Ns), "± 4.5 %", "within 10 % of each other: the farther end");
+    assert_eq!(plus_minus(100.0, [99.96, 100.08], Unit::Ns), "± 0.08 %", "both ends within 1 %");
+    assert_eq!(plus_minus(100.0, [98.0, 112.0], Unit::Ns), "−2.0/+12 %");
+    assert_eq!(plus_minus(100.0, [101.0, 105.0], Unit::Ns), "+1.0/+5.0 %", "a point outside its interval says so");
+    assert_eq!(plus_minus(100.0, [100.0, 100.0], Unit::Ns), "± 0 %");
+    assert_eq!(plus_minus(0.0, [-1.0, 1.0], Unit::Ns), "± 1.000 ns");
+    assert!(plus_minus(0.0, [0.0, 0.4], Unit::Ns).starts_with('['), "{}", plus_minus(0.0, [0.0, 0.4], Unit::Ns));
+    assert_eq!(plus_minus(f64::NAN, [0.0, 1.0], Unit::Ns), "-");
+    // The real default run has no half-width wider than its lower end allows.
+    let out = render(&fixture(), &View { wide: true, ..view(100) });
+    for l in out.lines() {
+        if let Some(at) = l.find("± ") {
+            let pct: String = l[at + 2..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            assert!(pct.parse::<f64>().map_or(true, |p| p < 100.0), "{l}");
+        }
+    }
+}
+
+#[test]
+fn the_seed_method_shows_the_median_beside_the_mean() {
+    let mut run = crate::report::tests::run_file(false);
+    run.config.method = Method::Seed;
+    run.results.iter_mut().for_each(|r| r.method = Method::Seed);
+    let out = render(&run, &view(100));
+    let head = out.lines().find(|l| l.starts_with("benchmark")).expect("a header");
+    let cols: Vec<&str> = head.split_whitespace().collect();
+    let at = |name: &str| cols.iter().position(|c| *c == name).unwrap_or_else(|| panic!("{name} in {head}"));
+    assert!(at("mean") < at("median") && at("median") < at("min"), "{head}");
+    let getpid = run.results.iter().find(|r| r.id == "syscall.getpid").expect("getpid");
+    let median = getpid.unit.format(getpid.summary.as_ref().expect("a summary").median);
+    let line = out.lines().find(|l| l.starts_with("syscall.getpid")).expect("its line");
+    assert!(line.contains(&median), "{line}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("the figure is their mean; the 95 % CI is the mean's"), "{out}");
+    assert!(!out.contains("CI target"), "no target under the seed method: {out}");
+    let adaptive = render(&crate::report::tests::run_file(false), &view(100));
+    let head = adaptive.lines().find(|l| l.starts_with("benchmark")).expect("a header");
+    assert_eq!(head.split_whitespace().filter(|c| *c == "median").count(), 1, "{head}");
+}
+
+#[test]
+fn a_row_cut_off_by_ctrl_c_reads_interrupted() {
+    let mut run = crate::report::tests::run_file(true);
+    let r = &mut run.results[1];
+    r.status = Status::Interrupted;
+    r.summary = None;
+    r.flags.clear();
+    r.reason = Some("Ctrl-C arrived before enough samples for a figure (1 taken)".into());
+    let out = render(&run, &view(100));
+    let id = run.results[1].id.clone();
+    assert!(out.lines().any(|l| l.starts_with(&id) && l.contains("interrupted¹")), "{out}");
+    assert!(out.contains("¹ interrupted: Ctrl-C arrived before enough samples"), "{out}");
+    assert!(!out.to_lowercase().contains("failed"), "{out}");
+    let line = row_line(&run.results[1], 100);
+    assert!(line.contains("interrupted: Ctrl-C arrived"), "{line}");
 }

@@ -114,7 +114,7 @@ pub(super) fn rows() -> Vec<Row> {
     let thread = measured("ctx.thread", "switch between two threads", same.clone(), 1000.0, 30.0);
     out.push(thread);
     let mut process = measured("ctx.process", "switch between two processes", same.clone(), 1300.0, 40.0);
-    process.status = Status::Flagged;
+    process.status = Status::Untrustworthy;
     process.flags = vec![Flag::CiTargetMissed, Flag::Unstable, Flag::CheckFailed];
     process.validation = Validation::from_checks(vec![
         Check::new("one switch per message", "2 switches per round trip", "2.4 switches per round trip", false),
@@ -197,7 +197,7 @@ pub(crate) fn run_file(partial: bool) -> RunFile {
         results.truncate(2);
         results[1].stop = Some(StopReason::Interrupted);
         results[1].flags.push(Flag::Interrupted);
-        results[1].status = Status::Flagged;
+        results[1].status = Status::Untrustworthy;
     }
     RunFile {
         schema: crate::model::SCHEMA,
@@ -311,7 +311,7 @@ fn csv_uses_the_result_files_names_and_one_column_per_parameter() {
     let skipped = records.iter().find(|r| &r[col("id")] == "fault.uffd").expect("skipped row");
     assert_eq!(&skipped[col("verdict")], "not_validated");
     let process = records.iter().find(|r| &r[col("id")] == "ctx.process").expect("flagged row");
-    assert_eq!(&process[col("flags")], "ci_target_missed unstable check_failed");
+    assert_eq!(&process[col("flags")], "ci-wide unstable check-failed");
     assert_eq!(&process[col("placement")], "same_cpu");
     let stages: Vec<&::csv::StringRecord> = records.iter().filter(|r| !r[col("stage")].is_empty()).collect();
     assert_eq!(stages.iter().map(|r| &r[col("stage")]).collect::<Vec<_>>(), ["user", "slab"]);

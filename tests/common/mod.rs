@@ -148,7 +148,7 @@ pub fn fitted_row(run: &osprim::model::RunFile) -> osprim::model::Row {
     r.cycles = None;
     r.samples.clear();
     r.flags = vec![osprim::model::Flag::Nonlinear];
-    r.status = Status::Flagged;
+    r.status = Status::Advisory;
     let point = |size_bytes, median_ns: f64| SweepPoint {
         size_bytes,
         median_ns,
