@@ -14,8 +14,10 @@
 //! binds the thread that installs it and what it starts), and times the loop again.
 //!
 //! Then `osprim run --quick` measures a few rows bound by a system call and a few with none
-//! in their timed region, once plainly and once under the filter, and `osprim compare` must
-//! call at least 90 % of the first slower and none of the second slower or faster. No
+//! in their timed region, plainly, under the filter, under the filter, plainly, and `osprim
+//! compare` (first against second, fourth against third) must call at least 90 % of the first
+//! rows slower, and none of the second slower (or faster) in both orders: a drift of the
+//! shared machine during the test moves the two comparisons in opposite directions. No
 //! absolute time is asserted; the test skips (saying why) where seccomp filters cannot be
 //! installed.
 
@@ -129,50 +131,59 @@ fn a_seccomp_filter_that_slows_every_system_call_is_found_by_compare() {
     );
     assert!(slowed > 1.5 * plain, "the filter must slow a system call by half at least: {plain} -> {slowed}");
 
+    // Plain, slowed, slowed, plain: a drift of the machine during the test moves the two
+    // comparisons in opposite directions, the filter moves both the same way.
     let dir = tempfile::tempdir().unwrap();
-    let (base, slow) = (dir.path().join("base.json"), dir.path().join("slow.json"));
-    run(&base, false);
-    run(&slow, true);
-    let out = Command::cargo_bin("osprim")
-        .unwrap()
-        .arg("compare")
-        .arg(&base)
-        .arg(&slow)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("compare's JSON");
-    let rows = v[0]["comparison"]["compared"].as_array().expect("compared rows").clone();
-    let verdict = |id: &str| -> Vec<(String, f64, Value)> {
+    let files: Vec<_> =
+        ["base1", "slow1", "slow2", "base2"].iter().map(|n| dir.path().join(format!("{n}.json"))).collect();
+    for (f, slowed) in files.iter().zip([false, true, true, false]) {
+        run(f, slowed);
+    }
+    let verdicts = |base: &std::path::Path, slow: &std::path::Path| -> Vec<Value> {
+        let out = Command::cargo_bin("osprim")
+            .unwrap()
+            .arg("compare")
+            .arg(base)
+            .arg(slow)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("compare's JSON");
+        v[0]["comparison"]["compared"].as_array().expect("compared rows").clone()
+    };
+    let pairs = [verdicts(&files[0], &files[1]), verdicts(&files[3], &files[2])];
+    let verdict = |rows: &[Value], id: &str| -> Vec<String> {
         rows.iter()
             .filter(|r| r["id"] == id)
             .map(|r| {
-                (
-                    r["verdict"].as_str().unwrap_or("").to_string(),
+                eprintln!(
+                    "{id}: {}, ratio {:.3} {}",
+                    r["verdict"],
                     r["ratio"].as_f64().unwrap_or(f64::NAN),
-                    r["ratio_ci95"].clone(),
-                )
+                    r["ratio_ci95"]
+                );
+                r["verdict"].as_str().unwrap_or("").to_string()
             })
             .collect()
     };
-    let mut slower = 0;
-    let mut affected = 0;
-    for id in AFFECTED {
-        for (v, ratio, ci) in verdict(id) {
-            eprintln!("{id}: {v}, ratio {ratio:.3} {ci}");
-            affected += 1;
-            slower += usize::from(v == "slower");
+    let (mut slower, mut affected) = (0, 0);
+    for rows in &pairs {
+        for id in AFFECTED {
+            for v in verdict(rows, id) {
+                affected += 1;
+                slower += usize::from(v == "slower");
+            }
         }
     }
-    assert!(affected >= AFFECTED.len(), "every affected row compared: {rows:?}");
+    assert!(affected >= 2 * AFFECTED.len(), "every affected row compared: {pairs:?}");
     assert!(10 * slower >= 9 * affected, "{slower} of {affected} affected rows called slower");
     for id in UNAFFECTED {
-        let found = verdict(id);
-        assert!(!found.is_empty(), "{id} compared");
-        for (v, ratio, ci) in found {
-            eprintln!("{id}: {v}, ratio {ratio:.3} {ci}");
-            assert!(v != "slower" && v != "faster", "{id} has no system call in its timed region, called {v}");
+        let (first, second) = (verdict(&pairs[0], id), verdict(&pairs[1], id));
+        assert!(!first.is_empty() && !second.is_empty(), "{id} compared");
+        for dir in ["slower", "faster"] {
+            let both = first.iter().any(|v| v == dir) && second.iter().any(|v| v == dir);
+            assert!(!both, "{id} has no system call in its timed region, called {dir} in both orders");
         }
     }
 }
