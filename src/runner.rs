@@ -1033,4 +1033,3 @@ mod tests {
         assert!(!items.iter().any(|i| book.settled_in(i, 0)));
     }
 }
-

@@ -181,6 +181,7 @@ pub(crate) fn below_resolution_pair() -> (RunFile, RunFile) {
     d.derived = Some(Derived {
         formula: "ctx.process − ctx.thread".into(),
         estimate: Estimate { point: 9.6, ci95: [-1.2, 20.0] },
+        below_resolution: true,
     });
     (base, new)
 }
