@@ -380,7 +380,7 @@ fn run_peer(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &Ato
 }
 
 /// osprim's figure for the pair, ns, and notes on its row; or why there is none.
-fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<((f64, [f64; 2]), Vec<String>), String> {
+fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<(Stat, Vec<String>), String> {
     let cfg = RunConfig {
         patterns: Vec::new(),
         sampler: pair.sampler.clone(),
@@ -425,8 +425,11 @@ fn matches_only(row: &Row, only: &Only) -> bool {
     only.params.iter().all(|(k, v)| row.params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v)))
 }
 
+/// A statistic of osprim's, ns, and its 95 % interval.
+type Stat = (f64, [f64; 2]);
+
 /// The statistic of a measured row and its 95 % interval, with a note when it is flagged.
-fn figure(row: &Row, statistic: Statistic) -> Result<((f64, [f64; 2]), Vec<String>), String> {
+fn figure(row: &Row, statistic: Statistic) -> Result<(Stat, Vec<String>), String> {
     if matches!(row.status, Status::Skipped | Status::Failed) {
         return Err(format!("osprim's {}: {}", row.id, row.reason.clone().unwrap_or_else(|| "not measured".into())));
     }

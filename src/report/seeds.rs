@@ -1235,12 +1235,15 @@ struct SummaryRatios<'a> {
 /// A change of a row in one kind: ratio with its interval, reading and kind.
 type Picked = Option<(Option<Interval>, Reading, Change)>;
 
+/// How to pick one kind of change from a row, and its name.
+type PickKind = (fn(&SeedRow) -> Picked, &'static str);
+
 /// The ratios the summary of a paper rests on, in time where there are times, else in
 /// cycles, else in memory: conclusive rows only (better, worse, ≈ same), over distinct
 /// figures of today's; rows whose conditions differ, inconclusive ones and those below
 /// resolution are left out and counted.
 fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
-    let kinds: [(fn(&SeedRow) -> Picked, &'static str); 3] = [
+    let kinds: [PickKind; 3] = [
         (|r| r.change().filter(|c| c.2 == Change::Time), "in time"),
         (SeedRow::change_cycles, "in cycles"),
         (|r| r.change().filter(|c| c.2 == Change::Memory), "in memory"),
