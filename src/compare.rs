@@ -29,7 +29,7 @@
 //! the first, and the command refuses it unless told to go on. Every difference in method,
 //! budget, rounds, CI target, CPU placement, build and machine is listed ([`differences`]).
 //!
-//! **Marks.** A row whose self-check failed, or which was flagged `busy_cpu` or `interrupted`,
+//! **Marks.** A row whose self-check failed, or which was flagged `busy-cpu` or `interrupted`,
 //! in either run, carries [`Mark`]s; [`Comparison::gate`] treats marked rows as [`Gate`] says.
 
 use crate::model::{Flag, Method, Params, Row, RunFile, Unit};

@@ -15,7 +15,7 @@
 //! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
 //! ratio), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
 //! `no_change`, `inconclusive`, `below_resolution`), `no_ratio` (`below_resolution`,
-//! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check_failed", "in":
+//! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check-failed", "in":
 //! "new"}]`, `in` one of `base`, `new`, `both`) and `param_differences` (`what`, `base`,
 //! `new`). CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
 
@@ -112,7 +112,7 @@ pub fn marks_text(c: &Compared) -> String {
     parts.join(", ")
 }
 
-/// Marks for programs: `check_failed:new;busy_cpu:both`.
+/// Marks for programs: `check-failed:new;busy-cpu:both`.
 fn marks_code(c: &Compared) -> String {
     c.marks
         .iter()

@@ -223,7 +223,7 @@ fn result(doc: &mut Doc, i: usize, row: &Row) {
 fn problems(doc: &mut Doc, row: &Row) {
     let verdict = match row.validation.verdict {
         Verdict::Validated => "validated: every check passed",
-        Verdict::Failed => "CHECK FAILED: the figure may not measure what it claims",
+        Verdict::Failed => "check-failed: the figure may not measure what it claims",
         Verdict::NotValidated => "not validated: no check could be made",
     };
     let class = if row.validation.verdict == Verdict::Failed { "warn" } else { "checks" };

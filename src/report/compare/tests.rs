@@ -92,14 +92,14 @@ fn json_csv_and_markdown_carry_the_same_fields() {
     ] {
         assert!(getpid.get(key).is_some(), "JSON lacks {key}: {getpid}");
     }
-    assert_eq!(getpid["marks"], serde_json::json!([{"flag": "busy_cpu", "in": "new"}]));
+    assert_eq!(getpid["marks"], serde_json::json!([{"flag": "busy-cpu", "in": "new"}]));
     let csv = render(all, Format::Csv, &view()).unwrap();
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     assert_eq!(reader.headers().unwrap().iter().collect::<Vec<_>>(), CSV_COLUMNS);
     let head = reader.headers().unwrap().clone();
     let record = reader.records().map(Result::unwrap).find(|r| &r[2] == "syscall.getpid").unwrap();
     let col = |name: &str| head.iter().position(|h| h == name).unwrap();
-    assert_eq!(&record[col("marks")], "busy_cpu:new");
+    assert_eq!(&record[col("marks")], "busy-cpu:new");
     assert_eq!(record[col("ratio")].parse::<f64>().unwrap(), getpid["ratio"].as_f64().unwrap());
     let md = render(all, Format::Markdown, &view()).unwrap();
     assert!(md.contains("| benchmark | base | new | ratio | 95 % CI | verdict | marks |"), "{md}");

@@ -46,7 +46,7 @@ fn skipped_and_failed_rows_are_listed_with_their_reasons_and_flags_and_failed_ch
     assert!(not.contains("failed") && not.contains("mq_open: too many open files"));
     let results = section(&h, "results");
     assert!(results.contains("flag unstable:") && results.contains("flag ci-wide:"), "flags in words");
-    assert!(results.contains("CHECK FAILED"));
+    assert!(results.contains("check-failed: the figure"));
     let derived = section(&h, "derived");
     assert!(derived.contains("ctx.address_space") && derived.contains("ctx.process − ctx.thread"), "{derived}");
     let toc = &h[h.find("<nav").unwrap()..h.find("</nav>").unwrap()];
