@@ -663,7 +663,11 @@ fn pair(
             .ok_or_else(|| "no positive median in the base run".to_string())?,
         _ => ratio_of(&fnew.value, &fb.value).ok_or_else(|| "no ratio of the two figures".to_string())?,
     };
-    if ratio.degenerate() {
+    // Counts and sizes that came out the same in every sample of both runs (an ELF section's
+    // bytes, a structure's size) are exact: the same figure is no change, and another is a
+    // change of exactly that ratio. A time never is: its zero width says nothing of a run.
+    let exact = n.unit != Unit::Ns && fb.value.degenerate() && fnew.value.degenerate();
+    if ratio.degenerate() && !exact {
         c.no_ratio = Some(NoRatio::ZeroWidth);
         return Ok(c);
     }

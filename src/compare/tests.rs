@@ -253,19 +253,28 @@ fn seed_rows_are_never_called_faster_or_slower() {
 }
 
 #[test]
-fn a_zero_width_interval_gives_no_ratio() {
-    let mut base = with_samples(run_file(false), 1, |_| 1.0);
-    let mut new = base.clone();
-    for (run, v) in [(&mut base, 440.0), (&mut new, 480.0)] {
-        let r = run.results.iter_mut().find(|r| r.id == "space.eventfd").unwrap();
-        r.samples = vec![v; 300];
-        r.summary.as_mut().unwrap().median = v;
-        r.summary.as_mut().unwrap().median_ci95 = [v, v];
-    }
-    let c = compare(&base, &new, DEFAULT_NOISE, 7);
-    let r = find(&c, "space.eventfd");
+fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly() {
+    let zero_width = |id: &str, a: f64, b: f64| {
+        let mut base = with_samples(run_file(false), 1, |_| 1.0);
+        let mut new = base.clone();
+        for (run, v) in [(&mut base, a), (&mut new, b)] {
+            let r = run.results.iter_mut().find(|r| r.id == id).unwrap();
+            r.samples = vec![v; 300];
+            r.summary.as_mut().unwrap().median = v;
+            r.summary.as_mut().unwrap().median_ci95 = [v, v];
+        }
+        find(&compare(&base, &new, DEFAULT_NOISE, 7), id).clone()
+    };
+    // A time: its zero width says nothing of how a run varies.
+    let r = zero_width("syscall.getpid", 100.0, 120.0);
     assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Inconclusive, Some(NoRatio::ZeroWidth), None));
-    assert_eq!((r.base_value, r.new_value), (440.0, 480.0));
+    assert_eq!((r.base_value, r.new_value), (100.0, 120.0));
+    // Bytes that every sample of both runs gave exactly: the same is no change, another a
+    // change of exactly that ratio.
+    let r = zero_width("space.eventfd", 440.0, 440.0);
+    assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::NoChange, None, Some(1.0)));
+    let r = zero_width("space.eventfd", 440.0, 480.0);
+    assert_eq!((r.verdict, r.ratio, r.ratio_ci95), (Verdict::Slower, Some(480.0 / 440.0), Some([480.0 / 440.0; 2])));
 }
 
 #[test]
