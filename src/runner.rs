@@ -173,7 +173,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         Book { slots: Vec::new(), store, observer, rounds: cfg.rounds, budget_s: cfg.budget_s, executions_started: 0 };
     let probe_cpu = |before_round: usize, run: &mut RunFile, book: &mut Book| {
         let before_round = u16::try_from(before_round).unwrap_or(u16::MAX);
-        let probe = crate::availability::probe(&timer, chosen.cpu, before_round, crate::availability::WINDOW);
+        let probe = crate::availability::probe_settled(&timer, chosen.cpu, before_round, crate::availability::WINDOW);
         if let Some(store) = book.store.as_mut() {
             store.append(&Record::Probe { probe: probe.clone() });
         }
