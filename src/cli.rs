@@ -251,6 +251,9 @@ Examples:
         /// Where to write the HTML page (absent, or a regular file; `-`: stdout).
         #[arg(long, value_name = "FILE", required = true)]
         html: PathBuf,
+        /// With --compare: compare runs of different methods, or cold against warm, instead of refusing.
+        #[arg(long)]
+        allow_mismatch: bool,
     },
     /// osprim's figures beside perf bench's and cyclictest's, measured peer–osprim–peer on one CPU.
     #[command(after_help = "\
@@ -519,8 +522,8 @@ impl Cli {
                 present: present(&p, false, false),
             },
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
-            Some(Command::Report { result, compare, noise, html }) => {
-                Cmd::Report { result, base: compare, noise: noise / 100.0, html, quiet: global.quiet }
+            Some(Command::Report { result, compare, noise, html, allow_mismatch }) => {
+                Cmd::Report { result, base: compare, noise: noise / 100.0, html, allow_mismatch, quiet: global.quiet }
             }
             Some(Command::Crosscheck { cpu, quick, strict, present: p }) => {
                 Cmd::Crosscheck { cpu, quick, present: present(&p, strict, false) }

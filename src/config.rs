@@ -101,6 +101,8 @@ pub enum Command {
         noise: f64,
         /// Where the page goes (`-`: stdout).
         html: PathBuf,
+        /// Compare runs that do not compare (methods, cold against warm) instead of refusing.
+        allow_mismatch: bool,
         /// Say nothing on stderr when done.
         quiet: bool,
     },

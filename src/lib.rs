@@ -85,8 +85,8 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Compare { results, noise, gate, allow_mismatch, present } => {
             compare(&results, noise, gate, allow_mismatch, &present)
         }
-        Command::Report { result, base, noise, html, quiet } => {
-            report_html(&result, base.as_deref(), noise, &html, quiet)
+        Command::Report { result, base, noise, html, allow_mismatch, quiet } => {
+            report_html(&result, base.as_deref(), noise, &html, allow_mismatch, quiet)
         }
         Command::Crosscheck { cpu, quick, present } => crosscheck(crosscheck::Settings { cpu, quick }, &present),
         Command::Completions { shell } => {
@@ -413,13 +413,31 @@ fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &P
 
 /// `osprim report --html`: the page of `path` (compared with `base`), written to `html`. The
 /// target is checked before anything is read, and written atomically.
-fn report_html(path: &Path, base: Option<&Path>, noise: f64, html: &Path, quiet: bool) -> Result<ExitCode> {
+fn report_html(
+    path: &Path,
+    base: Option<&Path>,
+    noise: f64,
+    html: &Path,
+    allow_mismatch: bool,
+    quiet: bool,
+) -> Result<ExitCode> {
     let to_stdout = html.as_os_str() == "-";
     if !to_stdout {
         output::check_target(html).map_err(|e| anyhow::anyhow!(e.to_string().replacen("results", "the report", 1)))?;
     }
     let new = read_result(path)?;
     let base_run = base.map(read_result).transpose()?;
+    // Runs that do not compare are refused as `osprim compare` refuses them.
+    if let (Some(b), Some(bp), false) = (&base_run, base, allow_mismatch)
+        && let Some(why) = compare::mismatch(b, &new)
+    {
+        return Err(config::UsageError(format!(
+            "{} against {}: {why}; --allow-mismatch compares them anyway",
+            path.display(),
+            bp.display()
+        ))
+        .into());
+    }
     let named = base_run.as_ref().zip(base).map(|(b, bp)| report::compare::Named {
         base_name: bp.display().to_string(),
         new_name: path.display().to_string(),

@@ -163,6 +163,20 @@ fn a_seed_run_against_an_adaptive_one_is_refused_unless_allowed() {
     }
     let what: Vec<&str> = c["differences"].as_array().unwrap().iter().filter_map(|d| d["what"].as_str()).collect();
     assert!(what.contains(&"config.method"), "{what:?}");
+
+    // The HTML report's comparison refuses them alike, and writes nothing.
+    let page = dir.path().join("page.html");
+    let out = osprim().arg("report").arg(&b).arg("--compare").arg(&a).arg("--html").arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("different methods") && err.contains("--allow-mismatch"), "{err}");
+    assert!(!page.exists());
+    let mut allowed = osprim();
+    allowed.arg("report").arg(&b).arg("--compare").arg(&a).arg("--html").arg(&page).arg("--allow-mismatch");
+    let out = allowed.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"));
 }
 
 #[test]
