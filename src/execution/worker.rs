@@ -97,9 +97,8 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
     crate::placement::pin(request.cpu).map_err(|e| WorkerError::System(e.to_string()))?;
 
     // ---- The timer of this round: built here, and only here. ----
-    // The run's clock and frequency (no 50 ms calibration per worker), this process's own
-    // overhead, read cost and step. (Lead: wire the overhead calibration through the
-    // sampler's path, `crate::bench::calibrate_overhead` or its like, at this one place.)
+    // The run's clock, frequency and counter step (no 50 ms calibration per worker); the
+    // overheads this process subtracts are its own, calibrated below after the warm-up.
     let (timer, timer_info) =
         crate::timer::reuse(&request.timer).unwrap_or_else(|| (crate::timer::detect().0, request.timer.clone()));
     let method = request.visits.first().map_or(Method::Adaptive, |v| v.cfg.method);

@@ -23,7 +23,15 @@ pub fn lines(run: &RunFile, width: usize) -> Vec<(String, bool)> {
         (format!("Linux {}", m.kernel.release), 3),
         (virt, 2),
     ];
+    // What was subtracted: each round's own calibration when the run kept them (the loop
+    // shape's, which every `Ctx::iter` sample loses), else the one taken at start-up.
+    let by_round: Vec<f64> = t.overhead_by_round.iter().map(|o| o.subtracted_loop_ns).collect();
+    let (lo, hi) = by_round.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
     let overhead = match (run.config.method, t.overhead_mean_ns) {
+        _ if !by_round.is_empty() && hi - lo > 0.005 => {
+            format!("overhead {}–{} per round subtracted from each sample", fmt_ns(lo), fmt_ns(hi))
+        }
+        _ if !by_round.is_empty() => format!("overhead {} subtracted from each sample", fmt_ns(lo)),
         (Method::Seed, Some(mean)) => format!("overhead {} (mean) subtracted from each sample", fmt_ns(mean)),
         _ => format!("overhead {} subtracted from each sample", fmt_ns(t.overhead_ns)),
     };

@@ -283,27 +283,18 @@ pub fn detect_with(facts: &CounterFacts) -> (Timer, TimerInfo) {
     (timer, info)
 }
 
-/// The timer of a worker process (`execution`): the clock and frequency the run chose
-/// (`info`, from [`detect`] in the parent: the 50 ms calibration is not redone), with its
-/// overhead, read cost and step measured afresh in this process. `None` when `info` holds no
-/// usable frequency.
+/// The timer of a worker process (`execution`): the clock, frequency, counter step and read
+/// cost the run measured (`info`, from [`detect`] in the parent; none of it is measured again).
+/// Its overheads are the parent's only until the worker calibrates its own, through the
+/// sampler's path (`bench::overhead`), which is what every sample then loses. `None` when
+/// `info` holds no usable frequency.
 pub fn reuse(info: &TimerInfo) -> Option<(Timer, TimerInfo)> {
     if !(info.freq_hz.is_finite() && info.freq_hz > 0.0) {
         return None;
     }
     let timer = Timer::with_scale(info.kind, 1e9 / info.freq_hz);
-    let costs = measure_costs(&timer);
-    let timer = Timer::with_overheads(timer, costs.overhead_median, costs.overhead_mean);
-    let info = TimerInfo {
-        overhead_ns: timer.ticks_to_ns(costs.overhead_median),
-        overhead_ticks: costs.overhead_median,
-        overhead_mean_ns: Some(timer.ticks_to_ns(costs.overhead_mean)),
-        overhead_mean_ticks: Some(costs.overhead_mean),
-        resolution_ns: timer.ticks_to_ns(costs.step),
-        read_cost_ns: Some(timer.ticks_to_ns(costs.read_cost)),
-        ..info.clone()
-    };
-    Some((timer, info))
+    let mean = info.overhead_mean_ticks.unwrap_or(info.overhead_ticks);
+    Some((Timer::with_overheads(timer, info.overhead_ticks, mean), info.clone()))
 }
 
 /// Uses the stated frequency when it agrees with calibration within 1 %, else calibration.
