@@ -204,7 +204,34 @@ pub fn summarize_rounds(
             .map(|l| l.to_vec())
             .unwrap_or_default(),
     };
-    Ok(describe(&pooled, &sorted, median_ci, mean_ci, Some(structure)))
+    let mut summary = describe(&pooled, &sorted, median_ci, mean_ci, Some(structure));
+    let quantum = sample_quantum(&sorted).unwrap_or(step);
+    summary.median_ci95_ns = at_least_quantum(summary.median_ci95_ns, summary.median_ns, quantum);
+    summary.mean_ci95_ns = at_least_quantum(summary.mean_ci95_ns, summary.mean_ns, quantum);
+    Ok(summary)
+}
+
+/// The finest step the samples show: the smallest gap between two distinct sample values
+/// (`sorted` ascending; gaps within floating-point rounding of the values do not count), or
+/// `None` when all samples are equal.
+pub fn sample_quantum(sorted: &[f64]) -> Option<f64> {
+    sorted
+        .windows(2)
+        .map(|w| (w[1] - w[0], w[1].abs().max(w[0].abs())))
+        .filter(|&(gap, scale)| gap > scale * 1e-12)
+        .map(|(gap, _)| gap)
+        .min_by(f64::total_cmp)
+}
+
+/// `ci` around `estimate`, widened to at least ±`quantum`/2: samples that move in steps of
+/// `quantum` cannot place a statistic more finely than that, however alike the rounds are
+/// (three rounds with the same quantised median would otherwise give an interval of no width,
+/// a promise of certainty no measurement makes).
+fn at_least_quantum(ci: [f64; 2], estimate: f64, quantum: f64) -> [f64; 2] {
+    if !(quantum.is_finite() && quantum > 0.0 && estimate.is_finite()) {
+        return ci;
+    }
+    [ci[0].min(estimate - quantum / 2.0), ci[1].max(estimate + quantum / 2.0)]
 }
 
 /// The point statistics of `sorted` (the same samples as `time_order`, ascending), with the
@@ -384,6 +411,23 @@ mod tests {
         let text = serde_json::to_string(&s).unwrap();
         let back: Summary = serde_json::from_str(&text).expect("null reads back as NaN");
         assert!(back.structure.unwrap().rounds[1].median_ns.is_nan());
+    }
+
+    #[test]
+    fn rounds_with_the_same_quantised_median_still_give_an_interval_of_one_step() {
+        // Three rounds of values on a 0.25 grid, each with the same median: the bootstrap alone
+        // finds no uncertainty at all.
+        let round: Vec<f64> = (0..60).map(|i| if i % 10 == 0 { 100.25 } else { 100.0 }).collect();
+        let s = summarize_rounds(&[&round, &round, &round], Some(&[0, 0, 0]), 200, 1, 10.0).unwrap();
+        assert_eq!(s.median_ns, 100.0);
+        assert_eq!(s.median_ci95_ns, [99.875, 100.125], "±half the step the samples show");
+        assert!(s.mean_ci95_ns[1] - s.mean_ci95_ns[0] >= 0.25);
+        // All samples equal: the clock's step is the finest step there is.
+        let flat = vec![7.0; 40];
+        let s = summarize_rounds(&[&flat, &flat], Some(&[0, 0]), 200, 1, 0.5).unwrap();
+        assert_eq!(s.median_ci95_ns, [6.75, 7.25]);
+        assert_eq!(sample_quantum(&[1.0, 1.0, 1.5, 3.0]), Some(0.5));
+        assert_eq!(sample_quantum(&[2.0, 2.0]), None);
     }
 
     #[test]
