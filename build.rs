@@ -1,101 +1,33 @@
-//! Build script: records the build (git commit, rustc version, profile) and builds, with rustc
-//! alone, the small programs the binary carries inside itself: the probe library `lib.dlopen`
-//! loads, the initialising library of `lib.dlopen.init`, the `read` interposer of
-//! `interpose.preload`, the helper executable both of those measure in, and the static
-//! program `process.*_exec` and `process.posix_spawn` start (`probe/`).
+//! Build script: records the build (git commit, rustc version, profile) for the result file.
+//!
+//! The commit is the last one that changed osprim's code (its crates, the binary's sources, the
+//! manifests and data), with `-dirty` when the code differs from it: a commit that changes only
+//! documentation builds the same binary and records the same commit, so it recompiles nothing.
+//! The script re-runs when HEAD moves or the code changes, never on other changes to the index.
 
 use std::env;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Command;
 
+/// What the recorded commit covers.
+const CODE: &[&str] = &["src", "crates", "Cargo.toml", "Cargo.lock", "build.rs"];
+
 fn main() {
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-
-    // Each artefact is built with rustc alone and carried inside the binary (include_bytes!
-    // of the path in its env variable). A failed build leaves an empty placeholder, and the
-    // benchmarks that need it are skipped with the reason.
-    let artefacts = [
-        (
-            "probe/osprim_probe.rs",
-            "cdylib",
-            "osprim_probe",
-            "libosprim_probe.so",
-            "OSPRIM_PROBE_SO",
-            "lib.dlopen, lib.dlclose",
-            &[][..],
-        ),
-        (
-            "probe/osprim_init.rs",
-            "cdylib",
-            "osprim_init",
-            "libosprim_init.so",
-            "OSPRIM_INIT_SO",
-            "lib.dlopen.init",
-            &[][..],
-        ),
-        (
-            "probe/osprim_interpose.rs",
-            "cdylib",
-            "osprim_interpose",
-            "libosprim_interpose.so",
-            "OSPRIM_INTERPOSE_SO",
-            "interpose.preload",
-            &[][..],
-        ),
-        (
-            "probe/osprim_helper.rs",
-            "bin",
-            "osprim_helper",
-            "osprim_helper",
-            "OSPRIM_HELPER_BIN",
-            "interpose.preload, lib.dlopen.init",
-            &[][..],
-        ),
-        // A static program without libc: `_start` exits with 42.
-        (
-            "probe/osprim_exit.rs",
-            "bin",
-            "osprim_exit",
-            "osprim_exit",
-            "OSPRIM_EXIT_BIN",
-            "process.fork_exec, process.vfork_exec, process.posix_spawn",
-            &[
-                "-C",
-                "relocation-model=static",
-                "-C",
-                "link-arg=-nostartfiles",
-                "-C",
-                "link-arg=-nostdlib",
-                "-C",
-                "link-arg=-static",
-            ][..],
-        ),
-    ];
-    for (src, crate_type, name, file, var, users, extra) in artefacts {
-        println!("cargo:rerun-if-changed={src}");
-        let path = out.join(file);
-        let status = Command::new(&rustc)
-            .args(["--crate-type", crate_type, "--edition", "2021", "-C", "opt-level=2", "-C", "panic=abort"])
-            .args(extra)
-            .args(["-C", "strip=symbols", "--crate-name", name, "-o"])
-            .arg(&path)
-            .arg(src)
-            .status();
-        if !matches!(status, Ok(s) if s.success()) {
-            std::fs::write(&path, b"").expect("write an empty placeholder");
-            println!("cargo:warning=could not build {src}; {users} will be skipped");
-        }
-        println!("cargo:rustc-env={var}={}", path.display());
-    }
-
     let version = Command::new(&rustc).arg("--version").output().ok();
     let version = version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     println!("cargo:rustc-env=OSPRIM_RUSTC_VERSION={}", version.unwrap_or_else(|| "unknown".into()));
-    let commit = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok();
-    let commit = commit.filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let dirty = Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]).output().ok();
-    let dirty = dirty.map(|o| !o.stdout.is_empty()).unwrap_or(false);
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .args(CODE)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["log", "-1", "--format=%h", "--abbrev=12", "--"]).filter(|c| !c.is_empty());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--"]).is_some_and(|s| !s.is_empty());
     let commit = match commit {
         Some(c) if dirty => format!("{c}-dirty"),
         Some(c) => c,
@@ -103,6 +35,18 @@ fn main() {
     };
     println!("cargo:rustc-env=OSPRIM_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=OSPRIM_PROFILE={}", env::var("PROFILE").unwrap_or_else(|_| "unknown".into()));
+    for path in CODE {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    // HEAD, and the branch it names (a commit moves the branch, not HEAD).
     println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/index");
+    if let Ok(head) = std::fs::read_to_string(".git/HEAD")
+        && let Some(branch) = head.trim().strip_prefix("ref: ")
+    {
+        let loose = Path::new(".git").join(branch);
+        if loose.exists() {
+            println!("cargo:rerun-if-changed={}", loose.display());
+        }
+        println!("cargo:rerun-if-changed=.git/packed-refs");
+    }
 }

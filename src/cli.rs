@@ -5,10 +5,10 @@
 use crate::config::{
     self, Command as Cmd, DEFAULT_SWEEP, Format, Only, Output, Present, RunConfig, TAIL_SAMPLES, View,
 };
-use crate::model::Method;
-use crate::sampler::SamplerConfig;
-use crate::{report, seeds, terminal};
+use crate::{seeds, terminal};
+use bench::sampler::SamplerConfig;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use model::Method;
 use std::path::PathBuf;
 
 /// osprim measures what operating-system primitives cost on this machine, with confidence
@@ -506,7 +506,7 @@ impl Cli {
             }) => Cmd::Compare {
                 results,
                 noise: noise / 100.0,
-                gate: fail_on_regression.map(|pct| crate::compare::Gate {
+                gate: fail_on_regression.map(|pct| analysis::compare::Gate {
                     regression: pct / 100.0,
                     inconclusive_fails: fail_on_inconclusive,
                     untrustworthy: untrustworthy.into(),
@@ -543,7 +543,7 @@ fn seeds_only() -> Vec<Only> {
         .flat_map(|f| seeds::target(f).wants().into_iter().chain(seeds::beside(f).into_iter().map(|b| b.1)));
     for want in wants {
         let params: Vec<(String, String)> = want.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let ids: Vec<&str> = match crate::registry::DERIVED.iter().find(|d| d.id == want.id) {
+        let ids: Vec<&str> = match bench::registry::DERIVED.iter().find(|d| d.id == want.id) {
             Some(d) => d.sources(),
             None => vec![want.id],
         };
@@ -620,12 +620,12 @@ pub enum UntrustworthyArg {
     Judge,
 }
 
-impl From<UntrustworthyArg> for crate::compare::Untrustworthy {
+impl From<UntrustworthyArg> for analysis::compare::Untrustworthy {
     fn from(a: UntrustworthyArg) -> Self {
         match a {
-            UntrustworthyArg::Skip => crate::compare::Untrustworthy::Skip,
-            UntrustworthyArg::Fail => crate::compare::Untrustworthy::Fail,
-            UntrustworthyArg::Judge => crate::compare::Untrustworthy::Judge,
+            UntrustworthyArg::Skip => analysis::compare::Untrustworthy::Skip,
+            UntrustworthyArg::Fail => analysis::compare::Untrustworthy::Fail,
+            UntrustworthyArg::Judge => analysis::compare::Untrustworthy::Judge,
         }
     }
 }
@@ -715,10 +715,10 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 }
 
 /// `--db`, or the default SQLite file in the results directory.
-fn history_location(db: Option<&str>) -> crate::history::Location {
+fn history_location(db: Option<&str>) -> store::history::Location {
     match db {
-        Some(s) => crate::history::Location::parse(s),
-        None => crate::history::Location::default_in(std::path::Path::new(crate::config::RESULTS_DIR)),
+        Some(s) => store::history::Location::parse(s),
+        None => store::history::Location::default_in(std::path::Path::new(crate::config::RESULTS_DIR)),
     }
 }
 

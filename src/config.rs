@@ -2,7 +2,7 @@
 //! line. Nothing here knows how it was parsed (no clap below `cli.rs`); the runner and the
 //! reporters take these types.
 
-use crate::sampler::SamplerConfig;
+use bench::sampler::SamplerConfig;
 use std::path::PathBuf;
 
 /// A usage mistake (exit status 2): an unknown benchmark, a bad value.
@@ -29,7 +29,7 @@ pub enum Command {
         /// A saved run each result is compared with.
         baseline: Option<PathBuf>,
         /// Where the saved run is recorded (`None`: not recorded).
-        history: Option<crate::history::Location>,
+        history: Option<store::history::Location>,
     },
     /// List the benchmarks matching any of the patterns (all without one).
     List {
@@ -65,7 +65,7 @@ pub enum Command {
         /// Noise threshold (0.02 = 2 %).
         noise: f64,
         /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it.
-        gate: Option<crate::compare::Gate>,
+        gate: Option<analysis::compare::Gate>,
         /// Compare runs of different methods, or cold against warm, instead of refusing.
         allow_mismatch: bool,
         /// How.
@@ -76,7 +76,7 @@ pub enum Command {
         /// Ids to show (all without one).
         patterns: Vec<String>,
         /// The database.
-        location: crate::history::Location,
+        location: store::history::Location,
         /// Result files to record first.
         import: Option<PathBuf>,
         /// Change points per series instead of every run.
@@ -215,7 +215,7 @@ pub enum Output {
     None,
 }
 
-pub use crate::report::{Format, View};
+pub use report::{Format, View};
 
 /// Single-operation samples per benchmark over the run with `--tail` (time permitting: they
 /// take at most a quarter of each round).

@@ -9,7 +9,7 @@
 //! mean where the peer prints a mean (`perf bench`), the median where one can be had
 //! (cyclictest's histogram). The ratio is osprim ÷ the mean of the peer's two runs, with a 95 %
 //! interval: osprim's interval of its statistic over the peer's, the range of its two runs
-//! ([`crate::stats::reading::ratio_of`]). It is read by the rules of [`crate::stats::reading`]
+//! ([`stats::reading::ratio_of`]). It is read by the rules of [`stats::reading`]
 //! against ±10 %: "within ±10 %" when the whole interval lies within, flagged "beyond ±10 %"
 //! only when the whole interval lies beyond, "inconclusive" when it straddles. A peer whose two
 //! runs differ by more than 10 % is flagged too: the machine changed level between them, so the
@@ -23,13 +23,13 @@ pub mod parse;
 pub mod peer;
 
 use crate::config::{Only, Output, RunConfig};
-use crate::model::crosscheck::{Agreement, Comparison, CrossRow, Crosscheck, Outcome, Statistic, TOLERANCE};
-use crate::model::{Row, Status};
-use crate::sampler::SamplerConfig;
-use crate::stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
 use anyhow::Result;
+use bench::sampler::SamplerConfig;
+use model::crosscheck::{Agreement, Comparison, CrossRow, Crosscheck, Outcome, Statistic, TOLERANCE};
+use model::{Row, Status};
 use parse::ParseError;
 use peer::Tool;
+use stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -217,7 +217,7 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
         },
     };
     let mut timer_sampler = SamplerConfig { rounds: 1, ..sampler.clone() };
-    timer_sampler.budget_s = s.timer_loops as f64 * crate::bench::timer_wake::DEFAULT_INTERVAL_US as f64 / 1e6;
+    timer_sampler.budget_s = s.timer_loops as f64 * bench::timer_wake::DEFAULT_INTERVAL_US as f64 / 1e6;
     let mut cyclic_args = strings(&["-m", "-i1000", "-t1", "-q", "--laptop", "-h", "1000"]);
     cyclic_args.extend(["-l".into(), n(s.timer_loops), "-a".into(), n(cpu as u64)]);
     cyclic_args.insert(1, if realtime { "-p95".into() } else { "--policy=other".into() });
@@ -303,8 +303,8 @@ fn first_online_cpu(fallback: usize) -> usize {
 
 /// Whether this process may switch a thread to `SCHED_FIFO` 95 (tried on a throwaway thread).
 fn realtime_permitted() -> bool {
-    use crate::sys::timer::{Policy, PolicyGuard};
-    let p = Policy { policy: libc::SCHED_FIFO, priority: crate::bench::timer_wake::FIFO_PRIORITY };
+    use sys::timer::{Policy, PolicyGuard};
+    let p = Policy { policy: libc::SCHED_FIFO, priority: bench::timer_wake::FIFO_PRIORITY };
     std::thread::spawn(move || PolicyGuard::switch(p).is_ok()).join().unwrap_or(false)
 }
 
@@ -415,14 +415,14 @@ fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<(Stat, 
         let took = took.map(|n| n.to_string()).unwrap_or_else(|| "an unknown count of".into());
         notes.push(format!(
             "osprim took {took} wake-ups against the peer's {want} ({} set?)",
-            crate::bench::timer_wake::LOOPS_ENV
+            bench::timer_wake::LOOPS_ENV
         ));
     }
     Ok((value, notes))
 }
 
 fn matches_only(row: &Row, only: &Only) -> bool {
-    only.params.iter().all(|(k, v)| row.params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v)))
+    only.params.iter().all(|(k, v)| row.params.get(k).is_some_and(|x| model::vocab::param_is(x, v)))
 }
 
 /// A statistic of osprim's, ns, and its 95 % interval.
@@ -489,8 +489,8 @@ fn cross(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &Atomic
 
 /// Runs every pair on the chosen CPU, peer–osprim–peer, and returns the rows.
 pub fn run(settings: &Settings, interrupt: &AtomicBool) -> Result<Crosscheck> {
-    let chosen = crate::placement::choose(settings.cpu).map_err(|e| match e {
-        crate::placement::PlacementError::NotAllowed { .. } => {
+    let chosen = platform::placement::choose(settings.cpu).map_err(|e| match e {
+        platform::placement::PlacementError::NotAllowed { .. } => {
             anyhow::Error::new(crate::config::UsageError(e.to_string()))
         }
         other => anyhow::Error::new(other),
@@ -589,7 +589,7 @@ mod tests {
     #[test]
     fn every_pair_names_a_registered_benchmark_and_the_peer_statistic() {
         for p in pairs(1, 0, false, false) {
-            assert!(crate::registry::find(&p.only.id).is_some(), "{}", p.only.id);
+            assert!(bench::registry::find(&p.only.id).is_some(), "{}", p.only.id);
             let want = if p.tool == peer::CYCLICTEST { Statistic::Median } else { Statistic::Mean };
             assert_eq!(p.statistic, want, "{}", p.primitive);
         }
@@ -609,7 +609,7 @@ mod tests {
         std::fs::write(&fake, "#!/bin/sh\necho 'Unable to change scheduling policy!' >&2\nexit 1\n").unwrap();
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         let tools = Tools { taskset: Ok(taskset), perf: Err(String::new()), cyclictest: Ok(fake), perf_version: None };
-        let cpu = crate::sys::cpu::allowed_cpus()[0];
+        let cpu = sys::cpu::allowed_cpus()[0];
         let timer = pairs(cpu, cpu, true, false).into_iter().find(|p| p.tool == peer::CYCLICTEST).unwrap();
         let never = AtomicBool::new(false);
         assert_eq!(run_peer(&timer, &tools, cpu, true, &never), Err(REALTIME_REFUSED.to_string()));

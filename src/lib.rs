@@ -9,37 +9,31 @@
 //! imports nothing; [`cli`] is the only module that knows clap.
 #![deny(unsafe_code)]
 
-pub mod analyse;
-pub mod availability;
-pub mod bench;
 pub mod cli;
-pub mod compare;
 pub mod config;
 pub mod crosscheck;
-pub mod derive;
-pub mod domain;
-pub mod env;
 pub mod execution;
-pub mod history;
-pub mod interrupt;
-pub mod journal;
-pub mod model;
-pub mod output;
 pub mod panics;
-pub mod placement;
 pub mod progress;
-pub mod registry;
-pub mod report;
 pub mod runner;
-pub mod rvm;
-pub mod sampler;
-pub mod scratch;
-pub mod seeds;
-pub mod stats;
-pub mod store;
-pub mod sys;
 pub mod terminal;
-pub mod timer;
+
+/// This binary's build, as the result file records it.
+pub fn build_info() -> model::BuildInfo {
+    model::BuildInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        commit: env!("OSPRIM_GIT_COMMIT").into(),
+        rustc: env!("OSPRIM_RUSTC_VERSION").into(),
+        profile: env!("OSPRIM_PROFILE").into(),
+    }
+}
+
+// The layers the commands use, by the names the commands know them by.
+use analysis::{analyse, compare};
+use bench::registry;
+use papers as seeds;
+use platform::{env, interrupt, placement, timer};
+use store::{history, journal, output};
 
 use anyhow::{Context, Result};
 use config::{Command, EXIT_CHECK_FAILED, EXIT_ERROR, Format, Present, RunConfig};
@@ -314,7 +308,7 @@ fn show_env(format: Format) -> Result<ExitCode> {
     let machine = env::capture();
     let text = match format {
         Format::Json => serde_json::to_string_pretty(&machine)? + "\n",
-        _ => report::listing::key_values(&machine.fields(), format),
+        _ => report::listing::key_values(&platform::env::display::fields(&machine), format),
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 /// The system allocator with a reserve, so that running out of memory ends a run cleanly.
 #[global_allocator]
-static ALLOCATOR: osprim::sys::reserve::ReserveAlloc = osprim::sys::reserve::ReserveAlloc;
+static ALLOCATOR: sys::reserve::ReserveAlloc = sys::reserve::ReserveAlloc;
 
 fn main() -> ExitCode {
     // A worker process measuring one round of a run (`execution`): before anything else, so

@@ -3,8 +3,8 @@
 //! stderr is a file or a pipe, nothing with `--quiet`. Everything goes to stderr; stdout
 //! keeps the report.
 
-use crate::model::Row;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use model::Row;
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -53,7 +53,7 @@ impl Plan {
 
 /// A budget in seconds with three significant figures at most: `1 s`, `0.543 s`, `0.05 s`.
 fn budget_text(s: f64) -> String {
-    format!("{} s", crate::report::short_number(s))
+    format!("{} s", report::short_number(s))
 }
 
 /// Told what happens as a run goes on.
@@ -89,7 +89,7 @@ pub struct Progress {
     /// The last results, shown under the bar.
     recent: VecDeque<String>,
     /// A saved run each result is compared with (`--baseline`).
-    baseline: Option<std::sync::Arc<crate::model::RunFile>>,
+    baseline: Option<std::sync::Arc<model::RunFile>>,
 }
 
 /// Results shown under the bar on a terminal.
@@ -99,7 +99,7 @@ impl Progress {
     /// Progress on stderr: a bar on a terminal, plain lines otherwise.
     pub fn stderr() -> Progress {
         let terminal = std::io::stderr().is_terminal();
-        let width = terminal_width_of_stderr().unwrap_or(crate::report::WIDTH).max(40);
+        let width = terminal_width_of_stderr().unwrap_or(report::WIDTH).max(40);
         Progress {
             plan: Plan::default(),
             started: Instant::now(),
@@ -114,7 +114,7 @@ impl Progress {
     }
 
     /// Each result also compared with `baseline`, at the end of its line.
-    pub fn with_baseline(mut self, baseline: Option<std::sync::Arc<crate::model::RunFile>>) -> Progress {
+    pub fn with_baseline(mut self, baseline: Option<std::sync::Arc<model::RunFile>>) -> Progress {
         self.baseline = baseline;
         self
     }
@@ -122,12 +122,12 @@ impl Progress {
     /// `  vs base 0.952× faster`, when a baseline has this result.
     fn against_baseline(&self, row: &Row) -> String {
         let Some(base) = &self.baseline else { return String::new() };
-        match crate::compare::compare_row(
+        match analysis::compare::compare_row(
             base,
             row,
-            crate::compare::DEFAULT_NOISE,
-            crate::compare::QUICK_RESAMPLES,
-            crate::analyse::BOOTSTRAP_SEED,
+            analysis::compare::DEFAULT_NOISE,
+            analysis::compare::QUICK_RESAMPLES,
+            analysis::analyse::BOOTSTRAP_SEED,
         ) {
             Ok(c) => format!("  vs base {}", c.brief()),
             Err(_) => String::new(),
@@ -179,7 +179,7 @@ impl Observer for Progress {
         self.plan = plan.clone();
         self.started = Instant::now();
         // One column short of the terminal: a line that fills it would wrap on some terminals.
-        let line = crate::report::wrap_to(&plan.describe(), self.width.min(crate::report::WIDTH) - 1);
+        let line = report::wrap_to(&plan.describe(), self.width.min(report::WIDTH) - 1);
         eprintln!("{}", line.trim_end());
         if self.terminal {
             self.bar = Some(Self::new_bar(plan.visits.max(1)));
@@ -204,7 +204,7 @@ impl Observer for Progress {
             Some(_) => {
                 let vs = self.against_baseline(row);
                 let room = self.width.saturating_sub(4 + vs.chars().count()).max(20);
-                let line = format!("{}{vs}", crate::report::table::row_line(row, room));
+                let line = format!("{}{vs}", report::table::row_line(row, room));
                 if self.recent.len() == RECENT {
                     self.recent.pop_front();
                 }
@@ -217,7 +217,7 @@ impl Observer for Progress {
                 let stamp = format!("[{} {}{eta}]", self.counts(), fmt_duration(self.started.elapsed()));
                 let vs = self.against_baseline(row);
                 let room = self.width.saturating_sub(stamp.chars().count() + 1 + vs.chars().count()).max(20);
-                let line = format!("{}{vs}", crate::report::table::row_line(row, room));
+                let line = format!("{}{vs}", report::table::row_line(row, room));
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "{stamp} {line}");
             }

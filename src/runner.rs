@@ -3,23 +3,23 @@
 //! a full disk or a second signal loses nothing), analyse, and write the result file.
 //! [`finish`] turns the journal of a run that did not end into its result file.
 
-use crate::analyse;
-use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::config::{Only, Output, RunConfig};
 use crate::execution::layout::Layouts;
 use crate::execution::parent::{Event, Launcher, Worker};
 use crate::execution::protocol::{Report, Request, Visit, from_wire};
-use crate::journal::{self, Journal, Record, Rounds};
-use crate::model::{BuildInfo, Execution, Placement, RunFile, SCHEMA};
 use crate::progress::{Observer, Plan};
-use crate::sampler::{Method, SamplerConfig};
-use crate::stats::DEFAULT_RESAMPLES;
-use crate::store::write_result_file;
 use crate::{env, output, placement, registry, timer};
+use analysis::analyse;
 use anyhow::{Context, Result};
+use bench::sampler::{Method, SamplerConfig};
+use bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
+use model::{Execution, Placement, RunFile, SCHEMA};
+use stats::DEFAULT_RESAMPLES;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use store::journal::{self, Journal, Record, Rounds};
+use store::write_result_file;
 
 pub use crate::config::UsageError;
 
@@ -31,7 +31,7 @@ pub struct Finished {
     pub saved_to: Option<PathBuf>,
     /// Whether Ctrl-C cut it short.
     pub interrupted: bool,
-    /// Whether memory ran short and the run stopped early ([`crate::sys::reserve`]).
+    /// Whether memory ran short and the run stopped early ([`sys::reserve`]).
     pub memory_short: bool,
     /// Why the result file could not be saved at the end (the run itself went on and its
     /// results are on stdout).
@@ -62,7 +62,7 @@ fn wanted(only: Option<&[Only]>, id: &str, params: &Params) -> bool {
     let Some(only) = only else { return true };
     only.iter()
         .filter(|o| o.id == id)
-        .any(|o| o.params.iter().all(|(k, v)| params.get(k).is_some_and(|x| crate::model::vocab::param_is(x, v))))
+        .any(|o| o.params.iter().all(|(k, v)| params.get(k).is_some_and(|x| model::vocab::param_is(x, v))))
 }
 
 /// Runs the benchmarks `args.patterns` match, telling `observer` how it goes.
@@ -91,15 +91,15 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     let machine = env::capture();
     let (timer, timer_info) = timer::detect();
     // Room to finish should memory run short (an error here only means no such room).
-    let _ = crate::sys::reserve::arm();
-    let stop = || interrupt.load(Ordering::Relaxed) || crate::sys::reserve::short();
+    let _ = sys::reserve::arm();
+    let stop = || interrupt.load(Ordering::Relaxed) || sys::reserve::short();
     let mut memory_short = false;
-    let scratch = crate::scratch::create().context("cannot create a temporary directory")?;
-    crate::interrupt::remove_on_exit(scratch.path());
+    let scratch = platform::scratch::create().context("cannot create a temporary directory")?;
+    platform::interrupt::remove_on_exit(scratch.path());
 
     let mut run = RunFile {
         schema: SCHEMA,
-        osprim: BuildInfo::current(),
+        osprim: crate::build_info(),
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),
         finished_utc: None,
         partial: true,
@@ -173,7 +173,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         Book { slots: Vec::new(), store, observer, rounds: cfg.rounds, budget_s: cfg.budget_s, executions_started: 0 };
     let probe_cpu = |before_round: usize, run: &mut RunFile, book: &mut Book| {
         let before_round = u16::try_from(before_round).unwrap_or(u16::MAX);
-        let probe = crate::availability::probe_settled(&timer, chosen.cpu, before_round, crate::availability::WINDOW);
+        let probe =
+            platform::availability::probe_settled(&timer, chosen.cpu, before_round, platform::availability::WINDOW);
         if let Some(store) = book.store.as_mut() {
             store.append(&Record::Probe { probe: probe.clone() });
         }
@@ -248,7 +249,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             // Visits a worker did not settle (all of them, when none could start).
             let left: Vec<Item> = items.into_iter().filter(|i| !book.settled_in(i, round)).collect();
             // This round's overheads, calibrated beside its benchmarks (`bench::overhead`).
-            let overhead = crate::bench::overhead::calibrate_overhead(&timer);
+            let overhead = bench::overhead::calibrate_overhead(&timer);
             ctx.use_overhead(overhead, cfg.method);
             let record = overhead.record(&timer, round, cfg.method);
             let exec = Execution {
@@ -280,7 +281,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             break;
         }
     }
-    memory_short |= crate::sys::reserve::short();
+    memory_short |= sys::reserve::short();
     if !stop() {
         probe_cpu(rounds, &mut run, &mut book);
     }
@@ -300,8 +301,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             None => analyse_rounds(&s.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES),
         })
         .collect();
-    crate::availability::mark_busy_rows(&mut run.results, &measured_rounds, &run.availability, cfg.rounds.max(1));
-    crate::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
+    platform::availability::mark_busy_rows(&mut run.results, &measured_rounds, &run.availability, cfg.rounds.max(1));
+    analysis::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
     // An interrupted run did not finish: it has no end time (docs/results.md).
     run.partial = interrupted || memory_short;
     run.finished_utc = finished_utc;
@@ -310,7 +311,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         Some(store) => store.close(&run),
         None => (None, None),
     };
-    crate::interrupt::forget(scratch.path());
+    platform::interrupt::forget(scratch.path());
     drop(scratch);
     Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
 }
@@ -412,7 +413,7 @@ fn in_workers(
             heap_offset_bytes: layout.heap_offset_bytes,
             heap_blocks: layout.heap_blocks,
             randomize_va_space,
-            aslr_restored: crate::sys::worker::randomization_off(),
+            aslr_restored: sys::worker::randomization_off(),
             ..Execution::default()
         };
         let mut worker = match Worker::start(launcher, &layout, &base.scratch, &request) {
@@ -670,7 +671,7 @@ impl Store {
         }
         // A second signal ends the run at once: the result file is then made from the journal.
         let (result, resamples) = (path.to_path_buf(), INTERIM_RESAMPLES);
-        crate::interrupt::on_second_signal(Box::new(move || {
+        platform::interrupt::on_second_signal(Box::new(move || {
             let _ = finish_journal(&result, resamples, false);
         }));
         Ok(store)
@@ -703,7 +704,7 @@ impl Store {
     /// Writes the result file; the journal goes once it is saved, and stays if it is not.
     /// Returns where the results were saved, or why they could not be.
     fn close(self, run: &RunFile) -> (Option<PathBuf>, Option<String>) {
-        crate::interrupt::clear_second_signal();
+        platform::interrupt::clear_second_signal();
         match write_result_file(&self.path, run) {
             Ok(()) => {
                 let _ = self.journal.remove();
@@ -727,13 +728,13 @@ pub fn assemble(run: &mut RunFile, rounds: &[Rounds], resamples: usize) {
     run.results =
         rounds.iter().map(|r| analyse_rounds(r, &run.config, &run.timer, run.placement.cpu, resamples)).collect();
     let measured_rounds: Vec<usize> = rounds.iter().map(|r| r.outcomes.len()).collect();
-    crate::availability::mark_busy_rows(
+    platform::availability::mark_busy_rows(
         &mut run.results,
         &measured_rounds,
         &run.availability,
         run.config.rounds.max(1),
     );
-    crate::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
+    analysis::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
 }
 
 /// Makes the result file of a run that did not end from its journal (`osprim finish`), and
@@ -775,7 +776,7 @@ struct Slot {
     /// Time its rounds took so far (set-up included).
     spent: std::time::Duration,
     /// Its result row, once final.
-    row: Option<crate::model::Row>,
+    row: Option<model::Row>,
     /// The last round it has an outcome of.
     last_round: Option<usize>,
 }
@@ -831,14 +832,14 @@ impl Slot {
             .filter(|m| !m.samples.per_op_ns.is_empty())
             .map(|m| {
                 let mut v = m.samples.per_op_ns.clone();
-                crate::stats::median_in_place(&mut v)
+                stats::median_in_place(&mut v)
             })
             .collect();
         if medians.len() < 2 {
             return 0.0;
         }
-        let mean = crate::stats::summary::mean(&medians);
-        let sd = crate::stats::summary::sample_stddev(&medians, mean);
+        let mean = stats::summary::mean(&medians);
+        let sd = stats::summary::sample_stddev(&medians, mean);
         if mean.abs() > 0.0 && sd.is_finite() { sd / mean.abs() } else { 0.0 }
     }
 }
@@ -846,11 +847,11 @@ impl Slot {
 /// The result row of everything measured for one benchmark and parameter set.
 fn analyse_rounds(
     r: &Rounds,
-    cfg: &crate::model::SamplerSettings,
+    cfg: &model::SamplerSettings,
     timer: &timer::TimerInfo,
     cpu: usize,
     resamples: usize,
-) -> crate::model::Row {
+) -> model::Row {
     let mut row = analyse::rounds_row(&r.id, &r.about, r.params.clone(), &r.outcomes, cfg, timer, resamples);
     row.notes.extend(r.notes.iter().cloned());
     if r.steal_jiffies > 0 {
@@ -883,20 +884,20 @@ fn visit_label(id: &str, params: &Params) -> String {
 mod tests {
     use super::*;
     use crate::execution::protocol::{Ready, encode, to_wire};
-    use crate::sampler::Samples;
+    use bench::sampler::Samples;
 
     fn run_file() -> RunFile {
         RunFile {
             schema: SCHEMA,
-            osprim: BuildInfo::current(),
+            osprim: crate::build_info(),
             started_utc: "2026-11-27T00:00:00Z".into(),
             finished_utc: None,
             partial: true,
             command: vec!["osprim".into()],
             config: SamplerConfig::quick().record(),
             placement: Placement { cpu: 0, chosen_by: "test".into(), allowed_cpus: vec![0], cpu_pair: None },
-            timer: crate::timer::TimerInfo::for_tests(),
-            machine: crate::model::Machine::default(),
+            timer: platform::timer::TimerInfo::for_tests(),
+            machine: model::Machine::default(),
             results: Vec::new(),
             availability: Vec::new(),
             executions: Vec::new(),
@@ -949,14 +950,14 @@ mod tests {
             sizes: None,
             scratch: scratch.to_path_buf(),
             virtualized: false,
-            timer: crate::timer::TimerInfo::for_tests(),
+            timer: platform::timer::TimerInfo::for_tests(),
             visits: Vec::new(),
         }
     }
 
     #[test]
     fn a_dead_worker_fails_the_visit_it_was_measuring_and_another_takes_the_rest() {
-        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let _serial = bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
         let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
         let mut book = Book {
@@ -1005,7 +1006,7 @@ mod tests {
 
     #[test]
     fn a_program_that_is_no_worker_makes_the_run_measure_in_its_own_process() {
-        let _serial = crate::bench::testing::serial(); // a fork disturbs fault counting
+        let _serial = bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
         let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
         let mut book = Book {

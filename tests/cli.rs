@@ -305,7 +305,7 @@ fn signal_keeps_partial_results_and_cleans_up(signal: nix::sys::signal::Signal, 
     );
     let ids: std::collections::HashSet<&str> =
         v["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
-    assert!(!ids.is_empty() && ids.len() < osprim::registry::all().len(), "some but not all benchmarks: {ids:?}");
+    assert!(!ids.is_empty() && ids.len() < bench::registry::all().len(), "some but not all benchmarks: {ids:?}");
     assert_eq!(tmp_entries(work.path()), vec!["partial.json".to_string()], "no temporary file or journal left");
     assert!(
         tmp_entries(private_tmp.path()).is_empty(),
@@ -497,14 +497,14 @@ fn empty_patterns_name_nothing() {
 fn result_files_of_schemas_1_and_2_still_read() {
     for (file, schema) in [("schema1.json", 1), ("schema2.json", 2)] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
-        let run = osprim::model::read_result_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let run = model::read_result_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(run.schema, 4, "{file} is read as the current schema");
         let space = run.results.iter().find(|r| r.id == "space.eventfd").unwrap();
-        assert_eq!(space.unit, osprim::model::Unit::Bytes, "{file}: params.unit = bytes became the row's unit");
+        assert_eq!(space.unit, model::Unit::Bytes, "{file}: params.unit = bytes became the row's unit");
         assert!(!space.params.contains_key("unit"), "{file}");
         assert!(space.summary.as_ref().is_some_and(|s| s.median > 0.0 && s.median < 10_000.0), "{file}");
         let null = run.results.iter().find(|r| r.id == "syscall.null").unwrap();
-        assert_eq!(null.unit, osprim::model::Unit::Ns);
+        assert_eq!(null.unit, model::Unit::Ns);
         assert!(!null.samples.is_empty());
         if schema == 1 {
             assert!(null.flags.is_empty() && null.notes.iter().any(|n| n.contains("drift")), "{:?}", null.notes);

@@ -6,14 +6,14 @@
 
 mod common;
 
-use osprim::model::{Row, RunFile, Status, Summary, SweepFit, Unit};
-use osprim::report::{View, csv, latex, markdown};
+use model::{Row, RunFile, Status, Summary, SweepFit, Unit};
+use report::{View, csv, latex, markdown};
 use serde_json::Value;
 use std::path::Path;
 
 fn fixture() -> RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
-    let mut run = osprim::model::read_result_file(&path).expect("the fixture reads");
+    let mut run = model::read_result_file(&path).expect("the fixture reads");
     run.results.push(common::fitted_row(&run));
     run
 }

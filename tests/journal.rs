@@ -32,7 +32,7 @@ fn start_long_run(result: &Path, tmp: &Path) -> Child {
 
 /// Waits (at most a minute) until the journal of `result` holds `n` measurements.
 fn wait_for_outcomes(result: &Path, n: usize) {
-    let journal = osprim::journal::path_for(result);
+    let journal = store::journal::path_for(result);
     let count = || std::fs::read_to_string(&journal).map(|j| j.matches("{\"kind\":\"outcome\"").count()).unwrap_or(0);
     let deadline = Instant::now() + Duration::from_secs(60);
     while count() < n && Instant::now() < deadline {
@@ -128,7 +128,7 @@ fn finish_refuses_what_is_not_a_journal() {
     for content in
         [&b""[..], b"not json\n", b"{\"kind\":\"slot\",\"row\":0}\n", b"{\"kind\":\"start\",\"journal\":99}\n"]
     {
-        std::fs::write(osprim::journal::path_for(&result), content).unwrap();
+        std::fs::write(store::journal::path_for(&result), content).unwrap();
         let out = Command::new(bin()).arg("finish").arg(&result).env("RUST_BACKTRACE", "1").output().unwrap();
         assert_eq!(out.status.code(), Some(1));
         let stderr = String::from_utf8_lossy(&out.stderr);

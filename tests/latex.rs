@@ -5,7 +5,7 @@
 //! on PATH (Debian: `apt-get install texlive-latex-base texlive-latex-recommended`), the test
 //! says so on stderr and passes.
 
-use osprim::report::{View, latex};
+use report::{View, latex};
 use std::path::Path;
 use std::process::Command;
 
@@ -52,14 +52,14 @@ fn the_latex_export_compiles_with_pdflatex() {
         return;
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
-    let mut run = osprim::model::read_result_file(&path).expect("the fixture reads");
+    let mut run = model::read_result_file(&path).expect("the fixture reads");
     let plain = latex::render(&run, &View::default());
     compile("default", &plain).unwrap_or_else(|e| panic!("{e}"));
 
     let mut odd = run.results[0].clone();
     odd.id = "odd.row_with-specials".into();
     odd.params.insert("text".into(), serde_json::json!("a\\b & 5 % $x# _ {y} ~ ^ <|> \"q\" µs −1 → ≈ ☃ é --cpu"));
-    odd.status = osprim::model::Status::Failed;
+    odd.status = model::Status::Failed;
     odd.reason = Some("100 % of {calls} failed: errno #22 & \\n ~ ^_^ ≥ 2 × 3 — …".into());
     odd.summary = None;
     run.results.push(odd);
@@ -78,7 +78,7 @@ fn the_papers_latex_compiles_with_every_reading() {
         return;
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
-    let mut run = osprim::model::read_result_file(&path).expect("the fixture reads");
+    let mut run = model::read_result_file(&path).expect("the fixture reads");
     let mut set = |id: &str, mean: f64, ci: [f64; 2]| {
         for r in run.results.iter_mut().filter(|r| r.id == id) {
             let s = r.summary.as_mut().expect("measured");
@@ -90,7 +90,7 @@ fn the_papers_latex_compiles_with_every_reading() {
     set("id.exe_name", 12_500.0, [12_300.0, 12_700.0]);
     for all_rows in [false, true] {
         let view = View { all_rows, ..View::default() };
-        let tex = osprim::report::render_papers(&run, osprim::report::Format::Latex, &view).expect("LaTeX");
+        let tex = report::render_papers(&run, report::Format::Latex, &view).expect("LaTeX");
         assert!(tex.contains("below resolution") && tex.contains("inconclusive [") && tex.contains("$\\approx$ same"));
         compile(if all_rows { "papers-all" } else { "papers" }, &tex).unwrap_or_else(|e| panic!("{e}"));
     }

@@ -1,4 +1,4 @@
-//! Crash test of `osprim::rvm`: a child process runs random transactions on a segment and is
+//! Crash test of `rvm`: a child process runs random transactions on a segment and is
 //! killed with SIGKILL — after a random delay, or at an injected point inside a commit — and
 //! the parent recovers the segment and checks it against a model.
 //!
@@ -33,7 +33,7 @@
 //! to tens of ms, most of it the random delay before the kill, so 500 rounds are well under a
 //! minute per mode on two cores).
 
-use osprim::rvm::{CrashPoint, Detection, Error, Options, Segment, Stage, Tracking};
+use rvm::{CrashPoint, Detection, Error, Options, Segment, Stage, Tracking};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -451,7 +451,7 @@ fn crash_rounds(dir: &Path, options: Options, rounds: usize) -> Result<(), Strin
          {} times (recovered applied {}, not applied {}); {} injected crashes",
         options.detection,
         options.tracking,
-        osprim::rvm::filesystem_of(dir).kind,
+        rvm::filesystem_of(dir).kind,
         start.elapsed().as_secs_f64(),
         t.commits,
         t.aborts,

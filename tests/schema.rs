@@ -1,6 +1,6 @@
 //! `docs/result.schema.json` (JSON Schema, draft 2020-12) describes the result file as serde
 //! writes it: the real default run (`tests/fixtures/default-run.json`), the hand-made run of
-//! the report tests (their JSON snapshots, `src/report/snapshots/*json*.snap`, which the
+//! the report tests (their JSON snapshots, `crates/report/src/snapshots/*json*.snap`, which the
 //! `report::tests::json*` tests keep equal to the run serialized) and the fixture with a
 //! two-segment sweep fit and a tail added here all validate against it. Every object of the
 //! schema forbids properties it does not list (`additionalProperties: false`), so a field added
@@ -14,7 +14,7 @@
 
 mod common;
 
-use osprim::model::{RunFile, Tail};
+use model::{RunFile, Tail};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -160,14 +160,14 @@ fn validate(schema: &Value, doc: &Value) -> (Vec<String>, BTreeSet<String>) {
 
 /// The JSON body of an insta snapshot.
 fn snapshot(name: &str) -> Value {
-    let path = root().join("src/report/snapshots").join(name);
+    let path = root().join("crates/report/src/snapshots").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let body = text.splitn(3, "---\n").nth(2).expect("an insta snapshot: header, then body");
     serde_json::from_str(body).expect("the snapshot is JSON")
 }
 
 fn fixture() -> RunFile {
-    osprim::model::read_result_file(&root().join("tests/fixtures/default-run.json")).expect("the fixture reads")
+    model::read_result_file(&root().join("tests/fixtures/default-run.json")).expect("the fixture reads")
 }
 
 /// The fixture with what it lacks: a row with single-operation percentiles, a sweep's fitted
@@ -188,7 +188,7 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     run.results.push(tail);
     run.results.push(fit);
     if run.timer.overhead_by_round.is_empty() {
-        run.timer.overhead_by_round.push(osprim::model::RoundOverhead {
+        run.timer.overhead_by_round.push(model::RoundOverhead {
             round: 0,
             loop_ticks: 49.0,
             loop_mean_ticks: 50.2,
@@ -199,7 +199,7 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
         });
     }
     if run.availability.is_empty() {
-        run.availability.push(osprim::model::Probe {
+        run.availability.push(model::Probe {
             before_round: 0,
             cpu: 1,
             window_ns: 25e6,
@@ -209,7 +209,7 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
         });
     }
     if run.executions.is_empty() {
-        use osprim::model::Execution;
+        use model::Execution;
         let worker = Execution {
             round: 0,
             pid: 4242,
@@ -247,8 +247,8 @@ fn documents() -> Vec<(&'static str, Value)> {
     vec![
         ("tests/fixtures/default-run.json", serde_json::to_value(fixture()).expect("JSON")),
         ("the fixture with a fit and a tail", serde_json::to_value(fixture_with_a_fit_and_a_tail()).expect("JSON")),
-        ("the hand-made run", snapshot("osprim__report__tests__json.snap")),
-        ("the hand-made partial run", snapshot("osprim__report__tests__json_reads_back_and_partial_json.snap")),
+        ("the hand-made run", snapshot("osprim_report__tests__json.snap")),
+        ("the hand-made partial run", snapshot("osprim_report__tests__json_reads_back_and_partial_json.snap")),
     ]
 }
 
@@ -286,7 +286,7 @@ fn the_result_files_validate_against_the_schema() {
 fn the_schema_is_draft_2020_12_and_uses_only_the_keywords_checked() {
     let schema = schema();
     assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
-    assert_eq!(schema["properties"]["schema"]["const"], json!(osprim::model::SCHEMA));
+    assert_eq!(schema["properties"]["schema"]["const"], json!(model::SCHEMA));
     fn walk(v: &Value, path: &str, defs: &Value, used: &mut BTreeSet<String>) {
         let Some(obj) = v.as_object() else { return };
         for (k, x) in obj {
@@ -351,6 +351,6 @@ fn the_validator_catches_a_new_field_a_missing_one_and_a_wrong_name() {
     assert!(e.iter().any(|e| e.contains("not of type")), "{e:?}");
     let e = bad(&|d| d["results"][0]["breakdown"] = json!([{"name": "x"}]));
     assert!(e.iter().any(|e| e.contains("anyOf") || e.contains("required property summary")), "{e:?}");
-    let e = bad(&|d| d["schema"] = json!(osprim::model::SCHEMA + 1));
+    let e = bad(&|d| d["schema"] = json!(model::SCHEMA + 1));
     assert!(!e.is_empty());
 }

@@ -117,8 +117,8 @@ pub fn apply_in_worker() -> Layout {
         let block = vec![1u8; 16 + sizes.below(240)];
         std::mem::forget(std::hint::black_box(block));
     }
-    crate::sys::worker::forget_env(PAD_VAR);
-    crate::sys::worker::forget_env(HEAP_VAR);
+    sys::worker::forget_env(PAD_VAR);
+    sys::worker::forget_env(HEAP_VAR);
     Layout { env_pad_bytes, heap_offset_bytes, heap_blocks }
 }
 

@@ -31,7 +31,7 @@ pub mod parent;
 pub mod protocol;
 pub mod worker;
 
-use crate::bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
+use bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 
 /// The first argument that starts osprim as a worker (not a subcommand of the command line:
 /// it is in no help, completion or manual page).
@@ -46,13 +46,13 @@ pub fn measure_visit(
     params: &Params,
 ) -> (Result<Measured, NotMeasured>, u64, std::time::Duration) {
     let began = std::time::Instant::now();
-    let steal_before = crate::placement::steal_jiffies(ctx.cpu);
+    let steal_before = platform::placement::steal_jiffies(ctx.cpu);
     let outcome = match bench.available() {
         Ok(()) => crate::panics::guarded(|| bench.run(ctx, params))
             .unwrap_or_else(|e| Err(NotMeasured::Failed(format!("internal error (a bug in osprim): {e}")))),
         Err(reason) => Err(NotMeasured::Skipped(reason)),
     };
-    let steal = match (steal_before, crate::placement::steal_jiffies(ctx.cpu)) {
+    let steal = match (steal_before, platform::placement::steal_jiffies(ctx.cpu)) {
         (Some(b), Some(a)) => a.saturating_sub(b),
         _ => 0,
     };

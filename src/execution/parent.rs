@@ -73,13 +73,13 @@ impl Worker {
         for (k, v) in layout.env() {
             cmd.env(k, v);
         }
-        crate::sys::worker::worker_command(&mut cmd);
+        sys::worker::worker_command(&mut cmd);
         let mut child = cmd.spawn()?;
-        crate::interrupt::kill_on_exit(child.id());
+        platform::interrupt::kill_on_exit(child.id());
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
-            crate::interrupt::forget_worker(child.id());
+            platform::interrupt::forget_worker(child.id());
             return Err(std::io::Error::other("the worker's pipes were not set up"));
         };
         let writer = std::thread::Builder::new().name("osprim-request".into()).spawn(move || {
@@ -227,7 +227,7 @@ impl Drop for Worker {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        crate::interrupt::forget_worker(self.child.id());
+        platform::interrupt::forget_worker(self.child.id());
     }
 }
 

@@ -6,12 +6,12 @@
 //! in order (an outcome serialised as the journal keeps it, [`journal::Outcome`]), and
 //! `stopped` if it ends before its last visit (Ctrl-C, memory short). It then exits 0.
 
-use crate::bench::{Measured, NotMeasured};
-use crate::journal;
-use crate::model::{Params, TimerInfo};
-use crate::sampler::SamplerConfig;
+use bench::sampler::SamplerConfig;
+use bench::{Measured, NotMeasured};
+use model::{Params, TimerInfo};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use store::journal;
 
 /// The version of this protocol (a worker from another build refuses a request it cannot read).
 pub const PROTOCOL: u32 = 1;
@@ -103,7 +103,7 @@ pub struct Ready {
     pub overhead_ns: f64,
     /// Both region shapes' overheads, calibrated in the worker through the sampler's path.
     #[serde(default)]
-    pub overhead: Option<crate::model::RoundOverhead>,
+    pub overhead: Option<model::RoundOverhead>,
 }
 
 /// `outcome` as the journal keeps it.
@@ -140,7 +140,7 @@ pub fn decode(line: &[u8]) -> Result<Report, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampler::Samples;
+    use bench::sampler::Samples;
 
     fn request() -> Request {
         let mut params = Params::new();
@@ -154,7 +154,7 @@ mod tests {
             sizes: Some(vec![64, 4096]),
             scratch: PathBuf::from("/tmp/osprim-1-x"),
             virtualized: true,
-            timer: crate::timer::TimerInfo::for_tests(),
+            timer: platform::timer::TimerInfo::for_tests(),
             visits: vec![Visit {
                 id: "ipc.pipe".into(),
                 params,

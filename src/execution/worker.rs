@@ -6,8 +6,8 @@
 
 use super::layout::{self, Layout};
 use super::protocol::{self, PROTOCOL, Ready, Report, Request};
-use crate::bench::{Ctx, NotMeasured};
-use crate::sampler::Method;
+use bench::sampler::Method;
+use bench::{Ctx, NotMeasured};
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -90,17 +90,17 @@ fn report_channel() -> Result<std::fs::File, WorkerError> {
 fn serve(layout: Layout) -> Result<(), WorkerError> {
     let request = read_request()?;
     let mut reports = report_channel()?;
-    let interrupt = crate::interrupt::install_worker()
+    let interrupt = platform::interrupt::install_worker()
         .map_err(|e| WorkerError::System(format!("cannot install the signal handler: {e}")))?;
     // Room to report should memory run short (an error here only means no such room).
-    let _ = crate::sys::reserve::arm();
-    crate::placement::pin(request.cpu).map_err(|e| WorkerError::System(e.to_string()))?;
+    let _ = sys::reserve::arm();
+    platform::placement::pin(request.cpu).map_err(|e| WorkerError::System(e.to_string()))?;
 
     // ---- The timer of this round: built here, and only here. ----
     // The run's clock, frequency and counter step (no 50 ms calibration per worker); the
     // overheads this process subtracts are its own, calibrated below after the warm-up.
     let (timer, timer_info) =
-        crate::timer::reuse(&request.timer).unwrap_or_else(|| (crate::timer::detect().0, request.timer.clone()));
+        platform::timer::reuse(&request.timer).unwrap_or_else(|| (platform::timer::detect().0, request.timer.clone()));
     let method = request.visits.first().map_or(Method::Adaptive, |v| v.cfg.method);
     let began = std::time::Instant::now();
     while began.elapsed() < WARMUP {
@@ -109,8 +109,8 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
     // The overheads this round subtracts: both region shapes, calibrated here, after the
     // warm-up, through the sampler's path (`bench::overhead`); the median under the adaptive
     // method, the mean under the seed method (`Ctx::use_overhead`).
-    let overhead = crate::bench::overhead::calibrate_overhead(&timer);
-    let first_cfg = request.visits.first().map(|v| v.cfg.clone()).unwrap_or_else(crate::sampler::SamplerConfig::quick);
+    let overhead = bench::overhead::calibrate_overhead(&timer);
+    let first_cfg = request.visits.first().map(|v| v.cfg.clone()).unwrap_or_else(bench::sampler::SamplerConfig::quick);
     let mut ctx = Ctx::new(timer, &timer_info, first_cfg, request.cpu, &request.scratch, &interrupt);
     ctx.use_overhead(overhead, method);
     let record = overhead.record(&timer, request.round, method);
@@ -121,7 +121,7 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
         env_pad_bytes: layout.env_pad_bytes,
         heap_offset_bytes: layout.heap_offset_bytes,
         heap_blocks: layout.heap_blocks,
-        randomization_off: crate::sys::worker::randomization_off(),
+        randomization_off: sys::worker::randomization_off(),
         overhead_ticks: ctx.loop_timer().overhead_ticks(),
         overhead_ns: record.subtracted_loop_ns,
         overhead: Some(record),
@@ -132,13 +132,13 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
     ctx.sizes = request.sizes.clone();
     ctx.virtualized = request.virtualized;
     for (i, visit) in request.visits.iter().enumerate() {
-        let (signalled, short) = (interrupt.load(Ordering::Relaxed), crate::sys::reserve::short());
+        let (signalled, short) = (interrupt.load(Ordering::Relaxed), sys::reserve::short());
         if signalled || short {
             send(&mut reports, &Report::Stopped { memory_short: short && !signalled })?;
             break;
         }
         send(&mut reports, &Report::Begin { visit: i })?;
-        let (outcome, steal_jiffies, elapsed) = match crate::registry::find(&visit.id) {
+        let (outcome, steal_jiffies, elapsed) = match bench::registry::find(&visit.id) {
             Some(bench) => {
                 ctx.cfg = visit.cfg.clone();
                 super::measure_visit(&mut ctx, bench, &visit.params)

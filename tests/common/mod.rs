@@ -3,7 +3,7 @@
 //! deadline only so that a broken osprim fails the test instead of hanging it.
 #![allow(dead_code)]
 
-use osprim::model::{Status, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments};
+use model::{Status, SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -138,7 +138,7 @@ pub fn sysv_listed(kind: &str, id: i32) -> bool {
 
 /// A sweep's fitted row (two segments) like `derive::sweep_fits` makes, after the fixture's
 /// `ipc.pipe` rows.
-pub fn fitted_row(run: &osprim::model::RunFile) -> osprim::model::Row {
+pub fn fitted_row(run: &model::RunFile) -> model::Row {
     let mut r = run.results.iter().find(|r| r.id == "ipc.pipe").expect("an ipc.pipe row").clone();
     r.params.insert("bytes".into(), serde_json::json!("fit"));
     r.params.insert("sizes".into(), serde_json::json!([0, 4096, 65536, 1048576]));
@@ -147,7 +147,7 @@ pub fn fitted_row(run: &osprim::model::RunFile) -> osprim::model::Row {
     r.derived = None;
     r.cycles = None;
     r.samples.clear();
-    r.flags = vec![osprim::model::Flag::Nonlinear];
+    r.flags = vec![model::Flag::Nonlinear];
     r.status = Status::Advisory;
     let point = |size_bytes, median_ns: f64| SweepPoint {
         size_bytes,

@@ -1,0 +1,747 @@
+//! Comparing runs: for each result present in a base run and a newer one (same id, same
+//! parameters but where it ran), the ratio `new / base` of the figures printed, with its 95 % CI,
+//! and a verdict; what differs between the two runs; and the gate a CI job can fail on. Reads no
+//! clock and prints nothing.
+//!
+//! **The figures and the ratio.** A row's figure is the median of its steady-state samples: each
+//! round's samples less the start-up transient that MSER-5 cut (`summary.structure.rounds[i]
+//! .dropped`), pooled — the very median the run's own table prints. The ratio is the new figure
+//! over the base figure, exactly, and its 95 % CI comes from the hierarchical bootstrap of
+//! [`stats::ratio::median_ratio`] (rounds — executions — then circular blocks within a
+//! round; Davison & Hinkley 1997, §3.8) on those same samples. A derived difference without
+//! samples (`a − b`) is read from its two intervals by [`stats::reading::ratio_of`].
+//!
+//! **Verdict** ([`stats::reading::judge_ratio`], criterion.rs's "significant and beyond a
+//! noise threshold" with a third answer): `slower` when the whole interval lies above 1 and the
+//! ratio beyond the noise threshold, `faster` likewise below, `no change` when the whole interval
+//! lies within the threshold, `inconclusive` otherwise. Every unit osprim records (time, bytes,
+//! counts per operation) is better smaller, so "slower" reads "larger" for bytes and "more" for
+//! counts. Two readings give no ratio at all:
+//! - **below resolution**: a figure whose interval includes 0 (a difference such as
+//!   `interpose.preload` = with − without, or `harness.empty`): a ratio over it has no bound, so
+//!   only `|x| < bound` is said;
+//! - **no interval**: rows of the seed method (a mean of single operations, whose interval says
+//!   nothing of how a run varies between program starts), and any zero-width interval: such a
+//!   row is `inconclusive`, said why, never `faster` or `slower`.
+//!
+//! **Mismatches.** Runs of different methods (seed against adaptive), or a row measured cold in
+//! one run and warm in the other (a `cache` parameter), are not comparable: [`mismatch`] names
+//! the first, and the command refuses it unless told to go on. Every difference in method,
+//! budget, rounds, CI target, CPU placement, build and machine is listed ([`differences`]).
+//!
+//! **Marks.** A row whose self-check failed, or which was flagged `busy-cpu` or `interrupted`,
+//! in either run, carries [`Mark`]s; [`Comparison::gate`] treats marked rows as [`Gate`] says.
+
+use model::{Flag, Method, Params, Row, RunFile, Unit};
+use serde::Serialize;
+use stats::ratio::{Rounds, median_ratio};
+use stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
+
+/// Default noise threshold: changes smaller than this are `no change`.
+pub const DEFAULT_NOISE: f64 = 0.02;
+
+/// Bootstrap resamples per compared result.
+pub const RESAMPLES: usize = 2_000;
+
+/// Resamples for the quick look of `run --baseline` as each result comes in (the comparison
+/// at the end uses [`RESAMPLES`]).
+pub const QUICK_RESAMPLES: usize = 300;
+
+/// Parameters that say where a result ran, not what it is: ignored when matching results, and
+/// listed on the row when they differ.
+const WHERE_IT_RAN: &[&str] = &["cpu", "cpus"];
+
+/// The parameter that says whether a result was measured with cold or warm caches.
+const CACHE: &str = "cache";
+
+/// Flags that make a row's figure untrustworthy: it may not measure what it claims.
+pub const UNTRUSTWORTHY: [Flag; 3] = [Flag::CheckFailed, Flag::BusyCpu, Flag::Interrupted];
+
+/// What a comparison concluded about one result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The whole interval below 1 and the ratio beyond the noise threshold.
+    Faster,
+    /// The whole interval above 1 and the ratio beyond the noise threshold.
+    Slower,
+    /// The whole interval within the noise threshold of 1.
+    NoChange,
+    /// The interval cannot tell, or there is no honest interval (see `no_ratio`).
+    Inconclusive,
+    /// A figure's interval includes 0: no ratio, only a bound.
+    BelowResolution,
+}
+
+impl Verdict {
+    /// Every verdict, in the order the summary counts them.
+    pub const ALL: [Verdict; 5] =
+        [Verdict::Faster, Verdict::Slower, Verdict::NoChange, Verdict::Inconclusive, Verdict::BelowResolution];
+
+    /// As printed for a time.
+    pub fn text(self) -> &'static str {
+        self.text_for(Unit::Ns)
+    }
+
+    /// As printed for a figure in `unit`: `larger`/`smaller` for bytes, `more`/`fewer` for counts.
+    pub fn text_for(self, unit: Unit) -> &'static str {
+        match (self, unit) {
+            (Verdict::Faster, Unit::Ns) => "faster",
+            (Verdict::Slower, Unit::Ns) => "slower",
+            (Verdict::Faster, Unit::Bytes) => "smaller",
+            (Verdict::Slower, Unit::Bytes) => "larger",
+            (Verdict::Faster, Unit::Count) => "fewer",
+            (Verdict::Slower, Unit::Count) => "more",
+            (Verdict::NoChange, _) => "no change",
+            (Verdict::Inconclusive, _) => "inconclusive",
+            (Verdict::BelowResolution, _) => "below resolution",
+        }
+    }
+}
+
+/// Why a compared row has no ratio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoRatio {
+    /// A figure's interval includes 0 (`below_resolution` holds the bound).
+    BelowResolution,
+    /// A row of the seed method: a mean without an interval between runs.
+    SeedMethod,
+    /// The ratio's interval has no width.
+    ZeroWidth,
+}
+
+impl NoRatio {
+    /// Why, in a few words (a table's footnote).
+    pub fn short(self) -> &'static str {
+        match self {
+            NoRatio::BelowResolution => "the figure's 95 % CI includes 0: no ratio, only |x| < bound",
+            NoRatio::SeedMethod => "means of single operations, no interval between runs: never faster or slower",
+            NoRatio::ZeroWidth => "every resample gave the same ratio: not called different",
+        }
+    }
+
+    /// Why, in a sentence.
+    pub fn why(self) -> &'static str {
+        match self {
+            NoRatio::BelowResolution => {
+                "a figure's 95 % CI includes 0: the runs cannot tell it from nothing, so no ratio is taken"
+            }
+            NoRatio::SeedMethod => {
+                "the seed method reports a mean of single operations whose interval says nothing of how a run varies \
+                 between program starts: its rows are never called faster or slower (compare adaptive runs)"
+            }
+            NoRatio::ZeroWidth => {
+                "every resample gave the same ratio: a zero-width interval says nothing of how a run varies, so \
+                 the rows are not called different"
+            }
+        }
+    }
+}
+
+/// In which run a mark was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The base run only.
+    Base,
+    /// The new run only.
+    New,
+    /// Both runs.
+    Both,
+}
+
+impl Side {
+    /// As printed.
+    pub fn text(self) -> &'static str {
+        match self {
+            Side::Base => "base",
+            Side::New => "new",
+            Side::Both => "both",
+        }
+    }
+}
+
+/// An untrustworthy flag on a compared row, and in which run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Mark {
+    /// One of [`UNTRUSTWORTHY`].
+    pub flag: Flag,
+    /// Where it was found.
+    #[serde(rename = "in")]
+    pub side: Side,
+}
+
+/// The statistic a compared row's figures are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The median of the steady-state samples (a derived difference: of the medians).
+    Median,
+    /// The mean (the seed method's figure).
+    Mean,
+}
+
+/// One result in both runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Compared {
+    /// Benchmark id.
+    pub id: String,
+    /// Its parameters in the new run, where it ran included.
+    pub params: Params,
+    /// Unit of the figures.
+    pub unit: Unit,
+    /// What the figures are.
+    pub statistic: Statistic,
+    /// The base run's figure, as printed.
+    pub base_value: f64,
+    /// The new run's figure, as printed.
+    pub new_value: f64,
+    /// `new_value / base_value`, when there is a ratio.
+    pub ratio: Option<f64>,
+    /// The ratio's 95 % CI, when there is a ratio.
+    pub ratio_ci95: Option<[f64; 2]>,
+    /// For a figure below resolution: `|x| <` this, in `unit`.
+    pub below_resolution: Option<f64>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why there is no ratio, if there is none.
+    pub no_ratio: Option<NoRatio>,
+    /// Untrustworthy flags found on the row in either run.
+    pub marks: Vec<Mark>,
+    /// Parameters that differ between the two rows (where it ran; the cache under
+    /// `--allow-mismatch`).
+    pub param_differences: Vec<Difference>,
+}
+
+impl Compared {
+    /// The ratio and its interval, if there is one.
+    pub fn ratio_interval(&self) -> Option<Interval> {
+        Some(Interval::new(self.ratio?, self.ratio_ci95?))
+    }
+
+    /// Whether a mark makes the row untrustworthy.
+    pub fn marked(&self) -> bool {
+        !self.marks.is_empty()
+    }
+
+    /// `1.012× no change`, `below resolution (|x| < 2.1 ns)`, `inconclusive (seed method)`:
+    /// one short phrase for a progress line.
+    pub fn brief(&self) -> String {
+        let verdict = self.verdict.text_for(self.unit);
+        match (self.ratio, self.below_resolution, self.no_ratio) {
+            (Some(r), _, _) => format!("{r:.3}× {verdict}"),
+            (None, Some(b), _) => format!("below resolution (|x| < {})", self.unit.format(b)),
+            (None, None, Some(NoRatio::SeedMethod)) => format!("{verdict} (seed method)"),
+            (None, None, _) => format!("{verdict} (zero-width interval)"),
+        }
+    }
+}
+
+/// A result the two runs do not both have, or could not compare.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unmatched {
+    /// Benchmark id.
+    pub id: String,
+    /// Its parameters.
+    pub params: Params,
+    /// Why it is not compared.
+    pub why: String,
+}
+
+/// A fact that differs between the runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Difference {
+    /// Dotted path, e.g. `machine.kernel.release`, `config.method`, or a parameter's name.
+    pub what: String,
+    /// In the base run.
+    pub base: String,
+    /// In the new run.
+    pub new: String,
+}
+
+/// A whole comparison of `new` against `base`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// Noise threshold used (0.02 = 2 %).
+    pub noise: f64,
+    /// Results in both runs.
+    pub compared: Vec<Compared>,
+    /// Results in one run only, or without samples in one.
+    pub unmatched: Vec<Unmatched>,
+    /// What differs between the runs: settings, placement, build, machine.
+    pub differences: Vec<Difference>,
+}
+
+/// How the regression gate treats rows marked untrustworthy (a failed self-check, a busy CPU,
+/// an interruption, in either run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Untrustworthy {
+    /// Left out of the gate, and named on stderr as not gated (the default: their figures may
+    /// not measure what they claim, so they neither pass nor fail a build silently).
+    #[default]
+    Skip,
+    /// A marked row fails the gate whatever its verdict.
+    Fail,
+    /// Judged like any other row.
+    Judge,
+}
+
+/// The regression gate of `compare --fail-on-regression`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gate {
+    /// A `slower` row whose ratio exceeds `1 + regression` fails (0.1 = 10 %).
+    pub regression: f64,
+    /// Whether an `inconclusive` row fails when a regression beyond `regression` cannot be ruled
+    /// out (its interval reaches beyond `1 + regression`, or it has no interval).
+    pub inconclusive_fails: bool,
+    /// What marked rows do.
+    pub untrustworthy: Untrustworthy,
+}
+
+/// Why a row failed the gate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Slower by more than the threshold.
+    Regressed,
+    /// Inconclusive, and a regression beyond the threshold cannot be ruled out.
+    Inconclusive,
+    /// Marked untrustworthy (under [`Untrustworthy::Fail`]).
+    Untrustworthy,
+}
+
+/// What the gate found.
+#[derive(Clone, Debug, Default)]
+pub struct GateOutcome<'c> {
+    /// Rows that fail it, and why.
+    pub failed: Vec<(&'c Compared, Failure)>,
+    /// Marked rows left out of it (under [`Untrustworthy::Skip`]).
+    pub not_gated: Vec<&'c Compared>,
+}
+
+impl Comparison {
+    /// The rows that fail `gate`, and the marked rows it left out.
+    pub fn gate(&self, gate: &Gate) -> GateOutcome<'_> {
+        let mut out = GateOutcome::default();
+        for c in &self.compared {
+            if c.marked() {
+                match gate.untrustworthy {
+                    Untrustworthy::Skip => {
+                        out.not_gated.push(c);
+                        continue;
+                    }
+                    Untrustworthy::Fail => {
+                        out.failed.push((c, Failure::Untrustworthy));
+                        continue;
+                    }
+                    Untrustworthy::Judge => {}
+                }
+            }
+            let beyond = |r: f64| r - 1.0 > gate.regression;
+            match c.verdict {
+                Verdict::Slower if c.ratio.is_some_and(beyond) => out.failed.push((c, Failure::Regressed)),
+                Verdict::Inconclusive if gate.inconclusive_fails && c.ratio_ci95.is_none_or(|[_, hi]| beyond(hi)) => {
+                    out.failed.push((c, Failure::Inconclusive))
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// How many compared rows have `verdict`.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.compared.iter().filter(|c| c.verdict == verdict).count()
+    }
+}
+
+/// How to compare.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// Noise threshold (0.02 = 2 %).
+    pub noise: f64,
+    /// Bootstrap resamples per row.
+    pub resamples: usize,
+    /// Seed of the bootstrap (reproducible intervals).
+    pub seed: u64,
+    /// Pair rows measured cold in one run and warm in the other ([`mismatch`]).
+    pub allow_mismatch: bool,
+}
+
+/// The parameters that define a result (without where it ran).
+fn defining(params: &Params) -> Params {
+    let mut p = params.clone();
+    for k in WHERE_IT_RAN {
+        p.remove(*k);
+    }
+    p
+}
+
+/// Why `new` cannot be compared with `base` without `--allow-mismatch`, in one sentence: runs
+/// of different methods, or rows measured cold in one and warm in the other.
+pub fn mismatch(base: &RunFile, new: &RunFile) -> Option<String> {
+    let (bm, nm) = (base.config.method, new.config.method);
+    if bm != nm {
+        return Some(format!(
+            "the runs were measured by different methods (base: {}, new: {}): a seed run's figures are means of \
+             single operations, an adaptive run's medians of batches, and they do not compare",
+            method_name(bm),
+            method_name(nm)
+        ));
+    }
+    let crossed: Vec<String> = new
+        .results
+        .iter()
+        .filter(|n| counterpart(base, n, false).is_none())
+        .filter_map(|n| {
+            let b = counterpart(base, n, true)?;
+            counterpart(new, b, false).is_none().then(|| {
+                let v = |r: &Row| r.params.get(CACHE).map(param_text).unwrap_or_default();
+                format!("{} (cache {} in the base run, {} in the new)", n.id, v(b), v(n))
+            })
+        })
+        .collect();
+    (!crossed.is_empty()).then(|| {
+        format!(
+            "results measured with cold caches in one run and warm in the other do not compare: {}",
+            crossed.join(", ")
+        )
+    })
+}
+
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Method::Adaptive => "adaptive",
+        Method::Seed => "seed",
+    }
+}
+
+/// Compares `new` against `base` with noise threshold `noise`; `seed` makes the intervals
+/// reproducible. Rows measured cold in one run and warm in the other are not paired.
+pub fn compare(base: &RunFile, new: &RunFile, noise: f64, seed: u64) -> Comparison {
+    compare_with(base, new, &Settings { noise, resamples: RESAMPLES, seed, allow_mismatch: false })
+}
+
+/// Compares `new` against `base` as `s` says.
+pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
+    let mut compared = Vec::new();
+    let mut unmatched = Vec::new();
+    let mut paired_base: Vec<&Row> = Vec::new();
+    for (i, n) in new.results.iter().enumerate() {
+        let b = counterpart(base, n, false).or_else(|| {
+            if s.allow_mismatch {
+                counterpart(base, n, true).filter(|b| counterpart(new, b, false).is_none())
+            } else {
+                None
+            }
+        });
+        let Some(b) = b else {
+            unmatched.push(Unmatched { id: n.id.clone(), params: n.params.clone(), why: "only in the new run".into() });
+            continue;
+        };
+        paired_base.push(b);
+        match pair(b, n, base, new, s.noise, s.resamples, s.seed ^ i as u64) {
+            Ok(c) => compared.push(c),
+            Err(why) => unmatched.push(Unmatched { id: n.id.clone(), params: n.params.clone(), why }),
+        }
+    }
+    for b in &base.results {
+        if !paired_base.iter().any(|p| std::ptr::eq(*p, b)) {
+            unmatched.push(Unmatched {
+                id: b.id.clone(),
+                params: b.params.clone(),
+                why: "only in the base run".into(),
+            });
+        }
+    }
+    Comparison { noise: s.noise, compared, unmatched, differences: differences(base, new) }
+}
+
+/// The result of `run` with `row`'s id and defining parameters; with `across_cache`, one that
+/// differs from it in its `cache` parameter alone.
+fn counterpart<'r>(run: &'r RunFile, row: &Row, across_cache: bool) -> Option<&'r Row> {
+    let key = defining(&row.params);
+    if !across_cache {
+        return run.results.iter().find(|r| r.id == row.id && defining(&r.params) == key);
+    }
+    // Cold rows also name the device and file system the cold data came from.
+    let rest = |p: &Params| {
+        let mut p = p.clone();
+        for k in [CACHE, "device", "fs"] {
+            p.remove(k);
+        }
+        p
+    };
+    let cache = key.get(CACHE)?;
+    run.results.iter().find(|r| {
+        let p = defining(&r.params);
+        r.id == row.id && p.get(CACHE).is_some_and(|c| c != cache) && rest(&p) == rest(&key)
+    })
+}
+
+/// One new result against its counterpart in `base` (`resamples` bootstrap resamples), or why
+/// it cannot be compared. Used by `run --baseline` as each result comes in.
+pub fn compare_row(base: &RunFile, n: &Row, noise: f64, resamples: usize, seed: u64) -> Result<Compared, String> {
+    let b = counterpart(base, n, false).ok_or_else(|| "only in the new run".to_string())?;
+    pair(b, n, base, base, noise, resamples, seed)
+}
+
+/// A row's figure: its value and interval, and its steady-state samples by round when it has
+/// samples of its own.
+struct Figure<'a> {
+    value: Interval,
+    rounds: Option<Rounds<'a>>,
+}
+
+/// The steady-state samples of `row` by round: each round less the start-up samples its
+/// summary dropped (when the summary's rounds match the samples; else every sample).
+fn steady(row: &Row) -> Option<(Vec<f64>, Vec<usize>)> {
+    if row.samples.is_empty() {
+        return None;
+    }
+    let per_round = if row.samples_per_round.iter().sum::<usize>() == row.samples.len() {
+        row.samples_per_round.clone()
+    } else {
+        vec![row.samples.len()]
+    };
+    let drops: Vec<usize> = row
+        .summary
+        .as_ref()
+        .and_then(|s| s.structure.as_ref())
+        .filter(|st| st.rounds.len() == per_round.len() && st.rounds.iter().zip(&per_round).all(|(r, &n)| r.n == n))
+        .map(|st| st.rounds.iter().map(|r| r.dropped).collect())
+        .unwrap_or_else(|| vec![0; per_round.len()]);
+    let (mut samples, mut counts, mut at) = (Vec::new(), Vec::new(), 0);
+    for (&n, &d) in per_round.iter().zip(&drops) {
+        let d = d.min(n);
+        samples.extend_from_slice(&row.samples[at + d..at + n]);
+        counts.push(n - d);
+        at += n;
+    }
+    (!samples.is_empty()).then_some((samples, counts))
+}
+
+/// The figure of a measured row from its steady-state samples, or of a derived row from its
+/// estimate; `None` when it has neither.
+fn figure<'a>(row: &Row, steady: Option<&'a (Vec<f64>, Vec<usize>)>) -> Option<Figure<'a>> {
+    if let (Some(s), Some((samples, counts))) = (&row.summary, steady) {
+        let rounds = Rounds::split(samples, counts);
+        let median = rounds.median();
+        let ci = if median == s.median {
+            s.median_ci95
+        } else {
+            [median.min(s.median_ci95[0]), median.max(s.median_ci95[1])]
+        };
+        return Some(Figure { value: Interval::new(median, ci), rounds: Some(rounds) });
+    }
+    if let Some(d) = &row.derived {
+        return Some(Figure { value: Interval::new(d.estimate.point, d.estimate.ci95), rounds: None });
+    }
+    row.summary.as_ref().map(|s| Figure { value: Interval::new(s.median, s.median_ci95), rounds: None })
+}
+
+/// The untrustworthy flags of `r` (a failed validation counts as a failed check).
+fn untrustworthy(r: &Row) -> Vec<Flag> {
+    UNTRUSTWORTHY
+        .into_iter()
+        .filter(|f| r.flags.contains(f) || (*f == Flag::CheckFailed && r.validation.verdict == model::Verdict::Failed))
+        .collect()
+}
+
+fn marks(b: &Row, n: &Row) -> Vec<Mark> {
+    let (fb, fnew) = (untrustworthy(b), untrustworthy(n));
+    UNTRUSTWORTHY
+        .into_iter()
+        .filter_map(|flag| {
+            let side = match (fb.contains(&flag), fnew.contains(&flag)) {
+                (true, true) => Side::Both,
+                (true, false) => Side::Base,
+                (false, true) => Side::New,
+                (false, false) => return None,
+            };
+            Some(Mark { flag, side })
+        })
+        .collect()
+}
+
+/// The parameters of `b` and `n` that differ, by name.
+fn param_differences(b: &Params, n: &Params) -> Vec<Difference> {
+    let text = |v: Option<&serde_json::Value>| v.map(param_text).unwrap_or_else(|| "—".into());
+    let mut keys: Vec<&String> = b.keys().chain(n.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| b.get(*k) != n.get(*k))
+        .map(|k| Difference { what: k.clone(), base: text(b.get(k)), new: text(n.get(k)) })
+        .collect()
+}
+
+/// A parameter's value as text: a string as it is, a list joined by commas (`1,0`).
+pub fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items.iter().map(param_text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+fn not_measured(which: &str, r: &Row) -> String {
+    let reason = r.reason.as_deref().map(|s| format!(": {s}")).unwrap_or_default();
+    format!("no samples in the {which} run{reason}")
+}
+
+/// `n` against `b`, found in the runs `base_run` and `new_run`.
+fn pair(
+    b: &Row,
+    n: &Row,
+    base_run: &RunFile,
+    new_run: &RunFile,
+    noise: f64,
+    resamples: usize,
+    seed: u64,
+) -> Result<Compared, String> {
+    if b.unit != n.unit {
+        return Err(format!("units differ ({} and {})", b.unit.symbol(), n.unit.symbol()));
+    }
+    if let Some(src) = n.derived.as_ref().and_then(|d| d.scaled_source()) {
+        return Err(format!("a rescaled {src} (compared there)"));
+    }
+    let mut c = Compared {
+        id: n.id.clone(),
+        params: n.params.clone(),
+        unit: n.unit,
+        statistic: Statistic::Median,
+        base_value: f64::NAN,
+        new_value: f64::NAN,
+        ratio: None,
+        ratio_ci95: None,
+        below_resolution: None,
+        verdict: Verdict::Inconclusive,
+        no_ratio: None,
+        marks: marks(b, n),
+        param_differences: param_differences(&b.params, &n.params),
+    };
+    if b.method == Method::Seed || n.method == Method::Seed {
+        let mean = |r: &Row, which| r.summary.as_ref().map(|s| s.mean).ok_or_else(|| not_measured(which, r));
+        c.statistic = Statistic::Mean;
+        c.base_value = mean(b, "base")?;
+        c.new_value = mean(n, "new")?;
+        c.no_ratio = Some(NoRatio::SeedMethod);
+        return Ok(c);
+    }
+    let (sb, sn) = (steady(b), steady(n));
+    let fb = figure(b, sb.as_ref()).ok_or_else(|| not_measured("base", b))?;
+    let fnew = figure(n, sn.as_ref()).ok_or_else(|| not_measured("new", n))?;
+    c.base_value = fb.value.estimate;
+    c.new_value = fnew.value.estimate;
+    // Nothing is finer than the clock's resolution.
+    let resolution = |run: &RunFile| if n.unit == Unit::Ns { run.timer.resolution_ns } else { 0.0 };
+    let floor = resolution(base_run).max(resolution(new_run));
+    let zero: Vec<f64> =
+        [&fb.value, &fnew.value].into_iter().filter(|v| v.includes_zero()).map(|v| v.bound()).collect();
+    if !zero.is_empty() {
+        c.verdict = Verdict::BelowResolution;
+        c.no_ratio = Some(NoRatio::BelowResolution);
+        c.below_resolution = Some(zero.into_iter().fold(floor, f64::max));
+        return Ok(c);
+    }
+    // A figure wholly below 0 (a difference that came out negative) has no meaningful ratio.
+    for (which, f) in [("base", &fb), ("new", &fnew)] {
+        if f.value.estimate < 0.0 {
+            return Err(format!(
+                "a negative figure in the {which} run ({}): no ratio",
+                n.unit.format(f.value.estimate)
+            ));
+        }
+    }
+    let ratio = match (&fb.rounds, &fnew.rounds) {
+        (Some(rb), Some(rn)) => median_ratio(rb, rn, resamples, seed)
+            .map(|r| Interval::new(c.new_value / c.base_value, r.ci95))
+            .ok_or_else(|| "no positive median in the base run".to_string())?,
+        _ => ratio_of(&fnew.value, &fb.value).ok_or_else(|| "no ratio of the two figures".to_string())?,
+    };
+    // Counts and sizes that came out the same in every sample of both runs (an ELF section's
+    // bytes, a structure's size) are exact: the same figure is no change, and another is a
+    // change of exactly that ratio. A time never is: its zero width says nothing of a run.
+    let exact = n.unit != Unit::Ns && fb.value.degenerate() && fnew.value.degenerate();
+    if ratio.degenerate() && !exact {
+        c.no_ratio = Some(NoRatio::ZeroWidth);
+        return Ok(c);
+    }
+    c.ratio = Some(ratio.estimate);
+    c.ratio_ci95 = Some(ratio.ci95);
+    c.verdict = match judge_ratio(&ratio, noise) {
+        RatioVerdict::Above => Verdict::Slower,
+        RatioVerdict::Below => Verdict::Faster,
+        RatioVerdict::Same => Verdict::NoChange,
+        RatioVerdict::Inconclusive => Verdict::Inconclusive,
+    };
+    Ok(c)
+}
+
+/// Readings that change from minute to minute on one machine: not differences between machines.
+const VOLATILE: &[&str] = &[
+    "machine.frequency.cur_khz",
+    "machine.frequency.cpuinfo_mhz",
+    "machine.scheduling.load_avg_start",
+    "machine.scheduling.load_avg_end",
+];
+
+/// Facts that differ: every setting of the sampler (`config.*`: method, budget, rounds, CI
+/// target…), the CPU placement (`placement.*`), the osprim build, the timer and every leaf of
+/// `machine`, by dotted path, but the [`VOLATILE`] readings.
+pub fn differences(base: &RunFile, new: &RunFile) -> Vec<Difference> {
+    let facts = |r: &RunFile| {
+        let mut leaves = Vec::new();
+        flatten("config", &serde_json::to_value(&r.config).unwrap_or_default(), &mut leaves);
+        flatten("placement", &serde_json::to_value(&r.placement).unwrap_or_default(), &mut leaves);
+        flatten("osprim", &serde_json::to_value(&r.osprim).unwrap_or_default(), &mut leaves);
+        flatten("machine", &serde_json::to_value(&r.machine).unwrap_or_default(), &mut leaves);
+        flatten("timer.kind", &serde_json::to_value(r.timer.kind).unwrap_or_default(), &mut leaves);
+        leaves
+    };
+    let steady = |mut v: Vec<(String, String)>| {
+        v.retain(|(p, _)| !VOLATILE.contains(&p.as_str()));
+        v
+    };
+    let (b, n) = (steady(facts(base)), steady(facts(new)));
+    let mut out = Vec::new();
+    for (path, bv) in &b {
+        let nv = n.iter().find(|(p, _)| p == path).map(|(_, v)| v.clone()).unwrap_or_else(|| "—".into());
+        if *bv != nv {
+            out.push(Difference { what: path.clone(), base: bv.clone(), new: nv });
+        }
+    }
+    for (path, nv) in &n {
+        if !b.iter().any(|(p, _)| p == path) {
+            out.push(Difference { what: path.clone(), base: "—".into(), new: nv.clone() });
+        }
+    }
+    out
+}
+
+/// Leaves of `v` as (dotted path, text); arrays of scalars are one leaf.
+fn flatten(path: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                flatten(&format!("{path}.{k}"), v, out);
+            }
+        }
+        Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+            for (i, v) in a.iter().enumerate() {
+                flatten(&format!("{path}[{i}]"), v, out);
+            }
+        }
+        Value::String(s) => out.push((path.to_string(), s.clone())),
+        Value::Null => out.push((path.to_string(), "—".into())),
+        other => out.push((path.to_string(), other.to_string())),
+    }
+}
+
+#[doc(hidden)]
+pub mod fixtures;
+#[cfg(test)]
+mod tests;

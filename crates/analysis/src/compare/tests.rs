@@ -1,0 +1,375 @@
+//! Comparisons of hand-made runs whose samples are known: a run against itself, and a run
+//! whose results were made faster, slower, noisier or left alone; a difference below
+//! resolution; seed rows; mismatched runs; marked rows and the gate.
+
+use super::fixtures::{below_resolution_pair, spread_samples, with_samples};
+use super::*;
+use model::fixtures::run_file;
+use model::{Estimate, Status};
+use stats::rng::Rng;
+
+fn measured_ids(run: &RunFile) -> Vec<(String, Params)> {
+    run.results
+        .iter()
+        .filter(|r| r.summary.is_some() && r.derived.is_none())
+        .map(|r| (r.id.clone(), r.params.clone()))
+        .collect()
+}
+
+fn find<'c>(c: &'c Comparison, id: &str) -> &'c Compared {
+    c.compared.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id} compared: {:?}", c.unmatched))
+}
+
+#[test]
+fn a_run_against_itself_is_no_change_everywhere() {
+    let run = with_samples(run_file(false), 1, |_| 1.0);
+    let c = compare(&run, &run, DEFAULT_NOISE, 7);
+    let ids = measured_ids(&run);
+    assert!(!ids.is_empty());
+    for (id, params) in &ids {
+        let r = c.compared.iter().find(|r| r.id == *id && defining(&r.params) == defining(params)).unwrap();
+        assert_eq!(r.verdict, Verdict::NoChange, "{r:?}");
+        assert_eq!(r.ratio, Some(1.0));
+        let [lo, hi] = r.ratio_ci95.unwrap();
+        assert!(lo <= 1.0 && hi >= 1.0, "{r:?}");
+    }
+    assert!(c.differences.is_empty(), "{:?}", c.differences);
+    let gate = Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    assert!(c.gate(&gate).failed.is_empty());
+}
+
+#[test]
+fn faster_slower_no_change_and_inconclusive_are_told_apart() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let ids = measured_ids(&base);
+    assert!(ids.len() >= 4, "{ids:?}");
+    let (fast, slow, wide) = (ids[0].clone(), ids[1].clone(), ids[2].clone());
+    let key = |r: &Row| (r.id.clone(), r.params.clone());
+    // The `wide` row's rounds sit at −15 %, 0 and +15 %: its level is uncertain.
+    let new = spread_samples(run_file(false), 2, |r| {
+        let k = key(r);
+        if k == fast {
+            (0.8, 0.0)
+        } else if k == slow {
+            (1.25, 0.0)
+        } else if k == wide {
+            (1.0, 0.15)
+        } else {
+            (1.0, 0.0)
+        }
+    });
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let verdict = |k: &(String, Params)| c.compared.iter().find(|r| key_of(r) == *k).unwrap().verdict;
+    fn key_of(r: &Compared) -> (String, Params) {
+        (r.id.clone(), r.params.clone())
+    }
+    assert_eq!(verdict(&fast), Verdict::Faster);
+    assert_eq!(verdict(&slow), Verdict::Slower);
+    assert_eq!(verdict(&wide), Verdict::Inconclusive);
+    for k in &ids[3..] {
+        assert_eq!(verdict(k), Verdict::NoChange, "{k:?}");
+    }
+    let judge = |pct| Gate { regression: pct, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let regressed = |g: &Gate| c.gate(g).failed.iter().map(|(r, _)| key_of(r)).collect::<Vec<_>>();
+    assert_eq!(regressed(&judge(0.10)), std::slice::from_ref(&slow));
+    assert!(regressed(&judge(0.30)).is_empty(), "a 25 % slowdown is not beyond 30 %");
+    // Inconclusive rows pass the gate, unless asked; then the one whose CI reaches beyond fails.
+    let strict = Gate { inconclusive_fails: true, ..judge(0.10) };
+    let failed = c.gate(&strict).failed;
+    assert!(failed.iter().any(|(r, f)| key_of(r) == wide && *f == Failure::Inconclusive), "{failed:?}");
+}
+
+#[test]
+fn a_small_real_difference_within_the_noise_threshold_is_no_change() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let new = with_samples(run_file(false), 2, |_| 1.01);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let measured: Vec<&Compared> = c.compared.iter().filter(|r| r.id != "ctx.address_space").collect();
+    assert!(measured.iter().all(|r| r.verdict == Verdict::NoChange), "{measured:?}");
+    assert!(measured.iter().all(|r| r.ratio_ci95.unwrap()[0] > 1.0), "1 % on 0.3 % noise is detectable");
+    let strict = compare(&base, &new, 0.005, 7);
+    assert!(strict.compared.iter().filter(|r| r.id != "ctx.address_space").all(|r| r.verdict == Verdict::Slower));
+}
+
+/// A row whose rounds start with a transient that the summary's MSER cut dropped: the figures
+/// compare prints are the summary's medians (of the steady state), and the ratio is theirs.
+#[test]
+fn the_ratio_is_the_ratio_of_the_printed_medians_of_the_steady_state() {
+    let make = |level: f64, seed: u64| {
+        let mut run = run_file(false);
+        run.results.retain(|r| r.id == "syscall.getpid");
+        let mut rng = Rng::new(seed);
+        let rounds: Vec<Vec<f64>> = (0..3)
+            .map(|_| {
+                (0..200)
+                    .map(|k| {
+                        let transient = if k < 40 { 1.6 } else { 1.0 };
+                        100.0 * level * transient * (1.0 + 0.02 * (rng.next_f64() - 0.5))
+                    })
+                    .collect()
+            })
+            .collect();
+        let slices: Vec<&[f64]> = rounds.iter().map(Vec::as_slice).collect();
+        let s = stats::summarize_rounds(&slices, None, 200, 1, 0.4).unwrap();
+        let st = s.structure.as_ref().unwrap();
+        assert!(st.dropped >= 100, "MSER cuts the transient: {}", st.dropped);
+        let r = &mut run.results[0];
+        r.samples = rounds.concat();
+        r.samples_per_round = vec![200; 3];
+        let summary = r.summary.as_mut().unwrap();
+        summary.median = s.median_ns;
+        summary.median_ci95 = s.median_ci95_ns;
+        let record = summary.structure.as_mut().unwrap();
+        record.rounds = st
+            .rounds
+            .iter()
+            .map(|x| model::RoundSummary {
+                n: x.n,
+                dropped: x.dropped,
+                median: x.median_ns,
+                median_ci95: x.median_ci95_ns,
+                block_length: x.block_length,
+            })
+            .collect();
+        run
+    };
+    let (base, new) = (make(1.0, 3), make(1.3, 4));
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let r = find(&c, "syscall.getpid");
+    assert_eq!(r.base_value, base.results[0].median().unwrap());
+    assert_eq!(r.new_value, new.results[0].median().unwrap());
+    assert_eq!(r.ratio, Some(r.new_value / r.base_value));
+    let [lo, hi] = r.ratio_ci95.unwrap();
+    assert!(lo < r.ratio.unwrap() && r.ratio.unwrap() < hi, "{r:?}");
+    // Pooling the transient in would have moved the median: the printed one is the steady state's.
+    let mut all = base.results[0].samples.clone();
+    assert_ne!(stats::median_in_place(&mut all), r.base_value);
+    assert_eq!(r.verdict, Verdict::Slower);
+}
+
+#[test]
+fn a_difference_whose_interval_includes_zero_is_below_resolution_with_no_ratio() {
+    let (base, new) = below_resolution_pair();
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let r = find(&c, "ctx.address_space");
+    assert_eq!(r.verdict, Verdict::BelowResolution);
+    assert_eq!(r.no_ratio, Some(NoRatio::BelowResolution));
+    assert_eq!((r.ratio, r.ratio_ci95), (None, None));
+    assert_eq!(r.below_resolution, Some(20.0));
+    // Both sides above 0: a ratio from the two intervals, wide as they are.
+    let c = compare(&base, &base, DEFAULT_NOISE, 7);
+    let r = find(&c, "ctx.address_space");
+    assert!(r.ratio.is_some() && r.below_resolution.is_none(), "{r:?}");
+    assert_eq!(r.verdict, Verdict::Inconclusive, "250–350 against itself cannot say within 2 %");
+}
+
+#[test]
+fn a_negative_difference_gives_no_ratio() {
+    let (base, mut new) = below_resolution_pair();
+    let d = new.results.iter_mut().find(|r| r.id == "ctx.address_space").unwrap();
+    d.derived.as_mut().unwrap().estimate = Estimate { point: -30.0, ci95: [-40.0, -20.0] };
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    assert!(c.compared.iter().all(|r| r.id != "ctx.address_space"));
+    let u = c.unmatched.iter().find(|u| u.id == "ctx.address_space").unwrap();
+    assert_eq!(u.why, "a negative figure in the new run (-30.00 ns): no ratio");
+}
+
+#[test]
+fn a_measured_row_at_zero_is_below_resolution_no_finer_than_the_clock() {
+    let mut base = with_samples(run_file(false), 1, |_| 1.0);
+    let r = base.results.iter_mut().find(|r| r.id == "syscall.getpid").unwrap();
+    r.samples = vec![0.0; 300];
+    let s = r.summary.as_mut().unwrap();
+    s.median = 0.0;
+    s.median_ci95 = [0.0, 0.0];
+    let c = compare(&base, &base, DEFAULT_NOISE, 7);
+    let r = find(&c, "syscall.getpid");
+    assert_eq!(r.verdict, Verdict::BelowResolution);
+    assert_eq!(r.below_resolution, Some(base.timer.resolution_ns));
+    assert!(r.ratio.is_none());
+}
+
+#[test]
+fn seed_rows_are_never_called_faster_or_slower() {
+    let seeded = |mut run: RunFile| {
+        run.config.method = Method::Seed;
+        for r in run.results.iter_mut() {
+            r.method = Method::Seed;
+        }
+        run
+    };
+    let base = seeded(with_samples(run_file(false), 1, |_| 1.0));
+    let new = seeded(with_samples(run_file(false), 2, |_| 1.5));
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    assert!(!c.compared.is_empty());
+    for r in &c.compared {
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+        assert_eq!(r.no_ratio, Some(NoRatio::SeedMethod));
+        assert_eq!(r.statistic, Statistic::Mean);
+        assert!(r.ratio.is_none() && r.ratio_ci95.is_none());
+    }
+    let g = Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    assert!(c.gate(&g).failed.is_empty());
+    assert_eq!(c.gate(&Gate { inconclusive_fails: true, ..g }).failed.len(), c.compared.len());
+}
+
+#[test]
+fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly() {
+    let zero_width = |id: &str, a: f64, b: f64| {
+        let mut base = with_samples(run_file(false), 1, |_| 1.0);
+        let mut new = base.clone();
+        for (run, v) in [(&mut base, a), (&mut new, b)] {
+            let r = run.results.iter_mut().find(|r| r.id == id).unwrap();
+            r.samples = vec![v; 300];
+            r.summary.as_mut().unwrap().median = v;
+            r.summary.as_mut().unwrap().median_ci95 = [v, v];
+        }
+        find(&compare(&base, &new, DEFAULT_NOISE, 7), id).clone()
+    };
+    // A time: its zero width says nothing of how a run varies.
+    let r = zero_width("syscall.getpid", 100.0, 120.0);
+    assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Inconclusive, Some(NoRatio::ZeroWidth), None));
+    assert_eq!((r.base_value, r.new_value), (100.0, 120.0));
+    // Bytes that every sample of both runs gave exactly: the same is no change, another a
+    // change of exactly that ratio.
+    let r = zero_width("space.eventfd", 440.0, 440.0);
+    assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::NoChange, None, Some(1.0)));
+    let r = zero_width("space.eventfd", 440.0, 480.0);
+    assert_eq!((r.verdict, r.ratio, r.ratio_ci95), (Verdict::Slower, Some(480.0 / 440.0), Some([480.0 / 440.0; 2])));
+}
+
+#[test]
+fn a_method_mismatch_is_named_and_refused_and_listed() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let mut new = base.clone();
+    assert_eq!(mismatch(&base, &new), None);
+    new.config.method = Method::Seed;
+    let why = mismatch(&base, &new).expect("seed against adaptive");
+    assert!(why.contains("different methods (base: adaptive, new: seed)"), "{why}");
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    assert!(c.differences.iter().any(|d| d.what == "config.method" && d.base == "adaptive" && d.new == "seed"));
+}
+
+#[test]
+fn cold_against_warm_is_refused_and_paired_only_when_allowed() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let mut cold = base.clone();
+    let mut warm = base.clone();
+    for (run, cache) in [(&mut cold, "cold"), (&mut warm, "warm")] {
+        let r = run.results.iter_mut().find(|r| r.id == "syscall.getpid").unwrap();
+        r.params.insert("cache".into(), cache.into());
+        if cache == "cold" {
+            r.params.insert("device".into(), "/dev/vda".into());
+        }
+    }
+    let why = mismatch(&cold, &warm).expect("cold against warm");
+    assert!(why.contains("syscall.getpid (cache cold in the base run, warm in the new)"), "{why}");
+    assert_eq!(mismatch(&cold, &cold), None);
+    let refused = compare(&cold, &warm, DEFAULT_NOISE, 7);
+    assert!(refused.compared.iter().all(|r| r.id != "syscall.getpid"));
+    let allowed =
+        compare_with(&cold, &warm, &Settings { noise: DEFAULT_NOISE, resamples: 300, seed: 7, allow_mismatch: true });
+    let r = find(&allowed, "syscall.getpid");
+    let what: Vec<&str> = r.param_differences.iter().map(|d| d.what.as_str()).collect();
+    assert_eq!(what, ["cache", "device"]);
+    assert!(allowed.unmatched.iter().all(|u| u.id != "syscall.getpid"), "{:?}", allowed.unmatched);
+}
+
+#[test]
+fn settings_placement_build_and_machine_are_listed_and_volatile_readings_are_not() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let mut new = base.clone();
+    new.machine.kernel.release = "6.19.0".into();
+    new.machine.frequency.governor = "performance".into();
+    new.machine.scheduling.load_avg_start = Some([3.0, 2.0, 1.0]);
+    new.osprim.version = "0.2.0".into();
+    new.config.budget_s = 5.0;
+    new.config.rounds = 10;
+    new.config.ci_target_rel = 0.005;
+    new.placement.cpu = 0;
+    new.placement.cpu_pair = Some([1, 0]);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let what: Vec<&str> = c.differences.iter().map(|d| d.what.as_str()).collect();
+    assert_eq!(
+        what,
+        [
+            "config.budget_s",
+            "config.ci_target_rel",
+            "config.rounds",
+            "placement.cpu",
+            "placement.cpu_pair",
+            "osprim.version",
+            "machine.frequency.governor",
+            "machine.kernel.release"
+        ]
+    );
+}
+
+#[test]
+fn a_result_that_ran_on_other_cpus_is_compared_and_says_so() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let mut new = base.clone();
+    let r = new.results.iter_mut().find(|r| r.id == "ctx.thread").unwrap();
+    r.params.insert("cpus".into(), serde_json::json!([1, 0]));
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let r = find(&c, "ctx.thread");
+    assert_eq!(r.param_differences, [Difference { what: "cpus".into(), base: "—".into(), new: "1,0".into() }]);
+    assert_eq!(r.params.get("cpus"), Some(&serde_json::json!([1, 0])), "the new run's placement is kept");
+}
+
+#[test]
+fn failed_checks_and_busy_cpus_are_marked_and_the_gate_treats_them_as_told() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let mut new = with_samples(run_file(false), 2, |r| if r.id == "syscall.getpid" { 1.5 } else { 1.0 });
+    let r = new.results.iter_mut().find(|r| r.id == "syscall.getpid").unwrap();
+    r.flags.push(Flag::BusyCpu);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let getpid = find(&c, "syscall.getpid");
+    assert_eq!(getpid.marks, [Mark { flag: Flag::BusyCpu, side: Side::New }]);
+    assert_eq!(getpid.verdict, Verdict::Slower);
+    // ctx.process failed its check in the fixture, in both runs.
+    let process = find(&c, "ctx.process");
+    assert_eq!(process.marks, [Mark { flag: Flag::CheckFailed, side: Side::Both }]);
+    assert_eq!(process.verdict, Verdict::NoChange);
+
+    let gate = |untrustworthy| Gate { regression: 0.1, inconclusive_fails: false, untrustworthy };
+    let skip = c.gate(&gate(Untrustworthy::Skip));
+    assert!(skip.failed.is_empty(), "the slowed row is busy: not gated");
+    let skipped: Vec<&str> = skip.not_gated.iter().map(|r| r.id.as_str()).collect();
+    assert!(skipped.contains(&"syscall.getpid") && skipped.contains(&"ctx.process"), "{skipped:?}");
+    let fail = c.gate(&gate(Untrustworthy::Fail));
+    assert!(fail.failed.iter().all(|(_, f)| *f == Failure::Untrustworthy));
+    assert!(fail.failed.iter().any(|(r, _)| r.id == "ctx.process"), "a failed check fails the gate");
+    let judge = c.gate(&gate(Untrustworthy::Judge));
+    assert_eq!(
+        judge.failed.iter().map(|(r, f)| (r.id.as_str(), *f)).collect::<Vec<_>>(),
+        [("syscall.getpid", Failure::Regressed)]
+    );
+    assert!(judge.not_gated.is_empty());
+}
+
+#[test]
+fn results_in_one_run_only_or_without_samples_are_said_so() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let mut new = base.clone();
+    let gone = new.results.remove(0);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    assert!(c.unmatched.iter().any(|u| u.id == gone.id && u.why == "only in the base run"));
+    // Skipped and failed rows are listed with their reason, never compared.
+    for u in &c.unmatched {
+        assert!(!u.why.is_empty());
+    }
+    assert!(c.compared.iter().all(|r| r.id != gone.id || r.params != gone.params));
+    assert!(c.compared.iter().all(|r| r.id != "fault.uffd"));
+    assert!(base.results.iter().any(|r| r.id == "fault.uffd" && r.status == Status::Skipped));
+}
+
+#[test]
+fn every_verdict_has_a_word_for_each_unit() {
+    assert_eq!(Verdict::Slower.text_for(Unit::Ns), "slower");
+    assert_eq!(Verdict::Slower.text_for(Unit::Bytes), "larger");
+    assert_eq!(Verdict::Faster.text_for(Unit::Count), "fewer");
+    for v in Verdict::ALL {
+        assert!(!v.text().is_empty());
+    }
+}

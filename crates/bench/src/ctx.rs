@@ -1,0 +1,359 @@
+//! Context switches: `ctx.thread`, `ctx.process`, and `ctx.address_space`, their difference
+//! measured paired; and user-level stack switches, `ctx.user` and `ctx.swapcontext`.
+//!
+//! Seed rows: L4Ka::Pistachio "address space switch"; Go! ORB "switch_stacks" (`ctx.user`,
+//! with `ctx.swapcontext` beside it).
+//!
+//! **User-level switches.** A coroutine on its own stack is resumed from the measuring thread
+//! and switches straight back: one round trip, two stack switches, no kernel entry for
+//! `ctx.user` ([`sys::stack_switch`]: push the callee-saved registers, swap the stack
+//! pointer, pop, return); glibc's `swapcontext` ([`sys::ucontext`]) saves and loads
+//! whole contexts and makes an `rt_sigprocmask` system call on each switch.
+//! **Timing model:** the sampler's loop around round trips, `⌈n/2⌉` of them for `n`
+//! operations, the time scaled to `n`: **one operation is one switch, half a round trip.**
+//! **Validation:** the coroutine ran once per resume (its own counter), and its stack pointer,
+//! recorded on its last run, lay inside its stack; `ctx.user` costs clearly less than a bare
+//! system call (stays in user space), `ctx.swapcontext` clearly more than a vDSO call (its
+//! `rt_sigprocmask`) and no `swapcontext` failed.
+//!
+//! **Kernel context switches.**
+//! Two threads of one process (or two processes) pinned to one CPU hand control back and
+//! forth through a futex word in shared memory: each end writes the other's turn, wakes it,
+//! and sleeps until its own turn comes. With one CPU, every hand-off is one context switch.
+//! **Timing model:** the ping-pong engine's round trip ([`super::pingpong`]), halved: one
+//! sample is the time per hand-off (wake the other, block, be switched out, the other switched
+//! in). Between processes each switch also changes address space; the difference of the two
+//! is the seed's "address space switch".
+//! Both ends run as `SCHED_BATCH`: a batch task's wake-up never preempts the task that woke
+//! it, so every hand-off is the sender blocking (one voluntary switch). Under `SCHED_OTHER`,
+//! EEVDF's wake-up preemption turns about 40 % of them into involuntary switches at the wake;
+//! the number of switches, and their cost, is the same.
+//!
+//! `ctx.address_space` is `ctx.process` − `ctx.thread`, but not from two separate runs: on a
+//! virtual machine the cost of a switch moves between levels by more than the difference
+//! itself, within minutes. So both peers, a thread and a process, are started together and
+//! measured alternately ([`pingpong::run_paired`]); each sample is one process sample minus the
+//! thread sample taken beside it, and the row's CI is that of the paired differences. Its
+//! breakdown keeps both sides.
+//! **Validation:** the voluntary context switches the kernel counted for both ends
+//! (`getrusage(RUSAGE_THREAD)`) equal the hand-offs within 1 %; plus the ping-pong's own checks
+//! (every hand-off numbered, both ends on the CPU).
+
+use super::ipc::{Setup, measured};
+use super::pingpong::{self, Plan, Timing};
+use super::transport::Transport;
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
+use sys;
+
+/// Which ends switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ends {
+    /// Two threads of one process.
+    Threads,
+    /// Two processes.
+    Processes,
+}
+
+/// A context switch between two threads or two processes on one CPU.
+pub struct Switch(pub Ends);
+
+/// The name of the switch-count check.
+const SWITCH_CHECK: &str = "one voluntary context switch per hand-off (getrusage, both ends)";
+
+/// Largest relative difference between counted and claimed switches.
+const SWITCH_TOLERANCE: f64 = 0.01;
+
+impl Benchmark for Switch {
+    fn id(&self) -> &'static str {
+        match self.0 {
+            Ends::Threads => "ctx.thread",
+            Ends::Processes => "ctx.process",
+        }
+    }
+    fn about(&self) -> &'static str {
+        match self.0 {
+            Ends::Threads => "context switch between two threads on one CPU (futex hand-off)",
+            Ends::Processes => "context switch between two processes on one CPU (futex hand-off in shared memory)",
+        }
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        let mut p = Params::new();
+        p.insert("placement".into(), "same_cpu".into());
+        vec![p]
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let mut p = params.clone();
+        p.insert("peer".into(), if self.0 == Ends::Threads { "thread" } else { "process" }.into());
+        let setup = Setup::read(Transport::Futex, ctx, &p)?;
+        let plan = Plan { batch: true, ..setup.plan(Timing::RoundTrip { ops_per_round_trip: 2 }) };
+        let report = pingpong::run(ctx, &plan)?;
+        let handoffs = 2 * report.round_trips;
+        let voluntary = report.measurer_switches.voluntary + report.peer_switches.voluntary;
+        let involuntary = report.measurer_switches.involuntary + report.peer_switches.involuntary;
+        let unreported = report.peer_unreported;
+        let mut m = measured(&plan, report, ctx);
+        m.checks.insert(
+            0,
+            if unreported {
+                Check::impossible(SWITCH_CHECK, "interrupted: the peer ended before reporting its switches")
+            } else {
+                switch_check(handoffs, voluntary, involuntary)
+            },
+        );
+        Ok(m)
+    }
+}
+
+/// `ctx.process` − `ctx.thread`, measured paired.
+pub struct AddressSpace;
+
+impl Benchmark for AddressSpace {
+    fn id(&self) -> &'static str {
+        "ctx.address_space"
+    }
+    fn about(&self) -> &'static str {
+        "address-space switch: a process switch minus a thread switch, measured side by side (paired)"
+    }
+    fn variants(&self, ctx: &Ctx) -> Vec<Params> {
+        Switch(Ends::Threads).variants(ctx)
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let plan_for = |peer: &str| -> Result<Plan, NotMeasured> {
+            let mut p = params.clone();
+            p.insert("peer".into(), peer.into());
+            let setup = Setup::read(Transport::Futex, ctx, &p)?;
+            Ok(Plan { batch: true, ..setup.plan(Timing::RoundTrip { ops_per_round_trip: 2 }) })
+        };
+        let (process, thread) = (plan_for("process")?, plan_for("thread")?);
+        let (p, t) = pingpong::run_paired(ctx, &process, &thread)?;
+        let handoffs = 2 * (p.round_trips + t.round_trips);
+        let voluntary = p.measurer_switches.voluntary + p.peer_switches.voluntary + t.peer_switches.voluntary;
+        let involuntary = p.measurer_switches.involuntary + p.peer_switches.involuntary + t.peer_switches.involuntary;
+        let unreported = p.peer_unreported || t.peer_unreported;
+        let diffs: Vec<f64> = p.samples.per_op_ns.iter().zip(&t.samples.per_op_ns).map(|(a, b)| a - b).collect();
+        let median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            if v.is_empty() { f64::NAN } else { stats::median(&v) }
+        };
+        let d = median(&diffs);
+        let checks = vec![
+            if unreported {
+                Check::impossible(SWITCH_CHECK, "interrupted: a peer ended before reporting its switches")
+            } else {
+                switch_check(handoffs, voluntary, involuntary)
+            },
+            Check::new(
+                "every hand-off came back, to both peers",
+                format!("{} and {}", p.round_trips, t.round_trips),
+                format!("{} and {}", p.peer_messages, t.peer_messages),
+                p.peer_messages == p.round_trips && t.peer_messages == t.round_trips,
+            ),
+            Check::new(
+                "a process switch costs more than a thread switch",
+                "a positive median difference",
+                format!("{d:.1} ns"),
+                d > 0.0,
+            ),
+        ];
+        let breakdown =
+            vec![("process".to_string(), p.samples.per_op_ns.clone()), ("thread".to_string(), t.samples.per_op_ns)];
+        let samples = crate::sampler::Samples { per_op_ns: diffs, ..p.samples };
+        let mut m = Measured::new(samples, checks);
+        m.breakdown = breakdown;
+        m.params.insert("cpus".into(), serde_json::json!([process.cpus.0, process.cpus.1]));
+        m.notes.push(
+            "each sample: a process switch minus the thread switch measured beside it (both peers alive, alternating)"
+                .into(),
+        );
+        Ok(m)
+    }
+}
+
+/// Voluntary switches counted by the kernel against the hand-offs made.
+pub fn switch_check(handoffs: u64, voluntary: u64, involuntary: u64) -> Check {
+    let off = (voluntary as f64 - handoffs as f64).abs() / (handoffs.max(1) as f64);
+    Check::new(
+        SWITCH_CHECK,
+        format!("{handoffs} ± 1 %"),
+        format!(
+            "{voluntary} voluntary ({:+.2} %), {involuntary} involuntary",
+            100.0 * (voluntary as f64 / handoffs.max(1) as f64 - 1.0)
+        ),
+        off <= SWITCH_TOLERANCE,
+    )
+}
+
+/// A user-level coroutine both `ctx.user` and `ctx.swapcontext` time.
+trait UserCoroutine {
+    fn resume(&mut self);
+    fn runs(&self) -> u64;
+    fn last_sp(&self) -> usize;
+    fn stack_range(&self) -> std::ops::Range<usize>;
+}
+
+impl UserCoroutine for sys::stack_switch::Coroutine {
+    fn resume(&mut self) {
+        sys::stack_switch::Coroutine::resume(self)
+    }
+    fn runs(&self) -> u64 {
+        sys::stack_switch::Coroutine::runs(self)
+    }
+    fn last_sp(&self) -> usize {
+        sys::stack_switch::Coroutine::last_sp(self)
+    }
+    fn stack_range(&self) -> std::ops::Range<usize> {
+        sys::stack_switch::Coroutine::stack_range(self)
+    }
+}
+
+impl UserCoroutine for sys::ucontext::UContext {
+    fn resume(&mut self) {
+        sys::ucontext::UContext::resume(self)
+    }
+    fn runs(&self) -> u64 {
+        sys::ucontext::UContext::runs(self)
+    }
+    fn last_sp(&self) -> usize {
+        sys::ucontext::UContext::last_sp(self)
+    }
+    fn stack_range(&self) -> std::ops::Range<usize> {
+        sys::ucontext::UContext::stack_range(self)
+    }
+}
+
+/// Times one switch (half a round trip) of `co`; returns the samples and the checks on the
+/// coroutine's runs and stack.
+fn time_switches<C: UserCoroutine>(ctx: &Ctx, co: &mut C) -> (crate::sampler::Samples, Vec<Check>) {
+    let timer = ctx.timer;
+    let overhead = timer.overhead_ticks();
+    let mut resumes = 0u64;
+    let samples = ctx.iter_custom(|n| {
+        let rounds = n.div_ceil(2);
+        let t = round_trips(&timer, co, rounds);
+        resumes += rounds;
+        pingpong::scale_ticks(t, overhead, n as f64 / (2 * rounds) as f64)
+    });
+    let range = co.stack_range();
+    let sp = co.last_sp();
+    let checks = vec![
+        Check::new(
+            "the coroutine ran once per resume (its own counter)",
+            resumes.to_string(),
+            co.runs().to_string(),
+            co.runs() == resumes && resumes > 0,
+        ),
+        Check::new(
+            "the coroutine ran on its own stack (its stack pointer inside it)",
+            format!("{:#x}..{:#x}", range.start, range.end),
+            format!("{sp:#x}"),
+            range.contains(&sp),
+        ),
+    ];
+    (samples, checks)
+}
+
+/// `rounds` resumes, timed.
+#[inline(never)]
+fn round_trips<C: UserCoroutine>(timer: &platform::timer::Timer, co: &mut C, rounds: u64) -> u64 {
+    let t0 = timer.start();
+    for _ in 0..rounds {
+        co.resume();
+    }
+    timer.stop().wrapping_sub(t0)
+}
+
+/// A user-level stack switch: a few instructions of assembly, no kernel.
+pub struct UserSwitch;
+
+impl Benchmark for UserSwitch {
+    fn id(&self) -> &'static str {
+        "ctx.user"
+    }
+    fn about(&self) -> &'static str {
+        "user-level stack switch (save registers, swap stack pointer, x86_64 assembly); one switch = half a round trip"
+    }
+    fn available(&self) -> Result<(), String> {
+        if sys::stack_switch::AVAILABLE {
+            Ok(())
+        } else {
+            Err("the stack switch is written in x86_64 assembly only".into())
+        }
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let mut co = sys::stack_switch::Coroutine::new()
+            .map_err(|e| NotMeasured::Failed(format!("coroutine stack (mmap + guard page): {e}")))?;
+        let (samples, mut checks) = time_switches(ctx, &mut co);
+        let median = quick_median(&samples);
+        let name = "costs clearly less than a bare system call (stays in user space)";
+        checks.push(if sys::raw::AVAILABLE {
+            let r = ctx.references();
+            Check::new(
+                name,
+                format!("< {:.1} ns (2/3 of bare getppid)", r.syscall_ns * 2.0 / 3.0),
+                format!("{median:.1} ns"),
+                median < r.syscall_ns * 2.0 / 3.0,
+            )
+        } else {
+            Check::impossible(name, "no bare system call to compare with on this architecture")
+        });
+        Ok(Measured::new(samples, checks).note("one switch: half of a main -> coroutine -> main round trip"))
+    }
+}
+
+/// glibc's `swapcontext` between the main stack and a coroutine.
+pub struct SwapContext;
+
+impl Benchmark for SwapContext {
+    fn id(&self) -> &'static str {
+        "ctx.swapcontext"
+    }
+    fn about(&self) -> &'static str {
+        "glibc swapcontext between two stacks (includes an rt_sigprocmask system call); one switch = half a round trip"
+    }
+    fn available(&self) -> Result<(), String> {
+        if sys::ucontext::AVAILABLE {
+            Ok(())
+        } else {
+            Err("getcontext/makecontext/swapcontext are used with glibc on x86_64 and aarch64 only".into())
+        }
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let mut co = sys::ucontext::UContext::new()
+            .map_err(|e| NotMeasured::Failed(format!("getcontext/makecontext on a fresh stack: {e}")))?;
+        let (samples, mut checks) = time_switches(ctx, &mut co);
+        let median = quick_median(&samples);
+        checks.push(Check::all_ok("no swapcontext call failed", co.failed_swaps(), 2 * co.runs()));
+        checks.push(ctx.enters_kernel_check(median));
+        Ok(Measured::new(samples, checks)
+            .note("one switch: half of a main -> coroutine -> main round trip; each swapcontext calls rt_sigprocmask"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::with_ctx;
+
+    #[test]
+    fn user_switches_run_the_coroutine_on_its_stack() {
+        with_ctx(0.05, |ctx| {
+            for b in [&UserSwitch as &dyn Benchmark, &SwapContext] {
+                if b.available().is_err() {
+                    continue;
+                }
+                let m = b.run(ctx, &Params::new()).unwrap_or_else(|e| panic!("{}: {e:?}", b.id()));
+                assert!(!m.samples.per_op_ns.is_empty(), "{}", b.id());
+                assert_eq!(m.checks[0].ok, Some(true), "{}: {:?}", b.id(), m.checks[0]);
+                assert_eq!(m.checks[1].ok, Some(true), "{}: {:?}", b.id(), m.checks[1]);
+            }
+        });
+    }
+
+    #[test]
+    fn switch_counts_within_one_percent_pass() {
+        assert_eq!(switch_check(10_000, 10_050, 3).ok, Some(true));
+        assert_eq!(switch_check(10_000, 9_000, 1_000).ok, Some(false));
+        assert_eq!(switch_check(0, 0, 0).ok, Some(true));
+    }
+}

@@ -1,0 +1,324 @@
+//! Benchmarks: the [`Benchmark`] trait, the [`Ctx`] they measure through, and the checks
+//! they report. Each family lives in its own file; `registry.rs` lists them all.
+//!
+//! A benchmark sets up outside the clock, hands the sampler a routine (through [`Ctx::iter`]
+//! or [`Ctx::iter_custom`]), tears down, and returns its samples with [`Check`]s saying whether
+//! it measured what it claims. A benchmark never prints.
+
+#![deny(unsafe_code)]
+
+pub mod ctx;
+pub mod domain;
+pub mod domain_process;
+pub mod dylib;
+pub mod elf;
+pub mod fault;
+pub mod fs;
+pub mod futex_wait;
+pub mod harness;
+pub mod id;
+pub mod interpose;
+pub mod ipc;
+pub mod lifecycle;
+pub mod lock;
+pub mod notify;
+pub mod overhead;
+pub mod pingpong;
+pub mod registry;
+pub mod sampler;
+pub mod sched;
+pub mod signal;
+pub mod space;
+pub mod syscall;
+pub mod task;
+pub mod timer_wake;
+pub mod transport;
+pub mod txn;
+pub mod wake;
+
+use crate::sampler::{SamplerConfig, Samples, Timed};
+use model::Method;
+pub use model::measured::{Measured, NotMeasured};
+pub use model::{Check, Params, Unit};
+use overhead::Overhead;
+use platform::timer::sync::OffsetBound;
+use platform::timer::{Timer, TimerInfo};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// One measurable operation, e.g. `syscall.getpid`.
+pub trait Benchmark: Sync {
+    /// `family.operation[.variant]`.
+    fn id(&self) -> &'static str;
+    /// One line for `osprim list` and the table.
+    fn about(&self) -> &'static str;
+    /// Whether it can run on this machine; `Err(reason)` when not. Must be cheap.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// The parameter sets to run; one result each. Default: one, empty.
+    fn variants(&self, _ctx: &Ctx) -> Vec<Params> {
+        vec![Params::new()]
+    }
+    /// Sets up, measures through `ctx`, tears down, reports checks. Called once per round,
+    /// each time with a fresh set-up and `ctx.cfg` holding that round's settings.
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured>;
+    /// Whether the benchmark is measured in the first round only, with the whole budget
+    /// (e.g. memory per object, which is a count, not a time that moves with the machine).
+    fn single_round(&self) -> bool {
+        false
+    }
+}
+
+/// Costs of two reference operations, measured once per run when a check first needs them.
+#[derive(Clone, Copy, Debug)]
+pub struct References {
+    /// `clock_gettime(CLOCK_MONOTONIC)` through the vDSO (no kernel entry), ns.
+    pub vdso_ns: f64,
+    /// Bare `syscall` getppid, ns.
+    pub syscall_ns: f64,
+}
+
+/// What a benchmark measures through: the timer, the sampler settings, placement, scratch space.
+pub struct Ctx<'a> {
+    /// The run's timer, carrying the overhead of a self-timed region calibrated in this round
+    /// ([`Ctx::use_overhead`]): what [`Ctx::iter_custom`] and its kin subtract per region.
+    pub timer: Timer,
+    /// What is known about it.
+    pub timer_info: &'a TimerInfo,
+    /// Sampler settings.
+    pub cfg: SamplerConfig,
+    /// The CPU the measuring thread is pinned to.
+    pub cpu: usize,
+    /// A private directory, removed at the end of the run.
+    pub scratch: &'a Path,
+    /// CPUs this process may use (for benchmarks that place a peer).
+    pub allowed_cpus: Vec<usize>,
+    /// The pair given with `--cpus A,B` for cross-CPU benchmarks, if any.
+    pub cpu_pair: Option<[usize; 2]>,
+    /// Message sizes in bytes asked for with `--sweep`/`--sizes`; `None`: each
+    /// payload-carrying benchmark's own default size.
+    pub sizes: Option<Vec<usize>>,
+    /// Whether the machine runs under a hypervisor (for notes on what dominates a figure).
+    pub virtualized: bool,
+    interrupt: &'a AtomicBool,
+    references: Option<References>,
+    offset_bounds: Vec<((usize, usize), Result<OffsetBound, String>)>,
+    /// The overhead calibrated for this round, per region shape.
+    overhead: Overhead,
+    /// What [`Ctx::iter`] subtracts from each sample: the loop shape's overhead, ticks.
+    loop_overhead_ticks: f64,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context for one run.
+    pub fn new(
+        timer: Timer,
+        timer_info: &'a TimerInfo,
+        cfg: SamplerConfig,
+        cpu: usize,
+        scratch: &'a Path,
+        interrupt: &'a AtomicBool,
+    ) -> Ctx<'a> {
+        Ctx {
+            timer,
+            timer_info,
+            cfg,
+            cpu,
+            scratch,
+            allowed_cpus: sys::cpu::allowed_cpus(),
+            cpu_pair: None,
+            sizes: None,
+            virtualized: false,
+            interrupt,
+            references: None,
+            offset_bounds: Vec::new(),
+            overhead: Overhead::of_timer(&timer),
+            loop_overhead_ticks: timer.overhead_ticks(),
+        }
+    }
+
+    /// Subtracts `overhead` (calibrated for this round by [`overhead::calibrate_overhead`])
+    /// from now on: the loop shape's in [`Ctx::iter`], the region shape's per timed region in
+    /// the routines that time themselves (through [`Ctx::timer`]); the median under the
+    /// adaptive method, the mean under the seed method.
+    pub fn use_overhead(&mut self, overhead: Overhead, method: Method) {
+        self.timer = Timer::with_overheads(self.timer, overhead.region.for_method(method), overhead.region.mean_ticks);
+        self.loop_overhead_ticks = overhead.looped.for_method(method);
+        self.overhead = overhead;
+    }
+
+    /// The overhead calibrated for this round.
+    pub fn overhead(&self) -> Overhead {
+        self.overhead
+    }
+
+    /// The timer as [`Ctx::iter`] hands it to the sampler: carrying the loop shape's overhead.
+    pub fn loop_timer(&self) -> Timer {
+        Timer::with_overhead(self.timer, self.loop_overhead_ticks)
+    }
+
+    /// Samples `op`, run `n` times back to back per sample.
+    ///
+    /// **Timing model:** `start`, then `n` calls of `op` with each result passed through
+    /// `black_box`, then `stop`. Nothing else is inside.
+    /// The loop shape's overhead ([`overhead::Overhead::looped`]) is subtracted once per sample.
+    pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
+        let timer = self.timer;
+        sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op))
+    }
+
+    /// Samples a routine that times `n` operations itself, in **one** timed region, and
+    /// returns the ticks they took; one region overhead is subtracted per sample. A routine
+    /// that times its operations in several regions uses [`Ctx::iter_regions`].
+    pub fn iter_custom(&self, routine: impl FnMut(u64) -> u64) -> Samples {
+        sampler::sample(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
+    /// Samples a routine that times `n` operations itself in one region and may give up
+    /// (`None`), e.g. when its peer died; the samples taken before are kept.
+    pub fn iter_fallible(&self, routine: impl FnMut(u64) -> Option<u64>) -> Samples {
+        sampler::sample_fallible(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
+    /// Samples a routine that times its `n` operations in as many regions as it says
+    /// ([`Timed::regions`], e.g. `n` when it times each on its own): one region overhead is
+    /// subtracted per region.
+    pub fn iter_regions(&self, mut routine: impl FnMut(u64) -> Timed) -> Samples {
+        sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, |n| Some(routine(n)))
+    }
+
+    /// [`Ctx::iter_regions`] for a routine that may give up (`None`).
+    pub fn iter_regions_fallible(&self, routine: impl FnMut(u64) -> Option<Timed>) -> Samples {
+        sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, routine)
+    }
+
+    /// The interrupt flag, for benchmarks whose peers must stop when Ctrl-C arrives.
+    pub fn interrupt_flag(&self) -> &AtomicBool {
+        self.interrupt
+    }
+
+    /// Whether Ctrl-C has been pressed.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How far apart the counters of CPUs `a` and `b` may be ([`platform::timer::sync`]),
+    /// measured once per pair and run.
+    pub fn offset_bound(&mut self, a: usize, b: usize) -> Result<OffsetBound, String> {
+        if let Some((_, r)) = self.offset_bounds.iter().find(|(k, _)| *k == (a, b)) {
+            return r.clone();
+        }
+        let r = platform::timer::sync::measure(self.timer, a, b, 20_000, std::time::Duration::from_millis(200))
+            .map_err(|e| e.to_string());
+        let _ = sys::cpu::pin_current_thread(self.cpu);
+        self.offset_bounds.push(((a, b), r.clone()));
+        r
+    }
+
+    /// Reference costs (vDSO call, bare system call), measured on first use.
+    pub fn references(&mut self) -> References {
+        if let Some(r) = self.references {
+            return r;
+        }
+        let quick = |op: &mut dyn FnMut()| {
+            let mut best = f64::INFINITY;
+            for _ in 0..31 {
+                let t0 = self.timer.start();
+                for _ in 0..500 {
+                    op();
+                }
+                let t1 = self.timer.stop();
+                let ns = self.timer.ticks_to_ns(t1.wrapping_sub(t0) as f64 - self.loop_overhead_ticks) / 500.0;
+                best = best.min(ns);
+            }
+            best
+        };
+        let r = References {
+            vdso_ns: quick(&mut || {
+                black_box(nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).ok());
+            }),
+            syscall_ns: quick(&mut || {
+                black_box(sys::raw::getppid());
+            }),
+        };
+        self.references = Some(r);
+        r
+    }
+
+    /// The check every kernel-entering benchmark makes: it costs clearly more than a vDSO call
+    /// (1.5 ×), or it did not enter the kernel. Not checkable when the vDSO itself falls back
+    /// to a system call (then the two cost the same).
+    pub fn enters_kernel_check(&mut self, median_ns: f64) -> Check {
+        let r = self.references();
+        let name = "costs more than a vDSO call (enters the kernel)";
+        if r.vdso_ns * 1.5 > r.syscall_ns {
+            return Check::impossible(
+                name,
+                format!(
+                    "the vDSO clock ({:.1} ns) costs about as much as a bare system call ({:.1} ns): the clocksource has no vDSO path",
+                    r.vdso_ns, r.syscall_ns
+                ),
+            );
+        }
+        Check::new(
+            name,
+            format!("> {:.1} ns (1.5 × vDSO clock_gettime)", r.vdso_ns * 1.5),
+            format!("{median_ns:.1} ns"),
+            median_ns > r.vdso_ns * 1.5,
+        )
+    }
+}
+
+/// The loop every [`Ctx::iter`] benchmark runs; not inlined so each benchmark's timed code is
+/// one function to read in a disassembly.
+#[inline(never)]
+fn time_loop<R>(timer: &Timer, n: u64, op: &mut impl FnMut() -> R) -> u64 {
+    let t0 = timer.start();
+    for _ in 0..n {
+        black_box(op());
+    }
+    let t1 = timer.stop();
+    t1.wrapping_sub(t0)
+}
+
+/// One parameter set per value of one parameter: `key=values[0]`, `key=values[1]`, …
+pub fn one_param<'a>(key: &str, values: impl IntoIterator<Item = &'a str>) -> Vec<Params> {
+    values.into_iter().map(|v| Params::from([(key.to_string(), serde_json::Value::from(v))])).collect()
+}
+
+/// Median of the samples (for checks made right after sampling).
+pub fn quick_median(samples: &Samples) -> f64 {
+    let mut v = samples.per_op_ns.clone();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    stats::median(&v)
+}
+
+/// A context for tests of benchmarks, on a quick sampler with `budget_s`.
+#[doc(hidden)]
+pub mod testing {
+    use super::Ctx;
+    use crate::sampler::SamplerConfig;
+
+    pub use sys::testing::serial;
+
+    /// Runs `f` with a fresh context: this thread pinned to its first allowed CPU, a private
+    /// scratch directory, no interrupt.
+    pub fn with_ctx(budget_s: f64, f: impl FnOnce(&mut Ctx)) {
+        let allowed = sys::cpu::allowed_cpus();
+        let cpu = allowed[0];
+        sys::cpu::pin_current_thread(cpu).expect("pin to an allowed CPU");
+        let (timer, info) = platform::timer::detect();
+        let scratch = tempfile::tempdir().expect("temporary directory");
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        let cfg = SamplerConfig { budget_s, warmup_s: 0.005, ..SamplerConfig::quick() };
+        let mut ctx = Ctx::new(timer, &info, cfg, cpu, scratch.path(), &interrupt);
+        ctx.use_overhead(super::overhead::calibrate_overhead(&timer), model::Method::Adaptive);
+        ctx.allowed_cpus = allowed;
+        f(&mut ctx);
+    }
+}

@@ -1,0 +1,325 @@
+//! `task.uclamp`: begin and end a task by changing the calling thread's utilisation clamp — the
+//! per-task performance hint the kernel's frequency governor acts on, as RightSpeed's task
+//! calls told its driver what speed a task needed.
+//!
+//! Seed rows: RightSpeed Table 3 "begin a task", "end a task", "end one task and begin
+//! another", each with its "kernel-mode component".
+//!
+//! Each operation is one `sched_setattr(0, attr, 0)` ([`sys::sched`]) with
+//! `SCHED_FLAG_KEEP_ALL | SCHED_FLAG_UTIL_CLAMP_MIN | SCHED_FLAG_UTIL_CLAMP_MAX`, so only the
+//! clamp changes. Parameter `op`:
+//! - `begin`: from the default (no clamp requested) to task A's clamp (`util_min` 512,
+//!   `util_max` 1024: "run this fast");
+//! - `end`: from task A's clamp back to the default (both values -1: reset);
+//! - `end_begin`: from task A's clamp to task B's (256, 768), one call.
+//!
+//! Before each timed call an untimed call sets the state it starts from (the default, or task
+//! A's clamp), so every timed call really changes the clamp.
+//! **Timing model** ([`Ctx::iter_regions`]): per operation, three stamps of the run's timer: a
+//! bare null system call (`getppid` through the `syscall` instruction, as `syscall.null`)
+//! between the first two, the `sched_setattr` (also through the bare instruction) between the
+//! last two — paired, side by side in the same loop, so a change of the machine moves both.
+//! The row's time is the `sched_setattr` alone (one timer overhead subtracted). Stages:
+//! `entry` = the null call (kernel entry and exit) and `kernel` = the call minus the null call
+//! (the kernel's own work); `kernel` + `entry` = the total.
+//! **Validation:** `sched_getattr` reads the clamp back after every untimed and every timed
+//! call, and finds what was set (the default reads back as 0–1024); every call succeeded.
+//! The thread's original attributes are put back at the end, also on every error path.
+//!
+//! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`; found at
+//! the start of `run` by a probe that changes nothing, and again by the first change it makes);
+//! each `op`'s row is then skipped with that reason and the run goes on.
+
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use platform::timer::Timer;
+use std::hint::black_box;
+use sys::sched::{self, DEFAULT_CLAMP, SchedAttr};
+
+/// The skip reason on kernels without per-task clamps.
+pub const NO_UCLAMP: &str = "the kernel has no per-task utilisation clamp (CONFIG_UCLAMP_TASK)";
+
+/// The values of the `op` parameter.
+pub const OPS: [&str; 3] = ["begin", "end", "end_begin"];
+
+/// Task A's clamp: (`util_min`, `util_max`).
+const TASK_A: (u32, u32) = (512, 1024);
+/// Task B's clamp.
+const TASK_B: (u32, u32) = (256, 768);
+
+/// `sched_setattr` of the calling thread's utilisation clamp.
+pub struct Uclamp;
+
+/// Which change is timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Begin,
+    End,
+    EndBegin,
+}
+
+impl Op {
+    fn parse(params: &Params) -> Result<Op, NotMeasured> {
+        match params.get("op").and_then(|v| v.as_str()) {
+            Some("begin") => Ok(Op::Begin),
+            Some("end") => Ok(Op::End),
+            Some("end_begin") => Ok(Op::EndBegin),
+            other => Err(NotMeasured::Failed(format!("op must be one of {OPS:?}, not {other:?}"))),
+        }
+    }
+
+    /// The untimed change to the starting state, and the timed change.
+    fn plan(self, current: &SchedAttr) -> (SchedAttr, SchedAttr) {
+        let a = SchedAttr::clamp(current, TASK_A.0, TASK_A.1);
+        match self {
+            Op::Begin => (SchedAttr::reset(current), a),
+            Op::End => (a, SchedAttr::reset(current)),
+            Op::EndBegin => (a, SchedAttr::clamp(current, TASK_B.0, TASK_B.1)),
+        }
+    }
+}
+
+/// Why a refused clamp change means the row cannot be measured here (`Skipped`), or is a
+/// failure (`Failed`).
+fn refusal(e: &std::io::Error) -> NotMeasured {
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) | Some(libc::EINVAL) => NotMeasured::Skipped(NO_UCLAMP.into()),
+        Some(libc::E2BIG) => NotMeasured::Skipped("the kernel's sched_attr has no clamp fields (Linux < 5.3)".into()),
+        Some(libc::ENOSYS) => NotMeasured::Skipped("the kernel has no sched_setattr (Linux < 3.14)".into()),
+        Some(libc::EPERM) => NotMeasured::Skipped(format!("not permitted to change the utilisation clamp: {e}")),
+        _ => NotMeasured::Failed(format!("sched_setattr of the utilisation clamp: {e}")),
+    }
+}
+
+/// Whether the kernel has per-task clamps, asked without changing anything: a clamp beyond the
+/// scale is refused before anything changes — with `EINVAL` by a kernel that has clamps, with
+/// `EOPNOTSUPP` by one without. `Err(reason)` only for the latter; anything else is left for
+/// the first real change to find out.
+fn probe_clamps(current: &SchedAttr) -> Result<(), String> {
+    let beyond = SchedAttr::clamp(current, 2 * sched::CAPACITY, 2 * sched::CAPACITY);
+    match sched::setattr(&beyond) {
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(NO_UCLAMP.into()),
+        Ok(()) => {
+            // Not expected of any kernel; put the clamp back all the same.
+            drop(Restore { original: *current, changed: true });
+            Ok(())
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// Whether the attributes read back carry the clamp `expected`.
+fn reads_back(read: &SchedAttr, expected: (u32, u32)) -> bool {
+    read.clamp_values() == expected
+}
+
+/// Puts the thread's original clamp back when dropped (once a change has been made).
+struct Restore {
+    original: SchedAttr,
+    changed: bool,
+}
+
+impl Restore {
+    /// The change that restores the original clamp: the default is restored by a reset (no
+    /// request), anything else by asking for the same values.
+    fn change(&self) -> SchedAttr {
+        let (min, max) = self.original.clamp_values();
+        if (min, max) == DEFAULT_CLAMP {
+            SchedAttr::reset(&self.original)
+        } else {
+            SchedAttr::clamp(&self.original, min, max)
+        }
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if self.changed {
+            let _ = sched::setattr(&self.change());
+        }
+    }
+}
+
+/// Sums over a sample: null-call ticks, call ticks.
+#[derive(Default)]
+struct Sums {
+    null: u64,
+    call: u64,
+}
+
+/// One timed operation: a null system call, then `sched_setattr(target)`, each between stamps.
+/// Returns (null ticks, call ticks, the call's return value).
+#[inline(never)]
+fn timed_change(timer: &Timer, target: &SchedAttr) -> (u64, u64, i64) {
+    let t0 = timer.start();
+    black_box(sys::raw::getppid());
+    let t1 = timer.stop();
+    let rc = sched::setattr_raw(black_box(target));
+    let t2 = timer.stop();
+    (t1.wrapping_sub(t0), t2.wrapping_sub(t1), rc)
+}
+
+impl Benchmark for Uclamp {
+    fn id(&self) -> &'static str {
+        "task.uclamp"
+    }
+    fn about(&self) -> &'static str {
+        "begin/end a task: sched_setattr of the thread's utilisation clamp (the frequency governor's per-task hint)"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        super::one_param("op", OPS.iter().copied())
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let op = Op::parse(params)?;
+        let original = sched::getattr().map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOSYS) => NotMeasured::Skipped("the kernel has no sched_getattr (Linux < 3.14)".into()),
+            _ => NotMeasured::Failed(format!("sched_getattr: {e}")),
+        })?;
+        // Asked in `run`, not `available`, so that each `op` gets its own row saying why.
+        probe_clamps(&original).map_err(NotMeasured::Skipped)?;
+        let mut restore = Restore { original, changed: false };
+        let (start, target) = op.plan(&original);
+        // The first change tells whether the kernel has clamps at all.
+        sched::setattr(&start).map_err(|e| refusal(&e))?;
+        restore.changed = true;
+
+        let timer = ctx.timer;
+        let (start_clamp, target_clamp) = (start.expected_after(), target.expected_after());
+        let (mut ops, mut failed, mut wrong) = (0u64, 0u64, 0u64);
+        let (mut entry_ns, mut kernel_ns) = (Vec::with_capacity(4096), Vec::with_capacity(4096));
+        let samples = {
+            let c = &*ctx;
+            c.iter_regions(|n| {
+                let mut s = Sums::default();
+                for _ in 0..n {
+                    ops += 1;
+                    let ready =
+                        sched::setattr(&start).is_ok() && sched::getattr().is_ok_and(|a| reads_back(&a, start_clamp));
+                    let (null, call, rc) = timed_change(&timer, &target);
+                    s.null += null;
+                    s.call += call;
+                    failed += u64::from(rc != 0);
+                    let done = sched::getattr().is_ok_and(|a| reads_back(&a, target_clamp));
+                    wrong += u64::from(!ready || !done);
+                }
+                let nf = n as f64;
+                entry_ns.push(timer.ticks_to_ns(s.null as f64 - crate::sampler::overhead_of(&timer, n)) / nf);
+                kernel_ns.push(timer.ticks_to_ns(s.call as f64 - s.null as f64) / nf);
+                crate::sampler::Timed::regions(s.call, n)
+            })
+        };
+        drop(restore);
+        let back = sched::getattr().map(|a| a.clamp_values());
+        let keep = samples.per_op_ns.len();
+        let tail = |v: Vec<f64>| v[v.len().saturating_sub(keep)..].to_vec();
+        let checks = vec![
+            Check::all_ok("every sched_setattr succeeds", failed, ops),
+            Check::all_ok(
+                format!("sched_getattr reads back {start_clamp:?} before and {target_clamp:?} after each timed call"),
+                wrong,
+                ops,
+            ),
+            Check::new(
+                "the thread's original clamp is back afterwards",
+                format!("{:?}", original.clamp_values()),
+                match &back {
+                    Ok(v) => format!("{v:?}"),
+                    Err(e) => format!("sched_getattr: {e}"),
+                },
+                back.as_ref().is_ok_and(|v| *v == original.clamp_values()),
+            ),
+        ];
+        let mut m = Measured::new(samples, checks);
+        m.breakdown = vec![("kernel".to_string(), tail(kernel_ns)), ("entry".to_string(), tail(entry_ns))];
+        m.params.insert("from".into(), serde_json::json!([start_clamp.0, start_clamp.1]));
+        m.params.insert("to".into(), serde_json::json!([target_clamp.0, target_clamp.1]));
+        m.notes.push(
+            "kernel = sched_setattr minus a bare null system call (getppid) timed beside it in the same loop; entry = that null call"
+                .into(),
+        );
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_timed_call_changes_the_clamp() {
+        let current = sched::getattr().unwrap_or_default();
+        for op in [Op::Begin, Op::End, Op::EndBegin] {
+            let (start, target) = op.plan(&current);
+            assert_ne!(start.expected_after(), target.expected_after(), "{op:?}");
+            assert_eq!(start.flags, sched::CLAMP_FLAGS);
+            assert_eq!(target.flags, sched::CLAMP_FLAGS);
+        }
+        assert_eq!(Op::Begin.plan(&current).0.expected_after(), DEFAULT_CLAMP, "begin starts from the default");
+        assert_eq!(Op::End.plan(&current).1.expected_after(), DEFAULT_CLAMP, "end returns to the default");
+        for op in OPS {
+            let p = Params::from([("op".to_string(), serde_json::json!(op))]);
+            assert!(Op::parse(&p).is_ok(), "{op}");
+        }
+        assert!(Op::parse(&Params::new()).is_err());
+    }
+
+    #[test]
+    fn read_back_compares_the_clamp() {
+        let read = SchedAttr { util_min: 512, util_max: 1024, ..SchedAttr::default() };
+        assert!(reads_back(&read, TASK_A));
+        assert!(!reads_back(&read, TASK_B));
+        assert!(!reads_back(&SchedAttr::default(), DEFAULT_CLAMP), "a kernel without clamps reads back 0, 0");
+    }
+
+    #[test]
+    fn the_probe_changes_nothing_and_agrees_with_a_real_change() {
+        let before = sched::getattr().expect("sched_getattr");
+        let verdict = probe_clamps(&before);
+        assert_eq!(sched::getattr().expect("sched_getattr"), before, "the probe changes nothing");
+        let change = sched::setattr(&SchedAttr::clamp(&before, TASK_A.0, TASK_A.1));
+        drop(Restore { original: before, changed: change.is_ok() });
+        match (verdict, change) {
+            (Ok(()), Ok(())) => {}
+            (Err(why), Err(e)) => {
+                assert_eq!((why.as_str(), refusal(&e)), (NO_UCLAMP, NotMeasured::Skipped(NO_UCLAMP.into())))
+            }
+            (v, c) => panic!("the probe says {v:?}, a real change {c:?}"),
+        }
+    }
+
+    #[test]
+    fn kernels_without_clamps_are_skipped_with_the_reason() {
+        for errno in [libc::EOPNOTSUPP, libc::EINVAL] {
+            assert_eq!(refusal(&std::io::Error::from_raw_os_error(errno)), NotMeasured::Skipped(NO_UCLAMP.into()));
+        }
+        assert!(matches!(refusal(&std::io::Error::from_raw_os_error(libc::EPERM)), NotMeasured::Skipped(_)));
+        assert!(matches!(refusal(&std::io::Error::from_raw_os_error(libc::EFAULT)), NotMeasured::Failed(_)));
+    }
+
+    #[test]
+    fn each_op_is_measured_or_skipped_and_the_thread_is_left_as_found() {
+        let before = sched::getattr().expect("sched_getattr");
+        crate::testing::with_ctx(0.03, |ctx| {
+            for p in Uclamp.variants(ctx) {
+                match Uclamp.run(ctx, &p) {
+                    Ok(m) => {
+                        for c in &m.checks {
+                            assert_eq!(c.ok, Some(true), "{p:?}: {c:?}");
+                        }
+                        let (k, e) = (&m.breakdown[0].1, &m.breakdown[1].1);
+                        assert_eq!(k.len(), m.samples.per_op_ns.len());
+                        // The total passes through whole ticks on its way to the sampler.
+                        let tick = ctx.timer.ticks_to_ns(1.0);
+                        for ((t, k), e) in m.samples.per_op_ns.iter().zip(k).zip(e) {
+                            assert!((t - (k + e)).abs() <= tick + 1e-6, "kernel + entry = total: {t} vs {k} + {e}");
+                        }
+                    }
+                    Err(NotMeasured::Skipped(why)) => assert_eq!(why, NO_UCLAMP, "{p:?}"),
+                    Err(e) => panic!("{p:?}: {e:?}"),
+                }
+            }
+        });
+        let after = sched::getattr().expect("sched_getattr");
+        assert_eq!(after.clamp_values(), before.clamp_values());
+        assert_eq!((after.policy, after.nice), (before.policy, before.nice));
+    }
+}

@@ -1,0 +1,895 @@
+//! Transactions on osprim's recoverable virtual memory ([`rvm`]): `txn.begin`,
+//! `txn.commit_ro`, `txn.commit_8b`, each with parameters `detect` (`mprotect`, `uffd`) and
+//! `track` (`writes`, `all`).
+//!
+//! **Seed rows:** Rhino (Digital UNIX and SPIN) Table 2 "transaction begin", "commit
+//! read-only", "commit 8 bytes on one page", each a total with its trap (the kernel entry) and
+//! other parts.
+//!
+//! **Setup** (outside the clock): a 16-page segment and its log are created in the run's
+//! scratch directory, so the commits' `fdatasync`s go to the working file system — recorded
+//! in the row's params (`filesystem`, `device`, `tmpfs`) with a note when it is tmpfs (a sync
+//! there reaches no device). The variants:
+//! - `detect`: how a write is caught — `mprotect` (SIGSEGV handler) or `uffd` (userfaultfd
+//!   write-protect; skipped with the kernel's reason where it does not cover the segment's
+//!   memory, i.e. regular files on ext4/xfs/btrfs).
+//! - `track`: `writes` (begin write-protects the segment; reads never trap) or `all` (as
+//!   Rhino: begin makes the segment `PROT_NONE`, a read fault records the page and grants
+//!   `PROT_READ`, a write fault takes the pre-image and grants read-write, and commit makes
+//!   every page touched `PROT_NONE` again). `all` exists for `detect=mprotect` only:
+//!   userfaultfd cannot track reads (its write-protect mode sees writes only; its missing and
+//!   minor modes see only pages absent from the page tables), so there is no `uffd`/`all` row.
+//!
+//! Both files are removed when the benchmark ends (the runner removes the scratch directory
+//! after Ctrl-C too).
+//!
+//! **Timing model** ([`Ctx::iter_regions`]): every operation is timed on its own, with the run's
+//! timer read at its start and at the library's stage boundaries ([`Stage`], through the
+//! `*_probed` calls), the last stamp ending it. **trap** is the operation's kernel entry and
+//! exit, measured *paired*: right after each timed operation, in the same sample loop, one bare
+//! null system call (`getppid` through the `syscall` instruction, as `syscall.null`) is timed
+//! on its own; a sample's trap is the mean of those calls, and **other** = the operation's
+//! total − trap, so the two add up to the total sample by sample.
+//! - `txn.begin`: `begin` (forget the last dirty set; protect the segment: one `mprotect`, or
+//!   one `UFFDIO_WRITEPROTECT`). Stages `trap`, `other`; the protect call alone (a part of the
+//!   total) is in `observed.protect_ns`. Each begin is followed, untimed, by the commit of the
+//!   empty transaction.
+//! - `txn.commit_ro`: the commit alone of a transaction that changed nothing; begin (and, with
+//!   `track=all`, a one-byte read of one page, whose read fault is timed apart and reported in
+//!   `observed.read_fault_ns`) come first, outside the clock. With `track=writes` the commit
+//!   diffs no page and makes no system call at all, so the row has no trap/other stages (a note
+//!   says so). With `track=all` it re-protects the page read (one `mprotect`): stages `trap`,
+//!   `other`; its diff and re-protect parts are in `observed.diff_ns`, `observed.reprotect_ns`.
+//! - `txn.commit_8b`: the commit alone of a transaction that stored 8 bytes (all changed) on one
+//!   page. Begin and the store are outside the clock; the store's write fault (trap, pre-image
+//!   copy, unprotect, resume) is timed apart and is **not part of the total**: it is
+//!   `observed.store_fault_ns` (and a row note), not a breakdown stage, since the stages shown
+//!   add up to the total. Stages `trap` and `other`, and as detail of the same commit (a second
+//!   split of the same total, not added to trap + other): `diff`; `log write` (encoding +
+//!   `pwrite` of the records); `sync` (the two `fdatasync`s: the log, the commit point, and the
+//!   segment file after apply); `apply` (`pwrite` of the changed range into the file); `trim`
+//!   (zeroing the log's head: a 32-byte `pwrite`, no sync); with `track=all`, `reprotect` (the
+//!   page made `PROT_NONE` again).
+//!
+//! Each stamp is a serialising counter read; every interval between two stamps is charged one
+//! timer overhead (the cost of an empty self-timed region, which the sampler subtracts once per
+//! region it is told of), so an operation with k intervals has k overheads subtracted, each
+//! stage one per interval it spans, and each separately timed piece (null call, store, read) one.
+//!
+//! **Validation:** every operation succeeds and commits what it should (one 8-byte record, or
+//! nothing); the segment's trap counters rose by exactly what each transaction should cause —
+//! writes: one write trap per transaction that wrote (so begin really protected the page and
+//! each first write trapped once), none for the others; reads (`track=all`): one read trap per
+//! transaction of `txn.commit_ro` and none elsewhere (where the CPU does not report a fault's
+//! kind, x86-64 aside, a first write also traps once as a read first); with `track=all`, one
+//! re-protecting `mprotect` per commit, and a probe read after the last commit faults again (the
+//! page was re-protected); read-only commits made no `fdatasync` and wrote no log byte, and
+//! 8-byte commits made exactly two; after the run the log holds no transaction and the last
+//! value written is in the segment file (read back with `pread`); for `txn.begin`, a probe
+//! transaction after sampling shows two first writes to two pages trapping twice (and, with
+//! `track=all`, a read of a third page trapping once as a read) and abort restoring them.
+
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use crate::sampler::{Timed, overhead_of};
+use platform::timer::Timer;
+use rvm::{self, Detection, Filesystem, Options, Segment, Stage, Tracking};
+use std::hint::black_box;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+/// Pages in the benchmark segment.
+const PAGES: usize = 16;
+/// The page `txn.commit_8b` writes (not the first, to keep it off any header-like spot).
+const PAGE_WRITTEN: usize = 1;
+/// The page `txn.commit_ro` reads with `track=all`.
+const PAGE_READ: usize = 3;
+/// Offset of the 8-byte value (or the byte read) within that page.
+const VALUE_OFFSET: usize = 64;
+/// The warm-up is cut so it takes about this share of the budget when an operation is slow
+/// (a commit syncs twice: milliseconds on some disks).
+const WARMUP_SHARE: f64 = 0.1;
+
+/// `begin`: protect the segment.
+pub struct Begin;
+/// `commit` of a transaction that changed nothing.
+pub struct CommitReadOnly;
+/// Durable `commit` of a transaction that changed 8 bytes on one page.
+pub struct Commit8b;
+
+impl Benchmark for Begin {
+    fn id(&self) -> &'static str {
+        "txn.begin"
+    }
+    fn about(&self) -> &'static str {
+        "recoverable-VM transaction begin: protect a 16-page segment"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        mode_variants()
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        run_begin(ctx, params)
+    }
+}
+
+impl Benchmark for CommitReadOnly {
+    fn id(&self) -> &'static str {
+        "txn.commit_ro"
+    }
+    fn about(&self) -> &'static str {
+        "recoverable-VM commit of a read-only transaction (no I/O; track=all re-protects the page read)"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        mode_variants()
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        run_commit_ro(ctx, params)
+    }
+}
+
+impl Benchmark for Commit8b {
+    fn id(&self) -> &'static str {
+        "txn.commit_8b"
+    }
+    fn about(&self) -> &'static str {
+        "recoverable-VM durable commit of 8 bytes changed on one page (diff, log, 2 fdatasync, apply, trim)"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        mode_variants()
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        run_commit_8b(ctx, params)
+    }
+}
+
+/// `detect` × `track`, without uffd/all (userfaultfd cannot track reads).
+fn mode_variants() -> Vec<Params> {
+    let mut out = Vec::new();
+    for d in Detection::ALL {
+        for t in Tracking::ALL {
+            if d == Detection::Uffd && t == Tracking::All {
+                continue;
+            }
+            out.push(Params::from([
+                ("detect".to_string(), serde_json::json!(d.name())),
+                ("track".to_string(), serde_json::json!(t.name())),
+            ]));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up
+
+/// The benchmark's segment, and its files removed on drop.
+struct Fixture {
+    seg: Segment,
+    fs: Filesystem,
+    _files: Files,
+}
+
+impl Fixture {
+    fn tracks_reads(&self) -> bool {
+        self.seg.tracking() == Tracking::All
+    }
+}
+
+/// Files removed on drop.
+struct Files(Vec<PathBuf>);
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn fixture(ctx: &Ctx, params: &Params, name: &str) -> Result<Fixture, NotMeasured> {
+    let get = |k: &str, default: &'static str| params.get(k).and_then(|v| v.as_str()).unwrap_or(default).to_string();
+    let (detect, track) = (get("detect", "mprotect"), get("track", "writes"));
+    let detection = Detection::from_name(&detect)
+        .ok_or_else(|| NotMeasured::Failed(format!("unknown write-detection mode '{detect}'")))?;
+    let tracking =
+        Tracking::from_name(&track).ok_or_else(|| NotMeasured::Failed(format!("unknown tracking mode '{track}'")))?;
+    let path = ctx.scratch.join(format!("txn-{name}-{detect}-{track}.seg"));
+    let files = Files(vec![path.clone(), path.with_extension("seg.log")]);
+    let seg = Segment::create(&path, PAGES, Options { detection, tracking }).map_err(|e| match e {
+        rvm::Error::Unavailable { reason, .. } => {
+            NotMeasured::Skipped(format!("{detect} detection, track={track}: {reason}"))
+        }
+        e => NotMeasured::Failed(e.to_string()),
+    })?;
+    let fs = rvm::filesystem_of(ctx.scratch);
+    Ok(Fixture { seg, fs, _files: files })
+}
+
+/// Params and notes every txn row carries.
+fn describe(mut m: Measured, fx: &Fixture) -> Measured {
+    let p = &mut m.params;
+    p.insert("filesystem".into(), serde_json::json!(fx.fs.kind));
+    p.insert("device".into(), serde_json::json!(fx.fs.device.clone().unwrap_or_else(|| "unknown".into())));
+    p.insert("tmpfs".into(), serde_json::json!(fx.fs.in_memory()));
+    p.insert("segment_bytes".into(), serde_json::json!(fx.seg.len()));
+    if fx.fs.in_memory() {
+        m = m.note(format!(
+            "the segment is on {} (memory): fdatasync reaches no device, so commits exclude disk latency",
+            fx.fs.kind
+        ));
+    }
+    m
+}
+
+/// Shortens the warm-up (restored by the caller) so that operations costing `op_ns` spend
+/// about [`WARMUP_SHARE`] of the budget warming up; returns the old setting.
+fn short_warmup(ctx: &mut Ctx, op_ns: f64) -> u64 {
+    let old = ctx.cfg.warmup_iters;
+    let fit = (ctx.cfg.budget_s * 1e9 * WARMUP_SHARE / op_ns.max(1.0)) as u64;
+    ctx.cfg.warmup_iters = old.min(fit.max(3));
+    old
+}
+
+/// The note every row with a trap/other split carries.
+const PAIRED_NOTE: &str = "trap = one bare null system call (getppid via the syscall instruction, as syscall.null) \
+     timed right after each operation in the same loop; other = the operation's total − trap";
+
+// ---------------------------------------------------------------------------------------------
+// Stage accounting
+
+/// How a stage's time per operation is formed from a sample.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    /// The sum of these stamp intervals of the operation.
+    Span(&'static [usize]),
+    /// The paired null system call timed beside each operation ([`Breakdown::add_trap`]).
+    Trap,
+    /// The operation's total less [`Part::Trap`].
+    Other,
+    /// A piece timed apart, outside the operation's total ([`Breakdown::add_aside`]).
+    Aside,
+}
+
+/// Named parts.
+type Parts = &'static [(&'static str, Part)];
+
+/// Per-stage times: the intervals between stamps are summed over a sample's operations, then
+/// turned into ns per operation for each named part. `stages` become the row's breakdown
+/// (they add up to the total, or split it again in finer detail); `extras` go to `observed`
+/// as medians over the kept samples (parts of the total, or pieces outside it).
+struct Breakdown {
+    stages: Parts,
+    extras: Parts,
+    acc: Vec<u64>,
+    trap: u64,
+    aside: u64,
+    out: Vec<Vec<f64>>,
+}
+
+impl Breakdown {
+    fn new(intervals: usize, stages: Parts, extras: Parts) -> Breakdown {
+        let out = stages.iter().chain(extras).map(|_| Vec::with_capacity(4096)).collect();
+        Breakdown { stages, extras, acc: vec![0; intervals], trap: 0, aside: 0, out }
+    }
+
+    /// Adds one operation's stamps (`stamps.len()` = intervals + 1). A stamp left at 0 (a
+    /// stage not reached: the operation failed) takes the one before it, so its interval is 0.
+    #[inline(always)]
+    fn add(&mut self, stamps: &mut [u64]) {
+        for i in 1..stamps.len() {
+            if stamps[i] == 0 {
+                stamps[i] = stamps[i - 1];
+            }
+        }
+        for (a, w) in self.acc.iter_mut().zip(stamps.windows(2)) {
+            *a += w[1].wrapping_sub(w[0]);
+        }
+    }
+
+    /// Adds the ticks of one paired null system call (one start/stop pair).
+    fn add_trap(&mut self, ticks: u64) {
+        self.trap += ticks;
+    }
+
+    /// Adds the ticks of one piece timed apart (one start/stop pair).
+    fn add_aside(&mut self, ticks: u64) {
+        self.aside += ticks;
+    }
+
+    /// Closes a sample of `n` operations; returns its total ticks and timed regions (one per
+    /// interval and operation) for the sampler, which subtracts one overhead per region.
+    /// `other` is computed from exactly what the sampler will record, so trap + other is the
+    /// sample.
+    fn end_sample(&mut self, timer: &Timer, n: u64) -> Timed {
+        let nf = n.max(1) as f64;
+        let total: u64 = self.acc.iter().sum();
+        let regions = n * self.acc.len() as u64;
+        // The sampler's own formula for this sample.
+        let total_ns = timer.ticks_to_ns(total as f64 - overhead_of(timer, regions)) / nf;
+        let per_pair = |t: u64| timer.ticks_to_ns(t as f64 - overhead_of(timer, n)) / nf;
+        let (trap_ns, aside_ns) = (per_pair(self.trap), per_pair(self.aside));
+        for (out, (_, part)) in self.out.iter_mut().zip(self.stages.iter().chain(self.extras)) {
+            out.push(match part {
+                Part::Span(spans) => {
+                    let t: u64 = spans.iter().map(|&i| self.acc[i]).sum();
+                    timer.ticks_to_ns(t as f64 - overhead_of(timer, n * spans.len() as u64)) / nf
+                }
+                Part::Trap => trap_ns,
+                Part::Other => total_ns - trap_ns,
+                Part::Aside => aside_ns,
+            });
+        }
+        self.acc.iter_mut().for_each(|a| *a = 0);
+        (self.trap, self.aside) = (0, 0);
+        Timed::regions(total, regions)
+    }
+
+    /// The stages' samples, keeping the last `samples` (the sampler's; earlier ones were
+    /// warm-up), and the extras' medians over those, as `observed` entries `<name>_ns`.
+    fn finish(self, samples: usize, m: &mut Measured) {
+        let n = self.stages.len();
+        let mut out = self.out.into_iter();
+        let keep = |v: Vec<f64>| v[v.len().saturating_sub(samples)..].to_vec();
+        m.breakdown =
+            self.stages.iter().zip(out.by_ref().take(n)).map(|((name, _), v)| (name.to_string(), keep(v))).collect();
+        for ((name, _), v) in self.extras.iter().zip(out) {
+            let mut v = keep(v);
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let median = (stats::median(&v) * 10.0).round() / 10.0;
+            m.observed.insert(format!("{}_ns", name.replace(' ', "_")), serde_json::json!(median));
+        }
+    }
+}
+
+/// Stamps `Stage`s into `stamps[slot(stage)]`.
+#[inline(always)]
+fn stamp_at(timer: &Timer, stamps: &mut [u64], slot: impl Fn(Stage) -> Option<usize>) -> impl FnMut(Stage) {
+    move |s| {
+        if let Some(i) = slot(s) {
+            stamps[i] = timer.stop();
+        }
+    }
+}
+
+/// One bare null system call, timed on its own: the paired trap.
+#[inline(never)]
+fn timed_null(timer: &Timer) -> u64 {
+    let t0 = timer.start();
+    black_box(sys::raw::getppid());
+    timer.stop().wrapping_sub(t0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+/// Read traps a first write to an untouched page causes with read tracking: 0 where the CPU
+/// says a fault is a write (x86-64), else 1 (the fault is taken for a read, then traps again).
+fn reads_per_first_write(fx: &Fixture) -> u64 {
+    u64::from(fx.tracks_reads() && !sys::segv::access_kind_known())
+}
+
+/// The trap counters rose by exactly `reads` and `writes`.
+fn trap_check(s: rvm::Stats, s0: rvm::Stats, reads: u64, writes: u64, why: &str) -> Check {
+    let (r, w) = (s.read_traps - s0.read_traps, s.traps - s0.traps);
+    Check::new(
+        format!("trap counts ({why})"),
+        format!("{reads} read, {writes} write"),
+        format!("{r} read, {w} write"),
+        r == reads && w == writes,
+    )
+}
+
+/// With read tracking: one re-protecting `mprotect` per commit.
+fn reprotect_check(s: rvm::Stats, s0: rvm::Stats, commits: u64) -> Check {
+    let calls = s.reprotects - s0.reprotects;
+    Check::new(
+        "commit re-protects the page touched (one mprotect per commit)",
+        commits.to_string(),
+        calls.to_string(),
+        calls == commits,
+    )
+}
+
+/// With read tracking: a read of `offset` after the last commit faults again (the commit made
+/// its page `PROT_NONE`).
+fn probe_read_check(seg: &Segment, offset: usize) -> Check {
+    let before = seg.stats().outside_reads;
+    black_box(seg.bytes()[offset]);
+    let faults = seg.stats().outside_reads - before;
+    Check::new(
+        "the page is protected again after commit (a probe read faults)",
+        "1 fault",
+        format!("{faults} faults"),
+        faults == 1,
+    )
+}
+
+/// Read-only work made no sync and wrote no log byte; the log holds no transaction.
+fn no_io_check(seg: &Segment) -> Check {
+    let s = seg.stats();
+    let logged = seg.logged_transactions().map_err(|e| e.to_string());
+    let ok = s.syncs == 0 && s.log_bytes == 0 && logged == Ok(0);
+    Check::new(
+        "no fdatasync, no log write",
+        "0 syncs, 0 log bytes, no transaction in the log",
+        format!("{} syncs, {} log bytes, transactions in the log: {logged:?}", s.syncs, s.log_bytes),
+        ok,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// txn.begin
+
+/// Intervals: 0 reset, 1 protect.
+const BEGIN_STAGES: Parts = &[("trap", Part::Trap), ("other", Part::Other)];
+const BEGIN_EXTRAS: Parts = &[("protect", Part::Span(&[1]))];
+
+fn run_begin(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+    let mut fx = fixture(ctx, params, "begin")?;
+    let timer = ctx.timer;
+    let s0 = fx.seg.stats();
+    let (mut ops, mut failed) = (0u64, 0u64);
+    let mut bd = Breakdown::new(2, BEGIN_STAGES, BEGIN_EXTRAS);
+    let samples = ctx.iter_regions(|n| {
+        for _ in 0..n {
+            ops += 1;
+            failed += u64::from(!timed_begin(&timer, &mut fx.seg, &mut bd));
+            bd.add_trap(timed_null(&timer));
+        }
+        bd.end_sample(&timer, n)
+    });
+    let mut checks = vec![Check::all_ok("every begin (and the empty commit after it) succeeds", failed, ops)];
+    checks.push(trap_check(fx.seg.stats(), s0, 0, 0, "no access, so no trap"));
+    checks.push(no_io_check(&fx.seg));
+    checks.push(probe_transaction(&mut fx));
+    let n = samples.per_op_ns.len();
+    let mut m = Measured::new(samples, checks).note(PAIRED_NOTE);
+    bd.finish(n, &mut m);
+    let how = match (fx.seg.detection(), fx.tracks_reads()) {
+        (Detection::Uffd, _) => "one UFFDIO_WRITEPROTECT of the segment (an ioctl)",
+        (_, true) => "one mprotect(PROT_NONE) of the segment (reads and writes tracked)",
+        (_, false) => "one mprotect(PROT_READ) of the segment (writes tracked)",
+    };
+    m = m.note(format!("begin = forget the last dirty set + {how}; the protect call alone: observed.protect_ns"));
+    Ok(describe(m, &fx))
+}
+
+/// One timed begin, then (untimed) the commit of the empty transaction. Returns success.
+#[inline(never)]
+fn timed_begin(timer: &Timer, seg: &mut Segment, bd: &mut Breakdown) -> bool {
+    let mut stamps = [0u64; 3];
+    stamps[0] = timer.start();
+    let slot = |s| match s {
+        Stage::Reset => Some(1),
+        Stage::Protected => Some(2),
+        _ => None,
+    };
+    let tx = seg.begin_probed(stamp_at(timer, &mut stamps[..], slot));
+    bd.add(&mut stamps);
+    match tx {
+        Ok(tx) => black_box(tx.commit()).is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// After sampling: a transaction writing two pages (one twice) must trap exactly twice as
+/// writes (with read tracking, a read of a third page once as a read), and its abort must
+/// restore both pages (with read tracking, and re-protect them: a read after it faults).
+fn probe_transaction(fx: &mut Fixture) -> Check {
+    let all = fx.tracks_reads();
+    let name = if all {
+        "begin protects: a read traps once, first writes to 2 pages trap twice; abort restores and re-protects"
+    } else {
+        "begin write-protects: first writes to 2 pages trap twice; abort restores them"
+    };
+    let write_reads = 2 * reads_per_first_write(fx);
+    let seg = &mut fx.seg;
+    let ps = seg.page_size();
+    let before = seg.bytes().to_vec();
+    let s0 = seg.stats();
+    let Ok(mut tx) = seg.begin() else { return Check::new(name, "begin succeeds", "begin failed", false) };
+    black_box(tx.bytes()[9 * ps + 5]);
+    let b = tx.bytes_mut();
+    b[2 * ps] ^= 0xFF;
+    b[2 * ps + 1] ^= 0xFF;
+    b[5 * ps + 7] ^= 0xFF;
+    tx.abort();
+    let s = seg.stats();
+    let (reads, writes) = (s.read_traps - s0.read_traps, s.traps - s0.traps);
+    let want_reads = if all { 1 + write_reads } else { 0 };
+    // Reading the pages touched faults once each if abort re-protected them.
+    for page in [2, 5, 9] {
+        black_box(seg.bytes()[page * ps]);
+    }
+    let refaults = seg.stats().outside_reads - s.outside_reads;
+    let want_refaults = if all { 3 } else { 0 };
+    let restored = seg.bytes() == before.as_slice();
+    Check::new(
+        name,
+        format!("{want_reads} read traps, 2 write traps, contents restored, {want_refaults} faults reading it back"),
+        format!("{reads} read traps, {writes} write traps, restored: {restored}, {refaults} faults reading it back"),
+        reads == want_reads && writes == 2 && restored && refaults == want_refaults,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// txn.commit_ro
+
+/// Intervals (write tracking): 0 diff.
+const COMMIT_RO_WRITES_STAGES: Parts = &[];
+/// Intervals (read tracking): 0 diff, 1 re-protect.
+const COMMIT_RO_ALL_STAGES: Parts = &[("trap", Part::Trap), ("other", Part::Other)];
+const COMMIT_RO_ALL_EXTRAS: Parts =
+    &[("read fault", Part::Aside), ("diff", Part::Span(&[0])), ("reprotect", Part::Span(&[1]))];
+
+fn run_commit_ro(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+    let mut fx = fixture(ctx, params, "commit_ro")?;
+    let all = fx.tracks_reads();
+    let timer = ctx.timer;
+    let s0 = fx.seg.stats();
+    let (mut ops, mut wrong) = (0u64, 0u64);
+    let mut bd = if all {
+        Breakdown::new(2, COMMIT_RO_ALL_STAGES, COMMIT_RO_ALL_EXTRAS)
+    } else {
+        Breakdown::new(1, COMMIT_RO_WRITES_STAGES, &[])
+    };
+    let read_at = all.then(|| PAGE_READ * fx.seg.page_size() + VALUE_OFFSET);
+    let samples = ctx.iter_regions(|n| {
+        for _ in 0..n {
+            ops += 1;
+            wrong += u64::from(!timed_commit_ro(&timer, &mut fx.seg, &mut bd, read_at));
+            if all {
+                bd.add_trap(timed_null(&timer));
+            }
+        }
+        bd.end_sample(&timer, n)
+    });
+    let s = fx.seg.stats();
+    let mut checks = vec![
+        Check::all_ok("every transaction commits read-only", wrong, ops),
+        Check::new(
+            "every commit counted as read-only",
+            ops.to_string(),
+            s.read_only_commits.to_string(),
+            s.read_only_commits == ops,
+        ),
+        no_io_check(&fx.seg),
+    ];
+    if let Some(at) = read_at {
+        checks.push(trap_check(s, s0, ops, 0, "one read of one page per transaction, no write"));
+        checks.push(reprotect_check(s, s0, ops));
+        checks.push(probe_read_check(&fx.seg, at));
+    } else {
+        checks.push(trap_check(s, s0, 0, 0, "no write, so no trap"));
+    }
+    let n = samples.per_op_ns.len();
+    let mut m = Measured::new(samples, checks);
+    bd.finish(n, &mut m);
+    m = if all {
+        m.note(PAIRED_NOTE).note(
+            "the transaction reads one byte of one page between begin and commit (its read fault is outside the \
+             total: observed.read_fault_ns); the commit diffs no page, writes and syncs nothing, and makes the page \
+             read PROT_NONE again (one mprotect: the trap)",
+        )
+    } else {
+        m.note(
+            "begin outside the clock; with write-only tracking a read-only commit diffs no page and makes no system \
+             call at all (nothing to log, sync or re-protect), so it has no trap/other split (track=all has one)",
+        )
+    };
+    Ok(describe(m, &fx))
+}
+
+/// One untimed begin (and, with `read_at`, a read of that byte timed apart), then one timed
+/// read-only commit. Returns whether it committed read-only.
+#[inline(never)]
+fn timed_commit_ro(timer: &Timer, seg: &mut Segment, bd: &mut Breakdown, read_at: Option<usize>) -> bool {
+    let Ok(tx) = seg.begin() else { return false };
+    if let Some(at) = read_at {
+        let t0 = timer.start();
+        black_box(tx.bytes()[at]);
+        bd.add_aside(timer.stop().wrapping_sub(t0));
+    }
+    let mut stamps = [0u64; 3];
+    let slot = |s| match s {
+        Stage::Diffed => Some(1),
+        Stage::Reprotected => Some(2),
+        _ => None,
+    };
+    stamps[0] = timer.start();
+    let r = tx.commit_probed(stamp_at(timer, &mut stamps[..], slot));
+    let intervals = if read_at.is_some() { 2 } else { 1 };
+    bd.add(&mut stamps[..=intervals]);
+    black_box(r).is_ok_and(|c| c.read_only())
+}
+
+// ---------------------------------------------------------------------------------------------
+// txn.commit_8b
+
+/// Intervals: 0 diff, 1 log write, 2 log sync, 3 apply, 4 segment sync, 5 trim (and, with read
+/// tracking, 6 re-protect).
+const COMMIT_8B_WRITES_STAGES: Parts = &[
+    ("trap", Part::Trap),
+    ("other", Part::Other),
+    ("diff", Part::Span(&[0])),
+    ("log write", Part::Span(&[1])),
+    ("sync", Part::Span(&[2, 4])),
+    ("apply", Part::Span(&[3])),
+    ("trim", Part::Span(&[5])),
+];
+const COMMIT_8B_ALL_STAGES: Parts = &[
+    ("trap", Part::Trap),
+    ("other", Part::Other),
+    ("diff", Part::Span(&[0])),
+    ("log write", Part::Span(&[1])),
+    ("sync", Part::Span(&[2, 4])),
+    ("apply", Part::Span(&[3])),
+    ("trim", Part::Span(&[5])),
+    ("reprotect", Part::Span(&[6])),
+];
+const COMMIT_8B_EXTRAS: Parts = &[("store fault", Part::Aside)];
+
+fn commit_slot(s: Stage) -> Option<usize> {
+    match s {
+        Stage::Diffed => Some(1),
+        Stage::LogWritten => Some(2),
+        Stage::LogSynced => Some(3),
+        Stage::Applied => Some(4),
+        Stage::SegmentSynced => Some(5),
+        Stage::Trimmed => Some(6),
+        Stage::Reprotected => Some(7),
+        Stage::Reset | Stage::Protected => None,
+    }
+}
+
+/// What the 8-byte transactions did, for the checks.
+#[derive(Default)]
+struct Tally {
+    ops: u64,
+    wrong: u64,
+    last: u64,
+}
+
+fn run_commit_8b(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+    let mut fx = fixture(ctx, params, "commit_8b")?;
+    let all = fx.tracks_reads();
+    let timer = ctx.timer;
+    let offset = PAGE_WRITTEN * fx.seg.page_size() + VALUE_OFFSET;
+    let (intervals, stages) = if all { (7, COMMIT_8B_ALL_STAGES) } else { (6, COMMIT_8B_WRITES_STAGES) };
+    let mut bd = Breakdown::new(intervals, stages, COMMIT_8B_EXTRAS);
+    // A few untimed commits: the page is private (copied on write) from then on, as in steady
+    // state, and they estimate the cost of one operation.
+    let mut t = Tally::default();
+    let t0 = std::time::Instant::now();
+    for _ in 0..3 {
+        timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
+        bd.add_trap(timed_null(&timer));
+    }
+    let old_warmup = short_warmup(ctx, t0.elapsed().as_secs_f64() * 1e9 / 3.0);
+    let (s0, ops0) = (fx.seg.stats(), t.ops);
+    let samples = ctx.iter_regions(|n| {
+        for _ in 0..n {
+            timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
+            bd.add_trap(timed_null(&timer));
+        }
+        bd.end_sample(&timer, n)
+    });
+    ctx.cfg.warmup_iters = old_warmup;
+    if t.wrong > 0 && t.wrong == t.ops {
+        return Err(NotMeasured::Failed("every 8-byte commit failed".into()));
+    }
+    let checks = commit_8b_checks(&fx, &t, t.ops - ops0, s0, offset);
+    let n = samples.per_op_ns.len();
+    let mut m = Measured::new(samples, checks).note(PAIRED_NOTE);
+    bd.finish(n, &mut m);
+    m = m.note(format!(
+        "begin and the 8-byte store are outside the total; the store's write fault (trap, pre-image copy, \
+         unprotect) is timed apart and is not part of the total: observed.store_fault_ns (median of the last \
+         round); diff, log write, sync, apply, trim{} split the same commit again, in detail (not added to trap + \
+         other)",
+        if all { ", reprotect" } else { "" }
+    ));
+    Ok(describe(m, &fx))
+}
+
+/// The value the `k`th transaction stores: pseudo-random, every byte different from the
+/// same byte of `last`.
+fn next_value(k: u64, last: u64) -> u64 {
+    let mut z = k.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let mut b = (z ^ (z >> 29)).to_le_bytes();
+    for (new, old) in b.iter_mut().zip(last.to_le_bytes()) {
+        if *new == old {
+            *new = !old;
+        }
+    }
+    u64::from_le_bytes(b)
+}
+
+/// One untimed begin, the 8-byte store timed apart (all 8 bytes change: [`next_value`]), then
+/// one timed commit.
+#[inline(never)]
+fn timed_commit_8b(
+    timer: &Timer,
+    seg: &mut Segment,
+    offset: usize,
+    t: &mut Tally,
+    bd: &mut Breakdown,
+    intervals: usize,
+) {
+    let value = black_box(next_value(t.ops, t.last));
+    let mut stamps = [0u64; 8];
+    let ok = match seg.begin() {
+        Ok(mut tx) => {
+            let s0 = timer.start();
+            let slot = &mut tx.bytes_mut()[offset..offset + 8];
+            slot.copy_from_slice(&value.to_le_bytes());
+            // The store must be done before the stamp (the counter read does not order memory).
+            black_box(slot);
+            bd.add_aside(timer.stop().wrapping_sub(s0));
+            stamps[0] = timer.start();
+            let r = tx.commit_probed(stamp_at(timer, &mut stamps[..], commit_slot));
+            black_box(r).is_ok_and(|c| c.records == 1 && c.bytes == 8)
+        }
+        Err(_) => false,
+    };
+    bd.add(&mut stamps[..=intervals]);
+    t.ops += 1;
+    if ok {
+        t.last = value;
+    } else {
+        t.wrong += 1;
+    }
+}
+
+fn commit_8b_checks(fx: &Fixture, t: &Tally, sampled_ops: u64, s0: rvm::Stats, offset: usize) -> Vec<Check> {
+    let s = fx.seg.stats();
+    let mut on_disk = [0u8; 8];
+    let read = std::fs::File::open(fx.seg.path()).and_then(|f| f.read_exact_at(&mut on_disk, offset as u64));
+    let logged = fx.seg.logged_transactions().map_err(|e| e.to_string());
+    let reads = sampled_ops * reads_per_first_write(fx);
+    let mut checks = vec![
+        Check::all_ok("every transaction commits one 8-byte record", t.wrong, t.ops),
+        trap_check(s, s0, reads, sampled_ops, "one write trap per transaction: its first write"),
+        Check::new(
+            "two fdatasyncs per commit (log, then segment)",
+            (2 * sampled_ops).to_string(),
+            (s.syncs - s0.syncs).to_string(),
+            s.syncs - s0.syncs == 2 * sampled_ops,
+        ),
+        match read {
+            Ok(()) => Check::new(
+                "the last value is durable in the segment file (pread)",
+                format!("{:#018x}", t.last),
+                format!("{:#018x}", u64::from_le_bytes(on_disk)),
+                u64::from_le_bytes(on_disk) == t.last,
+            ),
+            Err(e) => Check::impossible("the last value is durable in the segment file (pread)", e.to_string()),
+        },
+        Check::new("the log holds no transaction after commit (trimmed)", "0", format!("{logged:?}"), logged == Ok(0)),
+    ];
+    if fx.tracks_reads() {
+        checks.push(reprotect_check(s, s0, sampled_ops));
+        checks.push(probe_read_check(&fx.seg, offset));
+    }
+    checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::SamplerConfig;
+    use std::sync::atomic::AtomicBool;
+
+    fn run_all(bench: &dyn Benchmark) {
+        let (timer, info) = platform::timer::detect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let cfg = SamplerConfig { budget_s: 0.05, warmup_s: 0.005, ..SamplerConfig::quick() };
+        let mut ctx = Ctx::new(timer, &info, cfg, 0, dir.path(), &flag);
+        for params in bench.variants(&ctx) {
+            match bench.run(&mut ctx, &params) {
+                Ok(m) => {
+                    assert!(!m.samples.per_op_ns.is_empty(), "{} {params:?}: no samples", bench.id());
+                    for c in &m.checks {
+                        assert_eq!(c.ok, Some(true), "{} {params:?}: {c:?}", bench.id());
+                    }
+                    let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
+                    let read_only_writes = bench.id() == "txn.commit_ro" && params["track"] == "writes";
+                    if read_only_writes {
+                        assert!(names.is_empty(), "no system call, no trap/other: {names:?}");
+                    } else {
+                        assert_eq!(names[..2], ["trap", "other"], "{} {params:?}", bench.id());
+                        let (trap, other) = (&m.breakdown[0].1, &m.breakdown[1].1);
+                        for (i, total) in m.samples.per_op_ns.iter().enumerate() {
+                            let sum = trap[i] + other[i];
+                            assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "trap + other = total");
+                        }
+                    }
+                    for (name, v) in &m.breakdown {
+                        assert_eq!(v.len(), m.samples.per_op_ns.len(), "stage {name}");
+                    }
+                    if bench.id() == "txn.commit_8b" {
+                        assert!(m.observed.contains_key("store_fault_ns"), "{:?}", m.observed);
+                        assert!(!names.contains(&"store fault"), "the store fault is not a stage of the total");
+                    }
+                    assert!(m.params.contains_key("filesystem") && m.params.contains_key("tmpfs"));
+                }
+                Err(NotMeasured::Skipped(why)) => {
+                    assert_eq!(params["detect"], "uffd", "only uffd may be skipped: {why}");
+                    assert_eq!(params["track"], "writes", "uffd/all is not a variant");
+                    eprintln!("{} {params:?} skipped: {why}", bench.id());
+                }
+                Err(e) => panic!("{} {params:?}: {e:?}", bench.id()),
+            }
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).expect("read scratch").collect();
+        assert!(left.is_empty(), "files left in scratch: {left:?}");
+    }
+
+    #[test]
+    fn begin_runs_and_validates() {
+        let _serial = crate::testing::serial();
+        run_all(&Begin);
+    }
+
+    #[test]
+    fn commit_ro_runs_and_validates() {
+        let _serial = crate::testing::serial();
+        run_all(&CommitReadOnly);
+    }
+
+    #[test]
+    fn commit_8b_runs_and_validates() {
+        let _serial = crate::testing::serial();
+        run_all(&Commit8b);
+    }
+
+    #[test]
+    fn every_byte_of_the_value_changes() {
+        let mut last = 0;
+        for k in 0..10_000 {
+            let v = next_value(k, last);
+            assert!(v.to_le_bytes().iter().zip(last.to_le_bytes()).all(|(a, b)| *a != b));
+            last = v;
+        }
+    }
+
+    #[test]
+    fn variants_leave_out_uffd_tracking_reads() {
+        let v = mode_variants();
+        assert_eq!(v.len(), 3);
+        assert!(!v.iter().any(|p| p["detect"] == "uffd" && p["track"] == "all"));
+    }
+
+    #[test]
+    fn stages_sum_to_the_total() {
+        let timer = Timer::with_overhead(Timer::with_scale(platform::timer::TimerKind::MonotonicRaw, 1.0), 2.0);
+        let mut bd = Breakdown::new(
+            2,
+            &[("a", Part::Span(&[0])), ("b", Part::Span(&[1])), ("trap", Part::Trap), ("other", Part::Other)],
+            &[("both", Part::Span(&[0, 1])), ("aside thing", Part::Aside)],
+        );
+        bd.add(&mut [100, 110, 140]);
+        bd.add_trap(12);
+        bd.add_aside(7);
+        bd.add(&mut [200, 210, 240]);
+        bd.add_trap(12);
+        bd.add_aside(9);
+        let total = bd.end_sample(&timer, 2);
+        // Sampler view: (total − one overhead per region) / n per operation = 40 − 2 × 2 per op.
+        assert_eq!(total.regions, 4);
+        assert_eq!((total.ticks as f64 - overhead_of(&timer, total.regions)) / 2.0, 36.0);
+        let mut m = Measured::default();
+        bd.finish(1, &mut m);
+        let stage = |i: usize| m.breakdown[i].1.clone();
+        assert_eq!(stage(0), vec![8.0]);
+        assert_eq!(stage(1), vec![28.0]);
+        assert_eq!(stage(2), vec![10.0], "trap: 12 − 2 per call");
+        assert_eq!(stage(3), vec![26.0], "other = total − trap");
+        assert_eq!(m.observed["both_ns"], serde_json::json!(36.0));
+        assert_eq!(m.observed["aside_thing_ns"], serde_json::json!(6.0), "(7 + 9 − 2 × 2) / 2");
+    }
+}

@@ -1,0 +1,201 @@
+//! The one home of `rdpkru`, `wrpkru` and the domain stack switch: four small naked
+//! functions for x86_64 (System V ABI). Everything else in [`crate`] calls these.
+//!
+//! - [`rdpkru`] / [`wrpkru`]: read and write this thread's PKRU register (two bits per
+//!   protection key: bit `2k` access-disable, bit `2k+1` write-disable). `ecx` (and `edx` for
+//!   `wrpkru`) must be zero, so both zero them.
+//! - [`enter`]: the catch point and the entry of every call kind. It pushes the callee-saved
+//!   registers (rbp, rbx, r12–r15) on the caller's stack, stores the caller's PKRU and stack
+//!   pointer in the call record (`rec`, [`Rec`]), writes the callee's PKRU, switches to the
+//!   callee's stack if one is given (a 16-byte aligned top, else it stays on the caller's
+//!   stack: an f-call), calls `f(arg)`, writes the caller's PKRU back, restores the stack
+//!   pointer and registers and returns 0.
+//! - [`leave`]: the other way out of [`enter`] — a throw (from the fault handler or an explicit
+//!   raise) or a return `xfer`. It writes the PKRU saved in `rec`, loads the stack pointer saved
+//!   there, pops the registers [`enter`] pushed and returns `code` from [`enter`]. This is
+//!   `siglongjmp` reduced to what a domain call needs; the callee's frames are abandoned.
+//!
+//! # Safety
+//! - The CPU must support protection keys with the OS enabling them (CPUID.7.0:ECX.OSPKE);
+//!   otherwise `rdpkru`/`wrpkru` raise #UD. [`super::available`] checks before any domain
+//!   exists, and only code holding a [`super::Domain`] reaches these functions (the public
+//!   wrappers check [`super::available`] once and cache it).
+//! - [`enter`]: `rec` must point to a live [`Rec`] that stays put until [`enter`] returns;
+//!   `f` must be a function taking one pointer argument that follows the System V ABI (it
+//!   preserves rbx, which holds `rec` across the call); `stack_top`, if not 0, must be the
+//!   16-byte-aligned top of a mapped, writable stack that nothing else uses, large enough for
+//!   `f` and a signal frame. The PKRU written must keep key 0 accessible (code, the caller's
+//!   stack, the call record and the signal frames live in key-0 memory).
+//! - [`leave`] may be called only while the [`enter`] that filled `rec` is still active on this
+//!   thread (its frame on the caller's stack is intact because every frame pushed since lies
+//!   below it or on another stack), from the callee or from a signal handler that interrupted
+//!   it. Frames between are abandoned without running destructors, so they must hold none (the
+//!   `# Safety` contracts of the call functions in [`super`] say so). From a signal handler, the
+//!   signal stays blocked (no `sigreturn` runs): the caller unblocks it after [`enter`] returns.
+//! - With the CPU's user-mode shadow stack (CET) on, [`leave`]'s return would fault; Linux
+//!   enables it only for binaries marked for it and osprim is not.
+#![allow(unsafe_code)]
+
+/// What [`enter`] saves for the way back; shared with [`leave`] and the fault handler.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct Rec {
+    /// The caller's stack pointer after [`enter`] pushed its registers (offset 0).
+    pub sp: usize,
+    /// The caller's PKRU (offset 8).
+    pub pkru: u32,
+    /// `si_code` of the fault that threw, if one did (0 otherwise).
+    pub fault_code: i32,
+    /// The address of that fault.
+    pub fault_addr: usize,
+}
+
+/// Reads this thread's PKRU.
+///
+/// # Safety
+/// The CPU must support `rdpkru` (OSPKE set), see the module doc.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub unsafe extern "sysv64" fn rdpkru() -> u32 {
+    core::arch::naked_asm!("xor ecx, ecx", "rdpkru", "ret")
+}
+
+/// Writes this thread's PKRU.
+///
+/// # Safety
+/// The CPU must support `wrpkru`; the value must keep every key the caller goes on using
+/// (at least key 0: code, stacks, statics) accessible.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub unsafe extern "sysv64" fn wrpkru(pkru: u32) {
+    core::arch::naked_asm!("mov eax, edi", "xor ecx, ecx", "xor edx, edx", "wrpkru", "ret")
+}
+
+/// Enters a domain: saves the caller's state in `rec`, writes `pkru`, switches to `stack_top`
+/// (if not 0), calls `f(arg)`, switches back; returns 0, or the code given to [`leave`].
+///
+/// # Safety
+/// See the module doc.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub unsafe extern "sysv64" fn enter(
+    rec: *mut Rec,
+    pkru: u32,
+    f: extern "C" fn(*mut u8),
+    arg: *mut u8,
+    stack_top: usize,
+) -> u32 {
+    core::arch::naked_asm!(
+        "push rbp",
+        "push rbx",
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "sub rsp, 8", // rsp is now 16-byte aligned
+        "mov rbx, rdi",
+        "mov r12, rdx",
+        "mov r13, rcx",
+        "mov r14d, esi",
+        "xor ecx, ecx",
+        "rdpkru",
+        "mov [rbx + 8], eax",
+        "mov [rbx], rsp",
+        "mov eax, r14d",
+        "xor ecx, ecx",
+        "xor edx, edx",
+        "wrpkru",
+        "test r8, r8",
+        "jz 2f",
+        "mov rsp, r8",
+        "2:",
+        "mov rdi, r13",
+        "call r12",
+        "mov eax, [rbx + 8]",
+        "xor ecx, ecx",
+        "xor edx, edx",
+        "wrpkru",
+        "mov rsp, [rbx]",
+        "add rsp, 8",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop rbx",
+        "pop rbp",
+        "xor eax, eax",
+        "ret",
+    )
+}
+
+/// Leaves the domain entered with `rec`: writes the caller's PKRU, restores its stack and
+/// registers, and makes [`enter`] return `code`.
+///
+/// # Safety
+/// See the module doc.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub unsafe extern "sysv64" fn leave(rec: *const Rec, code: u32) -> ! {
+    core::arch::naked_asm!(
+        "mov r8, rdi",
+        "mov r9d, esi",
+        "mov eax, [r8 + 8]",
+        "xor ecx, ecx",
+        "xor edx, edx",
+        "wrpkru",
+        "mov rsp, [r8]",
+        "add rsp, 8",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop rbx",
+        "pop rbp",
+        "mov eax, r9d",
+        "ret",
+    )
+}
+
+/// Elsewhere than x86_64 there are no protection keys to switch: [`super::available`] says so
+/// before anything here could be called, and these stand-ins only keep the crate building.
+#[cfg(not(target_arch = "x86_64"))]
+mod elsewhere {
+    use super::Rec;
+
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn rdpkru() -> u32 {
+        std::process::abort()
+    }
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn wrpkru(_pkru: u32) {
+        std::process::abort()
+    }
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn enter(
+        _rec: *mut Rec,
+        _pkru: u32,
+        _f: extern "C" fn(*mut u8),
+        _arg: *mut u8,
+        _stack_top: usize,
+    ) -> u32 {
+        std::process::abort()
+    }
+    /// Never called: see the module doc.
+    ///
+    /// # Safety
+    /// None needed; it aborts.
+    pub unsafe extern "C" fn leave(_rec: *const Rec, _code: u32) -> ! {
+        std::process::abort()
+    }
+}
+#[cfg(not(target_arch = "x86_64"))]
+pub use elsewhere::{enter, leave, rdpkru, wrpkru};

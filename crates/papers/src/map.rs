@@ -1,0 +1,593 @@
+//! From each seed row to what answers it today: `shared/design/SEED-MAP.md`, revision 2, as
+//! code.
+//!
+//! The rules: the same operation (or, where Linux has no identical primitive, the nearest
+//! mechanism doing the same job, labelled `nearest:`), the same condition (a cold-cache figure
+//! only beside a cold-cache measurement), the paper's statistic, parts of a breakdown from one
+//! measurement, one figure per row. A row no benchmark can answer yet says which benchmark or
+//! mode it waits for; a row with no Linux counterpart says why.
+
+use super::Figure;
+
+/// One result of a benchmark: its parameters where it has several (e.g. placement), and one
+/// stage of its breakdown where the seed gives a part (e.g. Rhino's "trap").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Want {
+    /// Benchmark id.
+    pub id: &'static str,
+    /// Parameters the result must have (values compared as text).
+    pub params: &'static [(&'static str, &'static str)],
+    /// A stage of the breakdown instead of the total.
+    pub stage: Option<&'static str>,
+}
+
+impl Want {
+    /// The total of `id`'s result with `params`.
+    const fn total(id: &'static str, params: &'static [(&'static str, &'static str)]) -> Want {
+        Want { id, params, stage: None }
+    }
+
+    /// `id [k=v …] (stage)` for the seed view.
+    pub fn label(&self) -> String {
+        let mut s = self.id.to_string();
+        if !self.params.is_empty() {
+            let p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!(" [{}]", p.join(" ")));
+        }
+        if let Some(stage) = self.stage {
+            s.push_str(&format!(" ({stage})"));
+        }
+        s
+    }
+
+    /// Whether it asks for a result taken with cold caches.
+    pub fn is_cold(&self) -> bool {
+        self.params.iter().any(|&(k, v)| k == "cache" && v == "cold")
+    }
+}
+
+/// A row Linux has no identical primitive for: the nearest mechanisms that do the same job
+/// (one or several); the row takes the fastest of them measured in the run, and names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidates {
+    /// Why no identical primitive exists, and what the candidates have in common.
+    pub why: &'static str,
+    /// The candidates, each one result.
+    pub candidates: &'static [Want],
+}
+
+/// A row the paper composes from several operations: today's figure is the sum of the parts'
+/// figures, each measured on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// The parts.
+    pub parts: &'static [Want],
+    /// A part of the paper's composition with no Linux counterpart, left out of today's sum
+    /// (empty when none is).
+    pub missing: &'static str,
+}
+
+/// What answers a seed row today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// An osprim benchmark's total (it may be missing from a given result file).
+    Bench(&'static str),
+    /// One result of an osprim benchmark, picked by parameters and stage.
+    Pick(Want),
+    /// The fastest of several results measured in the run (`nearest:`).
+    Nearest(Candidates),
+    /// The sum of several results, as the paper composes the row.
+    Sum(Parts),
+    /// Not measured yet: the benchmark or mode it waits for.
+    Planned(&'static str),
+    /// Needs hardware performance counters (retired instructions); `id` gives the time.
+    Counters(&'static str),
+    /// No Linux counterpart, and why.
+    NotApplicable(&'static str),
+}
+
+impl Target {
+    /// The benchmark id this target runs, if it runs exactly one.
+    pub fn bench_id(&self) -> Option<&'static str> {
+        match self {
+            Target::Bench(id) => Some(id),
+            Target::Pick(w) => Some(w.id),
+            _ => None,
+        }
+    }
+
+    /// What it asks for, when it asks for one result: the id alone, or the id with parameters
+    /// and stage.
+    pub fn want(&self) -> Option<Want> {
+        match *self {
+            Target::Bench(id) => Some(Want::total(id, &[])),
+            Target::Pick(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Every result it reads: one, the candidates of a nearest row, or the parts of a sum.
+    pub fn wants(&self) -> Vec<Want> {
+        match *self {
+            Target::Nearest(n) => n.candidates.to_vec(),
+            Target::Sum(s) => s.parts.to_vec(),
+            _ => self.want().into_iter().collect(),
+        }
+    }
+}
+
+/// What a cold-cache ("worst case") row waits for.
+pub const COLD_CACHE_MODE: &str = "cold-cache mode";
+
+/// Both ends on one CPU, as every seed machine had one CPU.
+const SAME_CPU: &[(&str, &str)] = &[("placement", "same_cpu")];
+/// Two threads of one process on one CPU.
+const THREADS: &[(&str, &str)] = &[("peer", "thread"), ("placement", "same_cpu")];
+/// Two processes on one CPU.
+const PROCESSES: &[(&str, &str)] = &[("peer", "process"), ("placement", "same_cpu")];
+/// Two threads of one process on one CPU, an empty message.
+const THREADS_EMPTY: &[(&str, &str)] = &[("peer", "thread"), ("placement", "same_cpu"), ("bytes", "0")];
+/// Two processes on one CPU, an empty message.
+const PROCESSES_EMPTY: &[(&str, &str)] = &[("peer", "process"), ("placement", "same_cpu"), ("bytes", "0")];
+
+/// Why an L4-style IPC or domain transfer is compared with the fastest kernel hand-off.
+const HANDOFF_WHY: &str = "no Linux IPC passes a message in registers through a kernel fast path; the fastest \
+    kernel-mediated hand-off measured in this run (futex, eventfd or pipe, empty message, one CPU)";
+
+/// One-way hand-offs between two threads (L4's intra-address-space IPC).
+const IPC_THREADS: &[Want] =
+    &[Want::total("ipc.futex", THREADS), Want::total("ipc.eventfd", THREADS), Want::total("ipc.pipe", THREADS_EMPTY)];
+/// One-way hand-offs between two processes (L4's inter-address-space IPC).
+const IPC_PROCESSES: &[Want] = &[
+    Want::total("ipc.futex", PROCESSES),
+    Want::total("ipc.eventfd", PROCESSES),
+    Want::total("ipc.pipe", PROCESSES_EMPTY),
+];
+/// Round trips between two processes (a null RPC).
+const RPC_PROCESSES: &[Want] = &[
+    Want::total("rpc.futex", PROCESSES),
+    Want::total("rpc.eventfd", PROCESSES),
+    Want::total("rpc.pipe", PROCESSES_EMPTY),
+];
+/// One-way transfers between two processes, stamp to stamp (a domain transfer).
+const XFER_PROCESSES: &[Want] = &[
+    Want::total("xfer.futex", PROCESSES),
+    Want::total("xfer.eventfd", PROCESSES),
+    Want::total("xfer.pipe", PROCESSES_EMPTY),
+];
+
+/// The benchmark that answers `f`.
+pub fn target(f: &Figure) -> Target {
+    match &f.seed_file[..3] {
+        "000" => rightspeed(f.operation.as_str(), f.variant.as_str()),
+        "001" => l4(f),
+        "002" => vmmc(f),
+        "003" => go(f),
+        "004" => rhino(f.operation.as_str(), f.variant.as_str()),
+        _ => Target::NotApplicable("unknown seed"),
+    }
+}
+
+/// Figures measured beside today's for context, not compared: the in-kernel analogue of a
+/// user-level page fault, the bare entry path beside the empty system call, the contended
+/// hand-off beside an uncontended lock. Each a label and the result.
+pub fn beside(f: &Figure) -> Vec<(&'static str, Want)> {
+    const COLD: &[(&str, &str)] = &[("cache", "cold"), ("map", "shared")];
+    let hot = !f.variant.contains("cold cache");
+    match (&f.seed_file[..3], f.operation.as_str(), f.variant.as_str()) {
+        ("004", "page fault read cold", "total") => {
+            vec![("in-kernel analogue", Want::total("fault.file.read", COLD))]
+        }
+        ("004", "page fault write cold", "total") => {
+            vec![("in-kernel analogue", Want::total("fault.file.write", COLD))]
+        }
+        ("001", "empty system call", "cycles") => {
+            vec![("an unimplemented number (entry and exit alone)", Want::total("syscall.enosys", &[]))]
+        }
+        ("003", "lock" | "unlock", _) if hot => vec![
+            ("contended hand-off, one CPU", Want::total("lock.handoff", SAME_CPU)),
+            ("two CPUs", Want::total("lock.handoff", &[("placement", "cross_cpu")])),
+        ],
+        ("003", "switch_stacks", _) if hot => vec![("glibc swapcontext", Want::total("ctx.swapcontext", &[]))],
+        ("003", "null RPC round trip", _) if f.system == "Go!" => {
+            vec![("the same call to another process", Want::total("domain.process", &[]))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// RightSpeed's Table 3.
+fn rightspeed(op: &str, variant: &str) -> Target {
+    use Target::*;
+    const BEGIN: &[(&str, &str)] = &[("op", "begin")];
+    const END: &[(&str, &str)] = &[("op", "end")];
+    const END_BEGIN: &[(&str, &str)] = &[("op", "end_begin")];
+    const UI: &[Want] = &[Want::total("interpose.preload", &[]), Want::total("task.uclamp", END_BEGIN)];
+    let task = |params| {
+        let stage = (variant == "kernel-mode component").then_some("kernel");
+        Pick(Want { id: "task.uclamp", params, stage })
+    };
+    match op {
+        "Load and initialize library for a process" => Bench("lib.dlopen.init"),
+        "Install message hook" => Bench("signal.install"),
+        "Open system task type group file" | "Open per-app task type group file" => Bench("fs.open_read_close"),
+        "Get application name" => Bench("id.exe_name"),
+        "Intercept non-user-interface message" => Bench("interpose.preload"),
+        "Intercept and handle user interface message" => Sum(Parts {
+            parts: UI,
+            missing: "evaluating the message type (RightSpeed's own classification, 1.013 µs then)",
+        }),
+        "Evaluate message type" => NotApplicable("RightSpeed's own user-level classification of a window message"),
+        "Simple I/O control request" => Bench("syscall.ioctl"),
+        "Begin a task" => task(BEGIN),
+        "End a task" => task(END),
+        "End task and begin another" | "End one task and begin another" => task(END_BEGIN),
+        _ => NotApplicable("not mapped"),
+    }
+}
+
+/// L4Ka::Pistachio's summary: cycles, and retired instructions (which need counters).
+fn l4(f: &Figure) -> Target {
+    use Target::*;
+    let op = f.operation.as_str();
+    if f.unit == "instructions" {
+        return Counters(match op {
+            "empty system call" => "syscall.null",
+            "address space switch" => "ctx.address_space",
+            _ => "the fastest hand-off",
+        });
+    }
+    match op {
+        "empty system call" => Bench("syscall.null"),
+        "address space switch" => Pick(Want::total("ctx.address_space", SAME_CPU)),
+        "intra-address space IPC" => Nearest(Candidates { why: HANDOFF_WHY, candidates: IPC_THREADS }),
+        "inter-address space IPC" => Nearest(Candidates { why: HANDOFF_WHY, candidates: IPC_PROCESSES }),
+        _ => NotApplicable("not mapped"),
+    }
+}
+
+/// VMMC's receive-side notification stages (Figure 8), Linux and NT. Linux's four rows are the
+/// stages of one measurement, `notify.signal` with a POSIX timer as the interrupt source, so
+/// that they add up to its total: interrupt (expiry → the kernel's timer interrupt, from the
+/// trace), signal (→ the user handler's first instruction), return (handler exit → the
+/// interrupted loop). Where tracefs cannot be read, the first two are one stage and these rows
+/// say why.
+fn vmmc(f: &Figure) -> Target {
+    use Target::*;
+    const TIMER: &[(&str, &str)] = &[("source", "timer")];
+    const THREAD_SAME_CPU: &[(&str, &str)] = &[("peer", "thread"), ("placement", "same_cpu")];
+    let op = f.operation.trim_start_matches("notification: ");
+    let stage = |stage| Pick(Want { id: "notify.signal", params: TIMER, stage: Some(stage) });
+    match (f.platform.as_str(), op) {
+        ("Linux", "interrupt to driver handler") => stage("interrupt"),
+        ("Linux", "handler to user-level handler via signal") => stage("signal"),
+        ("Linux", "return to interrupted process") => stage("return"),
+        ("Linux", _) => Pick(Want::total("notify.signal", TIMER)),
+        (_, "interrupt to DPC handler start") => Planned(
+            "notify.softirq (a notification deferred to a softirq: the POSIX timer's signal is queued in the hard \
+             interrupt, so its path defers nothing)",
+        ),
+        (_, "DPC to user-level handler thread wakeup") => Pick(Want::total("notify.wake.eventfd", THREAD_SAME_CPU)),
+        (_, "return to interrupted thread") => Pick(Want::total("ctx.thread", SAME_CPU)),
+        _ => Planned("notify.softirq (NT's total needs its interrupt-to-DPC stage)"),
+    }
+}
+
+/// Go!'s tables. Its worst cases (cold cache) wait for the cold-cache mode; its component
+/// calls, exceptions and creation for protection-key domains.
+fn go(f: &Figure) -> Target {
+    use Target::*;
+    const SHELL_WHY: &str = "Go!'s command-line interpreter has no Linux build; the system shell (/bin/sh) does \
+        the same job";
+    const SHELL_TEXT: &[Want] = &[Want::total("size.shell", &[("section", "text")])];
+    const SHELL_DATA: &[Want] = &[Want::total("size.shell", &[("section", "data")])];
+    const SHELL_BSS: &[Want] = &[Want::total("size.shell", &[("section", "bss")])];
+    let op = f.operation.as_str();
+    if f.table == "Component sizes" {
+        return match (op, f.variant.as_str()) {
+            ("cli component size", "code") => Nearest(Candidates { why: SHELL_WHY, candidates: SHELL_TEXT }),
+            ("cli component size", "data") => Nearest(Candidates { why: SHELL_WHY, candidates: SHELL_DATA }),
+            ("cli component size", "bss") => Nearest(Candidates { why: SHELL_WHY, candidates: SHELL_BSS }),
+            _ => NotApplicable("code, data and BSS of Go!'s own GTE component; Linux has no component of that meaning"),
+        };
+    }
+    let hot = match go_hot(f.table.as_str(), op, f.system.as_str()) {
+        NotApplicable(why) => return NotApplicable(why),
+        t => t,
+    };
+    if f.variant.contains("cold cache") { Planned(COLD_CACHE_MODE) } else { hot }
+}
+
+/// A Go! row's counterpart in the hot-cache condition: its component calls, exceptions and
+/// creation on protection-key domains (`domain.*`), its other systems on IPC between processes.
+fn go_hot(table: &str, op: &str, system: &str) -> Target {
+    use Target::*;
+    const VIA_KEY: &[(&str, &str)] = &[("via", "key")];
+    match (table, op) {
+        ("OS comparison", _) if system == "Go!" => {
+            if op.starts_with("null RPC") {
+                Bench("domain.fcall")
+            } else {
+                Pick(Want::total("domain.xfer", VIA_KEY))
+            }
+        }
+        ("OS comparison", _) => {
+            let rpc = op.starts_with("null RPC");
+            match system {
+                "Spring" | "L4" | "Pebble" => Nearest(Candidates {
+                    why: HANDOFF_WHY,
+                    candidates: if rpc { RPC_PROCESSES } else { XFER_PROCESSES },
+                }),
+                _ => Pick(Want::total(if rpc { "rpc.pipe" } else { "xfer.pipe" }, PROCESSES_EMPTY)),
+            }
+        }
+        ("ORB primitives", "call") => Bench("domain.call"),
+        ("ORB primitives", "t-call") => Bench("domain.tcall"),
+        ("ORB primitives", "f-call") => Bench("domain.fcall"),
+        ("ORB primitives", _) => Pick(Want::total("domain.xfer", VIA_KEY)),
+        ("Exception latency", "throw after call") => Pick(Want::total("domain.throw", &[("after", "call")])),
+        ("Exception latency", "throw after t-call") => Pick(Want::total("domain.throw", &[("after", "tcall")])),
+        ("Exception latency", _) => Pick(Want::total("domain.throw", &[("after", "fcall")])),
+        ("ORB methods", "create") => Pick(Want::total("domain.create", &[("variant", "plain")])),
+        ("ORB methods", "create (null)") => Pick(Want::total("domain.create", &[("variant", "null")])),
+        ("ORB methods", "create (unlinked stack)") => Pick(Want::total("domain.create", &[("variant", "stack")])),
+        ("ORB methods", "create (linked stack)") => Pick(Want::total("domain.create", &[("variant", "linked_stack")])),
+        ("ORB methods", "destroy") => Pick(Want::total("domain.destroy", &[("variant", "plain")])),
+        ("ORB methods", "destroy (null)") => Pick(Want::total("domain.destroy", &[("variant", "null")])),
+        ("ORB methods", "destroy (unlinked stack)") => Pick(Want::total("domain.destroy", &[("variant", "stack")])),
+        ("ORB methods", "destroy (linked stack)") => {
+            Pick(Want::total("domain.destroy", &[("variant", "linked_stack")]))
+        }
+        ("ORB methods", "install") => Bench("lib.dlopen"),
+        ("ORB methods", "uninstall") => Bench("lib.dlclose"),
+        ("ORB methods", "get_self") => Bench("id.gettid"),
+        ("ORB methods", "get_type") => Bench("id.exe_name"),
+        ("ORB methods", "get_stack") => Bench("id.altstack"),
+        ("ORB methods", "switch_stacks") => Bench("ctx.user"),
+        ("ORB methods", "lock") => Bench("lock.mutex.lock"),
+        ("ORB methods", "unlock") => Bench("lock.mutex.unlock"),
+        ("ORB methods", "reject") => Bench("syscall.reject"),
+        ("ORB methods", "sel2ref") => {
+            NotApplicable("Go!'s own naming step (a segment selector to an object reference)")
+        }
+        ("Spatial", "memory per interface") => Bench("space.domain"),
+        ("Spatial", _) => NotApplicable("the size of Go!'s ORB itself; Linux has no ORB"),
+        ("sched overhead", _) => Bench("sched.preempt"),
+        ("GDT miss", "xfer via 16-bit selector") => Pick(Want::total("domain.xfer", VIA_KEY)),
+        ("GDT miss", "xfer via ObjRef cached in GDT") => Pick(Want::total("domain.xfer", &[("via", "table_hit")])),
+        ("GDT miss", _) => Pick(Want::total("domain.xfer", &[("via", "table_miss")])),
+        ("Stability", o) if o.starts_with("stress") => Planned("osprim stress"),
+        ("Stability", _) => Planned("osprim errortest"),
+        _ => NotApplicable("not mapped"),
+    }
+}
+
+/// Rhino's Table 2: total = trap (getting control to the handler) + other, all three from one
+/// measurement. Transactions in the mode that tracks reads as well as writes, as Rhino did.
+fn rhino(op: &str, part: &str) -> Target {
+    use Target::*;
+    const TXN: &[(&str, &str)] = &[("detect", "mprotect"), ("track", "all")];
+    const WARM_READ: &[(&str, &str)] = &[("access", "read"), ("cache", "warm")];
+    const WARM_WRITE: &[(&str, &str)] = &[("access", "write"), ("cache", "warm")];
+    const COLD_READ: &[(&str, &str)] = &[("access", "read"), ("cache", "cold")];
+    const COLD_WRITE: &[(&str, &str)] = &[("access", "write"), ("cache", "cold")];
+    let stage = match part {
+        "trap" => Some("trap"),
+        "other" => Some("other"),
+        _ => None,
+    };
+    let pick = |id, params| Pick(Want { id, params, stage });
+    match op {
+        // A null call is all trap: its total and its trap are one figure.
+        "null call" => Bench("syscall.getpid"),
+        "transaction begin" => pick("txn.begin", TXN),
+        "commit read-only" => pick("txn.commit_ro", TXN),
+        "commit 8 bytes on one page" => pick("txn.commit_8b", TXN),
+        "page fault read warm" => pick("fault.user.sigsegv", WARM_READ),
+        "page fault write warm" => pick("fault.user.sigsegv", WARM_WRITE),
+        "page fault read cold" => pick("fault.user.sigsegv", COLD_READ),
+        "page fault write cold" => pick("fault.user.sigsegv", COLD_WRITE),
+        _ => NotApplicable("not mapped"),
+    }
+}
+
+/// What answers a row, in words: `txn.begin [detect=mprotect track=all] (trap)`, `nearest:
+/// the fastest of …`, or why nothing does.
+pub fn describe(t: &Target) -> String {
+    let labels = |ws: &[Want]| ws.iter().map(|w| format!("`{}`", w.label())).collect::<Vec<_>>();
+    match t {
+        Target::Bench(_) | Target::Pick(_) => labels(&t.wants()).join(""),
+        Target::Nearest(n) if n.candidates.len() == 1 => format!("nearest: {}", labels(n.candidates).join("")),
+        Target::Nearest(n) => format!("nearest: the fastest of {}", labels(n.candidates).join(", ")),
+        Target::Sum(s) if s.missing.is_empty() => labels(s.parts).join(" + "),
+        Target::Sum(s) => format!("{}, without {}", labels(s.parts).join(" + "), s.missing),
+        Target::Planned(what) => format!("not measured yet (needs {what})"),
+        Target::Counters(id) => format!("needs hardware counters (retired instructions); the time is `{id}`'s"),
+        Target::NotApplicable(why) => format!("not applicable: {why}"),
+    }
+}
+
+/// The whole map as Markdown (`docs/seed-map.md`): per paper, each row and what answers it.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Seed rows and what answers them today\n\n\
+         Generated from `src/seeds/map.rs` (the seed map, revision 2) by `cargo test`; do not edit.\n\n\
+         Rules: the same operation (or the nearest mechanism doing the same job, labelled `nearest:`), the \
+         same condition (a cold-cache figure only beside a cold-cache measurement), the paper's statistic \
+         (means), parts of a breakdown from one measurement, one figure per row.\n",
+    );
+    for paper in &super::PAPERS {
+        out.push_str(&format!("\n## {}\n\n", paper.heading()));
+        out.push_str("| table | operation | variant | then | today |\n|---|---|---|---|---|\n");
+        for f in paper.figures() {
+            let mut today = describe(&target(f));
+            for (label, w) in beside(f) {
+                today.push_str(&format!("; beside it, {label}: `{}`", w.label()));
+            }
+            let cell = |s: &str| s.replace('|', "\\|");
+            out.push_str(&format!(
+                "| {} | {} | {} | {} {} | {} |\n",
+                cell(&f.table),
+                cell(&format!(
+                    "{}{}",
+                    if f.system == paper.system { String::new() } else { format!("{}: ", f.system) },
+                    f.operation
+                )),
+                cell(&f.variant),
+                f.value,
+                f.unit,
+                cell(&today)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::figures;
+    use super::*;
+
+    /// Whether `id` is a benchmark or a derived result osprim has.
+    fn registered(id: &str) -> bool {
+        bench::registry::find(id).is_some() || bench::registry::DERIVED.iter().any(|d| d.id == id)
+    }
+
+    /// The first word of a planned target, when it names a benchmark id (`family.op…`).
+    fn planned_id(what: &str) -> Option<&str> {
+        let word = what.split_whitespace().next()?;
+        (word.contains('.') && word.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_')).then_some(word)
+    }
+
+    /// Whether the paper's figure was taken with cold caches.
+    fn cold(f: &Figure) -> bool {
+        f.variant.contains("cold cache") || f.operation.ends_with(" cold")
+    }
+
+    /// SEED-MAP revision 2, row by row: every row is measured on its mapped benchmark under the
+    /// matching condition, or carries one of the allowed reasons.
+    #[test]
+    fn every_row_is_measured_on_the_same_operation_and_condition_or_says_why_not() {
+        for f in figures() {
+            let row = f.label();
+            match target(f) {
+                Target::NotApplicable(why) => {
+                    assert!(!why.is_empty() && why != "not mapped", "{row} is not mapped");
+                }
+                Target::Planned(what) => {
+                    let id = planned_id(what);
+                    assert!(
+                        what == COLD_CACHE_MODE
+                            || what.starts_with("osprim ")
+                            || what.starts_with("notify ")
+                            || id.is_some(),
+                        "{row}: \"{what}\" names neither a benchmark nor a mode"
+                    );
+                    if let Some(id) = id {
+                        assert!(!registered(id), "{row}: {id} exists now; map the row to it");
+                    }
+                    if f.variant.contains("cold cache") {
+                        assert_eq!(what, COLD_CACHE_MODE, "{row}");
+                    }
+                }
+                Target::Counters(_) => assert_eq!(f.unit, "instructions", "{row}"),
+                t @ (Target::Bench(_) | Target::Pick(_) | Target::Nearest(_) | Target::Sum(_)) => {
+                    let wants = t.wants();
+                    assert!(!wants.is_empty(), "{row}");
+                    for w in &wants {
+                        assert!(registered(w.id), "{row}: {} is not registered", w.id);
+                        assert_eq!(w.is_cold(), cold(f), "{row}: {} is not taken in the paper's condition", w.label());
+                    }
+                    if let Target::Nearest(n) = t {
+                        assert!(!n.candidates.is_empty() && !n.why.is_empty(), "{row}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Parts add up: a trap, other or kernel-mode part comes from the same benchmark, with the
+    /// same parameters, as its row's total.
+    #[test]
+    fn parts_come_from_the_measurement_of_their_total() {
+        for f in figures().iter().filter(|f| ["trap", "other", "kernel-mode component"].contains(&f.variant.as_str())) {
+            let total = figures()
+                .iter()
+                .find(|g| g.system == f.system && g.operation == f.operation && g.variant == "total")
+                .unwrap_or_else(|| panic!("{} has no total", f.label()));
+            let (part, whole) = (target(f), target(total));
+            let (Some(p), Some(w)) = (part.want(), whole.want()) else {
+                assert!(
+                    matches!(part, Target::Planned(_) | Target::NotApplicable(_)),
+                    "{}: a part without a single result",
+                    f.label()
+                );
+                continue;
+            };
+            assert_eq!((p.id, p.params), (w.id, w.params), "{}", f.label());
+            assert_eq!(w.stage, None, "{}", total.label());
+            // A null call is all trap; every other part is a stage of the total.
+            assert!(p.stage.is_some() || f.operation == "null call", "{}", f.label());
+        }
+    }
+
+    #[test]
+    fn one_row_one_figure_install_and_uninstall_lock_and_unlock_are_apart() {
+        let id = |op: &str| {
+            let f = figures().iter().find(|f| f.operation == op && f.variant.contains("hot")).unwrap();
+            target(f).bench_id().unwrap()
+        };
+        assert_ne!(id("install"), id("uninstall"));
+        assert_ne!(id("lock"), id("unlock"));
+    }
+
+    #[test]
+    fn the_nearest_rows_name_kernel_hand_offs_between_the_right_ends() {
+        let l4 = |op: &str| {
+            let f = figures().iter().find(|f| f.operation == op && f.unit == "cycles").unwrap();
+            match target(f) {
+                Target::Nearest(n) => n.candidates.to_vec(),
+                t => panic!("{op}: {t:?}"),
+            }
+        };
+        let peer = |w: &Want| w.params.iter().find(|(k, _)| *k == "peer").map(|(_, v)| *v);
+        assert!(l4("intra-address space IPC").iter().all(|w| peer(w) == Some("thread")));
+        assert!(l4("inter-address space IPC").iter().all(|w| peer(w) == Some("process")));
+        // Only kernel-mediated hand-offs: no spinning on shared memory.
+        assert!(l4("inter-address space IPC").iter().all(|w| !w.id.contains("spin")));
+    }
+
+    #[test]
+    fn the_cold_faults_have_the_in_kernel_analogue_beside_them() {
+        let faults: Vec<&Figure> = figures()
+            .iter()
+            .filter(|f| f.operation.starts_with("page fault") && f.operation.ends_with("cold"))
+            .collect();
+        assert_eq!(faults.len(), 12);
+        for f in faults {
+            assert_eq!(beside(f).len(), usize::from(f.variant == "total"), "{}", f.label());
+            for (_, w) in beside(f) {
+                assert!(w.id.starts_with("fault.file") && w.is_cold(), "{}", f.label());
+            }
+        }
+        // Whatever stands beside a row is registered, and in the row's condition.
+        for f in figures() {
+            for (label, w) in beside(f) {
+                assert!(registered(w.id), "{}: {label}: {} is not registered", f.label(), w.id);
+                assert_eq!(w.is_cold(), cold(f), "{}: {label}", f.label());
+            }
+        }
+    }
+
+    /// `docs/seed-map.md` is the map as the code has it; `OSPRIM_UPDATE_DOCS=1` rewrites it.
+    #[test]
+    fn the_seed_map_document_is_the_code() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/seed-map.md");
+        let want = markdown();
+        if std::env::var_os("OSPRIM_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).expect("write docs/seed-map.md");
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(have == want, "docs/seed-map.md is out of date: run OSPRIM_UPDATE_DOCS=1 cargo test seed_map");
+    }
+}

@@ -1,0 +1,165 @@
+//! Interruptions: the first SIGINT, SIGTERM, SIGHUP or SIGQUIT (or SIGUSR1, SIGUSR2, SIGALRM,
+//! SIGXCPU, whose default would kill the run on the spot) sets a flag the sampler checks
+//! between samples, so the run stops after the current sample, keeps what it measured, cleans
+//! up and exits with 128 + the signal's number (130, 143, 129, 131). A second one ends the run at
+//! once with that status, after making the result file from the run's journal (what
+//! [`on_second_signal`] registered) and removing what [`remove_on_exit`] registered (the
+//! scratch directory, a result file being written): nothing measured is lost and nothing
+//! temporary is left even then. Peer processes die with osprim (`PR_SET_PDEATHSIG`).
+//!
+//! The signals are taken by a thread of their own (`signal_hook::iterator`), so the clean-up
+//! runs as ordinary code, not inside a signal handler.
+//!
+//! A worker process (`execution`, one per round) takes the same signals with
+//! [`install_worker`]: each only sets the flag, so the worker reports what it measured and
+//! leaves; the run that started it decides when to give up on it (a deadline, then SIGKILL).
+//! The run registers its live worker with [`kill_on_exit`]: a second signal kills and reaps
+//! it before removing the scratch directory the worker writes to.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The signals that end a run the way Ctrl-C does: the terminal's and kill's, and those whose
+/// default action would otherwise end the process at once (a CPU-time limit's SIGXCPU among
+/// them).
+pub const SIGNALS: [i32; 8] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+    signal_hook::consts::SIGUSR1,
+    signal_hook::consts::SIGUSR2,
+    signal_hook::consts::SIGALRM,
+    signal_hook::consts::SIGXCPU,
+];
+
+/// Paths removed if a second signal ends the run at once.
+static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Worker processes killed and reaped if a second signal ends the run at once.
+static WORKERS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Registers the worker `pid` (a child of this process) to be killed and reaped should a
+/// second signal end the run.
+pub fn kill_on_exit(pid: u32) {
+    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+}
+
+/// Takes the worker `pid` off the list (it was reaped in the ordinary way).
+pub fn forget_worker(pid: u32) {
+    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
+}
+
+/// Kills and reaps the registered workers (still unreaped children of this process, so their
+/// pids cannot have been reused).
+fn end_workers() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for pid in WORKERS.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let Ok(raw) = i32::try_from(pid) else { continue };
+        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(Pid::from_raw(raw), None);
+    }
+}
+
+/// What a second signal does before the run ends at once.
+type Farewell = Box<dyn FnOnce() + Send>;
+
+/// Run by the second signal before the clean-up.
+static FAREWELL: Mutex<Option<Farewell>> = Mutex::new(None);
+
+/// Registers what a second signal does before the run ends (make the result file from the
+/// journal). It runs on the signal thread while the measuring thread goes on.
+pub fn on_second_signal(f: Farewell) {
+    *FAREWELL.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+}
+
+/// Takes back what [`on_second_signal`] registered (the run is saving its results itself).
+pub fn clear_second_signal() {
+    FAREWELL.lock().unwrap_or_else(|p| p.into_inner()).take();
+}
+
+/// Registers `path` (a file or a directory) for removal should a second signal end the run.
+pub fn remove_on_exit(path: &Path) {
+    CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).push(path.to_path_buf());
+}
+
+/// Takes `path` off the list (it was removed or kept in the ordinary way).
+pub fn forget(path: &Path) {
+    CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| p != path);
+}
+
+fn clean_up() {
+    for p in CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+    }
+}
+
+/// The flag the first signal sets, and which signal it was.
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+impl std::ops::Deref for Interrupt {
+    type Target = AtomicBool;
+    fn deref(&self) -> &AtomicBool {
+        &self.flag
+    }
+}
+
+impl Interrupt {
+    /// The exit status for the signal that arrived: 128 + its number (130 for none recorded).
+    pub fn exit_code(&self) -> u8 {
+        exit_code(self.signal.load(Ordering::Relaxed))
+    }
+}
+
+fn exit_code(signal: usize) -> u8 {
+    match signal {
+        0 => 130,
+        s => u8::try_from(128 + s).unwrap_or(130),
+    }
+}
+
+/// Starts the thread that takes the signals and returns the flag it sets.
+pub fn install() -> std::io::Result<Interrupt> {
+    // A file-size limit then makes a save fail with an error instead of killing the run.
+    sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    let flag = Arc::new(AtomicBool::new(false));
+    let signal = Arc::new(AtomicUsize::new(0));
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
+    let (f, s) = (Arc::clone(&flag), Arc::clone(&signal));
+    std::thread::Builder::new().name("osprim-signals".into()).spawn(move || {
+        for sig in signals.forever() {
+            let sig = usize::try_from(sig).unwrap_or(0);
+            if f.swap(true, Ordering::SeqCst) {
+                let farewell = FAREWELL.lock().unwrap_or_else(|p| p.into_inner()).take();
+                end_workers();
+                if let Some(farewell) = farewell {
+                    farewell();
+                }
+                clean_up();
+                std::process::exit(i32::from(exit_code(sig)));
+            }
+            s.store(sig, Ordering::SeqCst);
+        }
+    })?;
+    Ok(Interrupt { flag, signal })
+}
+
+/// The flag of a worker process: every one of [`SIGNALS`] sets it, none ends the process (the
+/// run that started the worker kills it if it does not leave in time).
+pub fn install_worker() -> std::io::Result<Arc<AtomicBool>> {
+    sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
+    let f = Arc::clone(&flag);
+    std::thread::Builder::new().name("osprim-signals".into()).spawn(move || {
+        for _ in signals.forever() {
+            f.store(true, Ordering::SeqCst);
+        }
+    })?;
+    Ok(flag)
+}

@@ -1,0 +1,13 @@
+//! The machine osprim measures on, and how a run holds it: which clock and at what scale
+//! ([`timer`]), what the machine is ([`env`]), which CPU a run is pinned to ([`placement`]),
+//! whether that CPU was free ([`availability`]), Ctrl-C and the files to remove on it
+//! ([`interrupt`]), and the run's private scratch directory ([`scratch`]).
+
+#![forbid(unsafe_code)]
+
+pub mod availability;
+pub mod env;
+pub mod interrupt;
+pub mod placement;
+pub mod scratch;
+pub mod timer;

@@ -1,0 +1,387 @@
+//! `osprim compare` for people and programs: per result the two figures, the ratio with its
+//! 95 % CI (or why there is none), the verdict and the marks; then what differs between the runs;
+//! then the count; and the gate's lines for stderr. Formats only: [`analysis::compare`] decides.
+//!
+//! Every format carries the same fields: id, parameters, unit, statistic, the two figures, the
+//! ratio and its CI, the below-resolution bound, the verdict, why there is no ratio, the marks
+//! and the parameters that differ.
+//!
+//! # Format (JSON)
+//!
+//! An array, one object per later file: `base`, `new` (the file names), `base_started_utc`,
+//! `new_started_utc`, and `comparison`: `noise` (0.02 = 2 %), `differences` (`what`, `base`,
+//! `new`), `unmatched` (`id`, `params`, `why`) and `compared`, each with `id`, `params` (as in
+//! the new run, where it ran included), `unit`, `statistic` (`median`, or `mean` for the seed
+//! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
+//! ratio), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
+//! `no_change`, `inconclusive`, `below_resolution`), `no_ratio` (`below_resolution`,
+//! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check-failed", "in":
+//! "new"}]`, `in` one of `base`, `new`, `both`) and `param_differences` (`what`, `base`,
+//! `new`). CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
+
+use super::layout::{Align, Cell, Grid, Line, Style};
+use super::{Format, View, names};
+use analysis::compare::{Compared, Comparison, Failure, Gate, GateOutcome, NoRatio, Statistic, Verdict, param_text};
+use model::RunFile;
+
+/// One comparison and the files it came from.
+pub struct Named<'a> {
+    /// The base file's name, as given.
+    pub base_name: String,
+    /// The new file's name, as given.
+    pub new_name: String,
+    /// The base run.
+    pub base: &'a RunFile,
+    /// The new run.
+    pub new: &'a RunFile,
+    /// What was found.
+    pub comparison: Comparison,
+}
+
+/// Every comparison in `format`.
+pub fn render(all: &[Named], format: Format, view: &View) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(&json(all))? + "\n",
+        Format::Csv => csv_text(all),
+        Format::Markdown => markdown(all),
+        Format::Table | Format::Latex => all.iter().map(|n| table(n, view)).collect::<Vec<_>>().join("\n"),
+    })
+}
+
+fn json(all: &[Named]) -> serde_json::Value {
+    serde_json::Value::Array(
+        all.iter()
+            .map(|n| {
+                serde_json::json!({
+                    "base": n.base_name,
+                    "new": n.new_name,
+                    "base_started_utc": n.base.started_utc,
+                    "new_started_utc": n.new.started_utc,
+                    "comparison": n.comparison,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `id` and its parameters as the run table names a row.
+fn label(id: &str, params: &model::Params) -> String {
+    let p = names::row_params(params, &[]);
+    if p.is_empty() { id.to_string() } else { format!("{id} {p}") }
+}
+
+/// `id` with every parameter as `key=value`, where it ran included: `lock.handoff cpus=1,0
+/// placement=cross_cpu`.
+pub fn full_label(id: &str, params: &model::Params) -> String {
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", param_text(v))).collect();
+    if p.is_empty() { id.to_string() } else { format!("{id} {}", p.join(" ")) }
+}
+
+/// The ratio and its CI as printed, `—` for none.
+fn ratio_text(c: &Compared) -> (String, String) {
+    match c.ratio_interval() {
+        Some(r) => (format!("{:.3}", r.estimate), format!("[{:.3}, {:.3}]", r.ci95[0], r.ci95[1])),
+        None => ("—".into(), "—".into()),
+    }
+}
+
+/// The verdict as printed: `slower`, `below resolution (|x| < 2.1 ns)`, `inconclusive (seed
+/// method)`.
+pub fn verdict_text(c: &Compared) -> String {
+    let v = c.verdict.text_for(c.unit);
+    match (c.no_ratio, c.below_resolution) {
+        (Some(NoRatio::BelowResolution), Some(b)) => format!("{v} (|x| < {})", c.unit.format(b)),
+        (Some(NoRatio::SeedMethod), _) => format!("{v} (seed method)"),
+        (Some(NoRatio::ZeroWidth), _) => format!("{v} (zero-width CI)"),
+        _ => v.to_string(),
+    }
+}
+
+/// A figure as printed: the seed method's mean says so.
+fn value_text(c: &Compared, v: f64) -> String {
+    match c.statistic {
+        Statistic::Median => c.unit.format(v),
+        Statistic::Mean => format!("{} (mean)", c.unit.format(v)),
+    }
+}
+
+/// `check-failed (new), busy-cpu (both), cpus 1,0 → 0,1`.
+pub fn marks_text(c: &Compared) -> String {
+    let mut parts: Vec<String> = c.marks.iter().map(|m| format!("{} ({})", m.flag.label(), m.side.text())).collect();
+    parts.extend(c.param_differences.iter().map(|d| format!("{} {} → {}", d.what, d.base, d.new)));
+    parts.join(", ")
+}
+
+/// Marks for programs: `check-failed:new;busy-cpu:both`.
+fn marks_code(c: &Compared) -> String {
+    c.marks
+        .iter()
+        .map(|m| {
+            let flag = serde_json::to_value(m.flag).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            format!("{flag}:{}", m.side.text())
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// `, BUSY: up to 48 % of CPU 1 taken between rounds` when the run's probes found its CPU busy.
+fn busy(run: &model::RunFile) -> String {
+    match super::header::availability(run) {
+        Some((text, true)) => format!(", {text}"),
+        _ => String::new(),
+    }
+}
+
+/// The lines under the table that say why some rows have no ratio and what the marks mean,
+/// each once.
+fn footnotes(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth] {
+        if c.compared.iter().any(|r| r.no_ratio == Some(why)) {
+            out.push(format!("{}: {}", verdict_label(why), why.short()));
+        }
+    }
+    if c.compared.iter().any(Compared::marked) {
+        out.push(
+            "marks: check failed, CPU busy or interrupted in that run: the figure may not be what it claims".into(),
+        );
+    }
+    out
+}
+
+fn verdict_label(why: NoRatio) -> &'static str {
+    match why {
+        NoRatio::BelowResolution => "below resolution",
+        NoRatio::SeedMethod => "seed method",
+        NoRatio::ZeroWidth => "zero-width CI",
+    }
+}
+
+fn table(n: &Named, view: &View) -> String {
+    let c = &n.comparison;
+    let mut out = vec![
+        format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.machine.hostname, busy(n.base)),
+        format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.machine.hostname, busy(n.new)),
+        "figures: the median of the steady-state samples, as the run's table prints it; ratio = new / base".into(),
+        "95 % CI of the ratio from resampling rounds, then blocks within a round".into(),
+        format!("noise threshold ± {} %", model::unit::short_number(c.noise * 100.0)),
+        String::new(),
+    ];
+    let head = ["benchmark", "base", "new", "ratio", "95 % CI", "verdict"].map(Cell::plain).to_vec();
+    let align = vec![Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Left];
+    let mut grid = Grid::new(vec![head], align);
+    for r in &c.compared {
+        // Where there is no ratio, the CI column says what is known instead.
+        let (ratio, ci) = match (r.ratio_interval(), r.no_ratio, r.below_resolution) {
+            (Some(_), _, _) => ratio_text(r),
+            (None, Some(NoRatio::BelowResolution), Some(b)) => ("—".into(), format!("|x| < {}", r.unit.format(b))),
+            (None, Some(NoRatio::SeedMethod), _) => ("—".into(), "no CI (seed)".into()),
+            (None, _, _) => ("—".into(), "zero width".into()),
+        };
+        let style = match r.verdict {
+            Verdict::Slower => Style::Bad,
+            Verdict::Faster => Style::Plain,
+            Verdict::NoChange | Verdict::Inconclusive | Verdict::BelowResolution => Style::Dim,
+        };
+        grid.push(Line::Cells(vec![
+            Cell::plain(label(&r.id, &r.params)),
+            Cell::plain(value_text(r, r.base_value)),
+            Cell::plain(value_text(r, r.new_value)),
+            Cell::plain(ratio),
+            Cell::plain(ci),
+            Cell::styled(r.verdict.text_for(r.unit), style),
+        ]));
+        // Marks, and where it ran when that differs, on a line of their own under the row.
+        let marks = marks_text(r);
+        if !marks.is_empty() {
+            let style = if r.marked() { Style::Bad } else { Style::Dim };
+            grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("↳ {marks}"), style) });
+        }
+    }
+    grid.fit(view.width, &[], 0);
+    for part in grid.render(view.width, view.color) {
+        out.extend(part);
+    }
+    let notes = footnotes(c);
+    if !notes.is_empty() {
+        out.push(String::new());
+        out.extend(notes);
+    }
+    if !c.differences.is_empty() {
+        out.push(String::new());
+        out.push("the runs differ in:".into());
+        for d in &c.differences {
+            out.push(format!("  {}: {} → {}", d.what, d.base, d.new));
+        }
+    }
+    if view.detail && !c.unmatched.is_empty() {
+        out.push(String::new());
+        out.push("not compared:".into());
+        for u in &c.unmatched {
+            out.push(format!("  {}: {}", label(&u.id, &u.params), u.why));
+        }
+    }
+    out.push(String::new());
+    out.push(summary_line(c, view.detail));
+    out.join("\n") + "\n"
+}
+
+/// `31 compared: 2 faster, 1 slower, 25 no change, 2 inconclusive, 1 below resolution; 3 marked;
+/// 4 not compared (--detail lists them)`.
+pub fn summary_line(c: &Comparison, detail: bool) -> String {
+    let counts: Vec<String> = Verdict::ALL.iter().map(|&v| format!("{} {}", c.count(v), v.text())).collect();
+    let mut s = format!("{} compared: {}", c.compared.len(), counts.join(", "));
+    let marked = c.compared.iter().filter(|r| r.marked()).count();
+    if marked > 0 {
+        s.push_str(&format!("; {marked} marked"));
+    }
+    if !c.unmatched.is_empty() {
+        s.push_str(&format!("; {} not compared", c.unmatched.len()));
+        if !detail {
+            s.push_str(" (--detail lists them)");
+        }
+    }
+    s
+}
+
+/// The columns of the CSV export, one line per compared result.
+pub const CSV_COLUMNS: [&str; 17] = [
+    "base",
+    "new",
+    "id",
+    "params",
+    "unit",
+    "statistic",
+    "base_value",
+    "new_value",
+    "ratio",
+    "ratio_ci95_low",
+    "ratio_ci95_high",
+    "below_resolution",
+    "verdict",
+    "no_ratio",
+    "marks",
+    "param_differences",
+    "why",
+];
+
+fn csv_text(all: &[Named]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(CSV_COLUMNS);
+    let code = |v: serde_json::Value| v.as_str().map(String::from).unwrap_or_default();
+    let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for n in all {
+        for r in &n.comparison.compared {
+            let params = serde_json::to_string(&r.params).unwrap_or_default();
+            let differs: Vec<String> =
+                r.param_differences.iter().map(|d| format!("{}:{}→{}", d.what, d.base, d.new)).collect();
+            let _ = w.write_record([
+                n.base_name.clone(),
+                n.new_name.clone(),
+                r.id.clone(),
+                params,
+                r.unit.symbol().to_string(),
+                code(serde_json::to_value(r.statistic).unwrap_or_default()),
+                r.base_value.to_string(),
+                r.new_value.to_string(),
+                num(r.ratio),
+                num(r.ratio_ci95.map(|c| c[0])),
+                num(r.ratio_ci95.map(|c| c[1])),
+                num(r.below_resolution),
+                code(serde_json::to_value(r.verdict).unwrap_or_default()),
+                r.no_ratio.map(|w| code(serde_json::to_value(w).unwrap_or_default())).unwrap_or_default(),
+                marks_code(r),
+                differs.join(";"),
+                r.no_ratio.map(|w| w.why().to_string()).unwrap_or_default(),
+            ]);
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+fn markdown(all: &[Named]) -> String {
+    let mut out = String::new();
+    for n in all {
+        out.push_str(&format!("### `{}` → `{}`\n\n", n.base_name, n.new_name));
+        out.push_str(
+            "| benchmark | base | new | ratio | 95 % CI | verdict | marks |\n|---|---:|---:|---:|---:|---|---|\n",
+        );
+        for r in &n.comparison.compared {
+            let (ratio, ci) = ratio_text(r);
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {ratio} | {ci} | {} | {} |\n",
+                label(&r.id, &r.params),
+                value_text(r, r.base_value),
+                value_text(r, r.new_value),
+                verdict_text(r).replace('|', "\\|"),
+                marks_text(r)
+            ));
+        }
+        let notes = footnotes(&n.comparison);
+        if !notes.is_empty() {
+            out.push('\n');
+            for note in notes {
+                out.push_str(&format!("- {}\n", note.replace('|', "\\|")));
+            }
+        }
+        if !n.comparison.differences.is_empty() {
+            out.push_str("\nThe runs differ in:\n\n");
+            for d in &n.comparison.differences {
+                out.push_str(&format!("- `{}`: {} → {}\n", d.what, d.base, d.new));
+            }
+        }
+        out.push_str(&format!("\n{}\n\n", summary_line(&n.comparison, true)));
+    }
+    out
+}
+
+/// What `--fail-on-regression` says on stderr about one comparison: the rows that fail the gate,
+/// each with its parameters (where it ran included), figures, ratio and CI; and the marked rows
+/// it left out. Empty when there is nothing to say.
+pub fn gate_lines(n: &Named, outcome: &GateOutcome, gate: &Gate) -> Vec<String> {
+    let pct = model::unit::short_number(gate.regression * 100.0);
+    let mut out = Vec::new();
+    let figures = |c: &Compared| {
+        let (ratio, ci) = ratio_text(c);
+        let change = c.ratio.map(|r| format!(" ({:+.1} %)", (r - 1.0) * 100.0)).unwrap_or_default();
+        format!(
+            "{}: {} → {}, ratio {ratio} {ci}{change}, {}",
+            full_label(&c.id, &c.params),
+            value_text(c, c.base_value),
+            value_text(c, c.new_value),
+            verdict_text(c)
+        )
+    };
+    if !outcome.failed.is_empty() {
+        out.push(format!(
+            "regression: {} of {} results fail the gate ({} against {}; slower by more than {pct} %):",
+            outcome.failed.len(),
+            n.comparison.compared.len(),
+            n.new_name,
+            n.base_name
+        ));
+        for (c, why) in &outcome.failed {
+            let why = match why {
+                Failure::Regressed => String::new(),
+                Failure::Inconclusive => format!("; a regression beyond {pct} % is not ruled out"),
+                Failure::Untrustworthy => format!("; untrustworthy: {}", marks_text(c)),
+            };
+            out.push(format!("  {}{why}", figures(c)));
+        }
+    }
+    if !outcome.not_gated.is_empty() {
+        out.push(format!(
+            "not gated: {} results marked untrustworthy ({} against {}; --untrustworthy fail or judge gates them):",
+            outcome.not_gated.len(),
+            n.new_name,
+            n.base_name
+        ));
+        for c in &outcome.not_gated {
+            out.push(format!("  {}; {}", figures(c), marks_text(c)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

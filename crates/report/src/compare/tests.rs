@@ -1,0 +1,158 @@
+//! The comparison's formats on hand-made runs: a difference below resolution shows no ratio in
+//! any format, every format carries the same fields, and the gate names each row it fails with
+//! its parameters, figures, ratio and CI.
+
+use super::*;
+use analysis::compare::{Untrustworthy, compare};
+use model::Flag;
+
+fn named<'a>(base: &'a RunFile, new: &'a RunFile) -> Named<'a> {
+    Named {
+        base_name: "base.json".into(),
+        new_name: "new.json".into(),
+        base,
+        new,
+        comparison: compare(base, new, analysis::compare::DEFAULT_NOISE, 7),
+    }
+}
+
+fn view() -> View {
+    View { width: 160, ..View::default() }
+}
+
+#[test]
+fn a_difference_below_resolution_shows_no_ratio_in_any_format() {
+    let (base, new) = analysis::compare::fixtures::below_resolution_pair();
+    let n = named(&base, &new);
+    let all = std::slice::from_ref(&n);
+    // 9.6 / 300 = 0.032: that figure must appear nowhere, nor any interval for the row.
+    let table = render(all, Format::Table, &view()).unwrap();
+    let line = table.lines().find(|l| l.starts_with("ctx.address_space")).expect("a line for the difference");
+    assert!(line.contains("|x| < 20.00 ns") && line.ends_with("below resolution"), "{line}");
+    assert!(!line.contains("0.032") && !line.contains('['), "{line}");
+    assert!(table.contains("below resolution: the figure's 95 % CI includes 0"), "{table}");
+
+    let json: serde_json::Value = serde_json::from_str(&render(all, Format::Json, &view()).unwrap()).unwrap();
+    let rows = json[0]["comparison"]["compared"].as_array().unwrap();
+    let row = rows.iter().find(|r| r["id"] == "ctx.address_space").unwrap();
+    assert!(row["ratio"].is_null() && row["ratio_ci95"].is_null(), "{row}");
+    assert_eq!(row["below_resolution"], 20.0);
+    assert_eq!(row["verdict"], "below_resolution");
+    assert_eq!(row["no_ratio"], "below_resolution");
+
+    let csv = render(all, Format::Csv, &view()).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let head = reader.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let record = reader.records().map(Result::unwrap).find(|r| &r[col("id")] == "ctx.address_space").unwrap();
+    assert_eq!(&record[col("ratio")], "");
+    assert_eq!(&record[col("ratio_ci95_low")], "");
+    assert_eq!(&record[col("ratio_ci95_high")], "");
+    assert_eq!(&record[col("below_resolution")], "20");
+    assert_eq!(&record[col("verdict")], "below_resolution");
+
+    let md = render(all, Format::Markdown, &view()).unwrap();
+    let line = md.lines().find(|l| l.starts_with("| `ctx.address_space")).unwrap();
+    assert!(
+        line.contains("| — | — | below resolution (|x| < 20.00 ns) |")
+            || line.contains("| — | — | below resolution (\\|x\\| < 20.00 ns) |"),
+        "{line}"
+    );
+    assert!(!line.contains("0.032"), "{line}");
+}
+
+#[test]
+fn json_csv_and_markdown_carry_the_same_fields() {
+    let (base, mut new) = analysis::compare::fixtures::below_resolution_pair();
+    new.results.iter_mut().find(|r| r.id == "syscall.getpid").unwrap().flags.push(Flag::BusyCpu);
+    let n = named(&base, &new);
+    let all = std::slice::from_ref(&n);
+    let json: serde_json::Value = serde_json::from_str(&render(all, Format::Json, &view()).unwrap()).unwrap();
+    let getpid = json[0]["comparison"]["compared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "syscall.getpid")
+        .unwrap()
+        .clone();
+    for key in [
+        "id",
+        "params",
+        "unit",
+        "statistic",
+        "base_value",
+        "new_value",
+        "ratio",
+        "ratio_ci95",
+        "below_resolution",
+        "verdict",
+        "no_ratio",
+        "marks",
+        "param_differences",
+    ] {
+        assert!(getpid.get(key).is_some(), "JSON lacks {key}: {getpid}");
+    }
+    assert_eq!(getpid["marks"], serde_json::json!([{"flag": "busy-cpu", "in": "new"}]));
+    let csv = render(all, Format::Csv, &view()).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(reader.headers().unwrap().iter().collect::<Vec<_>>(), CSV_COLUMNS);
+    let head = reader.headers().unwrap().clone();
+    let record = reader.records().map(Result::unwrap).find(|r| &r[2] == "syscall.getpid").unwrap();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    assert_eq!(&record[col("marks")], "busy-cpu:new");
+    assert_eq!(record[col("ratio")].parse::<f64>().unwrap(), getpid["ratio"].as_f64().unwrap());
+    let md = render(all, Format::Markdown, &view()).unwrap();
+    assert!(md.contains("| benchmark | base | new | ratio | 95 % CI | verdict | marks |"), "{md}");
+    let line = md.lines().find(|l| l.starts_with("| `syscall.getpid")).unwrap();
+    assert!(line.contains("busy-cpu (new)"), "{line}");
+    let table = render(all, Format::Table, &view()).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("syscall.getpid")).unwrap();
+    assert_eq!(lines[at + 1], "  ↳ busy-cpu (new)", "{table}");
+    assert!(table.contains("; 2 marked;"), "{table}");
+}
+
+#[test]
+fn the_gate_names_each_failing_row_with_its_parameters_figures_ratio_and_ci() {
+    let base = analysis::compare::fixtures::slowed_pair(1.0);
+    let new = analysis::compare::fixtures::slowed_pair(1.5);
+    let n = named(&base, &new);
+    let gate = Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Skip };
+    let outcome = n.comparison.gate(&gate);
+    let lines = gate_lines(&n, &outcome, &gate);
+    assert!(lines[0].starts_with("regression: 1 of "), "{lines:?}");
+    assert!(lines[0].contains("new.json against base.json; slower by more than 10 %"), "{lines:?}");
+    let row = &lines[1];
+    assert!(row.starts_with("  ctx.thread cpus=1,0 placement=same_cpu: "), "{row}");
+    let c = n.comparison.compared.iter().find(|c| c.id == "ctx.thread").unwrap();
+    let [lo, hi] = c.ratio_ci95.unwrap();
+    let figures = format!(
+        "{} → {}, ratio {:.3} [{lo:.3}, {hi:.3}]",
+        c.unit.format(c.base_value),
+        c.unit.format(c.new_value),
+        c.ratio.unwrap()
+    );
+    assert!(row.contains(&figures), "{row} lacks {figures}");
+    assert!(row.ends_with(", slower"), "{row}");
+    // The marked row of the fixture (ctx.process failed its check) is named as not gated.
+    let skipped = lines.iter().position(|l| l.starts_with("not gated: 1 results marked untrustworthy")).unwrap();
+    assert!(
+        lines[skipped + 1].contains("ctx.process placement=same_cpu")
+            && lines[skipped + 1].contains("check-failed (both)")
+    );
+}
+
+#[test]
+fn the_summary_counts_every_verdict() {
+    let (base, new) = analysis::compare::fixtures::below_resolution_pair();
+    let c = compare(&base, &new, analysis::compare::DEFAULT_NOISE, 7);
+    let line = summary_line(&c, false);
+    assert!(line.contains("faster, ") && line.contains("slower, ") && line.contains("no change, "), "{line}");
+    assert!(line.contains("inconclusive, 1 below resolution"), "{line}");
+}
+
+#[test]
+fn table() {
+    let (base, new) = analysis::compare::fixtures::below_resolution_pair();
+    insta::assert_snapshot!(render(std::slice::from_ref(&named(&base, &new)), Format::Table, &view()).unwrap());
+}

@@ -1,0 +1,525 @@
+//! `osprim report --html`: one self-contained HTML page of a run (no network, no external
+//! script, font or stylesheet), to read beside a paper or to see whether a result moved.
+//!
+//! The page has: the machine and the sampler's settings (the table's header lines); per
+//! measured result, the distribution of its samples with the median and its 95 % CI marked and
+//! the samples in the order taken, rounds apart, with its flags and failed checks in words;
+//! the results not measured, with their reasons; derived results; each size sweep with its
+//! fitted cost; the seed papers' figures beside today's (from [`super::seeds::rows`], the seed
+//! view's own data) as bars on a log scale; and, given a comparison, a forest plot of the
+//! ratios new / base with the noise band and the machines' differences. A table of contents
+//! links the sections.
+//!
+//! The plots are inline SVG ([`super::svg`]); the page needs no JavaScript. One short inline
+//! script only writes, into the `data-drawn` attribute of `<body>`, how many plots the browser
+//! laid out with a non-zero size (a test reads it back; a reader never needs it). `<body>`'s
+//! `data-plots` says how many plots the page holds. The same input gives the same bytes: the
+//! only times are the run's own.
+
+mod plots;
+
+use super::compare::Named;
+use super::svg::escape;
+use super::sweep::points_of;
+use super::{fmt_ns, header, names, seeds};
+use model::{Row, RunFile, Status, Unit, Verdict};
+use plots::{ForestLine, Pair, SweepPoint};
+use std::fmt::Write;
+
+/// A rendered page.
+pub struct Page {
+    /// The HTML document.
+    pub html: String,
+    /// How many plots (`<svg class="plot">`) it holds.
+    pub plots: usize,
+}
+
+/// An entry of the contents: anchor, title, and the entries under it (anchor, title).
+type Entry = (String, String, Vec<(String, String)>);
+
+/// The page being written: its sections, its contents and its plot count.
+struct Doc {
+    body: String,
+    toc: Vec<Entry>,
+    plots: usize,
+}
+
+impl Doc {
+    /// A plot, or the words said instead when there is nothing to draw.
+    fn plot(&mut self, svg: Option<String>, instead: &str) {
+        match svg {
+            Some(s) => {
+                self.plots += 1;
+                self.body.push_str(&s);
+            }
+            None => {
+                let _ = writeln!(self.body, "<p class=\"none\">{}</p>", escape(instead));
+            }
+        }
+    }
+
+    /// Opens a section with a heading and an entry in the contents.
+    fn section(&mut self, id: &str, title: &str) {
+        let _ = writeln!(self.body, "<section id=\"{id}\">\n<h2>{}</h2>", escape(title));
+        self.toc.push((id.into(), title.into(), Vec::new()));
+    }
+
+    /// A sub-heading listed under the current section in the contents.
+    fn sub(&mut self, id: &str, title: &str) {
+        let _ = writeln!(self.body, "<h3 id=\"{id}\">{}</h3>", escape(title));
+        if let Some(last) = self.toc.last_mut() {
+            last.2.push((id.into(), title.into()));
+        }
+    }
+
+    fn p(&mut self, class: &str, text: &str) {
+        let _ = writeln!(self.body, "<p class=\"{class}\">{}</p>", escape(text));
+    }
+}
+
+/// The page of `run` (read from `name`), with `against` drawn as a comparison when given.
+pub fn render(run: &RunFile, name: &str, against: Option<&Named>) -> Page {
+    let mut doc = Doc { body: String::new(), toc: Vec::new(), plots: 0 };
+    machine(&mut doc, run, name);
+    results(&mut doc, run);
+    not_measured(&mut doc, run);
+    derived(&mut doc, run);
+    sweeps(&mut doc, run);
+    papers(&mut doc, run);
+    if let Some(n) = against {
+        comparison(&mut doc, n);
+    }
+    let title = format!("osprim report: {} ({})", name, run.started_utc);
+    let mut html = String::with_capacity(doc.body.len() + 8192);
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body data-plots=\"{}\">\n<h1>{}</h1>\n",
+        escape(&title),
+        doc.plots,
+        escape(&title)
+    );
+    html.push_str(&contents(&doc.toc));
+    html.push_str(&doc.body);
+    html.push_str(SCRIPT);
+    html.push_str("</body>\n</html>\n");
+    Page { html, plots: doc.plots }
+}
+
+/// The table of contents.
+fn contents(toc: &[Entry]) -> String {
+    let mut out = String::from("<nav aria-label=\"contents\">\n<h2>Contents</h2>\n<ol>\n");
+    for (id, title, subs) in toc {
+        let _ = write!(out, "<li><a href=\"#{id}\">{}</a>", escape(title));
+        if !subs.is_empty() {
+            out.push_str("\n<ol class=\"subs\">");
+            for (sid, st) in subs {
+                let _ = write!(out, "<li><a href=\"#{sid}\">{}</a></li>", escape(st));
+            }
+            out.push_str("</ol>\n");
+        }
+        out.push_str("</li>\n");
+    }
+    out.push_str("</ol>\n</nav>\n");
+    out
+}
+
+/// The machine, the build, the sampler: the table's header lines and the run's times.
+fn machine(doc: &mut Doc, run: &RunFile, name: &str) {
+    doc.section("machine", "Machine and settings");
+    doc.body.push_str("<ul class=\"header\">\n");
+    for (line, _) in header::lines(run, usize::MAX) {
+        let _ = writeln!(doc.body, "<li>{}</li>", escape(&line));
+    }
+    doc.body.push_str("</ul>\n<dl>\n");
+    let finished = run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into());
+    let b = &run.osprim;
+    let facts = [
+        ("result file", name.to_string()),
+        ("started", run.started_utc.clone()),
+        ("finished", finished),
+        ("command", run.command.join(" ")),
+        ("build", format!("osprim {} ({}), {}, {}", b.version, b.commit, b.profile, b.rustc)),
+        ("kernel", format!("{} {}", run.machine.kernel.release, run.machine.kernel.version)),
+    ];
+    for (k, v) in facts {
+        let _ = writeln!(doc.body, "<dt>{k}</dt><dd>{}</dd>", escape(&v));
+    }
+    doc.body.push_str("</dl>\n");
+    if run.partial {
+        doc.p("warn", "PARTIAL: the run was interrupted or did not finish; not every benchmark ran.");
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// A row's name: id and every parameter.
+fn label(row: &Row) -> String {
+    names::label(row, &[], &[])
+}
+
+/// Whether a row is one the run measured and whose samples it holds figures of.
+fn measured(row: &Row) -> bool {
+    row.derived.is_none() && row.fit.is_none() && row.summary.is_some()
+}
+
+/// Per measured result: its figure, what is wrong with it, and its two plots.
+fn results(doc: &mut Doc, run: &RunFile) {
+    let rows: Vec<(usize, &Row)> = run.results.iter().enumerate().filter(|(_, r)| measured(r)).collect();
+    doc.section("results", &format!("Results ({})", rows.len()));
+    if rows.is_empty() {
+        doc.p("none", "none: no result in this file was measured.");
+    }
+    let mut family = "";
+    for (i, row) in rows {
+        let fam = names::family(&row.id);
+        if fam != family {
+            family = fam;
+            doc.sub(&format!("family-{}", anchor(fam)), fam);
+        }
+        result(doc, i, row);
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// An id fragment from a name: letters, digits and `-` only.
+fn anchor(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+fn result(doc: &mut Doc, i: usize, row: &Row) {
+    let name = label(row);
+    let _ = writeln!(doc.body, "<article class=\"result\" id=\"r{i}\">\n<h4>{}</h4>", escape(&name));
+    if let Some(s) = &row.summary {
+        let [lo, hi] = s.median_ci95;
+        let rounds = row.samples_per_round.len().max(1);
+        let text = format!(
+            "median {} (95 % CI {} – {}, ± {:.2} %), mean {}, {} samples in {rounds} round{}; {} operations per sample",
+            row.unit.format(s.median),
+            row.unit.format(lo),
+            row.unit.format(hi),
+            s.median_ci_rel_halfwidth() * 100.0,
+            row.unit.format(s.mean),
+            s.n,
+            if rounds == 1 { "" } else { "s" },
+            row.iterations_per_sample,
+        );
+        doc.p("figure", &text);
+    }
+    doc.p("about", &row.about);
+    problems(doc, row);
+    if row.samples.is_empty() {
+        doc.p("none", "The file holds no samples of this result (its summary only): nothing to plot.");
+    } else {
+        doc.body.push_str("<div class=\"plots\">\n");
+        doc.plot(plots::histogram(row, &name), "no finite sample to draw");
+        doc.plot(plots::series(row, &name), "no finite sample to draw");
+        doc.body.push_str("</div>\n");
+    }
+    doc.body.push_str("</article>\n");
+}
+
+/// The verdict of the checks, each flag and each failed check, in words.
+fn problems(doc: &mut Doc, row: &Row) {
+    let verdict = match row.validation.verdict {
+        Verdict::Validated => "validated: every check passed",
+        Verdict::Failed => "check-failed: the figure may not measure what it claims",
+        Verdict::NotValidated => "not validated: no check could be made",
+    };
+    let class = if row.validation.verdict == Verdict::Failed { "warn" } else { "checks" };
+    doc.p(class, &format!("{verdict} ({} checks)", row.validation.checks.len()));
+    let mut items: Vec<String> = row.flags.iter().map(|f| format!("flag {}: {}", f.label(), f.hint())).collect();
+    for c in row.validation.checks.iter().filter(|c| c.ok == Some(false)) {
+        items.push(format!("check {} failed: expected {}, observed {}", c.name, c.expected, c.observed));
+    }
+    if !items.is_empty() {
+        doc.body.push_str("<ul class=\"flags\">\n");
+        for i in items {
+            let _ = writeln!(doc.body, "<li>{}</li>", escape(&i));
+        }
+        doc.body.push_str("</ul>\n");
+    }
+    if !row.notes.is_empty() {
+        doc.body.push_str("<details><summary>notes</summary><ul>\n");
+        for n in &row.notes {
+            let _ = writeln!(doc.body, "<li>{}</li>", escape(n));
+        }
+        doc.body.push_str("</ul></details>\n");
+    }
+}
+
+/// The rows skipped or failed, with their reasons.
+fn not_measured(doc: &mut Doc, run: &RunFile) {
+    let rows: Vec<&Row> =
+        (run.results.iter()).filter(|r| r.derived.is_none() && r.fit.is_none() && r.summary.is_none()).collect();
+    doc.section("not-measured", &format!("Not measured ({})", rows.len()));
+    if rows.is_empty() {
+        doc.p("none", "none: every result was measured.");
+    } else {
+        doc.body.push_str("<table>\n<thead><tr><th>result</th><th>status</th><th>reason</th></tr></thead>\n<tbody>\n");
+        for r in rows {
+            let status = match r.status {
+                Status::Failed => "failed",
+                Status::Skipped => "skipped",
+                _ => "no figures",
+            };
+            let reason = r.reason.clone().unwrap_or_else(|| "(no reason recorded)".into());
+            let _ = writeln!(
+                doc.body,
+                "<tr><td>{}</td><td>{status}</td><td>{}</td></tr>",
+                escape(&label(r)),
+                escape(&reason)
+            );
+        }
+        doc.body.push_str("</tbody>\n</table>\n");
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// Results computed from others: formula, estimate and CI.
+fn derived(doc: &mut Doc, run: &RunFile) {
+    let rows: Vec<&Row> = run.results.iter().filter(|r| r.derived.is_some()).collect();
+    doc.section("derived", &format!("Derived results ({})", rows.len()));
+    if rows.is_empty() {
+        doc.p("none", "none.");
+    } else {
+        doc.body.push_str(
+            "<table>\n<thead><tr><th>result</th><th>formula</th><th>estimate</th><th>95 % CI</th></tr></thead>\n<tbody>\n",
+        );
+        for r in rows {
+            let Some(d) = &r.derived else { continue };
+            let e = &d.estimate;
+            let ci = format!("{} – {}", r.unit.format(e.ci95[0]), r.unit.format(e.ci95[1]));
+            let cells = [label(r), d.formula.clone(), r.unit.format(e.point), ci];
+            let cells: Vec<String> = cells.iter().map(|c| format!("<td>{}</td>", escape(c))).collect();
+            let _ = writeln!(doc.body, "<tr>{}</tr>", cells.concat());
+        }
+        doc.body.push_str("</tbody>\n</table>\n");
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// Each size sweep: its points with their CIs and the fitted cost, and the fit in words.
+fn sweeps(doc: &mut Doc, run: &RunFile) {
+    let fits: Vec<&Row> = run.results.iter().filter(|r| r.fit.is_some()).collect();
+    doc.section("sweeps", &format!("Size sweeps ({})", fits.len()));
+    if fits.is_empty() {
+        doc.p("none", "none: this run swept no message size (osprim run … --sweep or --sizes).");
+    }
+    for (k, row) in fits.into_iter().enumerate() {
+        let Some(fit) = &row.fit else { continue };
+        let name = names::label(row, &[], &["bytes", "sizes"]);
+        doc.sub(&format!("sweep{k}"), &format!("{name} sweep"));
+        let rows = points_of(run, row);
+        let pts: Vec<SweepPoint> = if rows.is_empty() {
+            fit.points
+                .iter()
+                .map(|p| SweepPoint {
+                    size: p.size_bytes,
+                    median: p.median_ns,
+                    ci: [p.median_ns - 1.96 * p.se_ns, p.median_ns + 1.96 * p.se_ns],
+                })
+                .collect()
+        } else {
+            rows.iter()
+                .filter_map(|r| {
+                    let s = r.summary.as_ref()?;
+                    let size = r.params.get(model::SIZE_PARAM)?.as_u64()?;
+                    Some(SweepPoint { size, median: s.median, ci: s.median_ci95 })
+                })
+                .collect()
+        };
+        doc.p("figure", &format!("fitted by {}: {}", fit.method, super::sweep::fit_summary(fit)));
+        if let Some(s) = fit.chosen_segments() {
+            let text = format!(
+                "two segments meeting at {}: {}/KiB up to it, {}/KiB beyond",
+                super::fmt_size(s.breakpoint_bytes),
+                fmt_ns(s.small_slope_ns_per_byte * 1024.0),
+                fmt_ns(s.large_slope_ns_per_byte * 1024.0)
+            );
+            doc.p("figure", &text);
+        }
+        problems(doc, row);
+        doc.plot(plots::sweep(fit, &pts, &name), "no point with a positive median to draw");
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// How a seed row's two figures compare, in one unit: (then, now, unit, the change in words
+/// with its interval) by the seed view's own ratio, so the bars say what the papers view says.
+/// `now` is `None` for a figure today below resolution: no ratio, no bar.
+fn then_now(r: &seeds::SeedRow) -> Option<(f64, Option<f64>, &'static str, String)> {
+    let below = r.reading == Some(seeds::Reading::BelowResolution);
+    let pair = |then: Option<f64>, ratio: Option<f64>| -> Option<(f64, Option<f64>)> {
+        let then = then?;
+        match ratio {
+            Some(x) => Some((then, Some(then / x))),
+            None if below => Some((then, None)),
+            None => None,
+        }
+    };
+    if r.today_unit.as_deref() == Some("ns") {
+        if let Some((t, n)) = pair(r.then_ns, r.ratio_time) {
+            return Some((t, n, "time", seeds::change_text(r).unwrap_or_default()));
+        }
+        if let Some((t, n)) = pair(r.then_cycles, r.ratio_cycles) {
+            return Some((t, n, "cycles", seeds::cycles_change_text(r).unwrap_or_default()));
+        }
+    }
+    let (t, n) = pair(Some(r.then).filter(|_| r.then_unit == "bytes"), r.ratio_bytes)?;
+    Some((t, n, "memory", seeds::change_text(r).unwrap_or_default()))
+}
+
+/// A seed row's label on the bars: table and operation, and the system where the table's rows
+/// come from more than one (Go!'s comparison with other systems).
+fn bar_label(r: &seeds::SeedRow, rows: &[&seeds::SeedRow]) -> String {
+    let mut systems: Vec<&str> = rows.iter().filter(|o| o.table == r.table).map(|o| o.system.as_str()).collect();
+    systems.sort_unstable();
+    systems.dedup();
+    if systems.len() > 1 {
+        format!("{}: {} ({})", r.table, r.label(), r.system)
+    } else {
+        format!("{}: {}", r.table, r.label())
+    }
+}
+
+/// The seed papers' figures beside today's, per paper, as bars on a log scale.
+fn papers(doc: &mut Doc, run: &RunFile) {
+    let rows = seeds::rows(run);
+    doc.section("papers", "The papers then and now");
+    doc.p(
+        "about",
+        "Each seed row that has a figure today: the paper's figure (orange) beside today's (blue), as the \
+         papers view compares them (time, or cycles where the paper gives cycles, or memory), on a log scale, \
+         with the change and its 95 % interval. A figure today below resolution (a difference whose interval \
+         includes 0) has no bar and no ratio.",
+    );
+    let mut any = false;
+    for paper in &papers::PAPERS {
+        let mine: Vec<&seeds::SeedRow> =
+            rows.iter().filter(|r| r.paper == paper.system && r.status == seeds::RowStatus::Measured).collect();
+        let charts: Vec<(&str, Vec<Pair>)> = ["time", "cycles", "memory"]
+            .into_iter()
+            .map(|unit| {
+                let pairs = (mine.iter())
+                    .filter_map(|r| {
+                        let (then, now, u, change) = then_now(r)?;
+                        (u == unit).then(|| Pair { label: bar_label(r, &mine), then, now, change })
+                    })
+                    .collect();
+                (unit, pairs)
+            })
+            .filter(|(_, p): &(&str, Vec<Pair>)| !p.is_empty())
+            .collect();
+        if charts.is_empty() {
+            continue;
+        }
+        any = true;
+        doc.sub(&format!("paper-{}", paper.key), &paper.heading());
+        doc.p("about", &paper.citation());
+        for (unit, pairs) in charts {
+            let fmt: Box<dyn Fn(f64) -> String> = match unit {
+                "time" => Box::new(fmt_ns),
+                "cycles" => Box::new(|v| format!("{} cycles", super::sig4(v))),
+                _ => Box::new(|v| Unit::Bytes.format(v)),
+            };
+            let title = format!("{}: the paper's figures and today's ({unit}, log scale)", paper.system);
+            doc.plot(plots::bars(&pairs, unit, &fmt, &title), "no figure to draw");
+        }
+    }
+    if !any {
+        doc.p("none", "none: no seed row has a figure today in this result (osprim papers lists why).");
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// The comparison: the forest plot, what was not compared, what differs between the machines.
+fn comparison(doc: &mut Doc, n: &Named) {
+    let c = &n.comparison;
+    doc.section("comparison", "Comparison with the base run");
+    let text = format!(
+        "new: {} ({}); base: {} ({}); ratio = new / base median with its bootstrap 95 % CI; noise band ± {} %",
+        n.new_name,
+        n.new.started_utc,
+        n.base_name,
+        n.base.started_utc,
+        super::short_number(c.noise * 100.0)
+    );
+    doc.p("about", &text);
+    // Counted by the verdicts' own words, so that a verdict compare adds (inconclusive) is
+    // counted too, in the order first met.
+    let mut counts: Vec<(&str, usize)> = vec![("slower", 0), ("faster", 0), ("no change", 0)];
+    for x in &c.compared {
+        let word = x.verdict.text();
+        match counts.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((word, 1)),
+        }
+    }
+    let counted: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
+    doc.p(
+        "figure",
+        &format!("{} compared: {}; {} not compared", c.compared.len(), counted.join(", "), c.unmatched.len()),
+    );
+    if c.compared.is_empty() {
+        doc.p("none", "No result is in both runs (same id and parameters): nothing to compare.");
+    } else {
+        let lines: Vec<ForestLine> = c
+            .compared
+            .iter()
+            .map(|x| {
+                let p = names::row_params(&x.params, &[]);
+                ForestLine { label: if p.is_empty() { x.id.clone() } else { format!("{} {p}", x.id) }, c: x }
+            })
+            .collect();
+        let title = format!("ratios new / base of {} results with 95 % CIs, noise band shaded", lines.len());
+        doc.plot(plots::forest(&lines, c.noise, &title), "no ratio to draw");
+    }
+    if !c.unmatched.is_empty() {
+        doc.body.push_str("<h3>Not compared</h3>\n<ul>\n");
+        for u in &c.unmatched {
+            let p = names::row_params(&u.params, &[]);
+            let _ = writeln!(doc.body, "<li>{} {}: {}</li>", escape(&u.id), escape(&p), escape(&u.why));
+        }
+        doc.body.push_str("</ul>\n");
+    }
+    doc.body.push_str("<h3>Machine differences</h3>\n");
+    if c.differences.is_empty() {
+        doc.p("none", "none: the two runs report the same machine and build.");
+    } else {
+        doc.body.push_str("<table>\n<thead><tr><th>what</th><th>base</th><th>new</th></tr></thead>\n<tbody>\n");
+        for d in &c.differences {
+            let _ = writeln!(
+                doc.body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&d.what),
+                escape(&d.base),
+                escape(&d.new)
+            );
+        }
+        doc.body.push_str("</tbody>\n</table>\n");
+    }
+    doc.body.push_str("</section>\n");
+}
+
+/// The page's stylesheet: plain, readable on screen and in print.
+const STYLE: &str = "
+body{font-family:sans-serif;max-width:1000px;margin:1em auto;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}h4{margin:.2em 0;font-family:monospace}
+nav ol.subs{columns:3;font-size:.9em}
+.result{border-top:1px solid #eee;padding:.5em 0}
+.plots{display:flex;flex-wrap:wrap;gap:8px}
+p{margin:.3em 0}.figure{font-weight:bold}.about{color:#444}.none{color:#666;font-style:italic}
+.warn,.flags{color:#b2182b}
+table{border-collapse:collapse;font-size:.9em}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
+svg.plot{max-width:100%;height:auto}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:0 1em}dd{margin:0}
+@media print{nav{display:none}.result,svg.plot,tr{break-inside:avoid}body{max-width:none}}
+";
+
+/// Records in `<body data-drawn>` how many plots the browser laid out at a non-zero size.
+const SCRIPT: &str = "<script>\n(function(){var n=0;document.querySelectorAll('svg.plot').forEach(function(s){\
+var r=s.getBoundingClientRect();if(r.width>0&&r.height>0)n++;});document.body.setAttribute('data-drawn',String(n));})();\n</script>\n";
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,214 @@
+//! The HTML page of the hand-made run of `report::tests`: what each section says, the plot
+//! count, escaping, determinism, and the corner cases (no sweep, no seed row, no samples, a
+//! comparison with nothing in common).
+
+use super::*;
+use crate::tests::run_file;
+
+fn count(html: &str, what: &str) -> usize {
+    html.matches(what).count()
+}
+
+/// The text between `<section id="{id}">` and its end.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html.find(&format!("<section id=\"{id}\">")).unwrap_or_else(|| panic!("no section {id}"));
+    let len = html[start..].find("</section>").expect("section ends");
+    &html[start..start + len]
+}
+
+#[test]
+fn the_page_counts_its_plots_and_every_plot_has_a_title_and_a_label() {
+    let run = run_file(false);
+    let page = render(&run, "fixture.json", None);
+    let h = &page.html;
+    assert!(h.starts_with("<!DOCTYPE html>") && h.ends_with("</html>\n"));
+    assert_eq!(count(h, "<svg class=\"plot\""), page.plots);
+    assert!(h.contains(&format!("<body data-plots=\"{}\">", page.plots)));
+    assert_eq!(count(h, "<title>"), page.plots + 1, "the page's title and one per plot");
+    assert_eq!(count(h, "role=\"img\" aria-label=\""), page.plots);
+    let measured = run.results.iter().filter(|r| measured(r) && !r.samples.is_empty()).count();
+    let fits = run.results.iter().filter(|r| r.fit.is_some()).count();
+    assert_eq!(fits, 1);
+    let results = section(h, "results");
+    assert_eq!(count(results, "<svg class=\"plot\""), 2 * measured, "a distribution and a series per result");
+    assert_eq!(count(section(h, "sweeps"), "<svg class=\"plot\""), fits);
+    assert!(!h.contains("src=") && !h.contains("href=\"http"), "nothing fetched");
+    assert!(!h.contains("<link") && !h.contains("<img") && !h.contains("@import"), "self-contained");
+}
+
+#[test]
+fn skipped_and_failed_rows_are_listed_with_their_reasons_and_flags_and_failed_checks_are_said() {
+    let run = run_file(false);
+    let h = render(&run, "fixture.json", None).html;
+    let not = section(&h, "not-measured");
+    assert!(not.contains("Not measured (2)"), "{not}");
+    assert!(not.contains("skipped") && not.contains("vm.unprivileged_userfaultfd = 0"));
+    assert!(not.contains("failed") && not.contains("mq_open: too many open files"));
+    let results = section(&h, "results");
+    assert!(results.contains("flag unstable:") && results.contains("flag ci-wide:"), "flags in words");
+    assert!(results.contains("check-failed: the figure"));
+    let derived = section(&h, "derived");
+    assert!(derived.contains("ctx.address_space") && derived.contains("ctx.process − ctx.thread"), "{derived}");
+    let toc = &h[h.find("<nav").unwrap()..h.find("</nav>").unwrap()];
+    for id in ["machine", "results", "not-measured", "derived", "sweeps", "papers"] {
+        assert!(toc.contains(&format!("href=\"#{id}\"")), "contents link to {id}");
+        assert!(h.contains(&format!("<section id=\"{id}\">")));
+    }
+    assert!(!toc.contains("#comparison"), "no comparison asked for");
+}
+
+#[test]
+fn the_header_says_the_machine_timer_and_sampler_as_the_table_does() {
+    let run = run_file(false);
+    let h = render(&run, "fixture.json", None).html;
+    let machine = section(&h, "machine");
+    for (line, _) in header::lines(&run, usize::MAX) {
+        assert!(machine.contains(&escape(&line)), "{line}");
+    }
+    assert!(machine.contains(&run.started_utc));
+    let partial = render(&run_file(true), "p.json", None).html;
+    assert!(section(&partial, "machine").contains("PARTIAL"));
+}
+
+#[test]
+fn a_run_without_sweeps_seed_rows_or_samples_says_none_and_draws_nothing() {
+    let mut run = run_file(false);
+    run.results.retain(|r| r.id == "syscall.getpid" || r.id == "fault.uffd");
+    for r in &mut run.results {
+        r.samples.clear();
+        r.samples_per_round.clear();
+    }
+    run.results.iter_mut().for_each(|r| r.id = format!("x{}", r.id));
+    let page = render(&run, "bare.json", None);
+    let h = &page.html;
+    assert_eq!(page.plots, 0);
+    assert!(h.contains("data-plots=\"0\""));
+    assert!(section(h, "results").contains("holds no samples of this result"));
+    assert!(section(h, "sweeps").contains("none: this run swept no message size"));
+    assert!(section(h, "papers").contains("none: no seed row has a figure today"));
+    assert!(section(h, "derived").contains("none."));
+    run.results.clear();
+    let empty = render(&run, "empty.json", None).html;
+    assert!(section(&empty, "results").contains("none: no result in this file was measured"));
+    assert!(section(&empty, "not-measured").contains("none: every result was measured"));
+}
+
+#[test]
+fn two_renders_are_identical() {
+    let run = run_file(false);
+    let base = run_file(false);
+    let named = || Named {
+        base_name: "a.json".into(),
+        new_name: "b.json".into(),
+        base: &base,
+        new: &run,
+        comparison: analysis::compare::compare(&base, &run, 0.02, 7),
+    };
+    let (a, b) = (named(), named());
+    assert_eq!(render(&run, "b.json", Some(&a)).html, render(&run, "b.json", Some(&b)).html);
+}
+
+#[test]
+fn a_comparison_draws_a_forest_and_one_with_nothing_in_common_says_so() {
+    let run = run_file(false);
+    let mut base = run_file(false);
+    for (i, s) in base.results.iter_mut().flat_map(|r| r.samples.iter_mut()).enumerate() {
+        *s *= if i % 2 == 0 { 1.3 } else { 1.25 };
+    }
+    let c = analysis::compare::compare(&base, &run, 0.02, 7);
+    let compared = c.compared.len();
+    assert!(compared > 0);
+    let named = Named { base_name: "a.json".into(), new_name: "b.json".into(), base: &base, new: &run, comparison: c };
+    let page = render(&run, "b.json", Some(&named));
+    let cmp = section(&page.html, "comparison");
+    assert_eq!(count(cmp, "<svg class=\"plot\""), 1, "one forest plot");
+    assert!(cmp.contains(&format!("ratios new / base of {compared} results")));
+    assert!(cmp.contains("noise band ± 2 %"));
+    assert!(page.html.contains("href=\"#comparison\""));
+
+    let mut other = run_file(false);
+    other.results.iter_mut().for_each(|r| r.id = format!("other.{}", r.id));
+    let c = analysis::compare::compare(&other, &run, 0.02, 7);
+    assert!(c.compared.is_empty());
+    let named = Named { base_name: "o.json".into(), new_name: "b.json".into(), base: &other, new: &run, comparison: c };
+    let page = render(&run, "b.json", Some(&named));
+    let cmp = section(&page.html, "comparison");
+    assert!(cmp.contains("No result is in both runs"), "{cmp}");
+    assert_eq!(count(cmp, "<svg"), 0);
+    assert!(cmp.contains("only in the base run"));
+}
+
+#[test]
+fn text_from_the_file_is_escaped() {
+    let mut run = run_file(false);
+    run.results[0].about = "a <script>alert(1)</script> & more".into();
+    run.results[0].notes.push("x < y".into());
+    run.command = vec!["osprim".into(), "run".into(), "'<b>'".into()];
+    let h = render(&run, "<evil>.json", None).html;
+    assert!(!h.contains("<script>alert") && h.contains("a &lt;script&gt;alert(1)&lt;/script&gt; &amp; more"));
+    assert!(h.contains("&lt;evil&gt;.json") && !h.contains("<evil>"));
+    assert!(h.contains("x &lt; y"));
+    assert_eq!(count(&h, "<script>"), 1, "only the page's own script");
+}
+
+#[test]
+fn bad_numbers_in_a_file_draw_no_nan() {
+    let mut run = run_file(false);
+    for r in &mut run.results {
+        if let Some(s) = r.samples.first_mut() {
+            *s = f64::NAN;
+        }
+        if let Some(s) = r.samples.get_mut(1) {
+            *s = f64::INFINITY;
+        }
+    }
+    run.results[0].samples = vec![f64::NAN; 4];
+    run.results[0].samples_per_round = vec![1, 1];
+    let page = render(&run, "nan.json", None);
+    assert!(!page.html.contains("NaN") && !page.html.contains("inf\""), "no NaN or inf coordinate");
+    assert!(page.html.contains("no finite sample to draw"));
+}
+
+#[test]
+fn the_seed_bars_use_the_seed_views_figures() {
+    let run = run_file(false);
+    let rows = seeds::rows(&run);
+    let h = render(&run, "f.json", None).html;
+    let papers = section(&h, "papers");
+    let bars = rows.iter().filter(|r| r.status == seeds::RowStatus::Measured && then_now(r).is_some()).count();
+    if bars == 0 {
+        assert!(papers.contains("none:"));
+    } else {
+        assert!(count(papers, "<svg class=\"plot\"") >= 1);
+    }
+    for r in rows.iter().filter(|r| r.status == seeds::RowStatus::Measured) {
+        if let Some((then, now, _, change)) = then_now(r) {
+            let Some(now) = now else {
+                assert!(change.starts_with("below resolution"), "{change}");
+                continue;
+            };
+            let ratio = r.ratio_time.or(r.ratio_cycles).or(r.ratio_bytes).unwrap();
+            assert!((then / now - ratio).abs() <= 1e-9 * ratio, "the bars say the view's ratio");
+            assert!(change.contains('[') || change.contains('×') || change.contains("same"), "{change}");
+        }
+    }
+}
+
+/// A figure today below resolution: the paper's bar alone, with the words, and no ratio.
+#[test]
+fn a_seed_row_below_resolution_has_no_bar_and_no_ratio() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/default-run.json");
+    let mut run = model::read_result_file(&path).unwrap();
+    for r in run.results.iter_mut().filter(|r| r.id == "interpose.preload") {
+        let s = r.summary.as_mut().unwrap();
+        (s.mean, s.mean_ci95) = (3.0, [-2.0, 9.0]);
+    }
+    let row = seeds::rows(&run).into_iter().find(|r| r.operation == "Intercept non-user-interface message").unwrap();
+    let (_, now, unit, change) = then_now(&row).expect("the paper's bar is drawn");
+    assert_eq!((now, unit), (None, "time"));
+    assert_eq!(change, "below resolution (|x| < 9.000 ns)");
+    let h = render(&run, "f.json", None).html;
+    let papers = section(&h, "papers");
+    assert!(papers.contains("below resolution (|x| &lt; 9.000 ns)"), "the bar's words");
+    assert!(papers.contains("faster ["), "the other bars carry their intervals");
+}

@@ -1,0 +1,1826 @@
+//! The seed view: the five papers' figures beside today's, told as a story.
+//!
+//! First a one-screen summary (per paper: how many rows have a figure today, the median change
+//! and the best and worst row), then each paper under its own heading and citation, one table
+//! per table of the paper. A row says how today compares as "N× faster" or "N× slower": the
+//! paper's figure divided by today's, both means (the papers' statistic; a derived row has only
+//! a median, and then the median stands in). The change is in time where the paper gives a time
+//! or cycles at a stated clock, and in cycles against today's counter ticks where it gives cycles
+//! (or a time and a clock). Rows without a figure today are counted, one line per reason,
+//! unless `--all-rows`; the papers' own notes follow as footnotes.
+//!
+//! [`rows`] is the one place the comparison is computed; the text, CSV, Markdown and LaTeX
+//! renderers only format its rows, so every export carries the same numbers.
+
+use super::{fmt_bytes, fmt_ns};
+use model::{Method, Row, RunFile, Status, TimerKind, Unit};
+use papers::{self as seeds, Figure, Paper, Target, Want};
+use stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
+use std::fmt::Write;
+
+// ---------------------------------------------------------------------------------------------
+// The rows, as data
+// ---------------------------------------------------------------------------------------------
+
+/// Whether a seed row has a figure today, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowStatus {
+    /// Today's benchmark is in the result, with figures.
+    Measured,
+    /// Today's benchmark exists but is not in this result (or was skipped or failed there).
+    NotInResult,
+    /// A benchmark is planned but not written yet.
+    Planned,
+    /// Needs hardware performance counters (retired instructions).
+    NeedsCounters,
+    /// Linux has no operation of that meaning.
+    NotApplicable,
+}
+
+/// One seed row beside today's figure, as data: the JSON and CSV export of the seed view, and
+/// what every other rendering of it formats.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SeedRow {
+    /// The paper's system, e.g. "RightSpeed".
+    pub paper: String,
+    /// The paper, cited short: "Lorch & Smith, MobiSys 2003".
+    pub citation: String,
+    /// The paper's table (`Table 3`, `ORB primitives`, …).
+    pub table: String,
+    /// The system the figure was measured on (e.g. "Rhino on SPIN", "BSD").
+    pub system: String,
+    /// Its hardware platform.
+    pub platform: String,
+    /// Its clock in MHz, when the paper gives it.
+    pub clock_mhz: Option<f64>,
+    /// The operation.
+    pub operation: String,
+    /// The variant (cycles/instructions, best/worst case, total/trap/other…); may be empty.
+    pub variant: String,
+    /// The published figure.
+    pub then: f64,
+    /// Its unit: us, cycles, instructions, bytes, days.
+    pub then_unit: String,
+    /// The published figure in nanoseconds (a time, or cycles at a stated clock).
+    pub then_ns: Option<f64>,
+    /// The published figure in cycles of its machine (cycles, or a time at a stated clock).
+    pub then_cycles: Option<f64>,
+    /// The benchmark that answers it today.
+    pub today_id: Option<String>,
+    /// The parameters today's result must have, `k=v` separated by spaces.
+    pub today_params: Option<String>,
+    /// The stage of today's breakdown that answers it, when a part is compared.
+    pub today_stage: Option<String>,
+    /// Why today's benchmark is the nearest mechanism rather than the same primitive (the row
+    /// then takes the fastest of several, named in `today_id`).
+    pub nearest: Option<String>,
+    /// Today's unit: `ns`, `bytes` or `count`.
+    pub today_unit: Option<String>,
+    /// Today's mean (the papers' statistic), in `today_unit`.
+    pub today_mean: Option<f64>,
+    /// Today's median, in `today_unit`.
+    pub today_median: Option<f64>,
+    /// The statistic the ratios use, `mean`, or `median` for a row that has no mean (a
+    /// difference of medians).
+    pub today_statistic: Option<String>,
+    /// That statistic in the counter's ticks (TSC cycles on x86), for a time.
+    pub today_cycles: Option<f64>,
+    /// The lower end of the 95 % interval of today's statistic, in `today_unit`: the mean's
+    /// (for samples taken in rounds, by the hierarchical bootstrap over rounds and blocks), or
+    /// the median's where the median stands in.
+    pub today_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub today_ci95_hi: Option<f64>,
+    /// Set when today's interval includes 0 (a difference the run cannot tell from nothing):
+    /// the bound `|x| <` this, in `today_unit`. There is no ratio then.
+    pub below_resolution: Option<f64>,
+    /// `then_ns` ÷ today's time: above 1, today is faster.
+    pub ratio_time: Option<f64>,
+    /// The lower end of its 95 % interval: the paper's exact figure over today's interval.
+    pub ratio_time_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_time_ci95_hi: Option<f64>,
+    /// `then_cycles` ÷ `today_cycles`: above 1, today takes fewer cycles.
+    pub ratio_cycles: Option<f64>,
+    /// The lower end of its 95 % interval.
+    pub ratio_cycles_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_cycles_ci95_hi: Option<f64>,
+    /// Published bytes ÷ today's bytes: above 1, today needs less memory.
+    pub ratio_bytes: Option<f64>,
+    /// The lower end of its 95 % interval.
+    pub ratio_bytes_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_bytes_ci95_hi: Option<f64>,
+    /// What the change (in time, or in memory) says, read by its interval.
+    pub reading: Option<Reading>,
+    /// What the change in cycles says, read by its interval.
+    pub reading_cycles: Option<Reading>,
+    /// Figures shown beside today's for context, not compared: the other candidates of a
+    /// nearest row, an in-kernel analogue.
+    pub beside: Option<String>,
+    /// Whether there is a figure today.
+    pub status: RowStatus,
+    /// Why there is none: the planned benchmark, the missing one, or why none applies.
+    pub reason: Option<String>,
+    /// The paper's remark on the figure.
+    pub note: Option<String>,
+    /// Where the comparison is not like for like (a cold-cache figure beside a measurement not
+    /// taken cold): the summary leaves such a row out of its median, best and worst.
+    pub caveat: Option<String>,
+}
+
+impl SeedRow {
+    /// Operation and variant in one label: "call, best (hot cache)".
+    pub fn label(&self) -> String {
+        // L4's variants "cycles" and "instructions" are the unit, which the figure shows.
+        if self.variant.is_empty() || self.variant == self.then_unit {
+            self.operation.clone()
+        } else {
+            format!("{}, {}", self.operation, self.variant)
+        }
+    }
+
+    /// The change in time or in memory, whichever the row has: its ratio with the interval
+    /// (none below resolution), its reading and what it compares.
+    fn change(&self) -> Option<(Option<Interval>, Reading, Change)> {
+        let reading = self.reading?;
+        if self.then_ns.is_some() && self.today_unit.as_deref() == Some("ns") {
+            Some((interval(self.ratio_time, self.ratio_time_ci95_lo, self.ratio_time_ci95_hi), reading, Change::Time))
+        } else {
+            Some((
+                interval(self.ratio_bytes, self.ratio_bytes_ci95_lo, self.ratio_bytes_ci95_hi),
+                reading,
+                Change::Memory,
+            ))
+        }
+    }
+
+    /// The change in cycles: its ratio with the interval, and its reading.
+    fn change_cycles(&self) -> Option<(Option<Interval>, Reading, Change)> {
+        let reading = self.reading_cycles?;
+        Some((interval(self.ratio_cycles, self.ratio_cycles_ci95_lo, self.ratio_cycles_ci95_hi), reading, Change::Time))
+    }
+}
+
+/// A ratio and its interval from a row's fields (the estimate alone where an old caller left
+/// the ends out).
+fn interval(estimate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> Option<Interval> {
+    let e = estimate?;
+    Some(Interval::new(e, [lo.unwrap_or(e), hi.unwrap_or(e)]))
+}
+
+/// A then/now ratio whose whole 95 % interval lies within 1 ± this reads "≈ same".
+///
+/// The papers' figures carry no interval: each is one published number, rounded to three or
+/// four figures, measured decades ago with its own clock and method (RightSpeed: a mean of
+/// 10,000 runs; Go!: rdtsc in a tight loop). Only today's side has an interval. Within 10 %
+/// the two cannot honestly be called different whatever today's interval, so a ratio is "≈
+/// same" only when its whole interval lies in [0.9, 1.1]; one whose interval holds 1 and
+/// reaches beyond that is "inconclusive". The same 10 % is `osprim crosscheck`'s tolerance.
+pub const SAME_WITHIN: f64 = 0.10;
+
+/// What a then/now ratio says, read by its interval with the rules of
+/// [`stats::reading`] against [`SAME_WITHIN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// Today is faster (or needs less memory): the whole interval lies above 1 and the ratio
+    /// beyond the threshold.
+    Better,
+    /// Today is slower (or needs more memory), likewise.
+    Worse,
+    /// The whole interval lies within 1 ± [`SAME_WITHIN`].
+    Same,
+    /// The interval cannot tell: it holds 1 and reaches beyond the threshold, or it excludes 1
+    /// with the ratio itself within the threshold.
+    Inconclusive,
+    /// Today's figure is a difference whose interval includes 0: no ratio exists.
+    BelowResolution,
+}
+
+impl Reading {
+    /// Whether the row may stand in a summary: a conclusion, not "cannot tell".
+    pub fn conclusive(self) -> bool {
+        matches!(self, Reading::Better | Reading::Worse | Reading::Same)
+    }
+}
+
+/// The ratio `then / now` with its interval (the paper's figure is exact, today's has an
+/// interval: [`ratio_of`]) and its reading. No ratio for an absent or non-positive figure; a
+/// reading of [`Reading::BelowResolution`] and no ratio when today's interval includes 0.
+fn read_ratio(then: Option<f64>, now: Option<Interval>) -> (Option<Interval>, Option<Reading>) {
+    let (Some(t), Some(n)) = (then, now) else { return (None, None) };
+    if !(t.is_finite() && t > 0.0) {
+        return (None, None);
+    }
+    if n.includes_zero() {
+        return (None, Some(Reading::BelowResolution));
+    }
+    let Some(r) = ratio_of(&Interval::exact(t), &n) else { return (None, None) };
+    // A figure below 0 (a hand-edited file, a broken clock) gives no ratio, not "−232×".
+    if !(r.estimate.is_finite() && r.estimate > 0.0 && r.ci95[0] > 0.0 && r.ci95[1].is_finite()) {
+        return (None, None);
+    }
+    let reading = match judge_ratio(&r, SAME_WITHIN) {
+        RatioVerdict::Above => Reading::Better,
+        RatioVerdict::Below => Reading::Worse,
+        RatioVerdict::Same => Reading::Same,
+        RatioVerdict::Inconclusive => Reading::Inconclusive,
+    };
+    (Some(r), Some(reading))
+}
+
+/// Today's figures for a seed row, in the row's unit, with the 95 % intervals of each.
+#[derive(Clone, Copy, Debug)]
+struct Today {
+    mean: Option<f64>,
+    median: Option<f64>,
+    mean_ci: Option<[f64; 2]>,
+    median_ci: Option<[f64; 2]>,
+}
+
+impl Today {
+    /// The statistic the ratios use, its interval and name: the mean (the papers'
+    /// statistic), or the median where there is no mean (a difference of medians).
+    fn statistic(&self) -> (Option<Interval>, &'static str) {
+        let with = |v: Option<f64>, ci: Option<[f64; 2]>| v.map(|v| Interval::new(v, ci.unwrap_or([v, v])));
+        match self.mean {
+            Some(_) => (with(self.mean, self.mean_ci), "mean"),
+            None => (with(self.median, self.median_ci), "median"),
+        }
+    }
+}
+
+/// Both ends finite, or none.
+fn finite_pair(ci: [f64; 2]) -> Option<[f64; 2]> {
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(ci)
+}
+
+/// What a run holds for a wanted result.
+enum Lookup<'a> {
+    /// A row with figures.
+    Found(&'a Row, Today),
+    /// A row without figures (skipped, failed, or without the stage asked for).
+    Empty(&'a Row),
+    /// No such row.
+    Absent,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// The row that answers `want`, and its figures (or its stage's).
+fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
+    let mut candidates = run
+        .results
+        .iter()
+        .filter(|r| {
+            r.id == want.id
+                && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| model::vocab::param_is(x, v)))
+        })
+        .peekable();
+    let Some(&first) = candidates.peek() else { return Lookup::Absent };
+    let found = candidates.find_map(|r| {
+        let summary = match want.stage {
+            None => r.summary.as_ref(),
+            Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| &s.summary),
+        };
+        let today = match (summary, &r.derived) {
+            (Some(s), _) => Today {
+                mean: finite(s.mean),
+                median: finite(s.median),
+                mean_ci: finite_pair(s.mean_ci95),
+                median_ci: finite_pair(s.median_ci95),
+            },
+            // A difference of medians has no mean of its own.
+            (None, Some(d)) if want.stage.is_none() => Today {
+                mean: None,
+                median: finite(d.estimate.point),
+                mean_ci: None,
+                median_ci: finite_pair(d.estimate.ci95),
+            },
+            _ => return None,
+        };
+        (today.mean.is_some() || today.median.is_some()).then_some((r, today))
+    });
+    match found {
+        Some((r, t)) => Lookup::Found(r, t),
+        None => Lookup::Empty(first),
+    }
+}
+
+/// The run's counter frequency, when it is a usable one.
+fn counter_hz(run: &RunFile) -> Option<f64> {
+    run.timer.counter_hz().filter(|h| h.is_finite() && *h > 0.0)
+}
+
+/// Every seed row beside today's figure, in the order of `data/figures.csv`.
+pub fn rows(run: &RunFile) -> Vec<SeedRow> {
+    let hz = counter_hz(run);
+    seeds::figures().iter().map(|f| seed_row(f, run, hz)).collect()
+}
+
+fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
+    let paper = seeds::paper_of(f);
+    let target = seeds::target(f);
+    let mut row = SeedRow {
+        paper: paper.map_or_else(|| f.system.clone(), |p| p.system.to_string()),
+        citation: paper.map(Paper::short_cite).unwrap_or_default(),
+        table: f.table.clone(),
+        system: f.system.clone(),
+        platform: f.platform.clone(),
+        clock_mhz: f.clock_mhz.filter(|c| c.is_finite() && *c > 0.0),
+        operation: f.operation.clone(),
+        variant: f.variant.clone(),
+        then: f.value,
+        then_unit: f.unit.clone(),
+        then_ns: f.then_ns().and_then(finite),
+        then_cycles: f.then_cycles().and_then(finite),
+        today_id: None,
+        today_params: None,
+        today_stage: None,
+        nearest: None,
+        today_unit: None,
+        today_mean: None,
+        today_median: None,
+        today_statistic: None,
+        today_cycles: None,
+        today_ci95_lo: None,
+        today_ci95_hi: None,
+        below_resolution: None,
+        ratio_time: None,
+        ratio_time_ci95_lo: None,
+        ratio_time_ci95_hi: None,
+        ratio_cycles: None,
+        ratio_cycles_ci95_lo: None,
+        ratio_cycles_ci95_hi: None,
+        ratio_bytes: None,
+        ratio_bytes_ci95_lo: None,
+        ratio_bytes_ci95_hi: None,
+        reading: None,
+        reading_cycles: None,
+        beside: None,
+        status: RowStatus::Measured,
+        reason: None,
+        note: (!f.note.trim().is_empty()).then(|| f.note.trim().to_string()),
+        caveat: None,
+    };
+    let (found, today) = match target {
+        Target::Bench(_) | Target::Pick(_) => {
+            let want = target.want().expect("a single result");
+            name_today(&mut row, &want);
+            match found_or_why(run, want, &mut row) {
+                Some(x) => x,
+                None => return row,
+            }
+        }
+        Target::Nearest(n) => match nearest(run, n, &mut row) {
+            Some(x) => x,
+            None => return row,
+        },
+        Target::Sum(sum) => match summed(run, sum, &mut row) {
+            Some(x) => x,
+            None => return row,
+        },
+        Target::Planned(what) => return without(row, RowStatus::Planned, what.to_string()),
+        Target::Counters(id) => {
+            return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {id}'s"));
+        }
+        Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
+    };
+    for (label, want) in seeds::beside(f) {
+        let Lookup::Found(_, t) = lookup(run, want) else { continue };
+        let Some(v) = t.mean.or(t.median) else { continue };
+        let also = format!("{label}: {} {}", want.label(), fmt_ns(v));
+        row.beside = Some(match row.beside.take() {
+            Some(b) => format!("{b}; {also}"),
+            None => also,
+        });
+    }
+    // The ratio uses the papers' statistic, the mean, with its interval; a difference of
+    // medians has none, and then the median and its interval stand in.
+    let (now, name) = today.statistic();
+    let stat = now.map(|n| n.estimate);
+    // Same condition: a cold-cache figure beside a result taken cold, a hot one beside one not.
+    // The map keeps to this (a test walks it); a hand-edited map or result is caught here.
+    let cold_today = row.today_params.as_deref().is_some_and(|p| p.split(' ').any(|kv| kv == "cache=cold"));
+    let cold_then = f.variant.contains("cold cache") || f.operation.ends_with(" cold");
+    if cold_then && !cold_today {
+        row.caveat = Some("a worst case (cold cache) beside a result not taken cold: the conditions differ".into());
+    } else if !cold_then && cold_today {
+        row.caveat = Some("a hot-cache figure beside a result taken cold: the conditions differ".into());
+    }
+    row.today_mean = today.mean;
+    row.today_median = today.median;
+    row.today_statistic = Some(name.to_string());
+    if let Some(n) = now {
+        row.today_ci95_lo = Some(n.ci95[0]);
+        row.today_ci95_hi = Some(n.ci95[1]);
+        row.below_resolution = n.includes_zero().then(|| n.bound()).filter(|b| b.is_finite());
+    }
+    let set = |r: Option<Interval>, e: &mut Option<f64>, lo: &mut Option<f64>, hi: &mut Option<f64>| {
+        *e = r.map(|r| r.estimate);
+        *lo = r.map(|r| r.ci95[0]);
+        *hi = r.map(|r| r.ci95[1]);
+    };
+    match found {
+        Unit::Bytes => {
+            row.today_unit = Some("bytes".into());
+            if f.unit == "bytes" {
+                let (r, reading) = read_ratio(Some(f.value), now);
+                set(r, &mut row.ratio_bytes, &mut row.ratio_bytes_ci95_lo, &mut row.ratio_bytes_ci95_hi);
+                row.reading = reading;
+            }
+        }
+        Unit::Count => row.today_unit = Some("count".into()),
+        Unit::Ns => {
+            row.today_unit = Some("ns".into());
+            row.today_cycles = stat.zip(hz).map(|(ns, h)| ns * h / 1e9).and_then(finite);
+            let (r, reading) = read_ratio(row.then_ns, now);
+            set(r, &mut row.ratio_time, &mut row.ratio_time_ci95_lo, &mut row.ratio_time_ci95_hi);
+            row.reading = reading;
+            let in_cycles = now.zip(hz).map(|(n, h)| Interval::new(n.estimate * h / 1e9, n.ci95.map(|x| x * h / 1e9)));
+            let (r, reading) = read_ratio(row.then_cycles, in_cycles);
+            set(r, &mut row.ratio_cycles, &mut row.ratio_cycles_ci95_lo, &mut row.ratio_cycles_ci95_hi);
+            row.reading_cycles = reading;
+        }
+    }
+    row
+}
+
+/// `row` without a figure today, and why.
+fn without(mut row: SeedRow, status: RowStatus, reason: String) -> SeedRow {
+    row.status = status;
+    row.reason = Some(reason);
+    row
+}
+
+/// Names the result that answers `row`: id, parameters and stage.
+fn name_today(row: &mut SeedRow, want: &Want) {
+    row.today_id = Some(want.id.to_string());
+    row.today_params = (!want.params.is_empty())
+        .then(|| want.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+    row.today_stage = want.stage.map(str::to_string);
+}
+
+/// The unit and figures of `want` in `run`; or `None`, with `row` saying why there are none.
+fn found_or_why(run: &RunFile, want: Want, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    match lookup(run, want) {
+        Lookup::Found(r, t) => Some((r.unit, t)),
+        Lookup::Empty(r) => {
+            row.status = RowStatus::NotInResult;
+            row.reason = Some(match (r.status, &r.reason) {
+                (Status::Skipped, Some(why)) => format!("skipped: {why}"),
+                (Status::Skipped, None) => "skipped".into(),
+                (Status::Failed, Some(why)) => format!("failed: {why}"),
+                (Status::Failed, None) => "failed".into(),
+                _ if want.stage.is_some() => "no such stage in this result".into(),
+                _ => "no figures in this result".into(),
+            });
+            None
+        }
+        Lookup::Absent => {
+            row.status = RowStatus::NotInResult;
+            row.reason =
+                Some(if run.partial { "not in this result (a partial run)" } else { "not in this result" }.into());
+            None
+        }
+    }
+}
+
+/// A `nearest:` row: the fastest of the candidates measured in `run` (by the papers'
+/// statistic), the others listed beside it.
+fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    let stat = |t: &Today| t.mean.or(t.median).unwrap_or(f64::INFINITY);
+    let mut found: Vec<(Want, Unit, Today)> = n
+        .candidates
+        .iter()
+        .filter_map(|&w| match lookup(run, w) {
+            Lookup::Found(r, t) => Some((w, r.unit, t)),
+            _ => None,
+        })
+        .collect();
+    found.sort_by(|a, b| stat(&a.2).total_cmp(&stat(&b.2)));
+    row.nearest = Some(n.why.to_string());
+    let Some(&(best, unit, today)) = found.first() else {
+        let ids: Vec<&str> = n.candidates.iter().map(|w| w.id).collect();
+        row.today_id = Some(ids.join(" | "));
+        row.status = RowStatus::NotInResult;
+        row.reason = Some(format!("none of {} has figures in this result", ids.join(", ")));
+        return None;
+    };
+    name_today(row, &best);
+    let others: Vec<String> = found[1..].iter().map(|(w, _, t)| format!("{} {}", w.id, fmt_ns(stat(t)))).collect();
+    if !others.is_empty() {
+        row.beside = Some(format!("also measured: {}", others.join(", ")));
+    }
+    Some((unit, today))
+}
+
+/// A row the paper composes from parts: the sum of the parts' figures, when every part has
+/// them; the part the sum leaves out is said.
+fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    let ids: Vec<&str> = sum.parts.iter().map(|w| w.id).collect();
+    let params: Vec<String> = sum.parts.iter().flat_map(|w| w.params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
+    row.today_id = Some(ids.join(" + "));
+    row.today_params = (!params.is_empty()).then(|| params.join(" "));
+    let zero = Some([0.0, 0.0]);
+    let mut total = Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero };
+    // The parts' intervals add end to end: conservative, as the parts were measured apart.
+    let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
+    for &part in sum.parts {
+        let mut why = row.clone();
+        let Some((unit, t)) = found_or_why(run, part, &mut why) else {
+            row.status = why.status;
+            row.reason = why.reason;
+            return None;
+        };
+        if unit != Unit::Ns {
+            row.status = RowStatus::NotInResult;
+            row.reason = Some(format!("{} is not a time", part.label()));
+            return None;
+        }
+        total.mean = total.mean.zip(t.mean).map(|(a, b)| a + b);
+        total.median = total.median.zip(t.median).map(|(a, b)| a + b);
+        total.mean_ci = add(total.mean_ci, t.mean_ci);
+        total.median_ci = add(total.median_ci, t.median_ci);
+    }
+    if !sum.missing.is_empty() {
+        row.caveat = Some(format!("today's sum leaves out {}, which has no Linux counterpart", sum.missing));
+    }
+    Some((Unit::Ns, total))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words for numbers
+// ---------------------------------------------------------------------------------------------
+
+/// A number ≥ 1 with three significant figures and no exponent: `1.23`, `12.3`, `123`, `1230`.
+fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        let step = 10f64.powi(a.log10().floor() as i32 - 2);
+        format!("{:.0}", (v / step).round() * step)
+    } else if a >= 9.995 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// What a ratio compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Change {
+    /// Time or cycles: above 1, today is faster.
+    Time,
+    /// Memory: above 1, today needs less.
+    Memory,
+}
+
+/// Which way a change goes, for colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tone {
+    Plain,
+    Good,
+    Bad,
+    Bold,
+}
+
+/// "26.7× faster", "250× slower", "13.8× less memory"; and whether today is better.
+fn change_words(r: f64, kind: Change) -> (String, Tone) {
+    let (better, worse) = match kind {
+        Change::Time => ("faster", "slower"),
+        Change::Memory => ("less memory", "more memory"),
+    };
+    if r >= 1.0 {
+        (format!("{}× {better}", sig3(r)), Tone::Good)
+    } else {
+        (format!("{}× {worse}", sig3(1.0 / r)), Tone::Bad)
+    }
+}
+
+/// A ratio's end with three significant figures, below 1 too: `0.504`, `0.00412`, `25.1`.
+fn sig3_end(v: f64) -> String {
+    let a = v.abs();
+    if !a.is_finite() || a >= 0.9995 || a == 0.0 {
+        return sig3(v);
+    }
+    let digits = (2 - a.log10().floor() as i32).clamp(2, 12) as usize;
+    format!("{v:.digits$}")
+}
+
+/// The interval of a ratio, compact: `[25.1, 28.4]`; nothing for an interval without width
+/// (an old result file's, or a figure without one).
+fn bracket(lo: f64, hi: f64) -> String {
+    if hi > lo { format!(" [{}, {}]", sig3_end(lo), sig3_end(hi)) } else { String::new() }
+}
+
+/// A ratio read by its interval, in words: "26.7× faster [25.1, 28.4]" (the interval of the
+/// factor named), "1.42× slower [1.05, 1.90]", "≈ same [0.95, 1.04]" and "inconclusive [0.50,
+/// 1.03]" (the interval of the paper's figure over today's), or "below resolution (|x| <
+/// 12 ns)" with `bound` the bound in today's unit.
+fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Tone) {
+    let Some(r) = ratio.filter(|_| reading != Reading::BelowResolution) else {
+        return (format!("below resolution (|x| < {bound})"), Tone::Plain);
+    };
+    let [lo, hi] = r.ci95;
+    match reading {
+        Reading::Better | Reading::Worse => {
+            let (words, tone) = change_words(r.estimate, kind);
+            let ends = if r.estimate >= 1.0 { bracket(lo, hi) } else { bracket(1.0 / hi, 1.0 / lo) };
+            (format!("{words}{ends}"), tone)
+        }
+        Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Tone::Plain),
+        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Tone::Plain),
+    }
+}
+
+/// The bound of a row below resolution, in today's unit (`-` when it has none).
+fn bound_text(r: &SeedRow) -> String {
+    today_text(r, r.below_resolution)
+}
+
+/// The change column of a row (time or memory), in words with its interval.
+fn change_cell(r: &SeedRow) -> Option<(String, Tone)> {
+    r.change().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
+}
+
+/// The change in cycles of a row, in words with its interval.
+fn cycles_cell(r: &SeedRow) -> Option<(String, Tone)> {
+    r.change_cycles().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
+}
+
+/// A row's change in time or memory in words with its interval, as every format prints it
+/// (`None` where it has none): what the HTML report's bars say.
+pub fn change_text(r: &SeedRow) -> Option<String> {
+    change_cell(r).map(|c| c.0)
+}
+
+/// A row's change in cycles in words with its interval (`None` where it has none).
+pub fn cycles_change_text(r: &SeedRow) -> Option<String> {
+    cycles_cell(r).map(|c| c.0)
+}
+
+/// The published figure as written: `1401 µs`, `51.73 cycles`, `32 B`.
+fn then_text(r: &SeedRow) -> String {
+    let unit = match r.then_unit.as_str() {
+        "us" => "µs",
+        "bytes" => "B",
+        u => u,
+    };
+    format!("{} {unit}", r.then)
+}
+
+/// A figure of today's in its unit (`-` when there is none).
+fn today_text(r: &SeedRow, v: Option<f64>) -> String {
+    match (v, r.today_unit.as_deref()) {
+        (Some(v), Some("bytes")) => fmt_bytes(v),
+        (Some(v), Some("count")) => super::sig4(v),
+        (Some(v), _) => fmt_ns(v),
+        (None, _) => "-".into(),
+    }
+}
+
+/// The benchmark label: `id [k=v …] (stage)`.
+fn bench_text(r: &SeedRow) -> Option<String> {
+    let id = r.today_id.as_ref()?;
+    let mut s = if r.nearest.is_some() { format!("nearest: {id}") } else { id.clone() };
+    if let Some(p) = &r.today_params {
+        let _ = write!(s, " [{p}]");
+    }
+    if let Some(stage) = &r.today_stage {
+        let _ = write!(s, " ({stage})");
+    }
+    Some(s)
+}
+
+/// Why a row has no figure today, in words.
+fn reason_text(r: &SeedRow) -> String {
+    let why = r.reason.as_deref().unwrap_or("");
+    match r.status {
+        RowStatus::Measured => String::new(),
+        RowStatus::NotInResult => format!("{}: {why}", bench_text(r).unwrap_or_default()),
+        RowStatus::Planned => format!("not measured yet (needs {why})"),
+        RowStatus::NeedsCounters => format!("needs hardware counters ({why})"),
+        RowStatus::NotApplicable => format!("not applicable: {why}"),
+    }
+}
+
+/// The median of ratios, on a log scale: the middle one, or the geometric mean of the middle
+/// two.
+fn median_ratio(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite() && *x > 0.0);
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] * v[n / 2]).sqrt()),
+    }
+}
+
+/// One table of a paper in the view: where it is in the paper, its caption, and its rows each
+/// with the label it goes by.
+struct Group<'a> {
+    source: String,
+    caption: String,
+    rows: Vec<(&'a SeedRow, String)>,
+}
+
+impl Group<'_> {
+    /// "Table 3: Average time …", or the source alone.
+    fn title(&self) -> String {
+        if self.caption.is_empty() { self.source.clone() } else { format!("{}: {}", self.source, self.caption) }
+    }
+
+    /// The rows the view shows: all of them, or those with a figure today.
+    fn visible(&self, all: bool) -> Vec<&(&SeedRow, String)> {
+        self.rows.iter().filter(|(r, _)| all || r.status == RowStatus::Measured).collect()
+    }
+}
+
+/// The labels rows go by in one table: set apart by system or platform where the table mixes
+/// them (Rhino's Digital UNIX and SPIN, VMMC's Linux and NT, Go!'s other OSs), and without a
+/// prefix every operation shares ("notification: "), which the caption says.
+fn labels(rows: &[&SeedRow], paper: &Paper) -> Vec<String> {
+    let mut platforms: Vec<&str> = rows.iter().map(|r| r.platform.as_str()).collect();
+    platforms.sort_unstable();
+    platforms.dedup();
+    let mut systems: Vec<&str> = rows.iter().map(|r| r.system.as_str()).collect();
+    systems.sort_unstable();
+    systems.dedup();
+    let own = paper.system.split_whitespace().next().unwrap_or(paper.system);
+    let short = |s: &str| -> String {
+        s.strip_prefix(own)
+            .map(|t| t.trim_start().trim_start_matches("on ").to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| s.to_string())
+    };
+    let shared = rows
+        .first()
+        .and_then(|r| r.operation.split_once(": ").map(|(p, _)| format!("{p}: ")))
+        .filter(|p| rows.len() > 1 && rows.iter().all(|r| r.operation.starts_with(p.as_str())));
+    rows.iter()
+        .map(|r| {
+            let mut label = r.label();
+            if let Some(p) = &shared {
+                label = label[p.len()..].to_string();
+            }
+            match (systems.len() > 1, platforms.len() > 1) {
+                (true, true) => format!("{} ({}): {label}", short(&r.system), r.platform),
+                (true, false) => format!("{}: {label}", short(&r.system)),
+                (false, true) => format!("{}: {label}", r.platform),
+                (false, false) => label,
+            }
+        })
+        .collect()
+}
+
+/// A paper's rows, grouped by its tables (tables the metadata lacks come last, as found).
+fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<Group<'a>> {
+    let mine: Vec<&SeedRow> = rows.iter().filter(|r| r.paper == paper.system).collect();
+    let mut keys: Vec<&str> = paper.tables.iter().map(|t| t.key).collect();
+    for r in &mine {
+        if !keys.contains(&r.table.as_str()) {
+            keys.push(r.table.as_str());
+        }
+    }
+    keys.into_iter()
+        .filter_map(|k| {
+            let group: Vec<&SeedRow> = mine.iter().copied().filter(|r| r.table == k).collect();
+            if group.is_empty() {
+                return None;
+            }
+            let (source, caption) =
+                paper.table(k).map_or((k.to_string(), String::new()), |t| (t.source.into(), t.caption.into()));
+            let names = labels(&group, paper);
+            Some(Group { source, caption, rows: group.into_iter().zip(names).collect() })
+        })
+        .collect()
+}
+
+/// Rows without a figure today, one line per reason: how many, why, and which (by table
+/// where the paper has several).
+fn collapsed(groups: &[Group]) -> Vec<String> {
+    struct Reason {
+        count: usize,
+        head: String,
+        /// (table, its operations)
+        ops: Vec<(String, Vec<String>)>,
+    }
+    let mut out: Vec<Reason> = Vec::new();
+    // Rows waiting for benchmarks of one family share a line when there are several.
+    let planned: Vec<&str> = groups
+        .iter()
+        .flat_map(|g| g.rows.iter())
+        .filter(|(r, _)| r.status == RowStatus::Planned)
+        .filter_map(|(r, _)| planned_family(r.reason.as_deref().unwrap_or("")))
+        .collect();
+    for g in groups {
+        for (r, label) in g.rows.iter().filter(|(r, _)| r.status != RowStatus::Measured) {
+            let why = r.reason.as_deref().unwrap_or("");
+            let family = planned_family(why)
+                .filter(|f| r.status == RowStatus::Planned && planned.iter().filter(|x| *x == f).count() > 1);
+            let head = match r.status {
+                RowStatus::Measured => continue,
+                RowStatus::Planned if family.is_some() => {
+                    format!("not measured yet (needs the {}.* benchmarks)", family.unwrap_or_default())
+                }
+                RowStatus::Planned => format!("not measured yet (needs {why})"),
+                RowStatus::NeedsCounters => "need hardware counters (retired instructions)".to_string(),
+                RowStatus::NotApplicable => format!("not applicable: {why}"),
+                RowStatus::NotInResult => why.to_string(),
+            };
+            // The operation without its variant (a best and a worst case are one operation).
+            let mut op = match label.strip_suffix(&r.variant).and_then(|l| l.strip_suffix(", ")) {
+                Some(l) if !r.variant.is_empty() => l.to_string(),
+                _ => label.clone(),
+            };
+            if r.status == RowStatus::NotInResult
+                && let Some(b) = bench_text(r)
+            {
+                let _ = write!(op, " ({b})");
+            }
+            if family.is_some() {
+                let _ = write!(op, " ({why})");
+            }
+            let reason = match out.iter_mut().find(|x| x.head == head) {
+                Some(x) => x,
+                None => {
+                    out.push(Reason { count: 0, head, ops: Vec::new() });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            reason.count += 1;
+            let table = match reason.ops.iter_mut().find(|(t, _)| *t == g.source) {
+                Some(t) => t,
+                None => {
+                    reason.ops.push((g.source.clone(), Vec::new()));
+                    reason.ops.last_mut().expect("just pushed")
+                }
+            };
+            if !table.1.contains(&op) {
+                table.1.push(op);
+            }
+        }
+    }
+    let several = groups.len() > 1;
+    out.into_iter()
+        .map(|x| {
+            let which: Vec<String> = x
+                .ops
+                .iter()
+                .map(|(t, ops)| if several { format!("{t}: {}", ops.join(", ")) } else { ops.join(", ") })
+                .collect();
+            format!("{} {} — {}", plural(x.count, "row"), x.head, which.join("; "))
+        })
+        .collect()
+}
+
+/// The family of a planned benchmark (`domain` of `domain.create.null`), when the reason
+/// names one: rows waiting for one family are counted on one line.
+fn planned_family(why: &str) -> Option<&str> {
+    let word = why.split_whitespace().next()?;
+    let (family, _) = word.split_once('.')?;
+    word.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_').then_some(family)
+}
+
+/// The rows without a figure today, counted per kind: "8 cannot run here, 7 not measured yet".
+fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counters: &str) -> Vec<String> {
+    let mut n = [0usize; 5];
+    for r in rows {
+        let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped"));
+        match r.status {
+            RowStatus::Measured => {}
+            RowStatus::NotInResult if skipped => n[0] += 1,
+            RowStatus::NotInResult => n[1] += 1,
+            RowStatus::Planned => n[2] += 1,
+            RowStatus::NeedsCounters => n[3] += 1,
+            RowStatus::NotApplicable => n[4] += 1,
+        }
+    }
+    let words = ["cannot run here", "not in this result", "not measured yet", counters, "not applicable"];
+    n.iter().zip(words).filter(|(c, _)| **c > 0).map(|(c, w)| format!("{c} {w}")).collect()
+}
+
+/// "1 row", "2 rows".
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// Superscript digits for a footnote mark.
+fn superscript(n: usize) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    n.to_string().chars().map(|c| DIGITS[c.to_digit(10).unwrap_or(0) as usize]).collect()
+}
+
+/// The note of a row whose ratio uses the median.
+const MEDIAN_NOTE: &str = "today's figure is a difference of medians, which has no mean: the median stands in";
+
+/// Footnotes of one paper: the texts, numbered from 1 in order of first use.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Notes {
+    /// The numbers of `r`'s notes (its paper's remark, and a median standing in for a mean).
+    fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
+        let nearest = r.nearest.as_ref().map(|why| format!("nearest mechanism: {why}"));
+        let mut texts: Vec<&str> = r.note.iter().chain(&r.caveat).chain(&nearest).map(String::as_str).collect();
+        if r.today_statistic.as_deref() == Some("median") {
+            texts.push(MEDIAN_NOTE);
+        }
+        texts
+            .into_iter()
+            .map(|t| match self.0.iter().position(|n| n == t) {
+                Some(i) => i + 1,
+                None => {
+                    self.0.push(t.to_string());
+                    self.0.len()
+                }
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text: wrapping, colour and a table that keeps to the width
+// ---------------------------------------------------------------------------------------------
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `text` broken at spaces into lines of at most `width` columns: the first starts with
+/// `first`, the rest with `rest`. A word longer than a line is cut.
+fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    // A unit stays on the line of its number ("18 µs", not "18" at the end of one line and
+    // "µs" at the start of the next), and "faster" on the line of its "46.4×": the two are one
+    // word, joined by a no-break space.
+    let mut words: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let unit = w.trim_end_matches([',', ';', '.', ')', ':']);
+        let after_number = words.last().is_some_and(|p| p.parse::<f64>().is_ok());
+        let after_ratio = words.last().is_some_and(|p| p.ends_with('×'));
+        match words.last_mut() {
+            Some(p)
+                if after_number && ["µs", "ns", "ms", "cycles", "B", "MHz"].contains(&unit)
+                    || after_ratio && ["faster", "slower", "more", "less"].contains(&unit) =>
+            {
+                p.push('\u{a0}');
+                p.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for word in words {
+        let mut word = word;
+        loop {
+            let room = width.saturating_sub(chars(&line) + usize::from(!empty));
+            let w = chars(&word);
+            if w <= room {
+                if !empty {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                empty = false;
+                break;
+            }
+            let fresh = width.saturating_sub(chars(rest)).max(1);
+            if empty || w > fresh && room >= 8 {
+                // Cut a word that fits no line, at the room left (at least one character).
+                let cut: String = word.chars().take(room.max(1)).collect();
+                word = word.chars().skip(room.max(1)).collect();
+                if !empty {
+                    line.push(' ');
+                }
+                line.push_str(&cut);
+                lines.push(std::mem::replace(&mut line, rest.to_string()));
+                empty = true;
+                if word.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+    }
+    if !empty || lines.is_empty() {
+        lines.push(line);
+    }
+    lines.into_iter().map(|l| l.replace('\u{a0}', " ").trim_end().to_string()).collect()
+}
+
+/// A paragraph wrapped to `width` with a four-column hanging indent, each line ending in `\n`.
+fn para(out: &mut String, text: &str, width: usize) {
+    for l in wrap(text, width, "", "    ") {
+        out.push_str(&l);
+        out.push('\n');
+    }
+}
+
+/// `text` in `tone` when colour is on.
+fn paint(text: &str, tone: Tone, color: bool) -> String {
+    let code = match tone {
+        Tone::Plain => return text.to_string(),
+        Tone::Good => "32",
+        Tone::Bad => "33",
+        Tone::Bold => "1",
+    };
+    if color && !text.is_empty() { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// A heading, bold when colour is on, wrapped to the width.
+fn heading(out: &mut String, text: &str, width: usize, color: bool) {
+    for l in wrap(text, width, "", "    ") {
+        out.push_str(&paint(&l, Tone::Bold, color));
+        out.push('\n');
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// A column of a text table. The `flex` one (the operation) wraps to what the width leaves;
+/// a `movable` one goes into the row's detail line when the flex one would be too narrow.
+struct Column {
+    header: &'static str,
+    align: Align,
+    flex: bool,
+    movable: bool,
+}
+
+/// A row of a text table: its cells and the detail line under it.
+struct Line {
+    cells: Vec<(String, Tone)>,
+    detail: String,
+}
+
+/// The narrowest the operation column may get before other columns move out of its way.
+const MIN_FLEX: usize = 24;
+
+/// The table in `width` columns (`usize::MAX`: no limit): a space, then cells two spaces apart,
+/// a rule under the header, each row's detail line under it, indented.
+fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> String {
+    let natural =
+        |i: usize| lines.iter().map(|l| chars(&l.cells[i].0)).chain([chars(columns[i].header)]).max().unwrap_or(0);
+    let mut shown: Vec<usize> =
+        (0..columns.len()).filter(|&i| !columns[i].movable || lines.iter().any(|l| l.cells[i].0 != "-")).collect();
+    let flex = columns.iter().position(|c| c.flex);
+    let widths = |shown: &[usize]| -> (Vec<usize>, usize) {
+        let w: Vec<usize> = shown.iter().map(|&i| natural(i)).collect();
+        let total = 1 + w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+        (w, total)
+    };
+    let (mut w, mut total) = widths(&shown);
+    // Move columns out, rightmost movable first, while the flex column would be too narrow.
+    while total > width {
+        let Some(f) = flex.and_then(|f| shown.iter().position(|&i| i == f)) else { break };
+        let room = width.saturating_sub(total - w[f]);
+        if room >= MIN_FLEX.min(w[f]) {
+            w[f] = room;
+            break;
+        }
+        // Movable columns first; when even that is not enough (a very narrow terminal), every
+        // column but the operation goes into the detail line.
+        let pos =
+            shown.iter().rposition(|&i| columns[i].movable).or_else(|| shown.iter().rposition(|&i| !columns[i].flex));
+        let Some(pos) = pos.filter(|_| shown.len() > 1) else {
+            w[f] = room.max(1);
+            break;
+        };
+        shown.remove(pos);
+        (w, total) = widths(&shown);
+    }
+    let moved: Vec<usize> = (0..columns.len()).filter(|i| !shown.contains(i)).collect();
+
+    let mut out = String::new();
+    let emit = |out: &mut String, cells: Vec<(String, Tone)>| {
+        let mut line = String::from(" ");
+        for (k, (text, tone)) in cells.iter().enumerate() {
+            let pad = w[k].saturating_sub(chars(text));
+            let last = k + 1 == cells.len();
+            if k > 0 {
+                line.push_str("  ");
+            }
+            match columns[shown[k]].align {
+                Align::Right => {
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(&paint(text, *tone, color));
+                }
+                Align::Left => {
+                    line.push_str(&paint(text, *tone, color));
+                    if !last {
+                        line.push_str(&" ".repeat(pad));
+                    }
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    emit(&mut out, shown.iter().map(|&i| (columns[i].header.to_string(), Tone::Plain)).collect());
+    let rule_width = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+    let _ = writeln!(out, " {}", "─".repeat(rule_width));
+    for l in lines {
+        // The flex cell wraps; the other cells stand on its first line.
+        let wrapped: Vec<Vec<String>> = shown
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                if Some(i) == flex && chars(&l.cells[i].0) > w[k] {
+                    wrap(&l.cells[i].0, w[k], "", "  ")
+                } else {
+                    vec![l.cells[i].0.clone()]
+                }
+            })
+            .collect();
+        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+        for j in 0..height {
+            let cells = shown
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| (wrapped[k].get(j).cloned().unwrap_or_default(), l.cells[i].1))
+                .collect();
+            emit(&mut out, cells);
+        }
+        let mut detail = l.detail.clone();
+        for &i in &moved {
+            if l.cells[i].0 != "-" {
+                let sep = if detail.is_empty() { "" } else { " · " };
+                let _ = write!(detail, "{sep}{} {}", columns[i].header, l.cells[i].0);
+            }
+        }
+        if !detail.is_empty() {
+            for d in wrap(&detail, width, "   ↳ ", "     ") {
+                out.push_str(&d);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The view for people
+// ---------------------------------------------------------------------------------------------
+
+/// The machine in one line: CPU, CPUs, hypervisor, kernel.
+fn machine_text(run: &RunFile) -> String {
+    let m = &run.machine;
+    let mut parts = vec![if m.cpu.model_name.trim().is_empty() {
+        "an unknown CPU".to_string()
+    } else {
+        m.cpu.model_name.trim().to_string()
+    }];
+    if let Some(n) = m.cpu.logical_cpus {
+        parts.push(format!("{n} logical CPU{}", if n == 1 { "" } else { "s" }));
+    }
+    if m.virtualization.virtualized == Some(true) {
+        let v = m.virtualization.hypervisor_vendor.trim();
+        parts.push(if v.is_empty() || v == "unknown" || v == "none" {
+            "a virtual machine".into()
+        } else {
+            format!("{v} guest")
+        });
+    }
+    if !m.kernel.release.trim().is_empty() {
+        parts.push(format!("Linux {}", m.kernel.release.trim()));
+    }
+    parts.join(", ")
+}
+
+/// What today's cycles are.
+fn cycles_text(run: &RunFile) -> String {
+    let counter = match run.timer.kind {
+        TimerKind::Tsc => "TSC ticks",
+        TimerKind::Cntvct => "ticks of the ARM generic timer",
+        TimerKind::MonotonicRaw => "ticks of the calibrated cycle counter",
+    };
+    match counter_hz(run) {
+        Some(hz) => format!("today's cycles are {counter} at {:.1} MHz (reference cycles, not core cycles)", hz / 1e6),
+        None => "this run has no cycle counter: nothing is compared in cycles".to_string(),
+    }
+}
+
+/// What a paper's summary rests on, in one kind of change.
+struct SummaryRatios<'a> {
+    /// The conclusive rows: label and ratio.
+    rows: Vec<(&'a str, f64)>,
+    /// One ratio per distinct figure of today's: rows that share one (two of the paper's
+    /// figures answered by one result) count once, by the geometric mean of their ratios.
+    distinct: Vec<f64>,
+    /// Time or memory.
+    kind: Change,
+    /// "in time", "in cycles", "in memory".
+    what: &'static str,
+    /// Rows whose ratio's interval cannot tell, left out.
+    inconclusive: usize,
+    /// Rows whose figure today is below resolution (no ratio), left out.
+    below: usize,
+}
+
+/// A change of a row in one kind: ratio with its interval, reading and kind.
+type Picked = Option<(Option<Interval>, Reading, Change)>;
+
+/// How to pick one kind of change from a row, and its name.
+type PickKind = (fn(&SeedRow) -> Picked, &'static str);
+
+/// The ratios the summary of a paper rests on, in time where there are times, else in
+/// cycles, else in memory: conclusive rows only (better, worse, ≈ same), over distinct
+/// figures of today's; rows whose conditions differ, inconclusive ones and those below
+/// resolution are left out and counted.
+fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
+    let kinds: [PickKind; 3] = [
+        (|r| r.change().filter(|c| c.2 == Change::Time), "in time"),
+        (SeedRow::change_cycles, "in cycles"),
+        (|r| r.change().filter(|c| c.2 == Change::Memory), "in memory"),
+    ];
+    let mut out = SummaryRatios {
+        rows: Vec::new(),
+        distinct: Vec::new(),
+        kind: Change::Time,
+        what: "",
+        inconclusive: 0,
+        below: 0,
+    };
+    for (pick, what) in kinds {
+        let read: Vec<(&SeedRow, &str, Option<Interval>, Reading, Change)> = (all.iter())
+            .filter(|(r, _)| r.caveat.is_none())
+            .filter_map(|(r, l)| pick(r).map(|(x, reading, k)| (*r, l.as_str(), x, reading, k)))
+            .collect();
+        let Some(first) = read.first() else { continue };
+        out.kind = first.4;
+        out.what = what;
+        let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+        for (r, label, x, reading, _) in &read {
+            match (reading, x) {
+                (Reading::BelowResolution, _) => out.below += 1,
+                (Reading::Inconclusive, _) => out.inconclusive += 1,
+                (_, Some(x)) => {
+                    out.rows.push((label, x.estimate));
+                    let key = format!(
+                        "{:?} {:?} {:?} {:?}",
+                        r.today_id,
+                        r.today_params,
+                        r.today_stage,
+                        r.today_mean.or(r.today_median).map(f64::to_bits)
+                    );
+                    match groups.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, v)) => v.push(x.estimate),
+                        None => groups.push((key, vec![x.estimate])),
+                    }
+                }
+                (_, None) => out.inconclusive += 1,
+            }
+        }
+        out.distinct =
+            groups.into_iter().map(|(_, v)| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()).collect();
+        break;
+    }
+    out
+}
+
+/// The summary of one paper: rows with a figure today, the median change of the conclusive
+/// rows over distinct figures, best and worst, and what was left out.
+fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize, color: bool) {
+    let groups = by_table(paper, rows);
+    let all: Vec<&(&SeedRow, String)> = groups.iter().flat_map(|g| g.rows.iter()).collect();
+    let measured = all.iter().filter(|(r, _)| r.status == RowStatus::Measured).count();
+    let counts = without_counts(all.iter().map(|(r, _)| *r), "need counters");
+    let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
+    if !counts.is_empty() {
+        let _ = write!(first, "; {}", counts.join(", "));
+    }
+    heading(out, &first, width, color);
+    let s = summary_ratios(&all);
+    let words = |r: f64| change_words(r, s.kind).0;
+    let mut left: Vec<String> = Vec::new();
+    if s.inconclusive > 0 {
+        left.push(format!("{} inconclusive", s.inconclusive));
+    }
+    if s.below > 0 {
+        left.push(format!("{} below resolution", s.below));
+    }
+    let unlike = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
+    if unlike > 0 {
+        left.push(format!("{unlike} not like for like"));
+    }
+    let mut text = String::new();
+    match median_ratio(s.distinct.clone()) {
+        Some(m) => {
+            let n = s.rows.len();
+            let _ = write!(
+                text,
+                "median {} {}, of {} conclusive row{}",
+                words(m),
+                s.what,
+                n,
+                if n == 1 { "" } else { "s" }
+            );
+            if s.distinct.len() < n {
+                let d = s.distinct.len();
+                let _ = write!(text, " ({d} distinct figure{} today)", if d == 1 { "" } else { "s" });
+            }
+            let best = s.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+            let worst = s.rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+            if let (Some(b), Some(w)) = (best, worst)
+                && n > 1
+            {
+                let _ = write!(text, "; from {} ({}) to {} ({})", words(w.1), w.0, words(b.1), b.0);
+            }
+            if !left.is_empty() {
+                let _ = write!(text, "; {} left out", left.join(", "));
+            }
+        }
+        None if !left.is_empty() => {
+            let _ = write!(text, "no conclusive row: {} left out", left.join(", "));
+        }
+        None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
+        None => text.push_str("nothing to compare yet"),
+    }
+    for l in wrap(&text, width, "    ", "    ") {
+        let _ = writeln!(out, "{l}");
+    }
+}
+
+/// What "N× faster" means, for every format.
+const LEGEND: &str = "\"N× faster [lo, hi]\" is the paper's figure divided by today's, both means (the \
+    papers' statistic; the median where today has no mean), with its 95 % interval: the paper's figure is \
+    exact, today's has its interval. In time where the paper gives a time or cycles at a stated clock, and in \
+    cycles where it gives cycles. A ratio whose whole interval lies within ±10 % reads \"≈ same\"; one \
+    whose interval reaches beyond that without telling faster from slower reads \"inconclusive\" (for \
+    both, [lo, hi] is the paper's figure over today's); a figure today whose interval includes 0 (a \
+    difference the run cannot tell from nothing) has no ratio: \"below resolution (|x| < bound)\". Columns: \
+    then, the paper's figure; today mean, with the median beside it. Rows compare the same operation under \
+    the same condition; docs/seed-map.md gives each row's counterpart and why.";
+
+/// How today's means were taken, and what their intervals cover: it follows the run's method.
+fn method_text(run: &RunFile) -> &'static str {
+    match run.config.method {
+        Method::Seed => {
+            "Today's means were taken by the seed method, the papers' own protocol (single operations, the \
+             first of each round discarded); their intervals are the mean's, by the bootstrap over rounds."
+        }
+        Method::Adaptive => {
+            "Today's means come from adaptive sampling (batches of operations in rounds); their intervals are \
+             the mean's, by the bootstrap over rounds and blocks within them."
+        }
+    }
+}
+
+/// The summary section: what is compared, on which machine, and per paper how it went.
+fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String {
+    let mut out = String::new();
+    heading(&mut out, "Five classic papers beside today's Linux", width, color);
+    para(&mut out, &format!("Today: {}; {}.", machine_text(run), cycles_text(run)), width);
+    para(
+        &mut out,
+        &format!(
+            "{LEGEND} {} A paper's median is the median of its conclusive rows' ratios (the geometric mean \
+             of the middle two when their number is even), a figure of today's that answers several rows \
+             counted once; rows inconclusive or below resolution are left out, and counted.",
+            method_text(run)
+        ),
+        width,
+    );
+    if run.partial {
+        para(
+            &mut out,
+            "PARTIAL RUN: it was interrupted (or is still going on); rows it did not reach say \"not in this result\".",
+            width,
+        );
+    }
+    for paper in &seeds::PAPERS {
+        out.push('\n');
+        paper_summary(&mut out, paper, rows, width, color);
+    }
+    out
+}
+
+/// The columns of a paper's table in the text view: the benchmark column only when `wide`.
+fn columns(wide: bool) -> Vec<Column> {
+    let mut c = vec![
+        Column { header: "operation", align: Align::Left, flex: true, movable: false },
+        Column { header: "then", align: Align::Right, flex: false, movable: false },
+        Column { header: "today mean", align: Align::Right, flex: false, movable: false },
+        Column { header: "median", align: Align::Right, flex: false, movable: true },
+        Column { header: "change", align: Align::Right, flex: false, movable: false },
+        Column { header: "in cycles", align: Align::Right, flex: false, movable: true },
+    ];
+    if wide {
+        c.push(Column { header: "today's benchmark", align: Align::Left, flex: false, movable: false });
+    }
+    c
+}
+
+/// The rows without a figure, as lines of text, and the notes.
+fn left_out_and_notes(out: &mut String, paper: &Paper, groups: &[Group], notes: &Notes, all_rows: bool, width: usize) {
+    if !all_rows {
+        let left = collapsed(groups);
+        if !left.is_empty() {
+            out.push('\n');
+            para(out, "Without a figure today (--all-rows lists them):", width);
+            for l in left {
+                for w in wrap(&l, width, "  ", "      ") {
+                    let _ = writeln!(out, "{w}");
+                }
+            }
+        }
+    }
+    if !paper.notes.is_empty() || !notes.0.is_empty() {
+        out.push('\n');
+        let _ = writeln!(out, "Notes:");
+        for n in paper.notes {
+            for w in wrap(n, width, "  • ", "    ") {
+                let _ = writeln!(out, "{w}");
+            }
+        }
+        for (i, n) in notes.0.iter().enumerate() {
+            let mark = format!("  {} ", superscript(i + 1));
+            for w in wrap(n, width, &mark, "    ") {
+                let _ = writeln!(out, "{w}");
+            }
+        }
+    }
+}
+
+/// One paper: heading, citation, a table per table of the paper, the rows left out, notes.
+fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::View, width: usize) {
+    let color = view.color;
+    let groups = by_table(paper, rows);
+    out.push('\n');
+    let title = paper.heading();
+    heading(out, &title, width, color);
+    let _ = writeln!(out, "{}", "═".repeat(chars(&title).min(width)));
+    para(out, &paper.citation(), width);
+    para(out, &format!("Measured on {}; {}.", paper.platform, paper.statistic), width);
+    let mut notes = Notes::default();
+    for g in &groups {
+        let visible = g.visible(view.all_rows);
+        if visible.is_empty() {
+            continue;
+        }
+        out.push('\n');
+        heading(out, &g.title(), width, color);
+        let lines: Vec<Line> = visible
+            .iter()
+            .map(|(r, label)| {
+                let marks: Vec<String> = notes.marks(r).into_iter().map(superscript).collect();
+                let change = change_cell(r);
+                let cycles = cycles_cell(r);
+                let dash = || ("-".to_string(), Tone::Plain);
+                let mut cells = vec![
+                    (format!("{label}{}", marks.join("˒")), Tone::Plain),
+                    (then_text(r), Tone::Plain),
+                    (today_text(r, r.today_mean), Tone::Plain),
+                    (today_text(r, r.today_median), Tone::Plain),
+                    change.unwrap_or_else(dash),
+                    cycles.unwrap_or_else(dash),
+                ];
+                let mut detail = match r.status {
+                    RowStatus::Measured => bench_text(r).unwrap_or_default(),
+                    _ => reason_text(r),
+                };
+                if let Some(c) = r.today_cycles {
+                    let _ = write!(detail, " · {} cycles", super::sig4(c));
+                }
+                if let Some(b) = &r.beside {
+                    let _ = write!(detail, " · {b}");
+                }
+                if view.wide {
+                    cells.push((std::mem::take(&mut detail), Tone::Plain));
+                }
+                Line { cells, detail }
+            })
+            .collect();
+        out.push_str(&lay_out(&columns(view.wide), &lines, width, color));
+    }
+    left_out_and_notes(out, paper, &groups, &notes, view.all_rows, width);
+}
+
+/// The width the text view keeps to.
+fn text_width(view: &super::View) -> usize {
+    if view.wide { usize::MAX } else { view.width.max(40) }
+}
+
+/// The seed view for people: the summary, then each paper. Keeps to `view.width` columns
+/// (unless `view.wide`); lists rows without a figure today one by one only with
+/// `view.all_rows`.
+pub fn render(run: &RunFile, view: &super::View) -> String {
+    let width = text_width(view);
+    let rows = rows(run);
+    let mut out = summary(run, &rows, width, view.color);
+    for paper in &seeds::PAPERS {
+        paper_text(&mut out, paper, &rows, view, width);
+    }
+    out
+}
+
+/// The summary section alone: the first screen of [`render`].
+pub fn render_summary(run: &RunFile, view: &super::View) -> String {
+    summary(run, &rows(run), text_width(view), view.color)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exports
+// ---------------------------------------------------------------------------------------------
+
+/// The seed rows as CSV: a header, then one line per row, one column per field of [`SeedRow`].
+pub fn render_csv(run: &RunFile) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows(run) {
+        if w.serialize(&r).is_err() {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
+}
+
+/// The cells every export shows for a row: label with note marks, then, today's benchmark (or
+/// why there is none), mean, median, change, change in cycles. `-` where there is nothing.
+fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
+    let today = match r.status {
+        RowStatus::Measured => bench_text(r).unwrap_or_default(),
+        _ => reason_text(r),
+    };
+    [
+        label.to_string(),
+        then_text(r),
+        today,
+        today_text(r, r.today_mean),
+        today_text(r, r.today_median),
+        change_cell(r).map_or_else(|| "-".into(), |c| c.0),
+        cycles_cell(r).map_or_else(|| "-".into(), |c| c.0),
+    ]
+}
+
+/// A cell of a GitHub pipe table: pipes, backslashes and Markdown's marks escaped, one line.
+fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The seed tables as Markdown: a section per paper (heading with the citation), a GitHub pipe
+/// table per table of the paper, the rows without a figure and the notes as lists.
+pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
+    let rows = rows(run);
+    let mut out = String::new();
+    let _ = writeln!(out, "# Five classic papers beside today's Linux\n");
+    let _ = writeln!(out, "Today: {}; {}.\n", md(&machine_text(run)), md(&cycles_text(run)));
+    let _ = writeln!(out, "{} {}\n", md(LEGEND), md(method_text(run)));
+    if run.partial {
+        let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
+    }
+    for paper in &seeds::PAPERS {
+        let groups = by_table(paper, &rows);
+        let _ = writeln!(out, "## {}\n", md(&paper.heading()));
+        let _ = writeln!(out, "{}\n", md(&paper.citation()));
+        let _ = writeln!(out, "Measured on {}; {}.\n", md(paper.platform), md(paper.statistic));
+        let mut notes = Notes::default();
+        for g in &groups {
+            let visible = g.visible(view.all_rows);
+            if visible.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "### {}\n", md(&g.title()));
+            let _ =
+                writeln!(out, "| operation | then | today's benchmark | today (mean) | median | change | in cycles |");
+            let _ = writeln!(out, "|---|--:|---|--:|--:|--:|--:|");
+            for (r, label) in visible {
+                let marks: String = notes.marks(r).into_iter().map(|n| format!("<sup>{n}</sup>")).collect();
+                let [label, then, today, mean, median, change, cycles] = export_cells(r, label);
+                let today = match r.status {
+                    RowStatus::Measured => format!("`{}`", today.replace('|', "\\|").replace('`', "'")),
+                    _ => md(&today),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {}{marks} | {} | {today} | {} | {} | {} | {} |",
+                    md(&label),
+                    md(&then),
+                    md(&mean),
+                    md(&median),
+                    md(&change),
+                    md(&cycles),
+                );
+            }
+            out.push('\n');
+        }
+        if !view.all_rows {
+            let left = collapsed(&groups);
+            if !left.is_empty() {
+                let _ = writeln!(out, "Without a figure today:\n");
+                for l in left {
+                    let _ = writeln!(out, "- {}", md(&l));
+                }
+                out.push('\n');
+            }
+        }
+        if !paper.notes.is_empty() || !notes.0.is_empty() {
+            let _ = writeln!(out, "Notes:\n");
+            for n in paper.notes {
+                let _ = writeln!(out, "- {}", md(n));
+            }
+            for (i, n) in notes.0.iter().enumerate() {
+                let _ = writeln!(out, "- <sup>{}</sup> {}", i + 1, md(n));
+            }
+            out.push('\n');
+        }
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+/// A key for the n-th (from 0) of a table's benchmarks: a … z, aa, ab, …
+fn key(n: usize) -> String {
+    let letter = |i: usize| char::from(b'a' + (i % 26) as u8);
+    if n < 26 { letter(n).to_string() } else { format!("{}{}", letter(n / 26 - 1), letter(n)) }
+}
+
+/// The seed tables as LaTeX: one booktabs `table` per paper, captioned with the citation,
+/// ready to paste into a paper whose preamble has `\usepackage{booktabs}` (nothing else is
+/// needed). A paper's several tables are blocks of its one table, each under an italic line;
+/// a row names today's benchmark by a key, listed under the table, so that it fits one line.
+pub fn render_latex(run: &RunFile, view: &super::View) -> String {
+    /// A line of a paper's table: an italic block heading, or a row's cells.
+    enum TexLine {
+        Block(String),
+        Row([String; 6]),
+    }
+    let rows = rows(run);
+    let mut out = String::new();
+    let _ = writeln!(out, "% The five seed papers beside today's Linux, written by osprim.");
+    let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
+    let _ = writeln!(out, "% Today: {}.", super::latex::escape(&machine_text(run)));
+    let _ = writeln!(out, "% {}", super::latex::escape(LEGEND));
+    let _ = writeln!(out, "% {}", super::latex::escape(method_text(run)));
+    if run.partial {
+        let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
+    }
+    for paper in &seeds::PAPERS {
+        let groups = by_table(paper, &rows);
+        let mut notes = Notes::default();
+        let mut keys: Vec<(String, bool)> = Vec::new();
+        let mut lines: Vec<TexLine> = Vec::new();
+        for g in &groups {
+            let visible = g.visible(view.all_rows);
+            if visible.is_empty() {
+                continue;
+            }
+            if groups.len() > 1 {
+                lines.push(TexLine::Block(super::latex::escape(&g.source)));
+            }
+            for (r, label) in visible {
+                let marks: String = notes.marks(r).into_iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
+                // Today's mean, the papers' statistic, alone: the median is in the other exports.
+                let [label, then, today, mean, _, change, cycles] = export_cells(r, label);
+                let measured = r.status == RowStatus::Measured;
+                let k = match keys.iter().position(|(t, _)| *t == today) {
+                    Some(i) => i,
+                    None => {
+                        keys.push((today, measured));
+                        keys.len() - 1
+                    }
+                };
+                let cell = |s: String| if s == "-" { "--".to_string() } else { super::latex::escape(&s) };
+                // A change with its interval wraps in its column, set to the right.
+                let wrapping = |s: String| {
+                    if s == "-" {
+                        "--".to_string()
+                    } else {
+                        format!("{{\\raggedleft {}\\par}}", super::latex::escape(&s))
+                    }
+                };
+                lines.push(TexLine::Row([
+                    format!("{}{marks}", super::latex::escape(&label)),
+                    key(k),
+                    cell(then),
+                    cell(mean),
+                    wrapping(change),
+                    wrapping(cycles),
+                ]));
+            }
+        }
+        // A column no row has a figure in is left out (Rhino and VMMC give no clock: no cycles).
+        let used: Vec<bool> =
+            (0..6).map(|i| i < 4 || lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[i] != "--"))).collect();
+        let n = used.iter().filter(|u| **u).count();
+        let mut foot: Vec<String> = Vec::new();
+        if !keys.is_empty() {
+            let listed: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, (t, bench))| {
+                    if *bench {
+                        format!("{}~\\texttt{{{}}}", key(i), super::latex::escape(t))
+                    } else {
+                        format!("{}~{}", key(i), super::latex::escape(t))
+                    }
+                })
+                .collect();
+            foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
+        }
+        foot.extend(paper.notes.iter().map(|n| super::latex::escape(n)));
+        // The numbered notes run on in one paragraph, to keep the float within a page.
+        let numbered: Vec<String> = notes
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, super::latex::escape(n)))
+            .collect();
+        if !numbered.is_empty() {
+            foot.push(numbered.join(" "));
+        }
+        if !view.all_rows {
+            let counts = without_counts(groups.iter().flat_map(|g| &g.rows).map(|(r, _)| *r), "need hardware counters");
+            if !counts.is_empty() {
+                foot.push(format!(
+                    "Rows without a figure today: {} (\\texttt{{osprim seeds --all-rows}} lists them).",
+                    counts.join(", ")
+                ));
+            }
+        }
+        let what = match paper.tables {
+            [t] => format!(" {}: {}.", t.source, t.caption),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "\n\\begin{{table}}[htbp]");
+        let _ = writeln!(out, "\\centering\\footnotesize\\setlength{{\\tabcolsep}}{{3pt}}");
+        let _ = writeln!(
+            out,
+            "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
+             the paper's figure over today's mean, with its 95~\\% interval.}}",
+            super::latex::escape(&paper.citation()),
+            super::latex::escape(&what),
+            super::latex::escape(paper.platform),
+        );
+        let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
+        if !lines.is_empty() {
+            // The operation wraps, in a column as wide as the changes beside it leave.
+            let first = match n {
+                6 => "p{0.3\\linewidth}",
+                5 => "p{0.45\\linewidth}",
+                _ => "l",
+            };
+            let changes = "p{0.15\\linewidth}".repeat(n - 4);
+            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}crr{changes}@{{}}}}");
+            let _ = writeln!(out, "\\toprule");
+            let head = ["Operation", "Bench.", "Then", "Today", "Change", "In cycles"];
+            let head: Vec<&str> = head.iter().zip(&used).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
+            let _ = writeln!(out, "{} \\\\", head.join(" & "));
+            let _ = writeln!(out, "\\midrule");
+            let mut blocks = 0;
+            for l in &lines {
+                match l {
+                    TexLine::Block(title) => {
+                        if blocks > 0 {
+                            let _ = writeln!(out, "\\midrule");
+                        }
+                        blocks += 1;
+                        let _ = writeln!(out, "\\multicolumn{{{n}}}{{@{{}}l}}{{\\emph{{{title}}}}} \\\\");
+                    }
+                    TexLine::Row(cells) => {
+                        let cells: Vec<&str> =
+                            cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
+                        // `{}` first: a row that began with `[` would be read as `\\`'s optional
+                        // argument; `\raggedright` keeps a wrapped operation from stretching.
+                        let _ = writeln!(out, "{{}}\\raggedright {} \\\\", cells.join(" & "));
+                    }
+                }
+            }
+            let _ = writeln!(out, "\\bottomrule");
+            let _ = writeln!(out, "\\end{{tabular}}");
+        }
+        if !foot.is_empty() {
+            let _ = writeln!(out, "\\par\\smallskip\\raggedright");
+            let _ = writeln!(out, "{}", foot.join("\\par\n"));
+        }
+        let _ = writeln!(out, "\\end{{table}}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,303 @@
+//! Unit tests of the segment: commit, abort, read-only commits, recovery from torn and corrupt
+//! logs, both write-detection modes, and read tracking.
+
+use super::*;
+use std::path::Path;
+
+const PAGES: usize = 4;
+
+fn mprotect() -> Options {
+    Options { detection: Detection::Mprotect, tracking: Tracking::Writes }
+}
+
+fn tracking_all() -> Options {
+    Options { detection: Detection::Mprotect, tracking: Tracking::All }
+}
+
+fn new_segment(dir: &Path, options: Options) -> Result<Segment> {
+    Segment::create(dir.join("seg"), PAGES, options)
+}
+
+fn file_bytes(seg: &Segment) -> Vec<u8> {
+    std::fs::read(seg.path()).expect("read the segment file")
+}
+
+/// Complete transactions in the log (what a recovery would replay).
+fn logged(seg: &Segment) -> usize {
+    seg.logged_transactions().expect("read the log")
+}
+
+/// The behaviours every detection mode must show, on a segment in `dir`.
+fn commit_abort_and_reopen(dir: &Path, options: Options) -> Result<()> {
+    let mut seg = new_segment(dir, options)?;
+    let ps = seg.page_size();
+    let mut tx = seg.begin()?;
+    tx.write(10, b"hello")?;
+    tx.write(2 * ps + 1, b"world")?;
+    assert_eq!(tx.dirty_pages(), 2);
+    let c = tx.commit()?;
+    assert_eq!((c.dirty_pages, c.records, c.bytes), (2, 2, 10));
+    assert!(!c.read_only());
+    assert_eq!(&file_bytes(&seg)[10..15], b"hello", "the file holds the commit");
+    assert_eq!(logged(&seg), 0, "the log is trimmed");
+    assert_eq!(seg.stats().traps, 2);
+
+    let mut tx = seg.begin()?;
+    tx.write(10, b"HELLO")?;
+    tx.write(3 * ps, b"gone")?;
+    tx.abort();
+    assert_eq!(&seg.bytes()[10..15], b"hello", "abort restores the pre-image");
+    assert_eq!(&seg.bytes()[3 * ps..3 * ps + 4], &[0; 4]);
+    {
+        let mut tx = seg.begin()?;
+        tx.write(11, b"X")?;
+    } // dropped: aborted
+    assert_eq!(&seg.bytes()[10..15], b"hello");
+
+    drop(seg);
+    let seg = Segment::open(dir.join("seg"), options)?;
+    assert_eq!(&seg.bytes()[10..15], b"hello");
+    assert_eq!(&seg.bytes()[2 * ps + 1..2 * ps + 6], b"world");
+    assert_eq!(seg.recovery(), Recovery::default());
+    Ok(())
+}
+
+#[test]
+fn mprotect_mode_commits_aborts_and_persists() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_abort_and_reopen(dir.path(), mprotect()).expect("mprotect mode");
+}
+
+#[test]
+fn uffd_mode_commits_aborts_and_persists_where_available() {
+    let _serial = sys::testing::serial();
+    // uffd write-protect covers shmem but not ext4/xfs files: try tmpfs, then the temp dir.
+    let dirs = [tempfile::tempdir_in("/dev/shm"), tempfile::tempdir()];
+    let options = Options { detection: Detection::Uffd, tracking: Tracking::Writes };
+    let mut ran = false;
+    for dir in dirs.iter().flatten() {
+        match commit_abort_and_reopen(dir.path(), options) {
+            Ok(()) => ran = true,
+            Err(Error::Unavailable { reason, .. }) => {
+                eprintln!("uffd mode skipped in {}: {reason}", dir.path().display())
+            }
+            Err(e) => panic!("uffd mode failed in {}: {e}", dir.path().display()),
+        }
+    }
+    if !ran {
+        eprintln!("uffd mode skipped everywhere: unavailable on this kernel");
+    }
+}
+
+#[test]
+fn read_tracking_commits_aborts_and_persists() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_abort_and_reopen(dir.path(), tracking_all()).expect("mprotect mode, reads tracked");
+}
+
+#[test]
+fn read_tracking_with_uffd_is_unavailable() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options { detection: Detection::Uffd, tracking: Tracking::All };
+    match new_segment(dir.path(), options) {
+        Err(Error::Unavailable { reason, .. }) => assert!(reason.contains("cannot track reads"), "{reason}"),
+        other => panic!("expected Unavailable, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn read_tracking_read_only_commit_reprotects_without_io() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seg = new_segment(dir.path(), tracking_all()).expect("segment");
+    let ps = seg.page_size();
+    let log_before = std::fs::read(seg.log_path()).expect("read log");
+    let mut probes = Vec::new();
+    let tx = seg.begin().expect("begin");
+    assert_eq!(std::hint::black_box(tx.bytes()[2 * ps + 5]), 0);
+    let c = tx.commit_probed(|s| probes.push(s)).expect("commit");
+    assert!(c.read_only());
+    assert_eq!(probes, [Stage::Diffed, Stage::Reprotected]);
+    let s = seg.stats();
+    assert_eq!((s.read_traps, s.traps, s.reprotects, s.syncs, s.log_bytes), (1, 0, 1, 0, 0));
+    assert_eq!(std::fs::read(seg.log_path()).expect("read log"), log_before, "the log is untouched");
+    // The page read is PROT_NONE again: a read after the commit faults (served outside).
+    assert_eq!(std::hint::black_box(seg.bytes()[2 * ps]), 0);
+    assert_eq!(seg.stats().outside_reads, 1);
+    // A writing commit ends with the re-protection too.
+    let mut probes = Vec::new();
+    let mut tx = seg.begin().expect("begin");
+    tx.write(ps + 1, b"xy").expect("write");
+    tx.commit_probed(|s| probes.push(s)).expect("commit");
+    assert_eq!(probes.last(), Some(&Stage::Reprotected));
+    assert_eq!(probes.len(), 7);
+    assert_eq!(&seg.bytes()[ps + 1..ps + 3], b"xy");
+    assert_eq!(seg.stats().outside_reads, 2);
+}
+
+#[test]
+fn read_only_commit_writes_nothing() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
+    let log_before = std::fs::read(seg.log_path()).expect("read log");
+    let c = seg.begin().expect("begin").commit().expect("commit");
+    assert!(c.read_only());
+    // Writing the bytes already there is read-only too: the diff finds nothing.
+    let mut tx = seg.begin().expect("begin");
+    tx.write(0, &[0; 16]).expect("write");
+    let c = tx.commit().expect("commit");
+    assert!(c.read_only());
+    assert_eq!(c.dirty_pages, 1);
+    let s = seg.stats();
+    assert_eq!((s.commits, s.read_only_commits, s.log_bytes, s.syncs), (0, 2, 0, 0));
+    assert_eq!(std::fs::read(seg.log_path()).expect("read log"), log_before, "the log is untouched");
+}
+
+/// Commits `data` at `offset` but stops at `point`, then drops the segment (as a crash would,
+/// short of losing the page cache).
+fn crash_commit(dir: &Path, offset: usize, data: &[u8], point: CrashPoint) -> usize {
+    let mut seg = Segment::open(dir.join("seg"), mprotect()).expect("open");
+    seg.inject_crash(point);
+    let mut tx = seg.begin().expect("begin");
+    tx.write(offset, data).expect("write");
+    match tx.commit() {
+        Err(Error::CrashInjected { log_bytes, .. }) => log_bytes,
+        other => panic!("expected an injected crash, got {other:?}"),
+    }
+}
+
+#[test]
+fn torn_log_tail_is_ignored() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(new_segment(dir.path(), mprotect()).expect("segment"));
+    let full = crash_commit(dir.path(), 100, b"torn", CrashPoint::LogWrite { bytes: usize::MAX });
+    for cut in [0, 1, 31, 32, 40, full - 1] {
+        // Recreate the torn log by hand: a prefix of a complete transaction.
+        let seg = Segment::open(dir.path().join("seg"), mprotect()).expect("recover the full log");
+        drop(seg);
+        crash_commit(dir.path(), 200, b"TORN", CrashPoint::LogWrite { bytes: cut });
+        let seg = Segment::open(dir.path().join("seg"), mprotect()).expect("recover");
+        assert_eq!(&seg.bytes()[200..204], &[0; 4], "cut at {cut}: the torn commit is not applied");
+        assert_eq!(seg.recovery().transactions, 0);
+        assert_eq!(logged(&seg), 0, "recovery empties the log");
+    }
+    let seg = Segment::open(dir.path().join("seg"), mprotect()).expect("reopen");
+    assert_eq!(&seg.bytes()[100..104], b"torn", "the complete (unsynced) write was replayed");
+}
+
+#[test]
+fn reopen_replays_a_committed_but_unapplied_transaction() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(new_segment(dir.path(), mprotect()).expect("segment"));
+    crash_commit(dir.path(), 4090, b"across a page", CrashPoint::Apply { ranges: 0 });
+    assert_eq!(&std::fs::read(dir.path().join("seg")).expect("read")[4090..4103], &[0; 13], "not applied yet");
+    let seg = Segment::open(dir.path().join("seg"), mprotect()).expect("recover");
+    assert_eq!(&seg.bytes()[4090..4103], b"across a page");
+    assert_eq!(seg.recovery().transactions, 1);
+    assert_eq!(seg.recovery().bytes, 13);
+    drop(seg);
+    // A half-applied transaction is completed the same way.
+    crash_commit(dir.path(), 0, &[1; 5000], CrashPoint::Apply { ranges: 1 });
+    let seg = Segment::open(dir.path().join("seg"), mprotect()).expect("recover");
+    assert!(seg.bytes()[..5000].iter().all(|&b| b == 1));
+}
+
+#[test]
+fn corrupted_checksum_voids_the_transaction() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(new_segment(dir.path(), mprotect()).expect("segment"));
+    crash_commit(dir.path(), 50, b"corrupt me", CrashPoint::Apply { ranges: 0 });
+    let log = dir.path().join("seg.log");
+    let mut bytes = std::fs::read(&log).expect("read log");
+    bytes[log::HEADER + 3] ^= 0xFF; // a payload byte
+    std::fs::write(&log, &bytes).expect("write log");
+    let seg = Segment::open(dir.path().join("seg"), mprotect()).expect("recover");
+    assert_eq!(&seg.bytes()[50..60], &[0; 10]);
+    assert_eq!(seg.recovery().transactions, 0);
+}
+
+#[test]
+fn poisoned_segment_refuses_new_transactions() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
+    seg.inject_crash(CrashPoint::LogWrite { bytes: 0 });
+    let mut tx = seg.begin().expect("begin");
+    tx.write(0, b"x").expect("write");
+    assert!(tx.commit().is_err());
+    assert!(matches!(seg.begin(), Err(Error::Poisoned { .. })));
+}
+
+#[test]
+fn out_of_bounds_writes_are_errors() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seg = new_segment(dir.path(), mprotect()).expect("segment");
+    let size = seg.len();
+    let mut tx = seg.begin().expect("begin");
+    assert!(matches!(tx.write(size - 1, b"ab"), Err(Error::OutOfBounds { .. })));
+    assert!(matches!(tx.write(usize::MAX, b"a"), Err(Error::OutOfBounds { .. })));
+}
+
+#[test]
+fn bad_files_are_refused_with_their_path() {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let odd = dir.path().join("odd");
+    std::fs::write(&odd, [0u8; 100]).expect("write");
+    let e = Segment::open(&odd, mprotect()).err().expect("refused");
+    assert!(matches!(e, Error::BadSize { .. }), "{e}");
+    assert!(e.to_string().contains("odd"));
+    let e = Segment::open(dir.path().join("missing"), mprotect()).err().expect("refused");
+    assert!(e.to_string().contains("missing"), "{e}");
+    assert!(Segment::create(dir.path().join("zero"), 0, mprotect()).is_err());
+    drop(new_segment(dir.path(), mprotect()).expect("segment"));
+    assert!(matches!(new_segment(dir.path(), mprotect()), Err(Error::Create { .. })), "create does not overwrite");
+}
+
+#[test]
+fn many_transactions_match_a_model() {
+    for options in [mprotect(), tracking_all()] {
+        many_transactions(options);
+    }
+}
+
+fn many_transactions(options: Options) {
+    let _serial = sys::testing::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seg = new_segment(dir.path(), options).expect("segment");
+    let mut model = vec![0u8; seg.len()];
+    let mut x = 12345u64;
+    let mut next = move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) as usize
+    };
+    for i in 0..60 {
+        let mut tx = seg.begin().expect("begin");
+        let mut pending = model.clone();
+        for _ in 0..1 + next() % 4 {
+            let len = 1 + next() % 300;
+            let off = next() % (pending.len() - len);
+            let byte = (next() % 256) as u8;
+            tx.bytes_mut()[off..off + len].fill(byte);
+            pending[off..off + len].fill(byte);
+        }
+        assert_eq!(tx.bytes(), pending.as_slice());
+        if i % 5 == 0 {
+            tx.abort();
+        } else {
+            tx.commit().expect("commit");
+            model = pending;
+        }
+        assert_eq!(seg.bytes(), model.as_slice(), "transaction {i}");
+    }
+    drop(seg);
+    assert_eq!(std::fs::read(dir.path().join("seg")).expect("read"), model);
+}

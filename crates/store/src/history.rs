@@ -1,0 +1,572 @@
+//! History: every saved run recorded in a database, so that a result can be followed over
+//! time and across machines. SQLite (bundled, a file: `osprim-results/history.db` by
+//! default) for one machine; PostgreSQL (`postgres://…`) for a fleet or a kernel CI farm
+//! whose nodes all write to one server. Both hold the same schema, created and upgraded by
+//! the same numbered migrations ([`MIGRATIONS`]); the SQL is written once, in the subset both
+//! speak, and each backend ([`sqlite`], [`postgres`]) only binds values and reads rows.
+//!
+//! A run is keyed by its start time, host and osprim commit, so recording a file twice (or
+//! importing a directory again) adds nothing.
+//!
+//! Read back, the history is series ([`changes`]: where each series changes level, by
+//! E-divisive means) and, for a new run, the earlier runs it is judged against
+//! ([`History::earlier`], [`level_shift`]).
+
+pub mod changes;
+pub mod postgres;
+pub mod sqlite;
+
+use model::{Method, Row, RunFile};
+use stats::reading::Interval;
+use std::path::{Path, PathBuf};
+
+/// A value bound to, or read from, a statement. Every variant is nullable, so that a NULL
+/// still carries its SQL type (PostgreSQL checks the type of each parameter).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `BIGINT`.
+    Int(Option<i64>),
+    /// `DOUBLE PRECISION`.
+    Real(Option<f64>),
+    /// `TEXT`.
+    Text(Option<String>),
+}
+
+/// What a backend can do: run statements with `?` placeholders and read rows whose columns
+/// have the kinds given.
+pub trait Backend {
+    /// Statements without parameters, separated by `;`.
+    fn batch(&mut self, sql: &str) -> Result<(), HistoryError>;
+    /// One statement; the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, HistoryError>;
+    /// One query; each row's columns read as the kinds of `columns` (values ignored).
+    fn query(&mut self, sql: &str, params: &[Value], columns: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError>;
+    /// Begins a transaction that no other writer can interleave with (migrations: two osprim
+    /// processes opening a new database at once must not both create it).
+    fn begin_exclusive(&mut self) -> Result<(), HistoryError>;
+}
+
+/// What went wrong with the history database.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The database could not be opened or reached.
+    #[error("cannot open the history database {what}: {detail}")]
+    Open { what: String, detail: String },
+    /// A statement failed.
+    #[error("history database: {0}")]
+    Sql(String),
+    /// The database was written by a newer osprim.
+    #[error("the history database has schema version {found}; this osprim knows up to {known}: use a newer osprim")]
+    TooNew { found: i64, known: i64 },
+}
+
+/// Where the history is kept: a SQLite file, or a PostgreSQL server.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Location {
+    /// A SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection string (`postgres://…` or `postgresql://…`).
+    Postgres(String),
+}
+
+impl Location {
+    /// `postgres://…` / `postgresql://…`, or a file path.
+    pub fn parse(s: &str) -> Location {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Location::Postgres(s.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(s))
+        }
+    }
+
+    /// The default: `history.db` in the results directory.
+    pub fn default_in(results_dir: &Path) -> Location {
+        Location::Sqlite(results_dir.join("history.db"))
+    }
+
+    /// As said to people (a password in a URL is not repeated).
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => redact(url),
+        }
+    }
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:…@host/db`.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    match rest.split_once('@') {
+        Some((user_pass, host)) if user_pass.contains(':') => {
+            let user = user_pass.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:…@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// The schema, one migration per version (version = index + 1). Plain SQL both SQLite and
+/// PostgreSQL accept. Never edit a migration that has shipped; add one.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs and their results.
+    "CREATE TABLE runs (
+        run_key TEXT PRIMARY KEY,
+        started_utc TEXT NOT NULL,
+        finished_utc TEXT,
+        partial BIGINT NOT NULL,
+        host TEXT NOT NULL,
+        arch TEXT NOT NULL,
+        cpu_model TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        hypervisor TEXT NOT NULL,
+        osprim_version TEXT NOT NULL,
+        osprim_commit TEXT NOT NULL,
+        file TEXT
+    );
+    CREATE TABLE results (
+        run_key TEXT NOT NULL REFERENCES runs (run_key),
+        position BIGINT NOT NULL,
+        bench_id TEXT NOT NULL,
+        params TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        status TEXT NOT NULL,
+        median DOUBLE PRECISION,
+        ci_low DOUBLE PRECISION,
+        ci_high DOUBLE PRECISION,
+        mean DOUBLE PRECISION,
+        n BIGINT,
+        flags TEXT NOT NULL,
+        PRIMARY KEY (run_key, position)
+    );
+    CREATE INDEX results_by_bench ON results (bench_id)",
+    // 2: the whole machine description (JSON), for differences between runs.
+    "ALTER TABLE runs ADD COLUMN machine TEXT",
+    // 3: each result's sampling method (`adaptive`, `seed`): a series never mixes them. NULL
+    // for results recorded before, whose method is unknown.
+    "ALTER TABLE results ADD COLUMN method TEXT",
+];
+
+/// The schema version this osprim writes.
+pub fn schema_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// A history database, open and at the current schema.
+pub struct History {
+    db: Box<dyn Backend>,
+    /// Where it is.
+    pub location: Location,
+}
+
+impl History {
+    /// Opens (creating if need be) the history at `location` and brings its schema up to date.
+    pub fn open(location: &Location) -> Result<History, HistoryError> {
+        let db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
+        };
+        let mut h = History { db, location: location.clone() };
+        h.migrate(MIGRATIONS.len())?;
+        Ok(h)
+    }
+
+    /// An open backend, migrated to `version` (tests use an older version to check upgrades).
+    pub fn with_backend(db: Box<dyn Backend>, location: Location, version: usize) -> Result<History, HistoryError> {
+        let mut h = History { db, location };
+        h.migrate(version)?;
+        Ok(h)
+    }
+
+    /// The schema version of the database (0 when new).
+    pub fn version(&mut self) -> Result<i64, HistoryError> {
+        self.db.batch("CREATE TABLE IF NOT EXISTS osprim_schema (version BIGINT NOT NULL)")?;
+        self.version_inside()
+    }
+
+    /// The version, read inside an open transaction.
+    fn version_inside(&mut self) -> Result<i64, HistoryError> {
+        let rows = self.db.query("SELECT MAX(version) FROM osprim_schema", &[], &[Value::Int(None)])?;
+        Ok(match rows.first().and_then(|r| r.first()) {
+            Some(Value::Int(Some(v))) => *v,
+            _ => 0,
+        })
+    }
+
+    /// Applies the migrations after the database's version, up to `target`, each in its own
+    /// transaction with its version row.
+    fn migrate(&mut self, target: usize) -> Result<(), HistoryError> {
+        let have = self.version()?;
+        if have > MIGRATIONS.len() as i64 {
+            return Err(HistoryError::TooNew { found: have, known: MIGRATIONS.len() as i64 });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().take(target).skip(have as usize) {
+            self.db.begin_exclusive()?;
+            // Another process may have applied it while this one waited for the lock.
+            let done = self.version_inside().and_then(|now| {
+                if now > i as i64 {
+                    return Ok(0);
+                }
+                self.db.batch(sql)?;
+                self.db.execute("INSERT INTO osprim_schema (version) VALUES (?)", &[Value::Int(Some(i as i64 + 1))])
+            });
+            match done {
+                Ok(_) => self.db.batch("COMMIT")?,
+                Err(e) => {
+                    let _ = self.db.batch("ROLLBACK");
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records `run` (saved at `file`), in one transaction. `false` when it was there already.
+    pub fn record(&mut self, run: &RunFile, file: Option<&Path>) -> Result<bool, HistoryError> {
+        let key = run_key(run);
+        let known = self.db.query("SELECT run_key FROM runs WHERE run_key = ?", &[text(&key)], &[Value::Text(None)])?;
+        if !known.is_empty() {
+            return Ok(false);
+        }
+        self.db.begin_exclusive()?;
+        match self.insert(run, &key, file) {
+            Ok(()) => {
+                self.db.batch("COMMIT")?;
+                Ok(true)
+            }
+            Err(e) => {
+                let _ = self.db.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn insert(&mut self, run: &RunFile, key: &str, file: Option<&Path>) -> Result<(), HistoryError> {
+        let m = &run.machine;
+        let machine = serde_json::to_string(m).unwrap_or_default();
+        self.db.execute(
+            "INSERT INTO runs (run_key, started_utc, finished_utc, partial, host, arch, cpu_model, kernel, \
+             hypervisor, osprim_version, osprim_commit, file, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            &[
+                text(key),
+                text(&run.started_utc),
+                Value::Text(run.finished_utc.clone()),
+                Value::Int(Some(i64::from(run.partial))),
+                text(&m.hostname),
+                text(&m.arch),
+                text(&m.cpu.model_name),
+                text(&m.kernel.release),
+                text(&m.virtualization.hypervisor_vendor),
+                text(&run.osprim.version),
+                text(&run.osprim.commit),
+                Value::Text(file.map(|f| f.display().to_string())),
+                text(&machine),
+            ],
+        )?;
+        for (i, r) in run.results.iter().enumerate() {
+            self.db.execute(
+                "INSERT INTO results (run_key, position, bench_id, params, unit, status, median, ci_low, ci_high, \
+                 mean, n, flags, method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                &result_values(key, i, r),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Every recorded result whose id matches any of `patterns` (all without one), oldest
+    /// run first.
+    pub fn points(&mut self, patterns: &[String]) -> Result<Vec<Point>, HistoryError> {
+        let columns = [
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Real(None),
+            Value::Real(None),
+            Value::Real(None),
+            Value::Real(None),
+            Value::Int(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+        ];
+        let rows = self.db.query(
+            "SELECT r.bench_id, r.params, r.unit, r.status, u.started_utc, u.host, u.kernel, u.osprim_commit, \
+             r.median, r.ci_low, r.ci_high, r.mean, r.n, u.cpu_model, r.method, u.run_key, u.file \
+             FROM results r JOIN runs u ON u.run_key = r.run_key ORDER BY u.started_utc, u.run_key, r.position",
+            &[],
+            &columns,
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(Point::from_row)
+            .filter(|p| patterns.is_empty() || patterns.iter().any(|pat| model::ids::matches(pat, &p.id)))
+            .collect())
+    }
+
+    /// For each result of `run`, the earlier measurements of the same benchmark, parameters
+    /// and unit, by the same sampling method, on the same host, CPU model and kernel by the
+    /// same osprim build, oldest first (`run` itself not yet recorded: a run started in the
+    /// same second as `run` counts as earlier). Results recorded without a method (before
+    /// schema 3) are left out: they might be another method's.
+    pub fn earlier(&mut self, run: &RunFile) -> Result<Vec<Vec<Point>>, HistoryError> {
+        let ids: Vec<String> = run.results.iter().map(|r| r.id.clone()).collect();
+        let points = if ids.is_empty() { Vec::new() } else { self.points(&ids)? };
+        let m = &run.machine;
+        Ok(run
+            .results
+            .iter()
+            .map(|r| {
+                let params = serde_json::to_string(&r.params).unwrap_or_default();
+                let method = method_name(r.method);
+                points
+                    .iter()
+                    .filter(|p| {
+                        p.id == r.id
+                            && p.params == params
+                            && p.unit == r.unit.symbol()
+                            && p.method == method
+                            && p.median.is_some()
+                            && p.host == m.hostname
+                            && p.cpu_model == m.cpu.model_name
+                            && p.kernel == m.kernel.release
+                            && p.commit == run.osprim.commit
+                            && p.started_utc <= run.started_utc
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// How many runs are recorded.
+    pub fn runs(&mut self) -> Result<i64, HistoryError> {
+        let rows = self.db.query("SELECT COUNT(*) FROM runs", &[], &[Value::Int(None)])?;
+        Ok(match rows.first().and_then(|r| r.first()) {
+            Some(Value::Int(Some(n))) => *n,
+            _ => 0,
+        })
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(Some(s.to_string()))
+}
+
+/// A sampling method as the result file and the database spell it (`adaptive`, `seed`).
+pub fn method_name(m: Method) -> String {
+    serde_json::to_value(m).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+/// A run's key: its start, its host, the osprim build that measured it, and a digest of its
+/// results (runs started in the same second on one machine differ in their samples; the same
+/// file recorded twice does not).
+pub fn run_key(run: &RunFile) -> String {
+    let bytes = serde_json::to_vec(&run.results).unwrap_or_default();
+    // FNV-1a, 64 bits: a digest to tell runs apart, not a defence against forgery.
+    let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{} {} {} {digest:016x}", run.started_utc, run.machine.hostname, run.osprim.commit)
+}
+
+fn result_values(key: &str, position: usize, r: &Row) -> Vec<Value> {
+    let s = r.summary.as_ref();
+    let status = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let flags: Vec<String> = r
+        .flags
+        .iter()
+        .filter_map(|f| serde_json::to_value(f).ok().and_then(|v| v.as_str().map(String::from)))
+        .collect();
+    vec![
+        text(key),
+        Value::Int(Some(position as i64)),
+        text(&r.id),
+        text(&serde_json::to_string(&r.params).unwrap_or_default()),
+        text(r.unit.symbol()),
+        text(&status),
+        Value::Real(s.map(|s| s.median)),
+        Value::Real(s.map(|s| s.median_ci95[0])),
+        Value::Real(s.map(|s| s.median_ci95[1])),
+        Value::Real(s.map(|s| s.mean)),
+        Value::Int(s.map(|s| s.n as i64)),
+        text(&flags.join(",")),
+        text(&method_name(r.method)),
+    ]
+}
+
+/// One result of one recorded run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Point {
+    /// Benchmark id.
+    pub id: String,
+    /// Parameters, as JSON text.
+    pub params: String,
+    /// Unit symbol (`ns`, `bytes`, `count`).
+    pub unit: String,
+    /// `ok`, `flagged`, `skipped`, `failed`.
+    pub status: String,
+    /// When the run started (UTC).
+    pub started_utc: String,
+    /// Its host.
+    pub host: String,
+    /// Its kernel release.
+    pub kernel: String,
+    /// The osprim build.
+    pub commit: String,
+    /// Median, if measured.
+    pub median: Option<f64>,
+    /// 95 % CI of the median.
+    pub ci95: Option<[f64; 2]>,
+    /// Mean.
+    pub mean: Option<f64>,
+    /// Samples.
+    pub n: Option<i64>,
+    /// CPU model.
+    pub cpu_model: String,
+    /// Sampling method (`adaptive`, `seed`); empty when recorded before osprim kept it.
+    pub method: String,
+    /// The run's key in the database ([`run_key`]).
+    pub run_key: String,
+    /// The result file it was recorded from, if known.
+    pub file: Option<String>,
+}
+
+impl Point {
+    fn from_row(row: Vec<Value>) -> Point {
+        let t = |i: usize| match row.get(i) {
+            Some(Value::Text(Some(s))) => s.clone(),
+            _ => String::new(),
+        };
+        let f = |i: usize| match row.get(i) {
+            Some(Value::Real(v)) => *v,
+            _ => None,
+        };
+        let n = match row.get(12) {
+            Some(Value::Int(v)) => *v,
+            _ => None,
+        };
+        Point {
+            id: t(0),
+            params: t(1),
+            unit: t(2),
+            status: t(3),
+            started_utc: t(4),
+            host: t(5),
+            kernel: t(6),
+            commit: t(7),
+            median: f(8),
+            ci95: f(9).zip(f(10)).map(|(a, b)| [a, b]),
+            mean: f(11),
+            n,
+            cpu_model: t(13),
+            method: t(14),
+            run_key: t(15),
+            file: Some(t(16)).filter(|f| !f.is_empty()),
+        }
+    }
+
+    /// The point's 95 % CI when it is a usable interval: finite and of some width (never the
+    /// zero-width interval of a single figure).
+    pub fn interval(&self) -> Option<Interval> {
+        let median = self.median.filter(|m| m.is_finite())?;
+        let iv = Interval::new(median, self.ci95?);
+        (iv.ci95.iter().all(|x| x.is_finite()) && !iv.degenerate()).then_some(iv)
+    }
+}
+
+/// The fewest earlier runs, at the current level, a result is judged against for a level shift.
+pub const LEVEL_SHIFT_MIN_RUNS: usize = 5;
+
+/// The most recent earlier runs looked at (the change-point search is over these).
+pub const LEVEL_SHIFT_WINDOW: usize = 50;
+
+/// The note of a result that moved away from the level of its earlier runs, or `None`.
+///
+/// The rule (README, "How sure the numbers are", 7):
+/// - `earlier` are the result's earlier runs on the same host, CPU model and kernel by the
+///   same osprim build ([`History::earlier`]); only those by the row's own sampling method
+///   count, and only those with a usable interval ([`Point::interval`]: never a zero-width one);
+/// - the seed method's runs are never judged (its protocol reports a mean of single runs, not
+///   an interval osprim would gate on);
+/// - of the last [`LEVEL_SHIFT_WINDOW`] of them, the current level is the runs after the last
+///   change point E-divisive finds ([`changes`]); it must hold at least
+///   [`LEVEL_SHIFT_MIN_RUNS`] runs, else there is too little history to judge;
+/// - the row is a level shift when its own 95 % CI (of some width) lies wholly above, or
+///   wholly below, every interval of those runs: outside both the runs' own uncertainty and
+///   the spread between them.
+pub fn level_shift(earlier: &[Point], row: &Row) -> Option<String> {
+    if row.method == Method::Seed {
+        return None;
+    }
+    let s = row.summary.as_ref()?;
+    let now = Interval::new(s.median, s.median_ci95);
+    if now.degenerate() || !now.ci95.iter().chain([&now.estimate]).all(|x| x.is_finite()) {
+        return None;
+    }
+    let method = method_name(row.method);
+    let usable: Vec<(&Point, Interval)> =
+        earlier.iter().filter(|p| p.method == method).filter_map(|p| p.interval().map(|i| (p, i))).collect();
+    let window = &usable[usable.len().saturating_sub(LEVEL_SHIFT_WINDOW)..];
+    let medians: Vec<f64> = window.iter().map(|(_, i)| i.estimate).collect();
+    let start = stats::changepoint::e_divisive(&medians, &changes::settings()).ok()?.last().map_or(0, |c| c.index);
+    let level = &window[start..];
+    if level.len() < LEVEL_SHIFT_MIN_RUNS {
+        return None;
+    }
+    let lo = level.iter().map(|(_, i)| i.ci95[0]).fold(f64::INFINITY, f64::min);
+    let hi = level.iter().map(|(_, i)| i.ci95[1]).fold(f64::NEG_INFINITY, f64::max);
+    let [a, b] = now.ci95;
+    if b >= lo && a <= hi {
+        return None;
+    }
+    let m_lo = level.iter().map(|(_, i)| i.estimate).fold(f64::INFINITY, f64::min);
+    let m_hi = level.iter().map(|(_, i)| i.estimate).fold(f64::NEG_INFINITY, f64::max);
+    let f = |v: f64| row.unit.format(v);
+    Some(format!(
+        "level shift: this run's interval [{}, {}] lies {} every interval of the {} earlier runs at this level on this \
+         machine, kernel and build ({} to {}: medians {} to {}, intervals within [{}, {}]): the machine changed level \
+         between the runs",
+        f(a),
+        f(b),
+        if a > hi { "above" } else { "below" },
+        level.len(),
+        level[0].0.started_utc,
+        level[level.len() - 1].0.started_utc,
+        f(m_lo),
+        f(m_hi),
+        f(lo),
+        f(hi),
+    ))
+}
+
+/// Records every result file in `dir` (not the journals, not the database); how many runs
+/// were new, how many known already, and the files that could not be read, with why.
+pub fn import_dir(h: &mut History, dir: &Path) -> Result<(usize, usize, Vec<String>), HistoryError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| HistoryError::Open { what: dir.display().to_string(), detail: e.to_string() })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let (mut new, mut known, mut bad) = (0, 0, Vec::new());
+    for f in files {
+        match model::read_result_file(&f) {
+            Ok(run) => {
+                if h.record(&run, Some(&f))? {
+                    new += 1
+                } else {
+                    known += 1
+                }
+            }
+            Err(e) => bad.push(e.to_string()),
+        }
+    }
+    Ok((new, known, bad))
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,49 @@
+//! Where results live: the result file ([`write_result_file`]), the journal a run keeps as it
+//! goes ([`journal`]), the output files checked before a run ([`output`]), and the history
+//! database of every run ([`history`]).
+//!
+//! A result file is saved whole, atomically (a temporary file in the same directory, synced,
+//! then a rename), with the temporary file removed should a second Ctrl-C end the process
+//! mid-write. The format itself is `model`'s.
+
+#![forbid(unsafe_code)]
+
+pub mod history;
+pub mod journal;
+pub mod output;
+
+use model::RunFile;
+use std::path::Path;
+
+/// Writes `run` to `path` atomically: a temporary file in the same directory, then a rename.
+///
+/// The rename replaces only a regular file (or nothing): should the name have come to point at
+/// anything else since the run checked it, the write fails instead.
+pub fn write_result_file(path: &Path, run: &RunFile) -> std::io::Result<()> {
+    write_atomically(path, |file| Ok(serde_json::to_writer(std::io::BufWriter::new(file), run)?))
+}
+
+/// Writes `bytes` to `path` the same way: only a regular file (or nothing) is replaced.
+pub fn write_new_or_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically(path, |file| std::io::Write::write_all(file, bytes))
+}
+
+fn write_atomically(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.file_type().is_file()
+    {
+        return Err(std::io::Error::other("it is no longer a regular file; osprim replaces only regular files"));
+    }
+    let dir = crate::output::parent(path);
+    let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
+    let tmp_path = tmp.path().to_path_buf();
+    platform::interrupt::remove_on_exit(&tmp_path);
+    let written = (|| {
+        fill(tmp.as_file_mut())?;
+        tmp.as_file().sync_data()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    platform::interrupt::forget(&tmp_path);
+    written
+}

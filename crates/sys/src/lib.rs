@@ -1,0 +1,40 @@
+//! Small safe wrappers around the system interfaces that nix does not cover the way a timed
+//! loop needs: no allocation, no error formatting, a plain return value to check.
+//!
+//! Each risky mechanism has one home here: the process-wide SIGSEGV handler (`segv`), the
+//! userfaultfd binding (`uffd`), forking and reaping children (`process`), and helper programs
+//! started with `exec` and killed with their parent (`spawn`).
+//!
+//! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
+//! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
+
+pub mod altstack;
+pub mod clock;
+pub mod cpu;
+pub mod dl;
+pub mod fault;
+pub mod futex;
+pub mod futex_private;
+pub mod lifecycle;
+pub mod msg;
+pub mod mutex;
+pub mod process;
+pub mod raw;
+pub mod raw_errno;
+pub mod reserve;
+pub mod sched;
+pub mod segv;
+pub mod shm;
+pub mod sighook;
+pub mod signal;
+pub mod spawn;
+pub mod stack_switch;
+pub mod testing;
+pub mod thread;
+pub mod timer;
+pub mod tracefs;
+pub mod tsc;
+pub mod ucontext;
+pub mod uffd;
+pub mod worker;
+pub mod wprotect;

@@ -1,0 +1,431 @@
+//! Forked children and IPC peers: the one fork-and-reap guard ([`Child`], killed and reaped on
+//! drop), made by [`fork_peer`] (a child running a closure: an IPC benchmark's peer) or
+//! [`Child::fork_paused`] (a child that only waits to be killed: `fault.cow`, `space.process`);
+//! and the wake-up signal that interrupts a blocked measuring thread when its peer ends.
+//! Every `fork` of osprim goes through here, except the timed ones of `process.*`
+//! ([`super::lifecycle`]), whose children only exit or exec and are reaped inside the clock.
+//! See fork(2), waitpid(2), prctl(2) (`PR_SET_PDEATHSIG`).
+//!
+//! The wake-up signal is `SIGCHLD`, which the kernel sends anyway when a forked peer dies; a
+//! thread peer (or a process peer that hit an error) sends it on purpose with `tgkill`. While a
+//! [`WakeOnPeerEnd`] guard lives, its handler only sets a flag, and is installed without
+//! `SA_RESTART`, so a blocking `read`, `msgrcv` or futex wait returns `EINTR` and the caller
+//! can look at why.
+//!
+//! # Safety
+//! - osprim has other threads when it forks, and one of them may hold a lock (the allocator's,
+//!   stdio's) at that moment; the child has only the forking thread. So the child runs only
+//!   code that takes no such lock, and leaves with `_exit`, never unwinding into or running the
+//!   parent's destructors. [`Child::fork_paused`]'s child calls only async-signal-safe
+//!   functions; [`fork_peer`] runs a caller's closure, so it is an `unsafe fn` whose caller
+//!   vouches for the closure.
+//! - A [`Child`] is our own unreaped child until it is reaped, so its pid cannot be reused
+//!   before `kill` and `waitpid` name it.
+//! - The signal handler touches one atomic. `tgkill` and `waitid` take no pointers the kernel
+//!   keeps.
+#![allow(unsafe_code)]
+
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+static WOKEN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_wake(_: libc::c_int) {
+    WOKEN.store(true, Ordering::Relaxed);
+}
+
+/// Whether the wake-up signal arrived since the last [`clear_woken`].
+pub fn woken() -> bool {
+    WOKEN.load(Ordering::Relaxed)
+}
+
+/// Forgets earlier wake-ups.
+pub fn clear_woken() {
+    WOKEN.store(false, Ordering::Relaxed);
+}
+
+/// Installs the wake-up handler for `SIGCHLD` (no `SA_RESTART`); restores the previous
+/// disposition on drop.
+pub struct WakeOnPeerEnd {
+    previous: Option<SigAction>,
+}
+
+impl WakeOnPeerEnd {
+    /// Installs the handler.
+    pub fn install() -> nix::Result<WakeOnPeerEnd> {
+        clear_woken();
+        let action = SigAction::new(SigHandler::Handler(on_wake), SaFlags::SA_NOCLDSTOP, SigSet::empty());
+        // SAFETY: the handler only stores to an atomic.
+        let previous = unsafe { signal::sigaction(Signal::SIGCHLD, &action) }?;
+        Ok(WakeOnPeerEnd { previous: Some(previous) })
+    }
+}
+
+impl Drop for WakeOnPeerEnd {
+    fn drop(&mut self) {
+        if let Some(p) = self.previous.take() {
+            // SAFETY: puts back the disposition that was there before.
+            let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &p) };
+        }
+    }
+}
+
+/// Sends the wake-up signal to thread `tid` of this process (or of process `tgid`).
+pub fn wake_thread(tgid: i32, tid: i32) {
+    // SAFETY: tgkill takes no pointers; a stale tid at worst fails with ESRCH.
+    unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, libc::SIGCHLD) };
+}
+
+/// The calling thread's scheduling policy (`SCHED_OTHER`, `SCHED_BATCH`, …).
+pub fn sched_policy() -> libc::c_int {
+    // SAFETY: no pointer arguments; 0 is the calling thread.
+    unsafe { libc::sched_getscheduler(0) }
+}
+
+/// Sets the calling thread's policy to `policy`, a non-real-time one (priority 0), which needs
+/// no privilege.
+pub fn set_sched_policy(policy: libc::c_int) -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` lives on the stack for the call; 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, policy, &param) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The calling thread's kernel id.
+pub fn gettid() -> i32 {
+    nix::unistd::gettid().as_raw()
+}
+
+/// A thread that waits for a peer process to end and then keeps waking the measuring thread
+/// (every 5 ms) until told it was noticed: one `SIGCHLD` can arrive just before the measuring
+/// thread blocks and be missed; a repeated one cannot. Dropping it only raises its flag; the
+/// thread ends when the peer does, which the [`Child`] guard guarantees.
+pub struct DeathWatch {
+    noticed: std::sync::Arc<AtomicBool>,
+}
+
+impl DeathWatch {
+    /// Starts watching `pid`, to wake thread `tid` of this process.
+    pub fn start(pid: i32, tid: i32) -> std::io::Result<DeathWatch> {
+        let noticed = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = noticed.clone();
+        let tgid = std::process::id() as i32;
+        std::thread::Builder::new().name("osprim-watch".into()).spawn(move || {
+            // This thread must not take the SIGCHLD meant for the measuring thread.
+            let _ = signal::pthread_sigmask(signal::SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None);
+            // SAFETY: `info` is a plain C struct the kernel fills; WNOWAIT leaves the child unreaped.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: as above; blocks until the child ends (or is reaped: ECHILD).
+            while unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) } < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {}
+            while !flag.load(Ordering::Acquire) {
+                wake_thread(tgid, tid);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })?;
+        Ok(DeathWatch { noticed })
+    }
+}
+
+impl Drop for DeathWatch {
+    fn drop(&mut self) {
+        self.noticed.store(true, Ordering::Release);
+    }
+}
+
+/// The one guard for a forked child (an IPC peer, a copy-on-write sharer, a process whose
+/// memory is counted): killed with `SIGKILL` and reaped when dropped, unless already reaped.
+#[derive(Debug)]
+pub struct Child {
+    pid: Pid,
+    status: Option<WaitStatus>,
+}
+
+/// Forks; the child runs `in_child` and then `_exit`s (127 if `in_child` returns), and the
+/// parent gets its guard.
+///
+/// # Safety
+/// `in_child` runs in a copy of a process that may have other threads, any of which may have
+/// held a lock (the allocator's, stdio's, a `Mutex`) at the fork: it must not wait for such a
+/// lock, which means calling only async-signal-safe functions unless the lock is known to be
+/// reset in the child, and it must not unwind.
+unsafe fn fork_with(in_child: impl FnOnce(libc::pid_t)) -> std::io::Result<Child> {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the child runs only `in_child`, whose contract the caller upholds, and never
+    // returns into the parent's code.
+    match unsafe { nix::unistd::fork() }.map_err(std::io::Error::from)? {
+        nix::unistd::ForkResult::Parent { child } => Ok(Child { pid: child, status: None }),
+        nix::unistd::ForkResult::Child => {
+            in_child(parent);
+            // SAFETY: should `in_child` return, leave without running the parent's destructors.
+            unsafe { libc::_exit(127) }
+        }
+    }
+}
+
+/// In the child: asks to be killed when the parent dies (`PR_SET_PDEATHSIG`), and leaves at
+/// once if the parent already has. Async-signal-safe.
+fn die_with(parent: libc::pid_t) {
+    // SAFETY: prctl and getppid take no pointers; _exit leaves without running any of the
+    // parent's destructors.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != parent {
+            libc::_exit(1); // the parent died before prctl took effect
+        }
+    }
+}
+
+/// Forks; the child runs `body` and exits with its return value (101 if it panics). The child
+/// dies with the parent (`PR_SET_PDEATHSIG`) and ignores Ctrl-C, which the parent handles.
+///
+/// # Safety
+/// `body` runs in the forked child of a process that may have other threads: it must not
+/// take a lock another thread may have held at the fork (so no allocation or stdio unless
+/// the C library resets those locks in the child, as glibc's `fork` does for `malloc`), and it
+/// must not rely on any thread but the calling one, which is the only one the child has.
+pub unsafe fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
+    let in_child = |parent| {
+        die_with(parent);
+        // SAFETY: setting dispositions to SIG_IGN/SIG_DFL installs no code.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        }
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
+        // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
+        unsafe { libc::_exit(code) }
+    };
+    // SAFETY: the child sets its signal dispositions (async-signal-safe), runs `body` under
+    // the caller's contract and leaves with `_exit`.
+    unsafe { fork_with(in_child) }
+}
+
+/// Forks a child that may outlive the parent (no `PR_SET_PDEATHSIG`), for work that must be
+/// done even after osprim is killed (removing a System V queue); the child runs `body` and
+/// `_exit`s. The guard still kills and reaps it if it is dropped before the child has ended.
+///
+/// # Safety
+/// As [`fork_peer`]: `body` runs in the forked child of a process that may have other threads,
+/// so it may call only async-signal-safe functions, and it must not unwind.
+pub unsafe fn fork_survivor(body: impl FnOnce()) -> std::io::Result<Child> {
+    // SAFETY: the caller upholds `fork_with`'s contract for `body`.
+    unsafe { fork_with(|_parent| body()) }
+}
+
+impl Child {
+    /// Forks a child that does nothing but wait to be killed: it shares the parent's memory
+    /// copy-on-write (`fault.cow`) and costs what a process costs (`space.process`). Returns
+    /// once the child has started waiting (it says so through a pipe just before it calls
+    /// `pause`), so that its start-up is over.
+    pub fn fork_paused() -> std::io::Result<Child> {
+        let (ready_r, ready_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let ready = ready_w.as_raw_fd();
+        let in_child = |parent| {
+            die_with(parent);
+            let byte = 1u8;
+            // SAFETY: writes one byte from this frame to the pipe; pause takes nothing.
+            unsafe {
+                libc::write(ready, (&byte as *const u8).cast(), 1);
+                loop {
+                    libc::pause();
+                }
+            }
+        };
+        // SAFETY: the child calls only async-signal-safe functions (prctl, getppid, write,
+        // pause, _exit) and touches only its own stack.
+        let child = unsafe { fork_with(in_child) }?;
+        drop(ready_w);
+        let mut byte = [0u8; 1];
+        loop {
+            match nix::unistd::read(&ready_r, &mut byte) {
+                Ok(1) => return Ok(child),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => return Err(std::io::Error::other("the child exited before it was ready")),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> i32 {
+        self.pid.as_raw()
+    }
+
+    /// Whether the child has ended (looked at without reaping it).
+    pub fn has_ended(&self) -> bool {
+        if self.status.is_some() {
+            return true;
+        }
+        // SAFETY: `siginfo_t` is a plain C struct, valid all zeroes, for the kernel to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid out-pointer; WNOWAIT leaves the child unreaped.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid.as_raw() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is valid to read after waitid filled the struct (0 if none ended).
+        rc == 0 && unsafe { info.si_pid() } != 0
+    }
+
+    /// Waits (polling `/proc/<pid>/stat`, at most `timeout`) until the child sleeps (in
+    /// `pause`, for [`Child::fork_paused`]); returns whether it does.
+    pub fn wait_asleep(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+            if stat_state(&stat) == Some('S') {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
+    /// Waits up to `timeout` for the child to exit by itself, then kills it; reaps it either
+    /// way. `StillAlive` if it could not be reaped.
+    pub fn finish(&mut self, timeout: Duration) -> WaitStatus {
+        if let Some(s) = self.status {
+            return s;
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_micros(200))
+                }
+                Ok(WaitStatus::StillAlive) => return self.reap().unwrap_or(WaitStatus::StillAlive),
+                Ok(s) => {
+                    self.status = Some(s);
+                    return s;
+                }
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return self.reap().unwrap_or(WaitStatus::StillAlive),
+            }
+        }
+    }
+
+    /// Kills the child (`SIGKILL`) and reaps it; its status once reaped.
+    pub fn kill_and_reap(mut self) -> std::io::Result<WaitStatus> {
+        self.reap()
+    }
+
+    fn reap(&mut self) -> std::io::Result<WaitStatus> {
+        if let Some(s) = self.status {
+            return Ok(s);
+        }
+        // Our own unreaped child: the pid cannot have been reused.
+        let _ = signal::kill(self.pid, Signal::SIGKILL);
+        loop {
+            match waitpid(self.pid, None) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(s) => {
+                    self.status = Some(s);
+                    return Ok(s);
+                }
+                Err(e) => {
+                    // ECHILD: someone else reaped it (SIGCHLD ignored); gone either way.
+                    self.status = Some(WaitStatus::StillAlive);
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.reap();
+    }
+}
+
+/// The scheduler state letter of `/proc/<pid>/stat` (`S` sleeping, `R` running, `Z` zombie):
+/// the field after the command name, which is in parentheses and may contain anything.
+pub fn stat_state(stat: &str) -> Option<char> {
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().next()?.chars().next()
+}
+
+/// "exited with status 3", "killed by SIGKILL".
+pub fn describe(status: WaitStatus) -> String {
+    match status {
+        WaitStatus::Exited(_, code) => format!("exited with status {code}"),
+        WaitStatus::Signaled(_, sig, _) => format!("killed by {sig}"),
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_exit_status_is_reported_and_reaped() {
+        let _serial = crate::testing::serial();
+        // SAFETY: the child only returns a constant.
+        let mut c = unsafe { fork_peer(|| 7) }.unwrap();
+        assert_eq!(c.finish(Duration::from_secs(5)), WaitStatus::Exited(Pid::from_raw(c.pid()), 7));
+        assert!(c.has_ended());
+    }
+
+    #[test]
+    fn batch_policy_can_be_set_and_undone_unprivileged() {
+        let _serial = crate::testing::serial();
+        std::thread::spawn(|| {
+            let before = sched_policy();
+            set_sched_policy(libc::SCHED_BATCH).unwrap();
+            assert_eq!(sched_policy(), libc::SCHED_BATCH);
+            set_sched_policy(before).unwrap();
+            assert_eq!(sched_policy(), before);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_stuck_child_is_killed_on_drop() {
+        let _serial = crate::testing::serial();
+        let body = || loop {
+            // SAFETY: pause takes no arguments.
+            unsafe { libc::pause() };
+        };
+        // SAFETY: the child only calls pause, which is async-signal-safe.
+        let c = unsafe { fork_peer(body) }.unwrap();
+        let pid = c.pid();
+        assert!(!c.has_ended());
+        drop(c);
+        // Reaped: the pid is no longer our child.
+        assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err());
+    }
+
+    #[test]
+    fn stat_state_survives_odd_names() {
+        assert_eq!(stat_state("42 (a) b) S 1 42 42 0"), Some('S'));
+        assert_eq!(stat_state("42 (osprim) Z 1"), Some('Z'));
+        assert_eq!(stat_state("garbage"), None);
+    }
+
+    #[test]
+    fn paused_child_sleeps_and_is_reaped() {
+        let _serial = crate::testing::serial(); // a fork disturbs fault counting
+        let c = Child::fork_paused().expect("fork");
+        assert!(c.wait_asleep(Duration::from_secs(5)));
+        let pid = c.pid();
+        assert!(matches!(c.kill_and_reap(), Ok(WaitStatus::Signaled(_, Signal::SIGKILL, _))));
+        assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err(), "no longer our child");
+    }
+}
