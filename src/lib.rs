@@ -375,10 +375,10 @@ fn compare(
 
 /// Flags the results that moved away from the level of their earlier runs on this machine and
 /// build (from the history), and saves the file again with them. The rule is
-/// [`history::level_shift`]'s: the runs after the last change point (E-divisive means) among
-/// the last [`history::LEVEL_SHIFT_WINDOW`] earlier runs of the same result, unit and sampling
+/// [`analysis::history::level_shift`]'s: the runs after the last change point (E-divisive means) among
+/// the last [`analysis::history::LEVEL_SHIFT_WINDOW`] earlier runs of the same result, unit and sampling
 /// method on the same host, CPU model and kernel by the same osprim build; at least
-/// [`history::LEVEL_SHIFT_MIN_RUNS`] of them, each with an interval of some width; the row's
+/// [`analysis::history::LEVEL_SHIFT_MIN_RUNS`] of them, each with an interval of some width; the row's
 /// own interval (of some width) wholly outside all of theirs. A seed-method row is never
 /// flagged, and never judged against another method's runs. A history that cannot be read is
 /// passed over here: recording the run says why.
@@ -393,7 +393,7 @@ fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &P
     };
     let mut marked = 0;
     for (row, earlier) in run.results.iter_mut().zip(earlier) {
-        if let Some(note) = history::level_shift(&earlier, row) {
+        if let Some(note) = analysis::history::level_shift(&earlier, row) {
             row.add_flag(model::Flag::LevelShift, note);
             marked += 1;
         }
@@ -509,7 +509,7 @@ fn show_history(
     }
     let points = h.points(patterns)?;
     if changes {
-        let found = history::changes::find(&points);
+        let found = analysis::history::changes::find(&points);
         emit(&report::history::render_changes(&found, present.format, &present.view)?)?;
     } else {
         emit(&report::history::render(&points, present.format, &present.view)?)?;

@@ -1,11 +1,11 @@
 //! Analysis: turns what a benchmark measured, round after round, into a result row (summary,
 //! cycles, verdict, flags, notes). Reads no clock and prints nothing.
 
-use bench::sampler::{Method, StopReason};
-use bench::{Benchmark, Measured, NotMeasured};
 use model::SamplerSettings;
+use model::TimerInfo;
+use model::sampling::BATCH_CHECKS;
 use model::{Check, Cycles, Flag, Params, Row, Stage, Status, Tail, Unit, Validation, Verdict, summary};
-use platform::timer::TimerInfo;
+use model::{Measured, Method, NotMeasured, StopReason};
 use stats;
 
 /// Seed of every bootstrap, so a result file's CIs are reproducible from its samples.
@@ -19,17 +19,6 @@ const OUTLIER_SHARE_FLAG: f64 = 0.05;
 const OUTLIER_MIN_STEPS: f64 = 4.0;
 /// How far from the median an outlier must lie to count towards the flag.
 const OUTLIER_MIN_REL: f64 = 0.10;
-
-/// A row for a benchmark measured in one round (or that could not be).
-pub fn row(
-    bench: &dyn Benchmark,
-    params: Params,
-    outcome: Result<Measured, NotMeasured>,
-    cfg: &SamplerSettings,
-    timer: &TimerInfo,
-) -> Row {
-    rounds_row(bench.id(), bench.about(), params, &[outcome], cfg, timer, stats::DEFAULT_RESAMPLES)
-}
 
 /// A row for a benchmark measured in rounds: `outcomes[i]` is what round `i` gave. The rounds'
 /// samples are summarised together with an interval that respects the rounds and their time
@@ -69,7 +58,7 @@ pub fn rounds_row(
     // The seed method is the papers' protocol (the first runs of each round discarded, every
     // other kept): no further start-up cut.
     let no_cut = vec![0; slices.len()];
-    let drops = (cfg.method == bench::sampler::Method::Seed).then_some(no_cut.as_slice());
+    let drops = (cfg.method == Method::Seed).then_some(no_cut.as_slice());
     let unit = row.unit;
     let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
         Ok(s) => s,
@@ -216,12 +205,12 @@ fn tail(single_op_ns: &[f64], resolution_ns: f64) -> Option<Tail> {
 pub const BATCH_MIN_REL: f64 = 0.01;
 
 /// A note when batches of m and 8m operations (8m ≈ n, the samples' batch) disagree: with at least
-/// [`bench::sampler::BATCH_CHECKS`] pairs, the 95 % order-statistic interval of the median
+/// [`BATCH_CHECKS`] pairs, the 95 % order-statistic interval of the median
 /// difference (mean of the batches of m minus the batch of 8m; up to eight pairs it is the whole
 /// range, i.e. every pair agrees in sign) excludes 0, and the median difference is over
 /// [`BATCH_MIN_REL`] of the row's median.
 pub fn batch_dependence(pairs: &[[f64; 2]], median_ns: f64) -> Option<String> {
-    if pairs.len() < bench::sampler::BATCH_CHECKS {
+    if pairs.len() < BATCH_CHECKS {
         return None;
     }
     let mut d: Vec<f64> = pairs.iter().map(|p| p[1] - p[0]).collect();
@@ -395,8 +384,8 @@ pub fn flags(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench::sampler::Samples;
-    use platform::timer::TimerInfo;
+    use model::Samples;
+    use model::TimerInfo;
 
     fn timer() -> TimerInfo {
         TimerInfo::for_tests()

@@ -405,23 +405,10 @@ fn scaled_summary(src: &Row, scaled: &[f64]) -> Result<stats::Summary, stats::St
 mod tests {
     use super::*;
     use crate::analyse;
-    use bench::Measured;
-    use bench::sampler::{SamplerConfig, Samples};
+    use bench::sampler::SamplerConfig;
     use model::SweepFit;
-    use platform::timer::TimerInfo;
-
-    struct Fake(&'static str);
-    impl bench::Benchmark for Fake {
-        fn id(&self) -> &'static str {
-            self.0
-        }
-        fn about(&self) -> &'static str {
-            "fake"
-        }
-        fn run(&self, _: &mut bench::Ctx, _: &Params) -> Result<Measured, bench::NotMeasured> {
-            unreachable!()
-        }
-    }
+    use model::TimerInfo;
+    use model::{Measured, Samples};
 
     fn measured_row(id: &'static str, params: Params, samples: Vec<f64>) -> Row {
         let m = Measured::new(
@@ -429,7 +416,15 @@ mod tests {
             vec![Check::new("ok", "ok", "ok", true)],
         );
         let timer = TimerInfo::for_tests();
-        analyse::row(&Fake(id), params, Ok(m), &SamplerConfig::standard().record(), &timer)
+        analyse::rounds_row(
+            id,
+            "fake",
+            params,
+            &[Ok(m)],
+            &SamplerConfig::standard().record(),
+            &timer,
+            stats::DEFAULT_RESAMPLES,
+        )
     }
 
     fn params(pairs: &[(&str, serde_json::Value)]) -> Params {

@@ -7,3 +7,4 @@
 pub mod analyse;
 pub mod compare;
 pub mod derive;
+pub mod history;

@@ -60,12 +60,7 @@ use std::time::{Duration, Instant};
 pub const SEED_RUNS: usize = 10_000;
 /// Runs discarded at the start of every round of the seed method.
 pub const SEED_DISCARDED: usize = 100;
-
-/// Batch-size checks over a run: each compares one batch of 8n operations with the mean of
-/// [`BATCH_CHECK_SIDE`] batches of n before it and as many after it; at least six, so that a
-/// sign test can reach 95 % (all six agreeing by chance: p = 2 × 2⁻⁶ ≈ 0.03), spread over the
-/// rounds ([`SamplerConfig::batch_checks`]).
-pub const BATCH_CHECKS: usize = 6;
+pub use model::sampling::BATCH_CHECKS;
 /// Batches of n on each side of the long batch.
 pub const BATCH_CHECK_SIDE: usize = 4;
 /// The long batch of the batch-size check, in units of `n`.

@@ -18,6 +18,7 @@ pub mod ids;
 pub mod machine;
 pub mod measured;
 pub mod records;
+pub mod sampling;
 pub mod summary;
 pub mod unit;
 pub mod upgrade;

@@ -4,9 +4,9 @@
 
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{Format, View};
+use analysis::history::Point;
+use analysis::history::changes::{Change, Level, Report, Series, params_label};
 use model::Unit;
-use store::history::Point;
-use store::history::changes::{Change, Level, Report, Series, params_label};
 
 /// The points in `format`.
 pub fn render(points: &[Point], format: Format, view: &View) -> Result<String, serde_json::Error> {

@@ -426,7 +426,7 @@ mod tests {
             command: vec!["osprim".into()],
             config: model::fixtures::run_file(false).config,
             placement: Placement { cpu: 0, chosen_by: "test".into(), allowed_cpus: vec![0], cpu_pair: None },
-            timer: platform::timer::TimerInfo::for_tests(),
+            timer: model::TimerInfo::for_tests(),
             machine: platform::env::capture(),
             results: Vec::new(),
             availability: Vec::new(),

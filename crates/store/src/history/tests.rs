@@ -3,6 +3,7 @@
 //! it cannot start).
 
 use super::*;
+use analysis::history::level_shift;
 use model::fixtures::run_file;
 
 /// Recording, re-recording, querying by pattern, and the schema version: on any backend.
