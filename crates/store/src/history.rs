@@ -12,6 +12,7 @@
 //! E-divisive means) and, for a new run, the earlier runs it is judged against
 //! ([`History::earlier`], [`level_shift`]).
 
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 
@@ -162,7 +163,15 @@ impl History {
     pub fn open(location: &Location) -> Result<History, HistoryError> {
         let db: Box<dyn Backend> = match location {
             Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => {
+                return Err(HistoryError::Open {
+                    what: redact(url),
+                    detail: "this osprim was built without PostgreSQL support (cargo feature `postgres`)".into(),
+                });
+            }
         };
         let mut h = History { db, location: location.clone() };
         h.migrate(MIGRATIONS.len())?;

@@ -217,11 +217,17 @@ fn locations_and_placeholders() {
     assert_eq!(Location::parse("postgresql://u@h/db"), Location::Postgres("postgresql://u@h/db".into()));
     assert_eq!(Location::parse("runs/h.db"), Location::Sqlite("runs/h.db".into()));
     assert_eq!(Location::parse("postgres://u:secret@h/db").describe(), "postgres://u:…@h/db");
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn placeholders_are_numbered_for_postgres() {
     assert_eq!(postgres::numbered("INSERT INTO t VALUES (?, ?, ?)"), "INSERT INTO t VALUES ($1, $2, $3)");
 }
 
 /// A PostgreSQL server of its own: `initdb` into a temporary directory, started on a free
 /// loopback port with trust authentication, stopped (and the directory removed) on drop.
+#[cfg(feature = "postgres")]
 pub(crate) struct Server {
     dir: tempfile::TempDir,
     bin: PathBuf,
@@ -230,6 +236,7 @@ pub(crate) struct Server {
     pub url: String,
 }
 
+#[cfg(feature = "postgres")]
 impl Server {
     /// Starts one, or says why it cannot.
     pub(crate) fn start() -> Result<Server, String> {
@@ -293,6 +300,7 @@ impl Server {
     }
 }
 
+#[cfg(feature = "postgres")]
 fn running_as_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -300,11 +308,13 @@ fn running_as_root() -> bool {
         .unwrap_or(false)
 }
 
+#[cfg(feature = "postgres")]
 fn free_port() -> Result<u16, String> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
+#[cfg(feature = "postgres")]
 impl Drop for Server {
     fn drop(&mut self) {
         let data = self.dir.path().join("data").display().to_string();
@@ -320,6 +330,7 @@ impl Drop for Server {
     }
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_when_a_server_can_start() {
     let server = match Server::start() {
