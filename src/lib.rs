@@ -18,14 +18,22 @@ pub mod progress;
 pub mod runner;
 pub mod terminal;
 
-/// This binary's build, as the result file records it.
+static BUILD: std::sync::OnceLock<model::BuildInfo> = std::sync::OnceLock::new();
+
+/// Records this binary's build (`main` does, first): what the result file says built it.
+pub fn set_build_info(build: model::BuildInfo) {
+    let _ = BUILD.set(build);
+}
+
+/// This binary's build, as [`set_build_info`] recorded it; the version alone (the rest
+/// `unknown`) when nothing was recorded, as in the library's own tests.
 pub fn build_info() -> model::BuildInfo {
-    model::BuildInfo {
+    BUILD.get().cloned().unwrap_or_else(|| model::BuildInfo {
         version: env!("CARGO_PKG_VERSION").into(),
-        commit: env!("OSPRIM_GIT_COMMIT").into(),
-        rustc: env!("OSPRIM_RUSTC_VERSION").into(),
-        profile: env!("OSPRIM_PROFILE").into(),
-    }
+        commit: "unknown".into(),
+        rustc: "unknown".into(),
+        profile: "unknown".into(),
+    })
 }
 
 // The layers the commands use, by the names the commands know them by.

@@ -13,6 +13,7 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == osprim::execution::WORKER_ARG) {
         return osprim::execution::worker::main();
     }
+    osprim::set_build_info(build_info::current());
     let cli = match osprim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),

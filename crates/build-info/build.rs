@@ -1,24 +1,28 @@
 //! Build script: records the build (git commit, rustc version, profile) for the result file.
 //!
 //! The commit is the last one that changed osprim's code (its crates, the binary's sources, the
-//! manifests and data), with `-dirty` when the code differs from it: a commit that changes only
-//! documentation builds the same binary and records the same commit, so it recompiles nothing.
-//! The script re-runs when HEAD moves or the code changes, never on other changes to the index.
+//! manifests), with `-dirty` when the code differs from it. The script re-runs when HEAD moves
+//! or the code changes, never on other changes to the index; and only this crate and the
+//! binary's `main.rs` use what it records, so a commit that changes only documentation
+//! rebuilds this stamp and relinks the binary, and recompiles nothing else.
 
 use std::env;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What the recorded commit covers.
-const CODE: &[&str] = &["src", "crates", "Cargo.toml", "Cargo.lock", "build.rs"];
+const CODE: &[&str] = &["src", "crates", "Cargo.toml", "Cargo.lock"];
 
 fn main() {
+    // The workspace: two levels above this crate.
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..");
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = Command::new(&rustc).arg("--version").output().ok();
     let version = version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     println!("cargo:rustc-env=OSPRIM_RUSTC_VERSION={}", version.unwrap_or_else(|| "unknown".into()));
     let git = |args: &[&str]| {
         Command::new("git")
+            .current_dir(&root)
             .args(args)
             .args(CODE)
             .output()
@@ -36,17 +40,18 @@ fn main() {
     println!("cargo:rustc-env=OSPRIM_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=OSPRIM_PROFILE={}", env::var("PROFILE").unwrap_or_else(|_| "unknown".into()));
     for path in CODE {
-        println!("cargo:rerun-if-changed={path}");
+        println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
     // HEAD, and the branch it names (a commit moves the branch, not HEAD).
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    if let Ok(head) = std::fs::read_to_string(".git/HEAD")
+    let git = root.join(".git");
+    println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
+    if let Ok(head) = std::fs::read_to_string(git.join("HEAD"))
         && let Some(branch) = head.trim().strip_prefix("ref: ")
     {
-        let loose = Path::new(".git").join(branch);
+        let loose: &Path = &git.join(branch);
         if loose.exists() {
             println!("cargo:rerun-if-changed={}", loose.display());
         }
-        println!("cargo:rerun-if-changed=.git/packed-refs");
+        println!("cargo:rerun-if-changed={}", git.join("packed-refs").display());
     }
 }
