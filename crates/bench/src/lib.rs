@@ -5,7 +5,7 @@
 //! or [`Ctx::iter_custom`]), tears down, and returns its samples with [`Check`]s saying whether
 //! it measured what it claims. A benchmark never prints.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod ctx;
 pub mod domain;

@@ -575,13 +575,10 @@ impl Session {
                 PeerHandle::Thread(Some(t))
             }
             PeerKind::Process => {
-                // SAFETY: `serve` works on buffers, descriptors and shared memory made before the
-                // fork and reports errors as numbers (no lock, stdio or allocation while serving);
-                // the buffers it frees on return go through glibc's malloc, whose locks `fork`
-                // resets in the child.
-                #[allow(unsafe_code)]
-                let child = unsafe { process::fork_peer(move || peer.serve(&mut theirs)) }
-                    .map_err(|e| failed("fork the peer", e))?;
+                // `serve` works on buffers, descriptors and shared memory made before the fork and
+                // reports errors as numbers (no lock, stdio or allocation while serving).
+                let child =
+                    process::fork_peer(move || peer.serve(&mut theirs)).map_err(|e| failed("fork the peer", e))?;
                 let watch = DeathWatch::start(child.pid(), process::gettid());
                 PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
             }

@@ -481,10 +481,9 @@ impl<'c> Session<'c> {
                     .map_err(|e| failed("start the waiter thread", e))?,
             )),
             PeerKind::Process => {
-                // SAFETY: `serve` makes system calls through nix and touches shared atomics
-                // only: it allocates nothing and takes no lock.
-                #[allow(unsafe_code)]
-                let child = unsafe { process::fork_peer(move || waiter.serve()) };
+                // `serve` makes system calls through nix and touches shared atomics only: it
+                // allocates nothing and takes no lock.
+                let child = process::fork_peer(move || waiter.serve());
                 PeerHandle::Process(child.map_err(|e| failed("fork the waiter", e))?)
             }
         };

@@ -9,6 +9,7 @@
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
 
 pub mod altstack;
+pub mod async_owner;
 pub mod clock;
 pub mod cpu;
 pub mod dl;
@@ -29,6 +30,7 @@ pub mod sighook;
 pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
+pub mod stamp_signal;
 pub mod testing;
 pub mod thread;
 pub mod timer;
