@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod lock;
 pub mod notify;
 pub mod overhead;
+pub mod peer;
 pub mod pingpong;
 pub mod registry;
 pub mod sampler;

@@ -53,6 +53,8 @@
 
 use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
 use super::{Ctx, NotMeasured};
+use crate::peer::{Ended, Peer, StartStep};
+use crate::peer::{PEER_DEADLINE, PeerKind};
 use crate::sampler::{Samples, StopReason, Timed, overhead_of};
 use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::Timer;
@@ -62,27 +64,8 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
 use std::time::{Duration, Instant};
-use sys::process::{self, Child, DeathWatch, WakeOnPeerEnd};
+use sys::process::{self, WakeOnPeerEnd};
 use sys::{cpu, shm::SharedMem};
-
-/// Who the peer is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeerKind {
-    /// A thread of this process (intra-address-space).
-    Thread,
-    /// A forked process (inter-address-space).
-    Process,
-}
-
-impl PeerKind {
-    /// The parameter value.
-    pub fn name(self) -> &'static str {
-        match self {
-            PeerKind::Thread => "thread",
-            PeerKind::Process => "process",
-        }
-    }
-}
 
 /// Where the two ends run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,32 +195,6 @@ const ERR_PIN: u64 = 1;
 const ERR_IO: u64 = 2;
 const ERR_SEQ: u64 = 3;
 const ERR_POLICY: u64 = 4;
-
-/// **The deadline rule.** The longest any one wait on a peer may last before the peer is
-/// given up on as stopped or its message as lost: the start-up hand-shake, one call of the
-/// sampling routine (one sample or warm-up batch, a few thousandths of a round's budget
-/// normally), and the stop hand-shake. It is [`DeadlineRule::budget_multiple`] × the round's
-/// budget (`ctx.cfg.budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
-/// loaded machine never trips it, and short enough that a hung row costs seconds, not a run.
-/// With the default budget (1 s over 5 rounds) and `--quick`, that is the 2 s floor.
-pub const PEER_DEADLINE: DeadlineRule = DeadlineRule { budget_multiple: 4.0, floor: Duration::from_secs(2) };
-
-/// How a deadline follows from a round's budget (see [`PEER_DEADLINE`]).
-#[derive(Clone, Copy, Debug)]
-pub struct DeadlineRule {
-    /// The deadline in units of the round's budget.
-    pub budget_multiple: f64,
-    /// The shortest deadline.
-    pub floor: Duration,
-}
-
-impl DeadlineRule {
-    /// The deadline of a round whose budget is `budget_s` seconds.
-    pub fn for_round(&self, budget_s: f64) -> Duration {
-        let scaled = Duration::try_from_secs_f64(budget_s.max(0.0) * self.budget_multiple).unwrap_or(Duration::MAX);
-        scaled.max(self.floor)
-    }
-}
 
 /// How often the watchdog looks at the interrupt flag and the call in progress: an interrupt
 /// ends a blocked sample within about this long.
@@ -527,18 +484,12 @@ impl Drop for RestoreThread {
     }
 }
 
-/// The peer; a process comes with its watchdog, dropped after it (fields drop in order).
-enum PeerHandle {
-    Thread(Option<std::thread::JoinHandle<i32>>),
-    Process { child: Child, _watch: DeathWatch },
-}
-
 /// The measuring side of one ping-pong, with its peer alive.
 struct Session {
     plan: Plan,
     watch: Arc<Watch>,
     shared: Arc<SharedMem>,
-    handle: PeerHandle,
+    peer: Peer,
     end: Endpoint,
     out: Msg,
     inb: Msg,
@@ -566,28 +517,19 @@ impl Session {
             cpu: plan.cpus.1,
             measurer: (std::process::id() as i32, process::gettid()),
         };
-        let handle = match plan.peer {
-            PeerKind::Thread => {
-                let t = std::thread::Builder::new()
-                    .name("osprim-peer".into())
-                    .spawn(move || peer.serve(&mut theirs))
-                    .map_err(|e| failed("spawn the peer thread", e))?;
-                PeerHandle::Thread(Some(t))
-            }
-            PeerKind::Process => {
-                // `serve` works on buffers, descriptors and shared memory made before the fork and
-                // reports errors as numbers (no lock, stdio or allocation while serving).
-                let child =
-                    process::fork_peer(move || peer.serve(&mut theirs)).map_err(|e| failed("fork the peer", e))?;
-                let watch = DeathWatch::start(child.pid(), process::gettid());
-                PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
-            }
-        };
+        // `serve` works on buffers, descriptors and shared memory made before the start and
+        // reports errors as numbers (no lock, stdio or allocation while serving).
+        let peer = Peer::start(plan.peer, "osprim-peer", Some(process::gettid()), move || peer.serve(&mut theirs))
+            .map_err(|(step, e)| match step {
+                StartStep::Thread => failed("spawn the peer thread", e),
+                StartStep::Fork => failed("fork the peer", e),
+                StartStep::Watch => failed("start the peer's watchdog", e),
+            })?;
         let session = Session {
             plan: *plan,
             watch: Arc::clone(watch),
             shared,
-            handle,
+            peer,
             end,
             out: Msg::new(bytes),
             inb: Msg::new(bytes),
@@ -626,10 +568,10 @@ impl Session {
         if self.shared.u64(PEER_STATE).load(Acquire) == FAILED {
             return Some(peer_failure(&self.shared));
         }
-        match &self.handle {
-            PeerHandle::Process { child: c, .. } if c.has_ended() => Some("the peer process ended unexpectedly".into()),
-            PeerHandle::Thread(Some(t)) if t.is_finished() => Some("the peer thread ended unexpectedly".into()),
-            _ => None,
+        match self.peer.has_ended() {
+            true if self.peer.is_process() => Some("the peer process ended unexpectedly".into()),
+            true => Some("the peer thread ended unexpectedly".into()),
+            false => None,
         }
     }
 
@@ -848,41 +790,24 @@ impl Session {
             Verdict::Overdue if thread => STOP_GRACE,
             Verdict::Overdue => Duration::ZERO,
         };
-        let began = Instant::now();
-        match &mut self.handle {
-            PeerHandle::Process { child, .. } => {
-                while !child.has_ended() && began.elapsed() < grace(&self.watch, false) {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                // Reaps an ended peer; kills and reaps one still running (or stopped).
-                let status = child.finish(Duration::ZERO);
-                match status {
-                    nix::sys::wait::WaitStatus::Exited(_, 0) => Ok(()),
-                    s if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => Err(NotMeasured::Failed(format!(
-                        "{} (peer {})",
-                        peer_failure(&self.shared),
-                        process::describe(s)
-                    ))),
-                    s => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
-                }
+        let thread = !self.peer.is_process();
+        let every = Duration::from_micros(if thread { 500 } else { 200 });
+        let tid = self.shared.u64(PEER_TID).load(Acquire) as i32;
+        let nudge = || {
+            if tid > 0 {
+                process::wake_thread(std::process::id() as i32, tid);
             }
-            PeerHandle::Thread(handle) => {
-                let Some(t) = handle.take() else { return Ok(()) };
-                let tid = self.shared.u64(PEER_TID).load(Acquire) as i32;
-                while !t.is_finished() && began.elapsed() < grace(&self.watch, true) {
-                    if tid > 0 {
-                        process::wake_thread(std::process::id() as i32, tid);
-                    }
-                    std::thread::sleep(Duration::from_micros(500));
-                }
-                if !t.is_finished() {
-                    return Err(NotMeasured::Failed("the peer thread did not stop".into()));
-                }
-                match t.join() {
-                    Ok(0) => Ok(()),
-                    _ => Err(NotMeasured::Failed(peer_failure(&self.shared))),
-                }
+        };
+        let watch = &self.watch;
+        match self.peer.end(|| grace(watch, thread), every, nudge) {
+            Ended::AlreadyEnded => Ok(()),
+            Ended::Reaped(nix::sys::wait::WaitStatus::Exited(_, 0)) | Ended::Joined(Some(0)) => Ok(()),
+            Ended::Reaped(s) if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => {
+                Err(NotMeasured::Failed(format!("{} (peer {})", peer_failure(&self.shared), process::describe(s))))
             }
+            Ended::Reaped(s) => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
+            Ended::StillRunning => Err(NotMeasured::Failed("the peer thread did not stop".into())),
+            Ended::Joined(_) => Err(NotMeasured::Failed(peer_failure(&self.shared))),
         }
     }
 }
