@@ -72,7 +72,6 @@
 use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::{Samples, StopReason};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::{Timer, TimerKind};
 use std::hint::black_box;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -82,6 +81,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use sys::async_owner::{self, AsyncOwner};
 use sys::stamp_signal::{self as sig, Installed};
+use sys::switches::Switches;
 use sys::timer::PosixTimer;
 use sys::{cpu, futex, tracefs};
 
@@ -287,14 +287,6 @@ struct Received {
     cpu: Option<usize>,
 }
 
-/// Context switches of the calling thread: (voluntary, involuntary).
-fn switches() -> [u64; 2] {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => [u.voluntary_context_switches() as u64, u.involuntary_context_switches() as u64],
-        Err(_) => [0, 0],
-    }
-}
-
 /// `CLOCK_MONOTONIC` in ns.
 fn mono_ns() -> u64 {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
@@ -375,10 +367,10 @@ fn receiver(sh: &Shared, plan: &ReceiverPlan) -> Received {
         let _ = sig::set_blocked(plan.signo, true);
         return out;
     }
-    let before = switches();
+    let before = Switches::now();
     notifications(sh, plan, &mut out);
-    let after = switches();
-    out.switches = [after[0] - before[0], after[1] - before[1]];
+    let d = Switches::now().since(before);
+    out.switches = [d.voluntary, d.involuntary];
     out.cpu = cpu::current_cpu();
     // A late signal now stays pending and dies with the thread.
     let _ = sig::set_blocked(plan.signo, true);
@@ -408,7 +400,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
             return;
         }
         let mut rec = Record::default();
-        let involuntary = switches()[1];
+        let involuntary = Switches::now().involuntary;
         match plan.source {
             Source::Timer => {
                 let Some(t) = plan.posix_timer.get() else {
@@ -434,7 +426,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
             return;
         };
         seen = sig::runs();
-        rec.switched_out = switches()[1].saturating_sub(involuntary);
+        rec.switched_out = Switches::now().involuntary.saturating_sub(involuntary);
         let h = sig::last_run();
         rec.entry = h.entry;
         rec.exit = h.exit;
@@ -456,7 +448,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
 /// one byte.
 fn sender(sh: &Shared, cpu_s: usize, write_end: &OwnedFd, timer: Timer) -> Result<(), String> {
     cpu::pin_current_thread(cpu_s).map_err(|e| format!("pinning the sender to CPU {cpu_s}: {e}"))?;
-    let before = switches();
+    let before = Switches::now();
     let mut sent = 0u32;
     let r = loop {
         // The receiver's round is bounded by its own deadlines; this wait only needs the stop flag.
@@ -475,9 +467,9 @@ fn sender(sh: &Shared, cpu_s: usize, write_end: &OwnedFd, timer: Timer) -> Resul
         }
         sh.sent.fetch_add(1, Release);
     };
-    let after = switches();
-    sh.sender_switches[0].store(after[0] - before[0], Relaxed);
-    sh.sender_switches[1].store(after[1] - before[1], Relaxed);
+    let d = Switches::now().since(before);
+    sh.sender_switches[0].store(d.voluntary, Relaxed);
+    sh.sender_switches[1].store(d.involuntary, Relaxed);
     r
 }
 

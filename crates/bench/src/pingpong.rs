@@ -56,7 +56,6 @@ use super::{Ctx, NotMeasured};
 use crate::peer::{Ended, Peer, StartStep};
 use crate::peer::{PEER_DEADLINE, PeerKind};
 use crate::sampler::{Samples, StopReason, Timed, overhead_of};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::Timer;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -65,6 +64,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
 use std::time::{Duration, Instant};
 use sys::process::{self, WakeOnPeerEnd};
+pub use sys::switches::Switches;
 use sys::{cpu, shm::SharedMem};
 
 /// Where the two ends run.
@@ -127,15 +127,6 @@ pub enum Inject {
     Corrupt(u32),
     /// Answer nothing from message `k` on, as if it were lost or the peer stopped.
     Stall(u32),
-}
-
-/// Voluntary and involuntary context switches of one thread.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Switches {
-    /// Gave up the CPU (blocked).
-    pub voluntary: u64,
-    /// Was preempted.
-    pub involuntary: u64,
 }
 
 /// What a ping-pong measured, and what each end saw.
@@ -398,7 +389,7 @@ fn prepare_thread(ctx: &Ctx, plan: &Plan) -> Result<RestoreThread, NotMeasured> 
 
 /// Samples of `a`, with one sample of `b` taken beside each.
 fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report, Report), NotMeasured> {
-    let before = thread_switches();
+    let before = Switches::now();
     let mut fault: Option<(Fault, Plan)> = None;
     let mut b_ns = Vec::new();
     let mut calls = 0u64;
@@ -447,12 +438,8 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
     }
     b_ns.drain(..b_ns.len().saturating_sub(samples.per_op_ns.len()));
     let b_samples = Samples { per_op_ns: b_ns, ..samples.clone() };
-    let report_a = Report {
-        samples,
-        measurer_switches: thread_switches().since(before),
-        payloads_checked: 0,
-        ..Report::default()
-    };
+    let report_a =
+        Report { samples, measurer_switches: Switches::now().since(before), payloads_checked: 0, ..Report::default() };
     let report_b = Report { samples: b_samples, ..Report::default() };
     Ok((report_a, report_b))
 }
@@ -604,7 +591,7 @@ impl Session {
 
     fn measure(&mut self, ctx: &Ctx) -> Result<Report, NotMeasured> {
         let plan = self.plan;
-        let before = thread_switches();
+        let before = Switches::now();
         let mut report = Report { min_one_way_ticks: i64::MAX, ..Report::default() };
         let mut fault: Option<Fault> = None;
         let (mut out_dir, mut back_dir) = (Vec::new(), Vec::new());
@@ -652,7 +639,7 @@ impl Session {
         for stage in [&mut out_dir, &mut back_dir] {
             stage.drain(..stage.len().saturating_sub(samples.per_op_ns.len()));
         }
-        report.measurer_switches = thread_switches().since(before);
+        report.measurer_switches = Switches::now().since(before);
         if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
         }
@@ -914,7 +901,7 @@ impl PeerSide {
         if self.batch && process::set_sched_policy(libc::SCHED_BATCH).is_err() {
             return self.fail(ERR_POLICY << 32, 0);
         }
-        let before = thread_switches();
+        let before = Switches::now();
         s.u64(PEER_STATE).store(READY, Release);
         let (mut expected, mut count, mut out_sum, mut out_min) = (1u32, 0u64, 0i64, i64::MAX);
         loop {
@@ -960,7 +947,7 @@ impl PeerSide {
             expected = expected.wrapping_add(1);
             count += 1;
         }
-        let sw = thread_switches().since(before);
+        let sw = Switches::now().since(before);
         s.u64(PEER_VOL).store(sw.voluntary, Relaxed);
         s.u64(PEER_INVOL).store(sw.involuntary, Relaxed);
         s.u64(PEER_COUNT).store(count, Relaxed);
@@ -996,31 +983,6 @@ fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg, s: &SharedMem) -> 
                     && s.u64(GIVE_UP).load(Acquire) == 0 => {}
             r => return r,
         }
-    }
-}
-
-/// The calling thread's context switches so far.
-fn thread_switches() -> Switches {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => Switches {
-            voluntary: u.voluntary_context_switches().max(0) as u64,
-            involuntary: u.involuntary_context_switches().max(0) as u64,
-        },
-        Err(_) => Switches::default(),
-    }
-}
-
-impl Switches {
-    fn since(self, before: Switches) -> Switches {
-        Switches {
-            voluntary: self.voluntary.saturating_sub(before.voluntary),
-            involuntary: self.involuntary.saturating_sub(before.involuntary),
-        }
-    }
-
-    /// Both kinds.
-    pub fn total(self) -> u64 {
-        self.voluntary + self.involuntary
     }
 }
 

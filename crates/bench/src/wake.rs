@@ -46,7 +46,6 @@ use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::{Samples, StopReason};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::eventfd::{EfdFlags, EventFd};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::{Timer, TimerKind};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
@@ -54,6 +53,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::time::{Duration, Instant};
 use sys::process;
+use sys::switches::Switches;
 use sys::{cpu, futex, shm::SharedMem};
 
 /// The number that tells the waiter to stop.
@@ -343,7 +343,7 @@ impl Waiter {
         if let Err(e) = cpu::pin_current_thread(self.cpu) {
             return fail(s, ERR_PIN, e as u64);
         }
-        let before = thread_switches();
+        let before = Switches::now();
         s.u64(STATE).store(READY, Release);
         let mut expected = 1u64;
         loop {
@@ -366,9 +366,9 @@ impl Waiter {
             }
             expected += 1;
         }
-        let (vol, invol) = thread_switches();
-        s.u64(VOL).store(vol - before.0, Relaxed);
-        s.u64(INVOL).store(invol - before.1, Relaxed);
+        let sw = Switches::now().since(before);
+        s.u64(VOL).store(sw.voluntary, Relaxed);
+        s.u64(INVOL).store(sw.involuntary, Relaxed);
         s.u64(RAN_ON).store(cpu::current_cpu().map(|c| c as u64 + 1).unwrap_or(0), Relaxed);
         s.u64(STATE).store(DONE, Release);
         0
@@ -397,14 +397,6 @@ fn failure_text(s: &SharedMem) -> String {
             d & 0xffff_ffff
         ),
         _ => "the waiter failed".into(),
-    }
-}
-
-/// The calling thread's (voluntary, involuntary) context switches so far.
-fn thread_switches() -> (u64, u64) {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => (u.voluntary_context_switches().max(0) as u64, u.involuntary_context_switches().max(0) as u64),
-        Err(_) => (0, 0),
     }
 }
 

@@ -31,6 +31,7 @@ pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
 pub mod stamp_signal;
+pub mod switches;
 pub mod testing;
 pub mod thread;
 pub mod timer;
