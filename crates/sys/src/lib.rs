@@ -12,6 +12,7 @@ pub mod altstack;
 pub mod async_owner;
 pub mod clock;
 pub mod cpu;
+pub mod disposition;
 pub mod dl;
 pub mod fault;
 pub mod futex;

@@ -17,6 +17,7 @@
 //! locals that outlive it.
 #![allow(unsafe_code)]
 
+use super::disposition::Disposition;
 use std::cell::Cell;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
@@ -141,17 +142,8 @@ fn read_info(info: *const libc::siginfo_t) -> (i32, i32) {
     }
 }
 
-fn zeroed_action() -> libc::sigaction {
-    // SAFETY: `sigaction` is a plain C struct for which all zeroes is valid (SIG_DFL, no mask).
-    unsafe { std::mem::zeroed() }
-}
-
 /// The handler `sig` has now (`SIG_DFL` is 0), or `None` when the query fails.
-pub fn disposition(sig: libc::c_int) -> Option<libc::sighandler_t> {
-    let mut old = zeroed_action();
-    // SAFETY: a NULL new action only reads the disposition into `old`.
-    (unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } == 0).then_some(old.sa_sigaction)
-}
+pub use super::disposition::handler_of as disposition;
 
 /// A real-time signal nobody in this process handles (its disposition is `SIG_DFL`), away
 /// from both ends of the range (glibc and other libraries take the lowest ones).
@@ -159,37 +151,26 @@ pub fn unused_signal() -> Option<libc::c_int> {
     (libc::SIGRTMIN() + 4..=libc::SIGRTMAX() - 4).find(|&s| disposition(s) == Some(libc::SIG_DFL))
 }
 
-/// The stamping handler installed for a signal; the disposition it replaced comes back on drop.
+/// The stamping handler installed for a signal; the disposition it replaced comes back on drop
+/// (the one guard, [`Disposition`]).
 pub struct Installed {
-    sig: libc::c_int,
-    old: libc::sigaction,
+    _restore: Disposition,
 }
 
 impl Installed {
     /// Installs [`on_notify`] for `sig` (`SA_SIGINFO | SA_RESTART`, nothing masked).
     pub fn new(sig: libc::c_int) -> std::io::Result<Installed> {
-        let mut action = zeroed_action();
+        // SAFETY: `sigaction` is a plain C struct for which all zeroes is valid (no mask).
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
         action.sa_sigaction = on_notify as *const () as libc::sighandler_t;
         action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        let mut old = zeroed_action();
-        // SAFETY: the new action's handler is async-signal-safe (module doc); `old` receives
-        // the disposition replaced, restored on drop.
-        if unsafe { libc::sigaction(sig, &action, &mut old) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Installed { sig, old })
+        // SAFETY: the handler is async-signal-safe (module doc) and a static function.
+        Ok(Installed { _restore: unsafe { Disposition::replace(sig, &action) }? })
     }
 
     /// The handler's address, as [`disposition`] reports it while installed.
     pub fn handler() -> libc::sighandler_t {
         on_notify as *const () as libc::sighandler_t
-    }
-}
-
-impl Drop for Installed {
-    fn drop(&mut self) {
-        // SAFETY: puts back a disposition the process had.
-        unsafe { libc::sigaction(self.sig, &self.old, std::ptr::null_mut()) };
     }
 }
 
