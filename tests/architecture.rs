@@ -15,18 +15,7 @@ use std::path::{Path, PathBuf};
 /// The only places `unsafe` may appear: the system interface, and the insides of the two
 /// libraries whose safe APIs stand on it. The probe programs are separate artefacts (built with
 /// rustc alone by `crates/bench/build.rs`, loaded or executed by benchmarks), not part of a crate.
-const UNSAFE_HOMES: &[&str] = &[
-    "crates/sys/src",
-    "crates/rvm/src",
-    "crates/domain/src",
-    "crates/bench/probe",
-    // Still to be moved into `sys` (each opens with `#![allow(unsafe_code)]` under the crate's
-    // `#![deny(unsafe_code)]`).
-    "crates/bench/src/notify_sig.rs",
-    "crates/bench/src/domain.rs",
-    "crates/bench/src/pingpong.rs",
-    "crates/bench/src/wake.rs",
-];
+const UNSAFE_HOMES: &[&str] = &["crates/sys/src", "crates/rvm/src", "crates/domain/src", "crates/bench/probe"];
 
 /// Circles between the files of one crate that are there by design, each as its sorted members.
 const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[

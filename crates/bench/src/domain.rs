@@ -28,11 +28,14 @@
 //! its key only), the value it wrote is in its memory (read back from inside), the caller's
 //! PKRU is as before, and an isolation probe (the caller reading the callee's memory) faults
 //! with `SEGV_PKUERR`. Create/destroy also check that no key is left allocated.
-#![allow(unsafe_code)]
+//!
+//! Every call goes through the library's safe calls of its own methods
+//! ([`domain::library_calls`]).
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::Timed;
-use domain::{self, Domain, NullArgs, Outcome, SEGV_PKUERR, null_method, read_marker, table::KeyTable};
+use domain::library_calls::{Known, Roaming};
+use domain::{self, Domain, NullArgs, Outcome, SEGV_PKUERR, table::KeyTable};
 use std::io;
 
 fn skip_if_unavailable() -> Result<(), String> {
@@ -53,8 +56,7 @@ fn validate(d: &Domain, before: u32, seen: u32, written: Option<u64>) -> Vec<Che
     )];
     if let Some(v) = written {
         let mut a = NullArgs::for_domain(d);
-        // SAFETY: `read_marker` holds nothing and reads the callee's own marker.
-        let out = unsafe { d.fcall(read_marker, a.as_arg()) };
+        let out = d.fcall_known(Known::ReadMarker, &mut a);
         checks.push(Check::new(
             "the value the callee wrote is in its memory (read back from inside)",
             v.to_string(),
@@ -145,19 +147,16 @@ impl Benchmark for Call {
             Kind::F => ctx.iter(|| {
                 i += 1;
                 a.value = i;
-                // SAFETY: the null method holds nothing and writes its own marker.
-                unsafe { d.fcall(null_method, a.as_arg()) }
+                d.fcall_known(Known::Null, &mut a)
             }),
             Kind::T => ctx.iter(|| {
                 i += 1;
                 a.value = i;
-                // SAFETY: as above; the domain has a stack (made with one).
-                unsafe { d.tcall(null_method, a.as_arg()) }.unwrap_or(Outcome::Raised)
+                d.tcall_known(Known::Null, &mut a).unwrap_or(Outcome::Raised)
             }),
             Kind::Full => ctx.iter(|| {
                 i += 1;
-                // SAFETY: `sum_method` holds nothing and writes its own frame.
-                let r = unsafe { d.call(domain::sum_method, [i, 0, 0, 0]) };
+                let r = d.call_sum([i, 0, 0, 0]);
                 match r {
                     Ok((Outcome::Returned, s, p)) if s == i + 1 => seen = p,
                     _ => bad += 1,
@@ -219,8 +218,7 @@ impl Benchmark for Xfer {
         let mut n_total = 0u64;
         let (samples, checks, notes) = if via == Via::Key {
             let d = Domain::new(true).map_err(failed("create a domain"))?;
-            let top = d.stack().map(|s| s.top()).unwrap_or(0);
-            let rights = d.rights();
+            let target = d.xfer_target().map_err(failed("the domain's stack"))?;
             let mut a = NullArgs::for_domain(&d);
             a.timer = Some(timer);
             let samples = ctx.iter_regions(|n| {
@@ -229,9 +227,7 @@ impl Benchmark for Xfer {
                     n_total += 1;
                     a.value = n_total;
                     let t0 = timer.start();
-                    // SAFETY: the target holds nothing when it transfers back; `top` is the
-                    // domain's own stack.
-                    let out = unsafe { domain::xfer_with(rights, top, domain::stamp_and_xfer_back, a.as_arg()) };
+                    let out = target.xfer_stamped(&mut a);
                     bad += u64::from(out != Outcome::Xferred);
                     ticks = ticks.wrapping_add(a.stamp.wrapping_sub(t0));
                 }
@@ -244,8 +240,7 @@ impl Benchmark for Xfer {
         } else {
             let domains = if via == Via::TableHit { 2 } else { MISS_DOMAINS };
             let mut t = KeyTable::new(domains, 15).map_err(failed("key table"))?;
-            let mut a = NullArgs::for_domain(t.domain(0));
-            a.timer = Some(timer);
+            let mut a = Roaming::new(Some(timer));
             let mut obj = 0usize;
             let mut errors = 0u64;
             let samples = ctx.iter_regions(|n| {
@@ -254,24 +249,19 @@ impl Benchmark for Xfer {
                     n_total += 1;
                     obj = (obj + 1) % domains;
                     let t0 = timer.start();
-                    let Ok(d) = t.resolve(obj) else {
+                    let Ok(out) = t.xfer_stamped(obj, &mut a, n_total) else {
                         errors += 1;
                         continue;
                     };
-                    a.target = d.marker();
-                    a.value = n_total;
-                    let top = d.stack().map(|s| s.top()).unwrap_or(0);
-                    // SAFETY: as for `key`; the table's domains all have stacks.
-                    let out = unsafe { domain::xfer_with(d.rights(), top, domain::stamp_and_xfer_back, a.as_arg()) };
                     bad += u64::from(out != Outcome::Xferred);
-                    ticks = ticks.wrapping_add(a.stamp.wrapping_sub(t0));
+                    ticks = ticks.wrapping_add(a.stamp().wrapping_sub(t0));
                     regions += 1;
                 }
                 // Each transfer is a timed region of its own (a failed look-up adds none).
                 Timed::regions(ticks, regions)
             });
             let d = t.domain(obj);
-            let mut checks = validate(d, before, a.pkru_seen, Some(n_total));
+            let mut checks = validate(d, before, a.pkru_seen(), Some(n_total));
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
             checks.push(Check::all_ok("every table look-up succeeded (pkey_mprotect on a miss)", errors, n_total));
             let misses = t.misses();
@@ -312,9 +302,8 @@ impl Benchmark for Throw {
         let other = Domain::new(false).map_err(failed("create a second domain"))?;
         let before = domain::pkru();
         let timer = ctx.timer;
-        let mut a = NullArgs::for_domain(&d);
+        let mut a = NullArgs::for_domain(&d).touching(&other);
         a.timer = Some(timer);
-        a.touch = other.marker() as usize;
         let (mut bad, mut total, mut mask_bad) = (0u64, 0u64, 0u64);
         let expected = Outcome::Thrown { addr: other.marker() as usize, code: SEGV_PKUERR };
         let samples = ctx.iter_regions(|n| {
@@ -322,16 +311,10 @@ impl Benchmark for Throw {
             for _ in 0..n {
                 total += 1;
                 a.value = total;
-                let arg = a.as_arg();
-                // SAFETY: the throwing methods hold nothing when they fault.
-                let out = unsafe {
-                    match kind {
-                        Kind::F => d.fcall(domain::throwing_method, arg),
-                        Kind::T => d.tcall(domain::throwing_method, arg).unwrap_or(Outcome::Returned),
-                        Kind::Full => d
-                            .call(domain::throwing_frame_method, [arg as u64, 0, 0, 0])
-                            .map_or(Outcome::Returned, |r| r.0),
-                    }
+                let out = match kind {
+                    Kind::F => d.fcall_known(Known::Throwing, &mut a),
+                    Kind::T => d.tcall_known(Known::Throwing, &mut a).unwrap_or(Outcome::Returned),
+                    Kind::Full => d.call_throwing(&mut a).map_or(Outcome::Returned, |r| r.0),
                 };
                 let t1 = timer.stop();
                 ticks = ticks.wrapping_add(t1.wrapping_sub(a.stamp));
@@ -358,12 +341,7 @@ impl Benchmark for Throw {
 }
 
 fn sigsegv_blocked() -> bool {
-    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: reads this thread's mask into `set`.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), set.as_mut_ptr());
-        libc::sigismember(set.as_ptr(), libc::SIGSEGV) == 1
-    }
+    sys::timer::BlockedSignal::is_blocked(libc::SIGSEGV)
 }
 
 /// What `domain.create` and `domain.destroy` build.
@@ -395,13 +373,11 @@ struct Made {
 /// Creates one domain of `v`: key, mapping, tag (+ stack, + link) and, but for `null`, a call
 /// of its null constructor.
 #[inline(always)]
-fn create(v: Variant, ctor: &mut NullArgs) -> io::Result<Made> {
+fn create(v: Variant, ctor: &mut Roaming) -> io::Result<Made> {
     let d = Domain::new(matches!(v, Variant::Stack | Variant::LinkedStack))?;
     let link = if v == Variant::LinkedStack { Some(d.link()?) } else { None };
     if v != Variant::Null {
-        ctor.target = d.marker();
-        // SAFETY: the null constructor holds nothing and writes its own marker.
-        let out = unsafe { d.fcall(null_method, ctor.as_arg()) };
+        let out = d.construct(ctor);
         if out != Outcome::Returned {
             return Err(io::Error::other(format!("the constructor did not return: {out:?}")));
         }
@@ -428,7 +404,7 @@ fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroy: bool) -> Result<Measur
     let keys_before = free_keys();
     let anchor = Domain::new(false).map_err(failed("create the anchor domain"))?;
     let before = domain::pkru();
-    let mut ctor = NullArgs::for_domain(&anchor);
+    let mut ctor = Roaming::new(None);
     let mut error: Option<String> = None;
     let mut made: Vec<Made> = Vec::with_capacity(BATCH as usize);
     let timer = ctx.timer;
@@ -475,9 +451,9 @@ fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroy: bool) -> Result<Measur
         return Err(NotMeasured::Failed(format!("create a domain: {e}")));
     }
     // One more, validated: its constructor ran in it.
-    ctor.value = 77;
+    ctor.set_value(77);
     let m = create(Variant::Plain, &mut ctor).map_err(failed("create a domain"))?;
-    let mut checks = validate(&m.d, before, ctor.pkru_seen, Some(77));
+    let mut checks = validate(&m.d, before, ctor.pkru_seen(), Some(77));
     drop(m);
     drop(anchor);
     let keys_after = free_keys();

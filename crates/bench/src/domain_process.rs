@@ -15,7 +15,8 @@
 //! back, the caller reads the answer. **Validation:** the engine's checks (every message came
 //! back once, in order; each end on its CPU).
 use super::ipc::{self, Setup};
-use super::pingpong::{self, PeerKind, Placement, Timing};
+use super::peer::PeerKind;
+use super::pingpong::{self, Placement, Timing};
 use super::transport::Transport;
 use super::{Benchmark, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::SamplerConfig;

@@ -24,10 +24,11 @@
 //! sample, the peer's count equal to the round trips, each end on its CPU; for `xfer`, no
 //! message arriving before it was sent and one-way times that fit inside their round trips.
 //! **Hangs:** a stopped peer or a lost message (UDP) fails the row once a wait outlasts the
-//! peer deadline ([`pingpong::PEER_DEADLINE`]), and Ctrl-C ends a blocked sample, keeping the
+//! peer deadline ([`crate::peer::PEER_DEADLINE`]), and Ctrl-C ends a blocked sample, keeping the
 //! samples before it; the timed region is the same either way ([`super::pingpong`]).
 
-use super::pingpong::{self, PeerKind, Placement, Plan, Report, Timing};
+use super::peer::PeerKind;
+use super::pingpong::{self, Placement, Plan, Report, Timing};
 use super::transport::Transport;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use model::{Derivation, SIZE_PARAM};

@@ -5,7 +5,7 @@
 //! or [`Ctx::iter_custom`]), tears down, and returns its samples with [`Check`]s saying whether
 //! it measured what it claims. A benchmark never prints.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod ctx;
 pub mod domain;
@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod lock;
 pub mod notify;
 pub mod overhead;
+pub mod peer;
 pub mod pingpong;
 pub mod registry;
 pub mod sampler;

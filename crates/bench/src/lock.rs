@@ -34,12 +34,12 @@ use super::ipc::cpus_for;
 use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
 use crate::sampler::Timed;
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::Timer;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use sys::switches::Switches;
 use sys::{self, futex, mutex::MutexArray, mutex::Probe};
 
 /// Mutexes locked (or unlocked) per timed region: 256 × 64 bytes, 16 KiB, within L1.
@@ -442,10 +442,6 @@ fn thread_state(tid: i32) -> Option<char> {
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
-fn voluntary_switches() -> i64 {
-    getrusage(UsageWho::RUSAGE_THREAD).map(|u| u.voluntary_context_switches()).unwrap_or(-1)
-}
-
 /// The waiting side of `lock.handoff`: pinned to `cpu`; for each round, locks the mutex
 /// (blocking while the holder has it), stamps, counts, unlocks, reports.
 fn waiter(sh: &Shared, cpu: usize, timer: Timer) {
@@ -475,14 +471,14 @@ fn waiter(sh: &Shared, cpu: usize, timer: Timer) {
         if sh.stop.load(Ordering::Acquire) {
             return;
         }
-        let before = voluntary_switches();
+        let before = Switches::now().voluntary;
         sh.locking.store(round, Ordering::Release);
         let held = sh.mutex.lock(0);
         let t1 = timer.stop();
-        let after = voluntary_switches();
+        let after = Switches::now().voluntary;
         sh.owned_at.store(t1, Ordering::Release);
         sh.taken.fetch_add(1, Ordering::Relaxed);
-        if before >= 0 && after > before {
+        if after > before {
             sh.slept.fetch_add(1, Ordering::Relaxed);
         }
         if sys::cpu::current_cpu() != Some(cpu) {

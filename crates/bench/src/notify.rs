@@ -69,21 +69,20 @@
 //! owner cleared, both threads are joined, the signal's disposition is put back, and the trace
 //! instance is removed — in that order, so no signal can arrive with no handler.
 
-#[path = "notify_sig.rs"]
-pub mod sig;
-
 use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::{Samples, StopReason};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::{Timer, TimerKind};
-use sig::{AsyncOwner, Installed, PosixTimer};
 use std::hint::black_box;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use sys::async_owner::{self, AsyncOwner};
+use sys::stamp_signal::{self as sig, Installed};
+use sys::switches::Switches;
+use sys::timer::PosixTimer;
 use sys::{cpu, futex, tracefs};
 
 /// Time between notifications: long against a notification (tens of µs at worst), so they
@@ -288,14 +287,6 @@ struct Received {
     cpu: Option<usize>,
 }
 
-/// Context switches of the calling thread: (voluntary, involuntary).
-fn switches() -> [u64; 2] {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => [u.voluntary_context_switches() as u64, u.involuntary_context_switches() as u64],
-        Err(_) => [0, 0],
-    }
-}
-
 /// `CLOCK_MONOTONIC` in ns.
 fn mono_ns() -> u64 {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
@@ -376,10 +367,10 @@ fn receiver(sh: &Shared, plan: &ReceiverPlan) -> Received {
         let _ = sig::set_blocked(plan.signo, true);
         return out;
     }
-    let before = switches();
+    let before = Switches::now();
     notifications(sh, plan, &mut out);
-    let after = switches();
-    out.switches = [after[0] - before[0], after[1] - before[1]];
+    let d = Switches::now().since(before);
+    out.switches = [d.voluntary, d.involuntary];
     out.cpu = cpu::current_cpu();
     // A late signal now stays pending and dies with the thread.
     let _ = sig::set_blocked(plan.signo, true);
@@ -409,7 +400,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
             return;
         }
         let mut rec = Record::default();
-        let involuntary = switches()[1];
+        let involuntary = Switches::now().involuntary;
         match plan.source {
             Source::Timer => {
                 let Some(t) = plan.posix_timer.get() else {
@@ -419,7 +410,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
                 let (ns, ticks) = clock_pair(&timer);
                 rec.due_ns = ns + SPACING.as_nanos() as u64;
                 (rec.pair_ns, rec.pair_ticks) = (ns, ticks);
-                if let Err(e) = t.arm_at(rec.due_ns) {
+                if let Err(e) = t.arm_at_ns(rec.due_ns) {
                     out.error = Some(format!("timer_settime: {e}"));
                     return;
                 }
@@ -435,7 +426,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
             return;
         };
         seen = sig::runs();
-        rec.switched_out = switches()[1].saturating_sub(involuntary);
+        rec.switched_out = Switches::now().involuntary.saturating_sub(involuntary);
         let h = sig::last_run();
         rec.entry = h.entry;
         rec.exit = h.exit;
@@ -457,7 +448,7 @@ fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
 /// one byte.
 fn sender(sh: &Shared, cpu_s: usize, write_end: &OwnedFd, timer: Timer) -> Result<(), String> {
     cpu::pin_current_thread(cpu_s).map_err(|e| format!("pinning the sender to CPU {cpu_s}: {e}"))?;
-    let before = switches();
+    let before = Switches::now();
     let mut sent = 0u32;
     let r = loop {
         // The receiver's round is bounded by its own deadlines; this wait only needs the stop flag.
@@ -476,9 +467,9 @@ fn sender(sh: &Shared, cpu_s: usize, write_end: &OwnedFd, timer: Timer) -> Resul
         }
         sh.sent.fetch_add(1, Release);
     };
-    let after = switches();
-    sh.sender_switches[0].store(after[0] - before[0], Relaxed);
-    sh.sender_switches[1].store(after[1] - before[1], Relaxed);
+    let d = Switches::now().since(before);
+    sh.sender_switches[0].store(d.voluntary, Relaxed);
+    sh.sender_switches[1].store(d.involuntary, Relaxed);
     r
 }
 
@@ -563,7 +554,7 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
             let tid = sh.tid.load(Acquire);
             match source {
                 Source::Timer => {
-                    let t = PosixTimer::to_thread(signo, tid).map_err(|e| format!("timer_create: {e}"))?;
+                    let t = PosixTimer::to_thread(tid, signo).map_err(|e| format!("timer_create: {e}"))?;
                     let _ = plan.posix_timer.set(t);
                 }
                 Source::AsyncIo(_) => {
@@ -590,7 +581,8 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
             .unwrap_or_else(|_| Received { error: Some("the receiver panicked".into()), ..Received::default() });
         // Stop the sources before anything else: no signal is sent after this.
         drop(owner);
-        let owner_cleared = sig::async_state(read_end.as_fd()).map(|(on, pid, signal)| !on && pid == 0 && signal == 0);
+        let owner_cleared =
+            async_owner::async_state(read_end.as_fd()).map(|(on, pid, signal)| !on && pid == 0 && signal == 0);
         sh.end();
         let sender_result = sender_thread.map(|t| t.join().unwrap_or_else(|_| Err("the sender panicked".into())));
         setup.map_err(NotMeasured::Failed)?;
@@ -868,7 +860,8 @@ fn measured(
     checks.push(Check::all_ok("the breakdown's stages add up to each sample", off, samples.len() as u64));
     match f.source {
         Source::AsyncIo(_) => {
-            let wrong = kept.iter().filter(|r| r.si_code != sig::POLL_IN || r.si_fd != f.read_fd).count() as u64;
+            let wrong =
+                kept.iter().filter(|r| r.si_code != async_owner::POLL_IN || r.si_fd != f.read_fd).count() as u64;
             checks.push(Check::all_ok(
                 "the signal came from the pipe (si_code POLL_IN, si_fd its read end)",
                 wrong,

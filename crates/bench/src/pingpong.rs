@@ -53,8 +53,9 @@
 
 use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
 use super::{Ctx, NotMeasured};
+use crate::peer::{Ended, Peer, StartStep};
+use crate::peer::{PEER_DEADLINE, PeerKind};
 use crate::sampler::{Samples, StopReason, Timed, overhead_of};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::Timer;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -62,27 +63,9 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
 use std::time::{Duration, Instant};
-use sys::process::{self, Child, DeathWatch, WakeOnPeerEnd};
+use sys::process::{self, WakeOnPeerEnd};
+pub use sys::switches::Switches;
 use sys::{cpu, shm::SharedMem};
-
-/// Who the peer is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeerKind {
-    /// A thread of this process (intra-address-space).
-    Thread,
-    /// A forked process (inter-address-space).
-    Process,
-}
-
-impl PeerKind {
-    /// The parameter value.
-    pub fn name(self) -> &'static str {
-        match self {
-            PeerKind::Thread => "thread",
-            PeerKind::Process => "process",
-        }
-    }
-}
 
 /// Where the two ends run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,15 +129,6 @@ pub enum Inject {
     Stall(u32),
 }
 
-/// Voluntary and involuntary context switches of one thread.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Switches {
-    /// Gave up the CPU (blocked).
-    pub voluntary: u64,
-    /// Was preempted.
-    pub involuntary: u64,
-}
-
 /// What a ping-pong measured, and what each end saw.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -212,32 +186,6 @@ const ERR_PIN: u64 = 1;
 const ERR_IO: u64 = 2;
 const ERR_SEQ: u64 = 3;
 const ERR_POLICY: u64 = 4;
-
-/// **The deadline rule.** The longest any one wait on a peer may last before the peer is
-/// given up on as stopped or its message as lost: the start-up hand-shake, one call of the
-/// sampling routine (one sample or warm-up batch, a few thousandths of a round's budget
-/// normally), and the stop hand-shake. It is [`DeadlineRule::budget_multiple`] × the round's
-/// budget (`ctx.cfg.budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
-/// loaded machine never trips it, and short enough that a hung row costs seconds, not a run.
-/// With the default budget (1 s over 5 rounds) and `--quick`, that is the 2 s floor.
-pub const PEER_DEADLINE: DeadlineRule = DeadlineRule { budget_multiple: 4.0, floor: Duration::from_secs(2) };
-
-/// How a deadline follows from a round's budget (see [`PEER_DEADLINE`]).
-#[derive(Clone, Copy, Debug)]
-pub struct DeadlineRule {
-    /// The deadline in units of the round's budget.
-    pub budget_multiple: f64,
-    /// The shortest deadline.
-    pub floor: Duration,
-}
-
-impl DeadlineRule {
-    /// The deadline of a round whose budget is `budget_s` seconds.
-    pub fn for_round(&self, budget_s: f64) -> Duration {
-        let scaled = Duration::try_from_secs_f64(budget_s.max(0.0) * self.budget_multiple).unwrap_or(Duration::MAX);
-        scaled.max(self.floor)
-    }
-}
 
 /// How often the watchdog looks at the interrupt flag and the call in progress: an interrupt
 /// ends a blocked sample within about this long.
@@ -441,7 +389,7 @@ fn prepare_thread(ctx: &Ctx, plan: &Plan) -> Result<RestoreThread, NotMeasured> 
 
 /// Samples of `a`, with one sample of `b` taken beside each.
 fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report, Report), NotMeasured> {
-    let before = thread_switches();
+    let before = Switches::now();
     let mut fault: Option<(Fault, Plan)> = None;
     let mut b_ns = Vec::new();
     let mut calls = 0u64;
@@ -490,12 +438,8 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
     }
     b_ns.drain(..b_ns.len().saturating_sub(samples.per_op_ns.len()));
     let b_samples = Samples { per_op_ns: b_ns, ..samples.clone() };
-    let report_a = Report {
-        samples,
-        measurer_switches: thread_switches().since(before),
-        payloads_checked: 0,
-        ..Report::default()
-    };
+    let report_a =
+        Report { samples, measurer_switches: Switches::now().since(before), payloads_checked: 0, ..Report::default() };
     let report_b = Report { samples: b_samples, ..Report::default() };
     Ok((report_a, report_b))
 }
@@ -527,18 +471,12 @@ impl Drop for RestoreThread {
     }
 }
 
-/// The peer; a process comes with its watchdog, dropped after it (fields drop in order).
-enum PeerHandle {
-    Thread(Option<std::thread::JoinHandle<i32>>),
-    Process { child: Child, _watch: DeathWatch },
-}
-
 /// The measuring side of one ping-pong, with its peer alive.
 struct Session {
     plan: Plan,
     watch: Arc<Watch>,
     shared: Arc<SharedMem>,
-    handle: PeerHandle,
+    peer: Peer,
     end: Endpoint,
     out: Msg,
     inb: Msg,
@@ -566,31 +504,19 @@ impl Session {
             cpu: plan.cpus.1,
             measurer: (std::process::id() as i32, process::gettid()),
         };
-        let handle = match plan.peer {
-            PeerKind::Thread => {
-                let t = std::thread::Builder::new()
-                    .name("osprim-peer".into())
-                    .spawn(move || peer.serve(&mut theirs))
-                    .map_err(|e| failed("spawn the peer thread", e))?;
-                PeerHandle::Thread(Some(t))
-            }
-            PeerKind::Process => {
-                // SAFETY: `serve` works on buffers, descriptors and shared memory made before the
-                // fork and reports errors as numbers (no lock, stdio or allocation while serving);
-                // the buffers it frees on return go through glibc's malloc, whose locks `fork`
-                // resets in the child.
-                #[allow(unsafe_code)]
-                let child = unsafe { process::fork_peer(move || peer.serve(&mut theirs)) }
-                    .map_err(|e| failed("fork the peer", e))?;
-                let watch = DeathWatch::start(child.pid(), process::gettid());
-                PeerHandle::Process { child, _watch: watch.map_err(|e| failed("start the peer's watchdog", e))? }
-            }
-        };
+        // `serve` works on buffers, descriptors and shared memory made before the start and
+        // reports errors as numbers (no lock, stdio or allocation while serving).
+        let peer = Peer::start(plan.peer, "osprim-peer", Some(process::gettid()), move || peer.serve(&mut theirs))
+            .map_err(|(step, e)| match step {
+                StartStep::Thread => failed("spawn the peer thread", e),
+                StartStep::Fork => failed("fork the peer", e),
+                StartStep::Watch => failed("start the peer's watchdog", e),
+            })?;
         let session = Session {
             plan: *plan,
             watch: Arc::clone(watch),
             shared,
-            handle,
+            peer,
             end,
             out: Msg::new(bytes),
             inb: Msg::new(bytes),
@@ -629,10 +555,10 @@ impl Session {
         if self.shared.u64(PEER_STATE).load(Acquire) == FAILED {
             return Some(peer_failure(&self.shared));
         }
-        match &self.handle {
-            PeerHandle::Process { child: c, .. } if c.has_ended() => Some("the peer process ended unexpectedly".into()),
-            PeerHandle::Thread(Some(t)) if t.is_finished() => Some("the peer thread ended unexpectedly".into()),
-            _ => None,
+        match self.peer.has_ended() {
+            true if self.peer.is_process() => Some("the peer process ended unexpectedly".into()),
+            true => Some("the peer thread ended unexpectedly".into()),
+            false => None,
         }
     }
 
@@ -665,7 +591,7 @@ impl Session {
 
     fn measure(&mut self, ctx: &Ctx) -> Result<Report, NotMeasured> {
         let plan = self.plan;
-        let before = thread_switches();
+        let before = Switches::now();
         let mut report = Report { min_one_way_ticks: i64::MAX, ..Report::default() };
         let mut fault: Option<Fault> = None;
         let (mut out_dir, mut back_dir) = (Vec::new(), Vec::new());
@@ -713,7 +639,7 @@ impl Session {
         for stage in [&mut out_dir, &mut back_dir] {
             stage.drain(..stage.len().saturating_sub(samples.per_op_ns.len()));
         }
-        report.measurer_switches = thread_switches().since(before);
+        report.measurer_switches = Switches::now().since(before);
         if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
         }
@@ -851,41 +777,24 @@ impl Session {
             Verdict::Overdue if thread => STOP_GRACE,
             Verdict::Overdue => Duration::ZERO,
         };
-        let began = Instant::now();
-        match &mut self.handle {
-            PeerHandle::Process { child, .. } => {
-                while !child.has_ended() && began.elapsed() < grace(&self.watch, false) {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                // Reaps an ended peer; kills and reaps one still running (or stopped).
-                let status = child.finish(Duration::ZERO);
-                match status {
-                    nix::sys::wait::WaitStatus::Exited(_, 0) => Ok(()),
-                    s if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => Err(NotMeasured::Failed(format!(
-                        "{} (peer {})",
-                        peer_failure(&self.shared),
-                        process::describe(s)
-                    ))),
-                    s => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
-                }
+        let thread = !self.peer.is_process();
+        let every = Duration::from_micros(if thread { 500 } else { 200 });
+        let tid = self.shared.u64(PEER_TID).load(Acquire) as i32;
+        let nudge = || {
+            if tid > 0 {
+                process::wake_thread(std::process::id() as i32, tid);
             }
-            PeerHandle::Thread(handle) => {
-                let Some(t) = handle.take() else { return Ok(()) };
-                let tid = self.shared.u64(PEER_TID).load(Acquire) as i32;
-                while !t.is_finished() && began.elapsed() < grace(&self.watch, true) {
-                    if tid > 0 {
-                        process::wake_thread(std::process::id() as i32, tid);
-                    }
-                    std::thread::sleep(Duration::from_micros(500));
-                }
-                if !t.is_finished() {
-                    return Err(NotMeasured::Failed("the peer thread did not stop".into()));
-                }
-                match t.join() {
-                    Ok(0) => Ok(()),
-                    _ => Err(NotMeasured::Failed(peer_failure(&self.shared))),
-                }
+        };
+        let watch = &self.watch;
+        match self.peer.end(|| grace(watch, thread), every, nudge) {
+            Ended::AlreadyEnded => Ok(()),
+            Ended::Reaped(nix::sys::wait::WaitStatus::Exited(_, 0)) | Ended::Joined(Some(0)) => Ok(()),
+            Ended::Reaped(s) if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => {
+                Err(NotMeasured::Failed(format!("{} (peer {})", peer_failure(&self.shared), process::describe(s))))
             }
+            Ended::Reaped(s) => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
+            Ended::StillRunning => Err(NotMeasured::Failed("the peer thread did not stop".into())),
+            Ended::Joined(_) => Err(NotMeasured::Failed(peer_failure(&self.shared))),
         }
     }
 }
@@ -992,7 +901,7 @@ impl PeerSide {
         if self.batch && process::set_sched_policy(libc::SCHED_BATCH).is_err() {
             return self.fail(ERR_POLICY << 32, 0);
         }
-        let before = thread_switches();
+        let before = Switches::now();
         s.u64(PEER_STATE).store(READY, Release);
         let (mut expected, mut count, mut out_sum, mut out_min) = (1u32, 0u64, 0i64, i64::MAX);
         loop {
@@ -1038,7 +947,7 @@ impl PeerSide {
             expected = expected.wrapping_add(1);
             count += 1;
         }
-        let sw = thread_switches().since(before);
+        let sw = Switches::now().since(before);
         s.u64(PEER_VOL).store(sw.voluntary, Relaxed);
         s.u64(PEER_INVOL).store(sw.involuntary, Relaxed);
         s.u64(PEER_COUNT).store(count, Relaxed);
@@ -1074,31 +983,6 @@ fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg, s: &SharedMem) -> 
                     && s.u64(GIVE_UP).load(Acquire) == 0 => {}
             r => return r,
         }
-    }
-}
-
-/// The calling thread's context switches so far.
-fn thread_switches() -> Switches {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => Switches {
-            voluntary: u.voluntary_context_switches().max(0) as u64,
-            involuntary: u.involuntary_context_switches().max(0) as u64,
-        },
-        Err(_) => Switches::default(),
-    }
-}
-
-impl Switches {
-    fn since(self, before: Switches) -> Switches {
-        Switches {
-            voluntary: self.voluntary.saturating_sub(before.voluntary),
-            involuntary: self.involuntary.saturating_sub(before.involuntary),
-        }
-    }
-
-    /// Both kinds.
-    pub fn total(self) -> u64 {
-        self.voluntary + self.involuntary
     }
 }
 

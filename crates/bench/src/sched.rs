@@ -34,12 +34,12 @@
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
 use crate::sampler::{Samples, StopReason};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::Timer;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
+use sys::switches::Switches as ThreadSwitches;
 use sys::{cpu, process};
 
 /// The wall time of one `sched.preempt` round (at most).
@@ -56,14 +56,6 @@ pub struct Preempt;
 
 /// `sched.yield`.
 pub struct Yield;
-
-/// The calling thread's (voluntary, involuntary) context switches.
-fn switches() -> (u64, u64) {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => (u.voluntary_context_switches().max(0) as u64, u.involuntary_context_switches().max(0) as u64),
-        Err(_) => (0, 0),
-    }
-}
 
 /// What one spinning thread saw.
 #[derive(Debug, Default, Clone)]
@@ -90,7 +82,7 @@ pub struct Spin {
 #[inline(never)]
 fn spin(timer: &Timer, start: u64, end: u64, gap_ticks: u64, interrupt: &AtomicBool) -> Spin {
     let mut s = Spin { gaps: Vec::with_capacity(GAP_CAP), policy: process::sched_policy(), ..Spin::default() };
-    let (v0, i0) = switches();
+    let ThreadSwitches { voluntary: v0, involuntary: i0 } = ThreadSwitches::now();
     let mut last = start;
     s.first = timer.stop();
     let mut i = 0u32;
@@ -113,7 +105,7 @@ fn spin(timer: &Timer, start: u64, end: u64, gap_ticks: u64, interrupt: &AtomicB
             break;
         }
     }
-    let (v1, i1) = switches();
+    let ThreadSwitches { voluntary: v1, involuntary: i1 } = ThreadSwitches::now();
     s.voluntary = v1.saturating_sub(v0);
     s.involuntary = i1.saturating_sub(i0);
     s.ran_on = cpu::current_cpu();
@@ -304,7 +296,7 @@ impl Benchmark for Yield {
         let peer = YieldPeer::start(ctx.cpu)?;
         let overhead = ctx.timer.overhead_ticks();
         let timer = ctx.timer;
-        let (v0, i0) = switches();
+        let ThreadSwitches { voluntary: v0, involuntary: i0 } = ThreadSwitches::now();
         let (mut yields, mut turns) = (0u64, 0u64);
         let samples = ctx.iter_custom(|n| {
             let rounds = n.div_ceil(2);
@@ -318,7 +310,7 @@ impl Benchmark for Yield {
             yields += rounds;
             super::pingpong::scale_ticks(t1.wrapping_sub(t0), overhead, n as f64 / (2 * rounds) as f64)
         });
-        let (v1, i1) = switches();
+        let ThreadSwitches { voluntary: v1, involuntary: i1 } = ThreadSwitches::now();
         let (pv, pi) = peer.stop()?;
         let handoffs = 2 * yields;
         let counted = (v1 - v0) + (i1 - i0) + pv + pi;
@@ -362,12 +354,12 @@ impl YieldPeer {
             .name("osprim-yield".into())
             .spawn(move || {
                 cpu::pin_current_thread(cpu).map_err(|e| format!("pin to CPU {cpu}: {e}"))?;
-                let (v0, i0) = switches();
+                let ThreadSwitches { voluntary: v0, involuntary: i0 } = ThreadSwitches::now();
                 while !s.load(Relaxed) {
                     c.fetch_add(1, Relaxed);
                     let _ = nix::sched::sched_yield();
                 }
-                let (v1, i1) = switches();
+                let ThreadSwitches { voluntary: v1, involuntary: i1 } = ThreadSwitches::now();
                 Ok((v1 - v0, i1 - i0))
             })
             .map_err(|e| NotMeasured::Failed(format!("start the yield peer: {e}")))?;

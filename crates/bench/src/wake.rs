@@ -40,19 +40,20 @@
 //! its parent and is killed and reaped if it does not end.
 
 use super::ipc::cpus_for;
-use super::pingpong::{PEER_DEADLINE, PeerKind, Placement};
+use super::peer::{PEER_DEADLINE, Peer, PeerKind, StartStep};
+use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::{Samples, StopReason};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::eventfd::{EfdFlags, EventFd};
-use nix::sys::resource::{UsageWho, getrusage};
 use platform::timer::{Timer, TimerKind};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::time::{Duration, Instant};
-use sys::process::{self, Child};
+use sys::process;
+use sys::switches::Switches;
 use sys::{cpu, futex, shm::SharedMem};
 
 /// The number that tells the waiter to stop.
@@ -342,7 +343,7 @@ impl Waiter {
         if let Err(e) = cpu::pin_current_thread(self.cpu) {
             return fail(s, ERR_PIN, e as u64);
         }
-        let before = thread_switches();
+        let before = Switches::now();
         s.u64(STATE).store(READY, Release);
         let mut expected = 1u64;
         loop {
@@ -365,9 +366,9 @@ impl Waiter {
             }
             expected += 1;
         }
-        let (vol, invol) = thread_switches();
-        s.u64(VOL).store(vol - before.0, Relaxed);
-        s.u64(INVOL).store(invol - before.1, Relaxed);
+        let sw = Switches::now().since(before);
+        s.u64(VOL).store(sw.voluntary, Relaxed);
+        s.u64(INVOL).store(sw.involuntary, Relaxed);
         s.u64(RAN_ON).store(cpu::current_cpu().map(|c| c as u64 + 1).unwrap_or(0), Relaxed);
         s.u64(STATE).store(DONE, Release);
         0
@@ -397,20 +398,6 @@ fn failure_text(s: &SharedMem) -> String {
         ),
         _ => "the waiter failed".into(),
     }
-}
-
-/// The calling thread's (voluntary, involuntary) context switches so far.
-fn thread_switches() -> (u64, u64) {
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => (u.voluntary_context_switches().max(0) as u64, u.involuntary_context_switches().max(0) as u64),
-        Err(_) => (0, 0),
-    }
-}
-
-/// The waiter's thread or process.
-enum PeerHandle {
-    Thread(Option<std::thread::JoinHandle<i32>>),
-    Process(Child),
 }
 
 /// Why a session stopped early.
@@ -453,7 +440,7 @@ struct Session<'c> {
     plan: Plan,
     shared: Arc<SharedMem>,
     wake: WakeEnd,
-    peer: PeerHandle,
+    peer: Peer,
     stat: Option<std::fs::File>,
     deadline: Duration,
     /// Wakes issued (the last one may not be acknowledged yet).
@@ -473,21 +460,13 @@ impl<'c> Session<'c> {
         let (wake, end) = open(plan.mechanism).map_err(|e| failed("open the wake mechanism", e))?;
         let waiter =
             Waiter { shared: shared.clone(), end, timer: ctx.timer, cpu: plan.cpus.1, spin: !plan.mechanism.blocks() };
-        let peer = match plan.peer {
-            PeerKind::Thread => PeerHandle::Thread(Some(
-                std::thread::Builder::new()
-                    .name("osprim-waiter".into())
-                    .spawn(move || waiter.serve())
-                    .map_err(|e| failed("start the waiter thread", e))?,
-            )),
-            PeerKind::Process => {
-                // SAFETY: `serve` makes system calls through nix and touches shared atomics
-                // only: it allocates nothing and takes no lock.
-                #[allow(unsafe_code)]
-                let child = unsafe { process::fork_peer(move || waiter.serve()) };
-                PeerHandle::Process(child.map_err(|e| failed("fork the waiter", e))?)
-            }
-        };
+        // `serve` makes system calls through nix and touches shared atomics only: it allocates
+        // nothing and takes no lock.
+        let peer =
+            Peer::start(plan.peer, "osprim-waiter", None, move || waiter.serve()).map_err(|(step, e)| match step {
+                StartStep::Fork => failed("fork the waiter", e),
+                StartStep::Thread | StartStep::Watch => failed("start the waiter thread", e),
+            })?;
         let mut session = Session {
             ctx,
             plan: *plan,
@@ -519,10 +498,7 @@ impl<'c> Session<'c> {
             }
         }
         let tid = self.shared.u64(TID).load(Acquire);
-        let pid = match &self.peer {
-            PeerHandle::Thread(_) => std::process::id() as i32,
-            PeerHandle::Process(c) => c.pid(),
-        };
+        let pid = self.peer.pid();
         if self.plan.mechanism.blocks() {
             let path = format!("/proc/{pid}/task/{tid}/stat");
             self.stat = Some(std::fs::File::open(&path).map_err(|e| NotMeasured::Failed(format!("open {path}: {e}")))?);
@@ -547,9 +523,7 @@ impl<'c> Session<'c> {
         if self.shared.u64(STATE).load(Acquire) == FAILED {
             return Err(Fault::Waiter(failure_text(&self.shared)));
         }
-        if let PeerHandle::Process(c) = &self.peer
-            && c.has_ended()
-        {
+        if self.peer.is_process() && self.peer.has_ended() {
             return Err(Fault::Waiter("the waiter process ended".into()));
         }
         let waited = began.elapsed();
@@ -657,23 +631,11 @@ impl<'c> Session<'c> {
         outcome
     }
 
-    /// Joins or reaps the waiter (it has been told to stop).
+    /// Joins or reaps the waiter (it has been told to stop): a process gets 300 ms, a thread
+    /// the deadline.
     fn end_peer(&mut self) {
-        match &mut self.peer {
-            PeerHandle::Process(c) => {
-                c.finish(Duration::from_millis(300));
-            }
-            PeerHandle::Thread(h) => {
-                let Some(t) = h.take() else { return };
-                let began = Instant::now();
-                while !t.is_finished() && began.elapsed() < self.deadline {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                if t.is_finished() {
-                    let _ = t.join();
-                }
-            }
-        }
+        let grace = if self.peer.is_process() { Duration::from_millis(300) } else { self.deadline };
+        self.peer.end(|| grace, Duration::from_micros(200), || {});
     }
 }
 
@@ -920,9 +882,9 @@ pub(crate) mod tests {
             let p = plan(ctx, Mechanism::Futex, PeerKind::Process, false).unwrap();
             let mut session = Session::start(ctx, &p).unwrap();
             session.one().unwrap();
-            if let PeerHandle::Process(c) = &session.peer {
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.pid()), nix::sys::signal::Signal::SIGKILL).unwrap();
-            }
+            assert!(session.peer.is_process());
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(session.peer.pid()), nix::sys::signal::Signal::SIGKILL)
+                .unwrap();
             let began = Instant::now();
             let e = session.one().unwrap_err();
             assert!(began.elapsed() < Duration::from_secs(1));

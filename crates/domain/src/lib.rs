@@ -37,6 +37,9 @@
 //!
 //! **Key virtualisation** ([`table::KeyTable`]): more domains than hardware keys.
 //!
+//! **Safe calls** ([`library_calls`]): the call functions take any method and so are
+//! `unsafe`; the library's own methods, aimed only at live domains, are called safely there.
+//!
 //! # Safety
 //! - System calls (`pkey_alloc`, `pkey_free`, `pkey_mprotect`, `pthread_sigmask`) get memory
 //!   this module owns: a domain's region (a [`Region`], unmapped once on drop, after the fault
@@ -54,6 +57,7 @@
 //!   a Rust reference, by methods running with its key.
 #![allow(unsafe_code)]
 
+pub mod library_calls;
 pub mod switch;
 pub mod table;
 #[cfg(test)]
@@ -500,27 +504,46 @@ extern "C" fn probe_reader(p: *mut u8) {
 }
 
 /// The arguments of the null methods ([`null_method`], [`read_marker`]): in the call area.
+/// The addresses a method writes or touches are private and come from live domains only
+/// ([`NullArgs::for_domain`], [`NullArgs::touching`]), which the lifetime keeps alive, so the
+/// safe calls of [`library_calls`] cannot be aimed at arbitrary memory.
 #[repr(C)]
 #[derive(Debug)]
-pub struct NullArgs {
+pub struct NullArgs<'d> {
     /// Where the method writes (the callee's marker).
-    pub target: *mut u64,
+    target: *mut u64,
     /// What it writes (null method) or read (marker reader).
     pub value: u64,
     /// The PKRU the method saw.
     pub pkru_seen: u32,
     /// For throwing methods: the address touched (another domain's memory); 0: raise.
-    pub touch: usize,
+    touch: usize,
     /// For timed methods: a clock reading taken in the callee.
     pub stamp: u64,
     /// The run's timer, for [`stamp_and_xfer_back`].
     pub timer: Option<platform::timer::Timer>,
+    _domains: std::marker::PhantomData<&'d Domain>,
 }
 
-impl NullArgs {
+impl<'d> NullArgs<'d> {
     /// Arguments aimed at `d`'s marker.
-    pub fn for_domain(d: &Domain) -> NullArgs {
-        NullArgs { target: d.marker(), value: 0, pkru_seen: 0, touch: 0, stamp: 0, timer: None }
+    pub fn for_domain(d: &'d Domain) -> NullArgs<'d> {
+        NullArgs {
+            target: d.marker(),
+            value: 0,
+            pkru_seen: 0,
+            touch: 0,
+            stamp: 0,
+            timer: None,
+            _domains: std::marker::PhantomData,
+        }
+    }
+
+    /// The same arguments, with the throwing methods touching `other`'s marker (a fault when
+    /// `other` is another domain).
+    pub fn touching(mut self, other: &'d Domain) -> NullArgs<'d> {
+        self.touch = other.marker() as usize;
+        self
     }
 
     /// As a method argument.

@@ -9,8 +9,10 @@
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
 
 pub mod altstack;
+pub mod async_owner;
 pub mod clock;
 pub mod cpu;
+pub mod disposition;
 pub mod dl;
 pub mod fault;
 pub mod futex;
@@ -29,6 +31,8 @@ pub mod sighook;
 pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
+pub mod stamp_signal;
+pub mod switches;
 pub mod testing;
 pub mod thread;
 pub mod timer;

@@ -17,8 +17,8 @@
 //!   stdio's) at that moment; the child has only the forking thread. So the child runs only
 //!   code that takes no such lock, and leaves with `_exit`, never unwinding into or running the
 //!   parent's destructors. [`Child::fork_paused`]'s child calls only async-signal-safe
-//!   functions; [`fork_peer`] runs a caller's closure, so it is an `unsafe fn` whose caller
-//!   vouches for the closure.
+//!   functions; [`fork_peer`] runs a caller's safe closure, sound in the child for the reason
+//!   its doc gives (the worst it can meet is a hang, which the guard's deadline ends).
 //! - A [`Child`] is our own unreaped child until it is reaped, so its pid cannot be reused
 //!   before `kill` and `waitpid` name it.
 //! - The signal handler touches one atomic. `tgkill` and `waitid` take no pointers the kernel
@@ -186,12 +186,18 @@ fn die_with(parent: libc::pid_t) {
 /// Forks; the child runs `body` and exits with its return value (101 if it panics). The child
 /// dies with the parent (`PR_SET_PDEATHSIG`) and ignores Ctrl-C, which the parent handles.
 ///
-/// # Safety
-/// `body` runs in the forked child of a process that may have other threads: it must not
-/// take a lock another thread may have held at the fork (so no allocation or stdio unless
-/// the C library resets those locks in the child, as glibc's `fork` does for `malloc`), and it
-/// must not rely on any thread but the calling one, which is the only one the child has.
-pub unsafe fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
+/// A safe function, though `body` runs in the forked child of a process that may have other
+/// threads: in the child every other thread is as if paused for ever at the instant of the
+/// fork, and safe Rust is sound under any pause of any thread (its locks, `OnceLock`s and
+/// atomics never let a paused holder's half-done work be seen; glibc's `fork` resets the
+/// `malloc` and stdio locks). So the worst `body` can meet is a lock held by a thread that is
+/// gone, which blocks the child for ever: a hang, never undefined behaviour — and one that
+/// ends, since the child dies with the parent and the returned [`Child`] kills and reaps it
+/// (at [`Child::finish`]'s deadline, or on drop). Memory osprim maps is never
+/// `MADV_DONTFORK`, so everything `body` can reach is in the child. Peers should still
+/// prepare all they need before the fork and report failures as numbers, so that they never
+/// wait on such a lock.
+pub fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
     let in_child = |parent| {
         die_with(parent);
         // SAFETY: setting dispositions to SIG_IGN/SIG_DFL installs no code.
@@ -204,8 +210,8 @@ pub unsafe fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
         // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
         unsafe { libc::_exit(code) }
     };
-    // SAFETY: the child sets its signal dispositions (async-signal-safe), runs `body` under
-    // the caller's contract and leaves with `_exit`.
+    // SAFETY: the child sets its signal dispositions (async-signal-safe), runs `body` (safe
+    // code, sound in the child: see above) and leaves with `_exit`.
     unsafe { fork_with(in_child) }
 }
 
@@ -376,8 +382,7 @@ mod tests {
     #[test]
     fn child_exit_status_is_reported_and_reaped() {
         let _serial = crate::testing::serial();
-        // SAFETY: the child only returns a constant.
-        let mut c = unsafe { fork_peer(|| 7) }.unwrap();
+        let mut c = fork_peer(|| 7).unwrap();
         assert_eq!(c.finish(Duration::from_secs(5)), WaitStatus::Exited(Pid::from_raw(c.pid()), 7));
         assert!(c.has_ended());
     }
@@ -403,8 +408,7 @@ mod tests {
             // SAFETY: pause takes no arguments.
             unsafe { libc::pause() };
         };
-        // SAFETY: the child only calls pause, which is async-signal-safe.
-        let c = unsafe { fork_peer(body) }.unwrap();
+        let c = fork_peer(body).unwrap();
         let pid = c.pid();
         assert!(!c.has_ended());
         drop(c);

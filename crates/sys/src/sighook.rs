@@ -65,36 +65,15 @@ pub fn install(sig: libc::c_int, hook: &Hook) -> bool {
     unsafe { libc::sigaction(sig, &hook.action, std::ptr::null_mut()) == 0 }
 }
 
-/// The handler in place for `sig` (`sigaction` with no new action: a query), or `None`.
-pub fn installed(sig: libc::c_int) -> Option<libc::sighandler_t> {
-    // SAFETY: all zeroes is a valid `sigaction` for the kernel to overwrite.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    // SAFETY: a NULL new action only reads the disposition into `old`.
-    (unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } == 0).then_some(old.sa_sigaction)
-}
+/// The handler in place for `sig`, or `None` (the one query, [`super::disposition::handler_of`]).
+pub use super::disposition::handler_of as installed;
 
 /// The disposition `sig` had when [`save`] read it; put back on drop.
-pub struct Saved {
-    sig: libc::c_int,
-    action: libc::sigaction,
-}
+pub type Saved = super::disposition::Disposition;
 
 /// Reads `sig`'s disposition (without changing it), to be restored when the guard drops.
 pub fn save(sig: libc::c_int) -> std::io::Result<Saved> {
-    // SAFETY: all zeroes is a valid `sigaction` for the kernel to overwrite.
-    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-    // SAFETY: a NULL new action only reads the disposition.
-    if unsafe { libc::sigaction(sig, std::ptr::null(), &mut action) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(Saved { sig, action })
-}
-
-impl Drop for Saved {
-    fn drop(&mut self) {
-        // SAFETY: puts back a disposition the process had.
-        unsafe { libc::sigaction(self.sig, &self.action, std::ptr::null_mut()) };
-    }
+    Saved::save(sig)
 }
 
 #[cfg(test)]

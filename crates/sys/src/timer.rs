@@ -183,11 +183,18 @@ impl Drop for BlockedSignal {
     }
 }
 
-/// A POSIX timer on `CLOCK_MONOTONIC` that sends [`timer_signal`] to one thread; deleted on
-/// drop.
+/// A POSIX timer on `CLOCK_MONOTONIC` that sends a signal ([`timer_signal`], or any the
+/// caller handles) to one thread (`SIGEV_THREAD_ID`); deleted on drop. The one POSIX timer of
+/// osprim: `notify.timer` and `notify.signal` both use it.
 pub struct PosixTimer {
     id: libc::timer_t,
 }
+
+// SAFETY: a `timer_t` is a kernel timer id; `timer_settime`, `timer_getoverrun` and
+// `timer_delete` may be called from any thread of the process.
+unsafe impl Send for PosixTimer {}
+// SAFETY: as above; the methods take `&self` and the kernel serialises settime calls.
+unsafe impl Sync for PosixTimer {}
 
 impl PosixTimer {
     /// A timer that signals thread `tid` (of this process) with `signo`.
@@ -206,6 +213,7 @@ impl PosixTimer {
     }
 
     /// Arms the timer once, to expire at `at` on `CLOCK_MONOTONIC` (absolute).
+    #[inline(always)]
     pub fn arm_at(&self, at: libc::timespec) -> io::Result<()> {
         let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: at };
         // SAFETY: `spec` lives on this stack; `self.id` is live until drop.
@@ -213,6 +221,15 @@ impl PosixTimer {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+
+    /// [`PosixTimer::arm_at`] with the time in nanoseconds of `CLOCK_MONOTONIC`.
+    #[inline(always)]
+    pub fn arm_at_ns(&self, at_ns: u64) -> io::Result<()> {
+        self.arm_at(libc::timespec {
+            tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
+        })
     }
 
     /// Expiries merged into the last signal delivered (`timer_getoverrun`): 0 when every

@@ -1,5 +1,5 @@
-//! The signal machinery of `notify.signal`: the stamping handler, the disposition guard, a
-//! POSIX timer aimed at one thread, and a file's `O_ASYNC` owner.
+//! The stamping signal handler of `notify.signal` and its disposition guard; the benchmark
+//! aims the signal with [`super::timer::PosixTimer`] or [`super::async_owner::AsyncOwner`].
 //!
 //! The handler ([`on_notify`]) reads the clock on entry, notes the loop's last stamp before it
 //! was interrupted, the signal's `si_code` and `si_fd`, and whether it runs on the receiver
@@ -13,32 +13,14 @@
 //! initialisation, no destructor) and the counter read of `timer::tsc` or the vDSO clock:
 //! all async-signal-safe. It reads the `siginfo_t` the kernel passes, through a `#[repr(C)]`
 //! view of the kernel's 64-bit layout, only on 64-bit targets. [`Installed`] saves the
-//! disposition it replaces and puts it back on drop. [`PosixTimer`] owns a `timer_t` from
-//! `timer_create` and deletes it on drop; [`AsyncOwner`] borrows the descriptor it sets up
-//! and clears `O_ASYNC` and the owner on drop. Every other call passes pointers to locals
-//! that outlive it.
+//! disposition it replaces and puts it back on drop. Every other call passes pointers to
+//! locals that outlive it.
 #![allow(unsafe_code)]
 
+use super::disposition::Disposition;
 use std::cell::Cell;
-use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
-
-/// `fcntl` commands and values glibc's headers have and the `libc` crate lacks (Linux, all
-/// architectures).
-const F_SETSIG: libc::c_int = 10;
-const F_GETSIG: libc::c_int = 11;
-const F_SETOWN_EX: libc::c_int = 15;
-const F_GETOWN_EX: libc::c_int = 16;
-const F_OWNER_TID: libc::c_int = 0;
-/// `si_code` of a signal for input available on a file (`POLL_IN`).
-pub const POLL_IN: i32 = 1;
-
-#[repr(C)]
-struct FOwnerEx {
-    kind: libc::c_int,
-    pid: libc::pid_t,
-}
 
 /// The stamping clock: the cycle counter (as `Timer::start`) or `CLOCK_MONOTONIC_RAW`.
 static COUNTER: AtomicBool = AtomicBool::new(true);
@@ -74,7 +56,7 @@ pub fn mark_receiver() {
 /// Reads the stamping clock the way `Timer::start` does.
 #[inline(always)]
 pub fn stamp() -> u64 {
-    if COUNTER.load(Relaxed) { sys::tsc::start() } else { sys::clock::monotonic_raw_ns() }
+    if COUNTER.load(Relaxed) { crate::tsc::start() } else { crate::clock::monotonic_raw_ns() }
 }
 
 /// Handler runs so far (acquire: the latest run's fields are visible after this).
@@ -160,17 +142,8 @@ fn read_info(info: *const libc::siginfo_t) -> (i32, i32) {
     }
 }
 
-fn zeroed_action() -> libc::sigaction {
-    // SAFETY: `sigaction` is a plain C struct for which all zeroes is valid (SIG_DFL, no mask).
-    unsafe { std::mem::zeroed() }
-}
-
 /// The handler `sig` has now (`SIG_DFL` is 0), or `None` when the query fails.
-pub fn disposition(sig: libc::c_int) -> Option<libc::sighandler_t> {
-    let mut old = zeroed_action();
-    // SAFETY: a NULL new action only reads the disposition into `old`.
-    (unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } == 0).then_some(old.sa_sigaction)
-}
+pub use super::disposition::handler_of as disposition;
 
 /// A real-time signal nobody in this process handles (its disposition is `SIG_DFL`), away
 /// from both ends of the range (glibc and other libraries take the lowest ones).
@@ -178,37 +151,26 @@ pub fn unused_signal() -> Option<libc::c_int> {
     (libc::SIGRTMIN() + 4..=libc::SIGRTMAX() - 4).find(|&s| disposition(s) == Some(libc::SIG_DFL))
 }
 
-/// The stamping handler installed for a signal; the disposition it replaced comes back on drop.
+/// The stamping handler installed for a signal; the disposition it replaced comes back on drop
+/// (the one guard, [`Disposition`]).
 pub struct Installed {
-    sig: libc::c_int,
-    old: libc::sigaction,
+    _restore: Disposition,
 }
 
 impl Installed {
     /// Installs [`on_notify`] for `sig` (`SA_SIGINFO | SA_RESTART`, nothing masked).
     pub fn new(sig: libc::c_int) -> std::io::Result<Installed> {
-        let mut action = zeroed_action();
+        // SAFETY: `sigaction` is a plain C struct for which all zeroes is valid (no mask).
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
         action.sa_sigaction = on_notify as *const () as libc::sighandler_t;
         action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        let mut old = zeroed_action();
-        // SAFETY: the new action's handler is async-signal-safe (module doc); `old` receives
-        // the disposition replaced, restored on drop.
-        if unsafe { libc::sigaction(sig, &action, &mut old) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Installed { sig, old })
+        // SAFETY: the handler is async-signal-safe (module doc) and a static function.
+        Ok(Installed { _restore: unsafe { Disposition::replace(sig, &action) }? })
     }
 
     /// The handler's address, as [`disposition`] reports it while installed.
     pub fn handler() -> libc::sighandler_t {
         on_notify as *const () as libc::sighandler_t
-    }
-}
-
-impl Drop for Installed {
-    fn drop(&mut self) {
-        // SAFETY: puts back a disposition the process had.
-        unsafe { libc::sigaction(self.sig, &self.old, std::ptr::null_mut()) };
     }
 }
 
@@ -225,117 +187,6 @@ pub fn set_blocked(sig: libc::c_int, blocked: bool) -> std::io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(std::io::Error::from_raw_os_error(rc)) }
 }
 
-/// A POSIX timer on `CLOCK_MONOTONIC` that sends `sig` to one thread (`SIGEV_THREAD_ID`);
-/// deleted on drop.
-pub struct PosixTimer(libc::timer_t);
-
-// SAFETY: a `timer_t` is a kernel timer id; `timer_settime` and `timer_delete` may be called
-// from any thread of the process.
-unsafe impl Send for PosixTimer {}
-// SAFETY: as above; `arm_at` takes `&self` and the kernel serialises settime calls.
-unsafe impl Sync for PosixTimer {}
-
-impl PosixTimer {
-    /// Creates the timer, disarmed, aimed at thread `tid`.
-    pub fn to_thread(sig: libc::c_int, tid: libc::pid_t) -> std::io::Result<PosixTimer> {
-        // SAFETY: all zeroes is a valid sigevent; the fields used are set below.
-        let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
-        sev.sigev_notify = libc::SIGEV_THREAD_ID;
-        sev.sigev_signo = sig;
-        sev.sigev_notify_thread_id = tid;
-        let mut id: libc::timer_t = std::ptr::null_mut();
-        // SAFETY: `sev` and `id` are locals that outlive the call.
-        if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut id) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(PosixTimer(id))
-    }
-
-    /// Arms it to expire once at `CLOCK_MONOTONIC` time `at_ns` (absolute).
-    #[inline(always)]
-    pub fn arm_at(&self, at_ns: u64) -> std::io::Result<()> {
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec {
-                tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
-                tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
-            },
-        };
-        // SAFETY: `self.0` is a live timer; `spec` outlives the call; no old value asked for.
-        if unsafe { libc::timer_settime(self.0, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut()) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    }
-}
-
-impl Drop for PosixTimer {
-    fn drop(&mut self) {
-        // SAFETY: deletes the timer this value owns, once.
-        unsafe { libc::timer_delete(self.0) };
-    }
-}
-
-/// `O_ASYNC` on a file with thread `tid` as owner and `sig` as the signal (`F_SETSIG`, so the
-/// signal carries `si_fd` and `si_code`); cleared on drop (flag off, owner 0, signal 0).
-pub struct AsyncOwner<'fd> {
-    fd: BorrowedFd<'fd>,
-}
-
-impl<'fd> AsyncOwner<'fd> {
-    /// Sets the owner, the signal, then `O_ASYNC | O_NONBLOCK`.
-    pub fn set(fd: BorrowedFd<'fd>, sig: libc::c_int, tid: libc::pid_t) -> std::io::Result<AsyncOwner<'fd>> {
-        let raw = fd.as_raw_fd();
-        let owner = FOwnerEx { kind: F_OWNER_TID, pid: tid };
-        // The guard first, so a failure below still clears what was set.
-        let guard = AsyncOwner { fd };
-        // SAFETY: `owner` outlives the call; F_SETOWN_EX reads one f_owner_ex.
-        check(unsafe { libc::fcntl(raw, F_SETOWN_EX, &owner as *const FOwnerEx) })?;
-        // SAFETY: F_SETSIG takes an int.
-        check(unsafe { libc::fcntl(raw, F_SETSIG, sig) })?;
-        // SAFETY: F_GETFL takes no argument.
-        let flags = check(unsafe { libc::fcntl(raw, libc::F_GETFL) })?;
-        // SAFETY: F_SETFL takes an int.
-        check(unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_ASYNC | libc::O_NONBLOCK) })?;
-        Ok(guard)
-    }
-}
-
-impl Drop for AsyncOwner<'_> {
-    fn drop(&mut self) {
-        let raw = self.fd.as_raw_fd();
-        // SAFETY: F_GETFL takes no argument; F_SETFL and F_SETSIG take an int; F_SETOWN_EX
-        // reads one f_owner_ex from a local.
-        unsafe {
-            let flags = libc::fcntl(raw, libc::F_GETFL);
-            if flags >= 0 {
-                libc::fcntl(raw, libc::F_SETFL, flags & !libc::O_ASYNC);
-            }
-            let none = FOwnerEx { kind: F_OWNER_TID, pid: 0 };
-            libc::fcntl(raw, F_SETOWN_EX, &none as *const FOwnerEx);
-            libc::fcntl(raw, F_SETSIG, 0);
-        }
-    }
-}
-
-/// A file's asynchronous-notification state: (`O_ASYNC` set, owner id, signal).
-pub fn async_state(fd: BorrowedFd<'_>) -> std::io::Result<(bool, libc::pid_t, libc::c_int)> {
-    let raw = fd.as_raw_fd();
-    let mut owner = FOwnerEx { kind: 0, pid: 0 };
-    // SAFETY: F_GETFL and F_GETSIG take no argument; F_GETOWN_EX writes one f_owner_ex into a
-    // local.
-    let (flags, sig) = unsafe {
-        let flags = check(libc::fcntl(raw, libc::F_GETFL))?;
-        check(libc::fcntl(raw, F_GETOWN_EX, &mut owner as *mut FOwnerEx))?;
-        (flags, check(libc::fcntl(raw, F_GETSIG))?)
-    };
-    Ok((flags & libc::O_ASYNC != 0, owner.pid, sig))
-}
-
-fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {
-    if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(rc) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,17 +196,17 @@ mod tests {
         let _s = crate::testing::serial();
         let sig = unused_signal().expect("a free real-time signal");
         let before = disposition(sig);
-        let tid = sys::process::gettid();
+        let tid = crate::process::gettid();
         reset(true);
         mark_receiver();
         {
             let _h = Installed::new(sig).unwrap();
             assert_eq!(disposition(sig), Some(Installed::handler()));
             set_blocked(sig, false).unwrap();
-            let t = PosixTimer::to_thread(sig, tid).unwrap();
+            let t = crate::timer::PosixTimer::to_thread(tid, sig).unwrap();
             let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
             let now_ns = now.tv_sec() as u64 * 1_000_000_000 + now.tv_nsec() as u64;
-            t.arm_at(now_ns + 200_000).unwrap();
+            t.arm_at_ns(now_ns + 200_000).unwrap();
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
             while runs() == 0 && std::time::Instant::now() < deadline {
                 LAST.store(stamp(), Relaxed);
