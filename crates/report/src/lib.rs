@@ -4,8 +4,10 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+mod context;
 pub mod crosscheck;
 pub mod csv;
+mod figures;
 mod header;
 pub mod history;
 pub mod html;
