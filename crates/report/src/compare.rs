@@ -19,6 +19,7 @@
 //! "new"}]`, `in` one of `base`, `new`, `both`) and `param_differences` (`what`, `base`,
 //! `new`). CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
 
+use super::escape::Md;
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{Format, View, names};
 use analysis::compare::{Compared, Comparison, Failure, Gate, GateOutcome, NoRatio, Statistic, Verdict, param_text};
@@ -313,7 +314,7 @@ fn markdown(all: &[Named]) -> String {
                 label(&r.id, &r.params),
                 value_text(r, r.base_value),
                 value_text(r, r.new_value),
-                verdict_text(r).replace('|', "\\|"),
+                Md::Pipe.escape(&verdict_text(r)),
                 marks_text(r)
             ));
         }
@@ -321,7 +322,7 @@ fn markdown(all: &[Named]) -> String {
         if !notes.is_empty() {
             out.push('\n');
             for note in notes {
-                out.push_str(&format!("- {}\n", note.replace('|', "\\|")));
+                out.push_str(&format!("- {}\n", Md::Pipe.escape(&note)));
             }
         }
         if !n.comparison.differences.is_empty() {

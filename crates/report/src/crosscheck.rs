@@ -2,6 +2,7 @@
 //! osprim's figure of the same statistic, the ratio with its 95 % interval (`1.05 [0.99,
 //! 1.12]`) and what it says (within ±10 %, beyond, inconclusive), and its flags. Formats only.
 
+use super::escape::Md;
 use super::layout::{Align, Cell, Grid, Line, Style, flow};
 use super::{Format, View};
 use model::Unit;
@@ -113,10 +114,6 @@ fn sub_lines(r: &CrossRow) -> Vec<String> {
     out
 }
 
-fn markdown_cell(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 fn markdown(c: &Crosscheck) -> String {
     let mut out = vec![
         "| primitive | statistic | peer before | osprim | peer after | ratio | flags | peer | osprim's result |"
@@ -134,11 +131,11 @@ fn markdown(c: &Crosscheck) -> String {
         };
         out.push(format!(
             "| {} | {} | {before} | {ours} | {after} | {ratio} | {} | `{}` | `{}` |",
-            markdown_cell(&r.primitive),
+            Md::Pipe.escape(&r.primitive),
             r.statistic.name(),
-            markdown_cell(&f),
-            markdown_cell(&r.peer),
-            markdown_cell(&r.osprim)
+            Md::Pipe.escape(&f),
+            Md::Pipe.escape(&r.peer),
+            Md::Pipe.escape(&r.osprim)
         ));
     }
     out.push(String::new());

@@ -2,6 +2,7 @@
 //! it, oldest first, with the machine it ran on; with `--changes`, where each series changed
 //! level (found by `history::changes`). Formats only.
 
+use super::escape::{Md, latex_comment};
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{Format, View};
 use model::Unit;
@@ -311,7 +312,7 @@ fn changes_csv(report: &Report) -> String {
 }
 
 fn changes_markdown(report: &Report) -> String {
-    use super::markdown::escape;
+    let escape = |s: &str| Md::Cell.escape(s);
     let mut out =
         String::from("| result | last run before | first run after | before | after | after / before | p |\n");
     out.push_str("|---|---|---|---:|---:|---|---:|\n");
@@ -346,7 +347,7 @@ fn changes_markdown(report: &Report) -> String {
 }
 
 fn changes_latex(report: &Report) -> String {
-    use super::latex::escape;
+    use super::escape::latex as escape;
     let mut out = String::from(
         "\\begin{tabular}{lllrrlr}\n\\toprule\nresult & last run before & first run after & before & after & after / before & $p$ \\\\\n\\midrule\n",
     );
@@ -367,6 +368,6 @@ fn changes_latex(report: &Report) -> String {
         }
     }
     out.push_str("\\bottomrule\n\\end{tabular}\n");
-    out.push_str(&format!("% {}\n", footer(report).replace('%', "\\%")));
+    out.push_str(&format!("% {}\n", latex_comment(&footer(report))));
     out
 }

@@ -20,6 +20,7 @@
 //! column.
 
 use super::View;
+pub use super::escape::latex as escape;
 use super::markdown::{self, NUMERIC};
 use model::{Method, RunFile};
 use std::fmt::Write;
@@ -124,62 +125,4 @@ fn unique_label(family: &str, taken: &mut Vec<String>) -> String {
     }
     taken.push(label.clone());
     label
-}
-
-/// Text for LaTeX's text mode: every special escaped, the symbols osprim writes spelled out.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => out.push_str("\\textbackslash{}"),
-            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '~' => out.push_str("\\textasciitilde{}"),
-            '^' => out.push_str("\\textasciicircum{}"),
-            '<' => out.push_str("\\textless{}"),
-            '>' => out.push_str("\\textgreater{}"),
-            '|' => out.push_str("\\textbar{}"),
-            '"' => out.push_str("''"),
-            // `--` would be an en dash.
-            '-' if chars.peek() == Some(&'-') => out.push_str("-{}"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            'µ' | 'μ' => out.push_str("\\textmu{}"),
-            '−' => out.push_str("$-$"),
-            '×' => out.push_str("$\\times$"),
-            '→' => out.push_str("$\\rightarrow$"),
-            '←' => out.push_str("$\\leftarrow$"),
-            '↳' => out.push_str("$\\hookrightarrow$"),
-            '±' => out.push_str("$\\pm$"),
-            '≤' => out.push_str("$\\leq$"),
-            '≥' => out.push_str("$\\geq$"),
-            '≈' => out.push_str("$\\approx$"),
-            '≠' => out.push_str("$\\neq$"),
-            '∞' => out.push_str("$\\infty$"),
-            '√' => out.push_str("$\\surd$"),
-            '·' | '•' => out.push_str("$\\cdot$"),
-            '÷' => out.push_str("$\\div$"),
-            'χ' => out.push_str("$\\chi$"),
-            'σ' => out.push_str("$\\sigma$"),
-            'Σ' => out.push_str("$\\Sigma$"),
-            '²' => out.push_str("\\textsuperscript{2}"),
-            '³' => out.push_str("\\textsuperscript{3}"),
-            '–' => out.push_str("--"),
-            '—' => out.push_str("---"),
-            '…' => out.push_str("\\ldots{}"),
-            '‘' => out.push('`'),
-            '’' => out.push('\''),
-            '“' => out.push_str("``"),
-            '”' => out.push_str("''"),
-            '\u{a0}' => out.push('~'),
-            '°' => out.push_str("\\textdegree{}"),
-            c if c.is_ascii_graphic() || c == ' ' => out.push(c),
-            // Latin-1's letters (é, ü, ß, …), which pdflatex's utf8 input sets up.
-            c if ('\u{c0}'..='\u{ff}').contains(&c) && c != '÷' => out.push(c),
-            _ => out.push('?'),
-        }
-    }
-    out
 }

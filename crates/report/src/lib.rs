@@ -7,6 +7,7 @@ pub mod compare;
 mod context;
 pub mod crosscheck;
 pub mod csv;
+mod escape;
 mod figures;
 mod header;
 pub mod history;

@@ -2,6 +2,7 @@
 //! machine's description as key–value pairs.
 
 use super::Format;
+use super::escape::{self, Md};
 use serde::Serialize;
 
 /// One benchmark of the catalogue.
@@ -84,7 +85,7 @@ fn trim_lines(text: &str) -> String {
 
 /// A GitHub-flavoured Markdown table.
 fn markdown<const N: usize>(header: &[&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
-    let cell = |s: &str| s.replace('|', "\\|").replace('\n', "<br>");
+    let cell = |s: &str| Md::Lines.escape(s);
     let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(N));
     for r in rows {
         let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
@@ -97,12 +98,12 @@ fn markdown<const N: usize>(header: &[&str; N], rows: impl Iterator<Item = [Stri
 fn latex<const N: usize>(header: &[&str; N], caption: &str, rows: impl Iterator<Item = [String; N]>) -> String {
     let mut out = format!(
         "\\begin{{table}}\n\\centering\n\\caption{{{}}}\n\\begin{{tabular}}{{{}}}\n\\toprule\n{} \\\\\n\\midrule\n",
-        super::latex::escape(caption),
+        escape::latex(caption),
         "l".repeat(N),
-        header.map(super::latex::escape).join(" & ")
+        header.map(escape::latex).join(" & ")
     );
     for r in rows {
-        out.push_str(&format!("{} \\\\\n", r.map(|c| super::latex::escape(&c)).join(" & ")));
+        out.push_str(&format!("{} \\\\\n", r.map(|c| escape::latex(&c)).join(" & ")));
     }
     out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
     out

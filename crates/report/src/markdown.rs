@@ -18,6 +18,7 @@
 //! Every row has as many cells as the header; `|` in a cell is escaped as `\|`, as are `\`,
 //! `*` and backticks; `<` is written `&lt;` and line breaks as spaces.
 
+use super::escape::Md;
 use super::{View, fmt_count, fmt_ns, fmt_size, sig4};
 use model::{Flag, Method, Row, RunFile, SIZE_PARAM, Status, Summary, Tier, Unit, Verdict};
 use std::fmt::Write;
@@ -26,9 +27,9 @@ use std::fmt::Write;
 pub fn render(run: &RunFile, view: &View) -> String {
     let mut out = String::from("# osprim results\n\n");
     for (label, text) in header(run) {
-        let _ = writeln!(out, "- {label}: {}", escape(&text));
+        let _ = writeln!(out, "- {label}: {}", Md::Cell.escape(&text));
     }
-    let _ = writeln!(out, "\n{}", escape(&legend(run)));
+    let _ = writeln!(out, "\n{}", Md::Cell.escape(&legend(run)));
     let families = families(run);
     if families.is_empty() {
         out.push_str("\nNo results.\n");
@@ -36,17 +37,18 @@ pub fn render(run: &RunFile, view: &View) -> String {
     let seed = run.config.method == Method::Seed;
     let headings = headings(seed);
     for family in &families {
-        let _ = writeln!(out, "\n## {}\n", escape(&family.name));
+        let _ = writeln!(out, "\n## {}\n", Md::Cell.escape(&family.name));
         let _ = writeln!(out, "| {} |", headings.join(" | "));
         let rules: Vec<&str> = NUMERIC.iter().map(|&n| if n { "---:" } else { "---" }).collect();
         let _ = writeln!(out, "|{}|", rules.join("|"));
         for r in &family.rows {
             for line in lines(r, seed, view.detail) {
                 let id = match &line.stage {
-                    None => code(&line.id),
-                    Some(stage) => format!("↳ {}", escape(stage)),
+                    None => Md::Cell.code(&line.id),
+                    Some(stage) => format!("↳ {}", Md::Cell.escape(stage)),
                 };
-                let cells: Vec<String> = std::iter::once(id).chain(line.cells().iter().map(|c| escape(c))).collect();
+                let cells: Vec<String> =
+                    std::iter::once(id).chain(line.cells().iter().map(|c| Md::Cell.escape(c))).collect();
                 let _ = writeln!(out, "| {} |", cells.join(" | "));
             }
         }
@@ -55,8 +57,9 @@ pub fn render(run: &RunFile, view: &View) -> String {
         }
         for r in &family.fits {
             if let Some(f) = fit_line(r) {
-                let params = if f.params.is_empty() { String::new() } else { format!(" ({})", escape(&f.params)) };
-                let _ = writeln!(out, "- sweep fit of {}{params}: {}", code(&f.id), escape(&f.text));
+                let params =
+                    if f.params.is_empty() { String::new() } else { format!(" ({})", Md::Cell.escape(&f.params)) };
+                let _ = writeln!(out, "- sweep fit of {}{params}: {}", Md::Cell.code(&f.id), Md::Cell.escape(&f.text));
             }
         }
     }
@@ -390,26 +393,4 @@ pub(super) fn fit_line(r: &Row) -> Option<FitLine> {
         let _ = write!(text, "; flags {}", r.flags.iter().map(super::csv::name).collect::<Vec<_>>().join(", "));
     }
     Some(FitLine { id: r.id.clone(), params, text })
-}
-
-/// Text for a Markdown table cell or line.
-pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '|' | '*' | '`' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// An id as inline code (the pipe escaped, which GitHub's tables require even there).
-fn code(s: &str) -> String {
-    if s.contains('`') || s.contains('\n') { escape(s) } else { format!("`{}`", s.replace('|', "\\|")) }
 }

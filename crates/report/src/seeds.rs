@@ -12,6 +12,7 @@
 //! [`rows`] is the one place the comparison is computed; the text, CSV, Markdown and LaTeX
 //! renderers only format its rows, so every export carries the same numbers.
 
+use super::escape::{Md, latex};
 use super::{fmt_bytes, fmt_ns};
 use model::{Method, Row, RunFile, Status, TimerKind, Unit};
 use papers::{self as seeds, Figure, Paper, Target, Want};
@@ -1564,45 +1565,31 @@ fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
     ]
 }
 
-/// A cell of a GitHub pipe table: pipes, backslashes and Markdown's marks escaped, one line.
-fn md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// The seed tables as Markdown: a section per paper (heading with the citation), a GitHub pipe
 /// table per table of the paper, the rows without a figure and the notes as lists.
 pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
     let rows = rows(run);
     let mut out = String::new();
     let _ = writeln!(out, "# Five classic papers beside today's Linux\n");
-    let _ = writeln!(out, "Today: {}; {}.\n", md(&machine_text(run)), md(&cycles_text(run)));
-    let _ = writeln!(out, "{} {}\n", md(LEGEND), md(method_text(run)));
+    let _ =
+        writeln!(out, "Today: {}; {}.\n", Md::Prose.escape(&machine_text(run)), Md::Prose.escape(&cycles_text(run)));
+    let _ = writeln!(out, "{} {}\n", Md::Prose.escape(LEGEND), Md::Prose.escape(method_text(run)));
     if run.partial {
         let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
     }
     for paper in &seeds::PAPERS {
         let groups = by_table(paper, &rows);
-        let _ = writeln!(out, "## {}\n", md(&paper.heading()));
-        let _ = writeln!(out, "{}\n", md(&paper.citation()));
-        let _ = writeln!(out, "Measured on {}; {}.\n", md(paper.platform), md(paper.statistic));
+        let _ = writeln!(out, "## {}\n", Md::Prose.escape(&paper.heading()));
+        let _ = writeln!(out, "{}\n", Md::Prose.escape(&paper.citation()));
+        let _ =
+            writeln!(out, "Measured on {}; {}.\n", Md::Prose.escape(paper.platform), Md::Prose.escape(paper.statistic));
         let mut notes = Notes::default();
         for g in &groups {
             let visible = g.visible(view.all_rows);
             if visible.is_empty() {
                 continue;
             }
-            let _ = writeln!(out, "### {}\n", md(&g.title()));
+            let _ = writeln!(out, "### {}\n", Md::Prose.escape(&g.title()));
             let _ =
                 writeln!(out, "| operation | then | today's benchmark | today (mean) | median | change | in cycles |");
             let _ = writeln!(out, "|---|--:|---|--:|--:|--:|--:|");
@@ -1610,18 +1597,18 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
                 let marks: String = notes.marks(r).into_iter().map(|n| format!("<sup>{n}</sup>")).collect();
                 let [label, then, today, mean, median, change, cycles] = export_cells(r, label);
                 let today = match r.status {
-                    RowStatus::Measured => format!("`{}`", today.replace('|', "\\|").replace('`', "'")),
-                    _ => md(&today),
+                    RowStatus::Measured => Md::Prose.code(&today),
+                    _ => Md::Prose.escape(&today),
                 };
                 let _ = writeln!(
                     out,
                     "| {}{marks} | {} | {today} | {} | {} | {} | {} |",
-                    md(&label),
-                    md(&then),
-                    md(&mean),
-                    md(&median),
-                    md(&change),
-                    md(&cycles),
+                    Md::Prose.escape(&label),
+                    Md::Prose.escape(&then),
+                    Md::Prose.escape(&mean),
+                    Md::Prose.escape(&median),
+                    Md::Prose.escape(&change),
+                    Md::Prose.escape(&cycles),
                 );
             }
             out.push('\n');
@@ -1631,7 +1618,7 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
             if !left.is_empty() {
                 let _ = writeln!(out, "Without a figure today:\n");
                 for l in left {
-                    let _ = writeln!(out, "- {}", md(&l));
+                    let _ = writeln!(out, "- {}", Md::Prose.escape(&l));
                 }
                 out.push('\n');
             }
@@ -1639,10 +1626,10 @@ pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
         if !paper.notes.is_empty() || !notes.0.is_empty() {
             let _ = writeln!(out, "Notes:\n");
             for n in paper.notes {
-                let _ = writeln!(out, "- {}", md(n));
+                let _ = writeln!(out, "- {}", Md::Prose.escape(n));
             }
             for (i, n) in notes.0.iter().enumerate() {
-                let _ = writeln!(out, "- <sup>{}</sup> {}", i + 1, md(n));
+                let _ = writeln!(out, "- <sup>{}</sup> {}", i + 1, Md::Prose.escape(n));
             }
             out.push('\n');
         }
@@ -1673,9 +1660,9 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "% The five seed papers beside today's Linux, written by osprim.");
     let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
-    let _ = writeln!(out, "% Today: {}.", super::latex::escape(&machine_text(run)));
-    let _ = writeln!(out, "% {}", super::latex::escape(LEGEND));
-    let _ = writeln!(out, "% {}", super::latex::escape(method_text(run)));
+    let _ = writeln!(out, "% Today: {}.", latex(&machine_text(run)));
+    let _ = writeln!(out, "% {}", latex(LEGEND));
+    let _ = writeln!(out, "% {}", latex(method_text(run)));
     if run.partial {
         let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
     }
@@ -1690,7 +1677,7 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                 continue;
             }
             if groups.len() > 1 {
-                lines.push(TexLine::Block(super::latex::escape(&g.source)));
+                lines.push(TexLine::Block(latex(&g.source)));
             }
             for (r, label) in visible {
                 let marks: String = notes.marks(r).into_iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
@@ -1704,17 +1691,13 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                         keys.len() - 1
                     }
                 };
-                let cell = |s: String| if s == "-" { "--".to_string() } else { super::latex::escape(&s) };
+                let cell = |s: String| if s == "-" { "--".to_string() } else { latex(&s) };
                 // A change with its interval wraps in its column, set to the right.
                 let wrapping = |s: String| {
-                    if s == "-" {
-                        "--".to_string()
-                    } else {
-                        format!("{{\\raggedleft {}\\par}}", super::latex::escape(&s))
-                    }
+                    if s == "-" { "--".to_string() } else { format!("{{\\raggedleft {}\\par}}", latex(&s)) }
                 };
                 lines.push(TexLine::Row([
-                    format!("{}{marks}", super::latex::escape(&label)),
+                    format!("{}{marks}", latex(&label)),
                     key(k),
                     cell(then),
                     cell(mean),
@@ -1734,22 +1717,18 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
                 .enumerate()
                 .map(|(i, (t, bench))| {
                     if *bench {
-                        format!("{}~\\texttt{{{}}}", key(i), super::latex::escape(t))
+                        format!("{}~\\texttt{{{}}}", key(i), latex(t))
                     } else {
-                        format!("{}~{}", key(i), super::latex::escape(t))
+                        format!("{}~{}", key(i), latex(t))
                     }
                 })
                 .collect();
             foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
         }
-        foot.extend(paper.notes.iter().map(|n| super::latex::escape(n)));
+        foot.extend(paper.notes.iter().map(|n| latex(n)));
         // The numbered notes run on in one paragraph, to keep the float within a page.
-        let numbered: Vec<String> = notes
-            .0
-            .iter()
-            .enumerate()
-            .map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, super::latex::escape(n)))
-            .collect();
+        let numbered: Vec<String> =
+            notes.0.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, latex(n))).collect();
         if !numbered.is_empty() {
             foot.push(numbered.join(" "));
         }
@@ -1772,9 +1751,9 @@ pub fn render_latex(run: &RunFile, view: &super::View) -> String {
             out,
             "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
              the paper's figure over today's mean, with its 95~\\% interval.}}",
-            super::latex::escape(&paper.citation()),
-            super::latex::escape(&what),
-            super::latex::escape(paper.platform),
+            latex(&paper.citation()),
+            latex(&what),
+            latex(paper.platform),
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
         if !lines.is_empty() {
