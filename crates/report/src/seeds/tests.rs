@@ -4,6 +4,10 @@
 
 use super::*;
 use crate::View;
+use crate::csv::papers as render_csv;
+use crate::escape::Md;
+use crate::latex::papers as render_latex;
+use crate::markdown::papers as render_markdown;
 
 fn fixture(name: &str) -> RunFile {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
