@@ -136,7 +136,7 @@ impl Writer for Csv {
 
     fn catalogue(&self, entries: &[Entry], _: &View) -> Written {
         let header = listing::HEADER.map(|h| h.replace(' ', "_"));
-        Ok(records(&header, entries.iter().map(|e| listing::cells(e))))
+        Ok(records(&header, entries.iter().map(listing::cells)))
     }
 
     fn machine(&self, fields: &[(String, String)]) -> String {

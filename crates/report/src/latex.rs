@@ -69,7 +69,7 @@ impl Writer for Latex {
     }
 
     fn catalogue(&self, entries: &[Entry], _: &View) -> Written {
-        Ok(booktabs(&listing::HEADER, "osprim's benchmarks", entries.iter().map(|e| listing::cells(e))))
+        Ok(booktabs(&listing::HEADER, "osprim's benchmarks", entries.iter().map(listing::cells)))
     }
 
     fn machine(&self, fields: &[(String, String)]) -> String {

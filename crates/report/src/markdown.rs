@@ -64,7 +64,7 @@ impl Writer for Markdown {
     }
 
     fn catalogue(&self, entries: &[Entry], _: &View) -> Written {
-        Ok(pipe_table(&listing::HEADER, entries.iter().map(|e| listing::cells(e))))
+        Ok(pipe_table(&listing::HEADER, entries.iter().map(listing::cells)))
     }
 
     fn machine(&self, fields: &[(String, String)]) -> String {
