@@ -170,7 +170,7 @@ fn run_and_report(
         };
         if present.format == Format::Table {
             text.push('\n');
-            text.push_str(&report::compare::render(std::slice::from_ref(&named), present.format, &present.view)?);
+            text.push_str(&report::writer(present.format).comparison(std::slice::from_ref(&named), &present.view)?);
         }
     }
     let verdict = report::verdict(&done.run, elapsed.as_secs_f64());
@@ -244,7 +244,7 @@ fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitC
         );
     }
     let result = crosscheck::run(&settings, &interrupt)?;
-    emit(&report::render_crosscheck(&result, present.format, &present.view)?)?;
+    emit(&report::writer(present.format).crosscheck(&result, &present.view)?)?;
     Ok(if result.interrupted {
         ExitCode::from(interrupt.exit_code())
     } else if present.strict && result.any_flagged() {
@@ -307,8 +307,8 @@ fn list(patterns: &[String], format: Format) -> Result<ExitCode> {
             });
         }
     }
-    let width = terminal::stdout_width().unwrap_or(report::WIDTH);
-    emit(&report::listing::render(&entries, format, width)?)?;
+    let view = report::View { width: terminal::stdout_width().unwrap_or(report::WIDTH), ..report::View::default() };
+    emit(&report::writer(format).catalogue(&entries, &view)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -316,7 +316,7 @@ fn show_env(format: Format) -> Result<ExitCode> {
     let machine = env::capture();
     let text = match format {
         Format::Json => serde_json::to_string_pretty(&machine)? + "\n",
-        _ => report::listing::key_values(&platform::env::display::fields(&machine), format),
+        _ => report::writer(format).machine(&platform::env::display::fields(&machine)),
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -368,7 +368,7 @@ fn compare(
             comparison: compare::compare_with(base, new, &settings),
         })
         .collect();
-    emit(&report::compare::render(&named, present.format, &present.view)?)?;
+    emit(&report::writer(present.format).comparison(&named, &present.view)?)?;
     let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
     let mut failed = false;
     for n in &named {
@@ -518,9 +518,9 @@ fn show_history(
     let points = h.points(patterns)?;
     if changes {
         let found = analysis::history::changes::find(&points);
-        emit(&report::history::render_changes(&found, present.format, &present.view)?)?;
+        emit(&report::writer(present.format).changes(&found, &present.view)?)?;
     } else {
-        emit(&report::history::render(&points, present.format, &present.view)?)?;
+        emit(&report::writer(present.format).history(&points, &present.view)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,7 @@
 //! `new`). CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
 
 use super::layout::{Align, Cell, Grid, Line, Style};
-use super::{Format, View, names};
+use super::{View, names};
 use analysis::compare::{Compared, Comparison, Failure, Gate, GateOutcome, NoRatio, Statistic, Verdict, param_text};
 use model::RunFile;
 
@@ -38,34 +38,8 @@ pub struct Named<'a> {
     pub comparison: Comparison,
 }
 
-/// Every comparison in `format`.
-pub fn render(all: &[Named], format: Format, view: &View) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(&json(all))? + "\n",
-        Format::Csv => csv_text(all),
-        Format::Markdown => markdown(all),
-        Format::Table | Format::Latex => all.iter().map(|n| table(n, view)).collect::<Vec<_>>().join("\n"),
-    })
-}
-
-fn json(all: &[Named]) -> serde_json::Value {
-    serde_json::Value::Array(
-        all.iter()
-            .map(|n| {
-                serde_json::json!({
-                    "base": n.base_name,
-                    "new": n.new_name,
-                    "base_started_utc": n.base.started_utc,
-                    "new_started_utc": n.new.started_utc,
-                    "comparison": n.comparison,
-                })
-            })
-            .collect(),
-    )
-}
-
 /// `id` and its parameters as the run table names a row.
-fn label(id: &str, params: &model::Params) -> String {
+pub(crate) fn label(id: &str, params: &model::Params) -> String {
     let p = names::row_params(params, &[]);
     if p.is_empty() { id.to_string() } else { format!("{id} {p}") }
 }
@@ -78,7 +52,7 @@ pub fn full_label(id: &str, params: &model::Params) -> String {
 }
 
 /// The ratio and its CI as printed, `—` for none.
-fn ratio_text(c: &Compared) -> (String, String) {
+pub(crate) fn ratio_text(c: &Compared) -> (String, String) {
     match c.ratio_interval() {
         Some(r) => (format!("{:.3}", r.estimate), format!("[{:.3}, {:.3}]", r.ci95[0], r.ci95[1])),
         None => ("—".into(), "—".into()),
@@ -98,7 +72,7 @@ pub fn verdict_text(c: &Compared) -> String {
 }
 
 /// A figure as printed: the seed method's mean says so.
-fn value_text(c: &Compared, v: f64) -> String {
+pub(crate) fn value_text(c: &Compared, v: f64) -> String {
     match c.statistic {
         Statistic::Median => c.unit.format(v),
         Statistic::Mean => format!("{} (mean)", c.unit.format(v)),
@@ -113,7 +87,7 @@ pub fn marks_text(c: &Compared) -> String {
 }
 
 /// Marks for programs: `check-failed:new;busy-cpu:both`.
-fn marks_code(c: &Compared) -> String {
+pub(crate) fn marks_code(c: &Compared) -> String {
     c.marks
         .iter()
         .map(|m| {
@@ -134,7 +108,7 @@ fn busy(run: &model::RunFile) -> String {
 
 /// The lines under the table that say why some rows have no ratio and what the marks mean,
 /// each once.
-fn footnotes(c: &Comparison) -> Vec<String> {
+pub(crate) fn footnotes(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth] {
         if c.compared.iter().any(|r| r.no_ratio == Some(why)) {
@@ -157,7 +131,7 @@ fn verdict_label(why: NoRatio) -> &'static str {
     }
 }
 
-fn table(n: &Named, view: &View) -> String {
+pub(crate) fn table(n: &Named, view: &View) -> String {
     let c = &n.comparison;
     let mut out = vec![
         format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.machine.hostname, busy(n.base)),
@@ -264,76 +238,6 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "param_differences",
     "why",
 ];
-
-fn csv_text(all: &[Named]) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(CSV_COLUMNS);
-    let code = |v: serde_json::Value| v.as_str().map(String::from).unwrap_or_default();
-    let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    for n in all {
-        for r in &n.comparison.compared {
-            let params = serde_json::to_string(&r.params).unwrap_or_default();
-            let differs: Vec<String> =
-                r.param_differences.iter().map(|d| format!("{}:{}→{}", d.what, d.base, d.new)).collect();
-            let _ = w.write_record([
-                n.base_name.clone(),
-                n.new_name.clone(),
-                r.id.clone(),
-                params,
-                r.unit.symbol().to_string(),
-                code(serde_json::to_value(r.statistic).unwrap_or_default()),
-                r.base_value.to_string(),
-                r.new_value.to_string(),
-                num(r.ratio),
-                num(r.ratio_ci95.map(|c| c[0])),
-                num(r.ratio_ci95.map(|c| c[1])),
-                num(r.below_resolution),
-                code(serde_json::to_value(r.verdict).unwrap_or_default()),
-                r.no_ratio.map(|w| code(serde_json::to_value(w).unwrap_or_default())).unwrap_or_default(),
-                marks_code(r),
-                differs.join(";"),
-                r.no_ratio.map(|w| w.why().to_string()).unwrap_or_default(),
-            ]);
-        }
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn markdown(all: &[Named]) -> String {
-    let mut out = String::new();
-    for n in all {
-        out.push_str(&format!("### `{}` → `{}`\n\n", n.base_name, n.new_name));
-        out.push_str(
-            "| benchmark | base | new | ratio | 95 % CI | verdict | marks |\n|---|---:|---:|---:|---:|---|---|\n",
-        );
-        for r in &n.comparison.compared {
-            let (ratio, ci) = ratio_text(r);
-            out.push_str(&format!(
-                "| `{}` | {} | {} | {ratio} | {ci} | {} | {} |\n",
-                label(&r.id, &r.params),
-                value_text(r, r.base_value),
-                value_text(r, r.new_value),
-                verdict_text(r).replace('|', "\\|"),
-                marks_text(r)
-            ));
-        }
-        let notes = footnotes(&n.comparison);
-        if !notes.is_empty() {
-            out.push('\n');
-            for note in notes {
-                out.push_str(&format!("- {}\n", note.replace('|', "\\|")));
-            }
-        }
-        if !n.comparison.differences.is_empty() {
-            out.push_str("\nThe runs differ in:\n\n");
-            for d in &n.comparison.differences {
-                out.push_str(&format!("- `{}`: {} → {}\n", d.what, d.base, d.new));
-            }
-        }
-        out.push_str(&format!("\n{}\n\n", summary_line(&n.comparison, true)));
-    }
-    out
-}
 
 /// What `--fail-on-regression` says on stderr about one comparison: the rows that fail the gate,
 /// each with its parameters (where it ran included), figures, ratio and CI; and the marked rows

@@ -2,28 +2,18 @@
 //! osprim's figure of the same statistic, the ratio with its 95 % interval (`1.05 [0.99,
 //! 1.12]`) and what it says (within ±10 %, beyond, inconclusive), and its flags. Formats only.
 
+use super::View;
 use super::layout::{Align, Cell, Grid, Line, Style, flow};
-use super::{Format, View};
 use model::Unit;
 use model::crosscheck::{Agreement, Comparison, CrossRow, Crosscheck, Outcome, TOLERANCE};
 
-/// The crosscheck in `format` (LaTeX falls back to Markdown).
-pub fn render(c: &Crosscheck, format: Format, view: &View) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(c)? + "\n",
-        Format::Csv => csv_text(c),
-        Format::Markdown | Format::Latex => markdown(c),
-        Format::Table => table(c, view),
-    })
-}
-
-fn ns(v: f64) -> String {
+pub(crate) fn ns(v: f64) -> String {
     Unit::Ns.format(v)
 }
 
 /// The flags of a comparison, as words: what the ratio's interval says unless it agrees, and
 /// a peer that drifted.
-fn flags(c: &Comparison) -> Vec<&'static str> {
+pub(crate) fn flags(c: &Comparison) -> Vec<&'static str> {
     let mut out = Vec::new();
     if c.ratio_flagged && c.ratio_ci95.is_none() {
         out.push("no ratio");
@@ -37,7 +27,7 @@ fn flags(c: &Comparison) -> Vec<&'static str> {
 }
 
 /// The ratio with its interval: `1.050 [0.990, 1.116]`.
-fn ratio_text(c: &Comparison) -> String {
+pub(crate) fn ratio_text(c: &Comparison) -> String {
     match c.ratio_ci95 {
         Some([lo, hi]) if hi > lo => format!("{:.3} [{lo:.3}, {hi:.3}]", c.ratio),
         _ => format!("{:.3}", c.ratio),
@@ -48,7 +38,7 @@ fn pct(t: f64) -> String {
     format!("{:.0}", t * 100.0)
 }
 
-fn legend(c: &Crosscheck) -> Vec<String> {
+pub(crate) fn legend(c: &Crosscheck) -> Vec<String> {
     let mut out = vec![format!(
         "ratio = osprim ÷ the mean of the peer's two runs (before and after osprim's, CPU {}), with its \
          95 % interval: osprim's interval over the range of the peer's two runs; 'beyond ±{t} %': the whole \
@@ -64,7 +54,7 @@ fn legend(c: &Crosscheck) -> Vec<String> {
     out
 }
 
-fn table(c: &Crosscheck, view: &View) -> String {
+pub(crate) fn table(c: &Crosscheck, view: &View) -> String {
     let head = ["primitive", "stat", "peer before", "osprim", "peer after", "ratio", "flags"].map(Cell::plain).to_vec();
     let align = vec![Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Left];
     let mut grid = Grid::new(vec![head], align);
@@ -113,91 +103,15 @@ fn sub_lines(r: &CrossRow) -> Vec<String> {
     out
 }
 
-fn markdown_cell(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
-fn markdown(c: &Crosscheck) -> String {
-    let mut out = vec![
-        "| primitive | statistic | peer before | osprim | peer after | ratio | flags | peer | osprim's result |"
-            .to_string(),
-        "|---|---|---:|---:|---:|---:|---|---|---|".to_string(),
-    ];
-    for r in &c.rows {
-        let (before, ours, after, ratio, f) = match &r.outcome {
-            Outcome::Compared(m) => {
-                (ns(m.peer_before_ns), ns(m.osprim_ns), ns(m.peer_after_ns), ratio_text(m), flags(m).join(", "))
-            }
-            Outcome::NotCompared { reason } => {
-                ("-".into(), "-".into(), "-".into(), "-".into(), format!("not compared: {reason}"))
-            }
-        };
-        out.push(format!(
-            "| {} | {} | {before} | {ours} | {after} | {ratio} | {} | `{}` | `{}` |",
-            markdown_cell(&r.primitive),
-            r.statistic.name(),
-            markdown_cell(&f),
-            markdown_cell(&r.peer),
-            markdown_cell(&r.osprim)
-        ));
-    }
-    out.push(String::new());
-    out.extend(legend(c));
-    out.join("\n") + "\n"
-}
-
-fn csv_text(c: &Crosscheck) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "primitive",
-        "statistic",
-        "unit",
-        "peer_before",
-        "osprim",
-        "peer_after",
-        "ratio",
-        "ratio_ci95_lo",
-        "ratio_ci95_hi",
-        "agreement",
-        "ratio_flagged",
-        "peer_disagrees",
-        "not_compared",
-        "peer",
-        "osprim_result",
-        "cpu",
-    ]);
-    for r in &c.rows {
-        let figures = match &r.outcome {
-            Outcome::Compared(m) => vec![
-                m.peer_before_ns.to_string(),
-                m.osprim_ns.to_string(),
-                m.peer_after_ns.to_string(),
-                m.ratio.to_string(),
-                m.ratio_ci95.map(|c| c[0].to_string()).unwrap_or_default(),
-                m.ratio_ci95.map(|c| c[1].to_string()).unwrap_or_default(),
-                serde_json::to_value(m.agreement).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
-                m.ratio_flagged.to_string(),
-                m.peer_disagrees.to_string(),
-                String::new(),
-            ],
-            Outcome::NotCompared { reason } => {
-                let mut v = vec![String::new(); 9];
-                v.push(reason.clone());
-                v
-            }
-        };
-        let mut rec = vec![r.primitive.clone(), r.statistic.name().into(), "ns".into()];
-        rec.extend(figures);
-        rec.extend([r.peer.clone(), r.osprim.clone(), c.cpu.to_string()]);
-        let _ = w.write_record(rec);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Format;
     use model::crosscheck::Statistic;
+
+    fn render(c: &Crosscheck, format: Format, view: &View) -> Result<String, serde_json::Error> {
+        crate::writer(format).crosscheck(c, view)
+    }
 
     fn sample() -> Crosscheck {
         let compared = |ratio_flagged, peer_disagrees| Comparison {

@@ -1,4 +1,10 @@
-//! CSV: one line per result row, and one more line per stage of a row's breakdown.
+//! The CSV writer: every document as CSV with a header line. A seed view's rows have one
+//! column per field of [`super::seeds::SeedRow`]; a comparison the columns of
+//! [`super::compare::CSV_COLUMNS`].
+//!
+//! # A run
+//!
+//! One line per result row, and one more line per stage of a row's breakdown.
 //!
 //! The header is the fixed columns of [`COLUMNS`], always the same and in the same order,
 //! followed by **one column per parameter**: the union of the parameter names over the run's
@@ -32,6 +38,14 @@
 //!   is the file's `partial`. `fit_points` counts the sweep's points. The rest of a row (its
 //!   samples, checks, `observed`, the fit's diagnostics) is in the JSON file only.
 
+use super::View;
+use super::compare::{self, CSV_COLUMNS, Named};
+use super::listing::{self, Entry};
+use super::seeds;
+use super::write::{Writer, Written};
+use analysis::history::Point;
+use analysis::history::changes::Report;
+use model::crosscheck::{Crosscheck, Outcome};
 use model::{Params, Row, RunFile, Summary};
 use serde::Serialize;
 use serde_json::Value;
@@ -91,6 +105,44 @@ pub const COLUMNS: [&str; 52] = [
     "about",
     "run_partial",
 ];
+
+/// The CSV writer.
+pub struct Csv;
+
+impl Writer for Csv {
+    fn run(&self, run: &RunFile, _: &View) -> Written {
+        Ok(render(run))
+    }
+
+    fn papers(&self, run: &RunFile, _: &View) -> Written {
+        Ok(papers(run))
+    }
+
+    fn comparison(&self, all: &[Named], _: &View) -> Written {
+        Ok(comparison(all))
+    }
+
+    fn history(&self, points: &[Point], _: &View) -> Written {
+        Ok(history(points))
+    }
+
+    fn changes(&self, report: &Report, _: &View) -> Written {
+        Ok(changes(report))
+    }
+
+    fn crosscheck(&self, c: &Crosscheck, _: &View) -> Written {
+        Ok(crosscheck(c))
+    }
+
+    fn catalogue(&self, entries: &[Entry], _: &View) -> Written {
+        let header = listing::HEADER.map(|h| h.replace(' ', "_"));
+        Ok(records(&header, entries.iter().map(listing::cells)))
+    }
+
+    fn machine(&self, fields: &[(String, String)]) -> String {
+        records(&["field", "value"], fields.iter().map(|(k, v)| [k.clone(), v.clone()]))
+    }
+}
 
 /// The rows of `run` as CSV text.
 pub fn render(run: &RunFile) -> String {
@@ -276,4 +328,225 @@ pub fn name<T: Serialize>(v: &T) -> String {
         Ok(other) => other.to_string(),
         Err(_) => String::new(),
     }
+}
+
+/// The seed rows as CSV: a header, then one line per row, one column per field of [`SeedRow`].
+pub fn papers(run: &RunFile) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in seeds::rows(run) {
+        if w.serialize(&r).is_err() {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
+}
+
+/// One line per compared result, every comparison after another.
+fn comparison(all: &[Named]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(CSV_COLUMNS);
+    let code = |v: serde_json::Value| v.as_str().map(String::from).unwrap_or_default();
+    let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for n in all {
+        for r in &n.comparison.compared {
+            let params = serde_json::to_string(&r.params).unwrap_or_default();
+            let differs: Vec<String> =
+                r.param_differences.iter().map(|d| format!("{}:{}→{}", d.what, d.base, d.new)).collect();
+            let _ = w.write_record([
+                n.base_name.clone(),
+                n.new_name.clone(),
+                r.id.clone(),
+                params,
+                r.unit.symbol().to_string(),
+                code(serde_json::to_value(r.statistic).unwrap_or_default()),
+                r.base_value.to_string(),
+                r.new_value.to_string(),
+                num(r.ratio),
+                num(r.ratio_ci95.map(|c| c[0])),
+                num(r.ratio_ci95.map(|c| c[1])),
+                num(r.below_resolution),
+                code(serde_json::to_value(r.verdict).unwrap_or_default()),
+                r.no_ratio.map(|w| code(serde_json::to_value(w).unwrap_or_default())).unwrap_or_default(),
+                compare::marks_code(r),
+                differs.join(";"),
+                r.no_ratio.map(|w| w.why().to_string()).unwrap_or_default(),
+            ]);
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One line per recorded result.
+fn history(points: &[Point]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "started_utc",
+        "host",
+        "kernel",
+        "cpu_model",
+        "commit",
+        "id",
+        "params",
+        "unit",
+        "status",
+        "median",
+        "ci95_low",
+        "ci95_high",
+        "mean",
+        "n",
+    ]);
+    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    for p in points {
+        let _ = w.write_record([
+            p.started_utc.clone(),
+            p.host.clone(),
+            p.kernel.clone(),
+            p.cpu_model.clone(),
+            p.commit.clone(),
+            p.id.clone(),
+            p.params.clone(),
+            p.unit.clone(),
+            p.status.clone(),
+            num(p.median),
+            num(p.ci95.map(|c| c[0])),
+            num(p.ci95.map(|c| c[1])),
+            num(p.mean),
+            p.n.map(|n| n.to_string()).unwrap_or_default(),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One line per change point: the series, the two runs, the two levels, the magnitude.
+fn changes(report: &Report) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "id",
+        "params",
+        "unit",
+        "method",
+        "host",
+        "cpu_model",
+        "series_runs",
+        "last_before_utc",
+        "last_before_run_key",
+        "last_before_file",
+        "first_after_utc",
+        "first_after_run_key",
+        "first_after_file",
+        "before_median",
+        "before_ci95_low",
+        "before_ci95_high",
+        "before_runs",
+        "after_median",
+        "after_ci95_low",
+        "after_ci95_high",
+        "after_runs",
+        "difference",
+        "difference_ci95_low",
+        "difference_ci95_high",
+        "ratio",
+        "ratio_ci95_low",
+        "ratio_ci95_high",
+        "p_value",
+        "also_changed",
+    ]);
+    let num = |v: f64| v.to_string();
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    for s in &report.series {
+        for c in &s.changes {
+            let (b, a, d) = (&c.before.estimate, &c.after.estimate, &c.difference);
+            let _ = w.write_record([
+                s.id.clone(),
+                s.params.clone(),
+                s.unit.clone(),
+                s.method.clone(),
+                s.host.clone(),
+                s.cpu_model.clone(),
+                s.runs.to_string(),
+                c.last_before.started_utc.clone(),
+                c.last_before.run_key.clone(),
+                c.last_before.file.clone().unwrap_or_default(),
+                c.first_after.started_utc.clone(),
+                c.first_after.run_key.clone(),
+                c.first_after.file.clone().unwrap_or_default(),
+                num(b.estimate),
+                num(b.ci95[0]),
+                num(b.ci95[1]),
+                c.before.runs.to_string(),
+                num(a.estimate),
+                num(a.ci95[0]),
+                num(a.ci95[1]),
+                c.after.runs.to_string(),
+                num(d.estimate),
+                num(d.ci95[0]),
+                num(d.ci95[1]),
+                opt(c.ratio.map(|r| r.estimate)),
+                opt(c.ratio.map(|r| r.ci95[0])),
+                opt(c.ratio.map(|r| r.ci95[1])),
+                num(c.p_value),
+                c.also_changed.join("; "),
+            ]);
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One line per primitive.
+fn crosscheck(c: &Crosscheck) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "primitive",
+        "statistic",
+        "unit",
+        "peer_before",
+        "osprim",
+        "peer_after",
+        "ratio",
+        "ratio_ci95_lo",
+        "ratio_ci95_hi",
+        "agreement",
+        "ratio_flagged",
+        "peer_disagrees",
+        "not_compared",
+        "peer",
+        "osprim_result",
+        "cpu",
+    ]);
+    for r in &c.rows {
+        let figures = match &r.outcome {
+            Outcome::Compared(m) => vec![
+                m.peer_before_ns.to_string(),
+                m.osprim_ns.to_string(),
+                m.peer_after_ns.to_string(),
+                m.ratio.to_string(),
+                m.ratio_ci95.map(|c| c[0].to_string()).unwrap_or_default(),
+                m.ratio_ci95.map(|c| c[1].to_string()).unwrap_or_default(),
+                serde_json::to_value(m.agreement).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                m.ratio_flagged.to_string(),
+                m.peer_disagrees.to_string(),
+                String::new(),
+            ],
+            Outcome::NotCompared { reason } => {
+                let mut v = vec![String::new(); 9];
+                v.push(reason.clone());
+                v
+            }
+        };
+        let mut rec = vec![r.primitive.clone(), r.statistic.name().into(), "ns".into()];
+        rec.extend(figures);
+        rec.extend([r.peer.clone(), r.osprim.clone(), c.cpu.to_string()]);
+        let _ = w.write_record(rec);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// A header line and the records under it.
+fn records<const N: usize, H: AsRef<[u8]>>(header: &[H; N], rows: impl Iterator<Item = [String; N]>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(header);
+    for r in rows {
+        let _ = w.write_record(r);
+    }
+    String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
 }

@@ -1,9 +1,9 @@
 //! The header of the run table: machine, timer, method and placement in at most three lines
 //! within the width; a segment that does not fit is left out, the least important first.
 
+use super::figures::pct;
 use super::fmt_ns;
 use super::layout::{self, abbreviate};
-use super::table::pct;
 use model::{Method, RunFile};
 
 /// The header: machine, timer, method and placement, at most three lines within `width`;

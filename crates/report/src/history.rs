@@ -2,22 +2,13 @@
 //! it, oldest first, with the machine it ran on; with `--changes`, where each series changed
 //! level (found by `history::changes`). Formats only.
 
+use super::View;
 use super::layout::{Align, Cell, Grid, Line, Style};
-use super::{Format, View};
 use analysis::history::Point;
 use analysis::history::changes::{Change, Level, Report, Series, params_label};
 use model::Unit;
 
-/// The points in `format`.
-pub fn render(points: &[Point], format: Format, view: &View) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(points)? + "\n",
-        Format::Csv => csv_text(points),
-        Format::Table | Format::Markdown | Format::Latex => table(points, view),
-    })
-}
-
-fn unit_of(symbol: &str) -> Unit {
+pub(crate) fn unit_of(symbol: &str) -> Unit {
     match symbol {
         "bytes" => Unit::Bytes,
         "count" => Unit::Count,
@@ -25,7 +16,7 @@ fn unit_of(symbol: &str) -> Unit {
     }
 }
 
-fn table(points: &[Point], view: &View) -> String {
+pub(crate) fn table(points: &[Point], view: &View) -> String {
     if points.is_empty() {
         return "no recorded result matches\n".into();
     }
@@ -81,76 +72,25 @@ fn table(points: &[Point], view: &View) -> String {
     out.join("\n") + "\n"
 }
 
-fn csv_text(points: &[Point]) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "started_utc",
-        "host",
-        "kernel",
-        "cpu_model",
-        "commit",
-        "id",
-        "params",
-        "unit",
-        "status",
-        "median",
-        "ci95_low",
-        "ci95_high",
-        "mean",
-        "n",
-    ]);
-    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-    for p in points {
-        let _ = w.write_record([
-            p.started_utc.clone(),
-            p.host.clone(),
-            p.kernel.clone(),
-            p.cpu_model.clone(),
-            p.commit.clone(),
-            p.id.clone(),
-            p.params.clone(),
-            p.unit.clone(),
-            p.status.clone(),
-            num(p.median),
-            num(p.ci95.map(|c| c[0])),
-            num(p.ci95.map(|c| c[1])),
-            num(p.mean),
-            p.n.map(|n| n.to_string()).unwrap_or_default(),
-        ]);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-/// The change points of `report` in `format`.
-pub fn render_changes(report: &Report, format: Format, view: &View) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(report)? + "\n",
-        Format::Csv => changes_csv(report),
-        Format::Table => changes_table(report, view),
-        Format::Markdown => changes_markdown(report),
-        Format::Latex => changes_latex(report),
-    })
-}
-
 /// `2026-11-25T09:07:37Z` → `2026-11-25 09:07:37`.
-fn when(utc: &str) -> String {
+pub(crate) fn when(utc: &str) -> String {
     utc.replace('T', " ").trim_end_matches('Z').to_string()
 }
 
-fn title(s: &Series) -> String {
+pub(crate) fn title(s: &Series) -> String {
     let params = if s.params.is_empty() { String::new() } else { format!(" {}", s.params) };
     let method = if s.method.is_empty() { "method not recorded" } else { s.method.as_str() };
     format!("{}{params} ({method}, {} on {})", s.id, s.host, s.cpu_model)
 }
 
 /// `130.2 ns [128.0 ns, 131.5 ns] (12 runs)`.
-fn level_text(l: &Level, unit: Unit) -> String {
+pub(crate) fn level_text(l: &Level, unit: Unit) -> String {
     let e = &l.estimate;
     format!("{} [{}, {}] ({} runs)", unit.format(e.estimate), unit.format(e.ci95[0]), unit.format(e.ci95[1]), l.runs)
 }
 
 /// `1.302× [1.281, 1.322]`, or why there is no ratio.
-fn ratio_text(c: &Change, unit: Unit) -> String {
+pub(crate) fn ratio_text(c: &Change, unit: Unit) -> String {
     match &c.ratio {
         Some(r) => format!("{:.3}× [{:.3}, {:.3}]", r.estimate, r.ci95[0], r.ci95[1]),
         None => format!(
@@ -163,7 +103,7 @@ fn ratio_text(c: &Change, unit: Unit) -> String {
 }
 
 /// `up`/`down`, and for times `slower`/`faster`.
-fn direction(c: &Change, unit: Unit) -> &'static str {
+pub(crate) fn direction(c: &Change, unit: Unit) -> &'static str {
     match (c.difference.estimate > 0.0, unit) {
         (true, Unit::Ns) => "slower",
         (false, Unit::Ns) => "faster",
@@ -172,7 +112,7 @@ fn direction(c: &Change, unit: Unit) -> &'static str {
     }
 }
 
-fn footer(report: &Report) -> String {
+pub(crate) fn footer(report: &Report) -> String {
     let searched = report.series.iter().filter(|s| s.searched).count();
     let changes: usize = report.series.iter().map(|s| s.changes.len()).sum();
     let weak: usize = report.series.iter().map(|s| s.weak).sum();
@@ -189,7 +129,7 @@ fn footer(report: &Report) -> String {
     )
 }
 
-fn changes_table(report: &Report, view: &View) -> String {
+pub(crate) fn changes_table(report: &Report, view: &View) -> String {
     if report.series.is_empty() {
         return "no recorded result matches\n".into();
     }
@@ -233,140 +173,4 @@ fn changes_table(report: &Report, view: &View) -> String {
     out.push(String::new());
     out.extend(super::layout::flow(&footer(report), view.width.max(40), "", ""));
     out.join("\n") + "\n"
-}
-
-/// One line per change point: the series, the two runs, the two levels, the magnitude.
-fn changes_csv(report: &Report) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "id",
-        "params",
-        "unit",
-        "method",
-        "host",
-        "cpu_model",
-        "series_runs",
-        "last_before_utc",
-        "last_before_run_key",
-        "last_before_file",
-        "first_after_utc",
-        "first_after_run_key",
-        "first_after_file",
-        "before_median",
-        "before_ci95_low",
-        "before_ci95_high",
-        "before_runs",
-        "after_median",
-        "after_ci95_low",
-        "after_ci95_high",
-        "after_runs",
-        "difference",
-        "difference_ci95_low",
-        "difference_ci95_high",
-        "ratio",
-        "ratio_ci95_low",
-        "ratio_ci95_high",
-        "p_value",
-        "also_changed",
-    ]);
-    let num = |v: f64| v.to_string();
-    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-    for s in &report.series {
-        for c in &s.changes {
-            let (b, a, d) = (&c.before.estimate, &c.after.estimate, &c.difference);
-            let _ = w.write_record([
-                s.id.clone(),
-                s.params.clone(),
-                s.unit.clone(),
-                s.method.clone(),
-                s.host.clone(),
-                s.cpu_model.clone(),
-                s.runs.to_string(),
-                c.last_before.started_utc.clone(),
-                c.last_before.run_key.clone(),
-                c.last_before.file.clone().unwrap_or_default(),
-                c.first_after.started_utc.clone(),
-                c.first_after.run_key.clone(),
-                c.first_after.file.clone().unwrap_or_default(),
-                num(b.estimate),
-                num(b.ci95[0]),
-                num(b.ci95[1]),
-                c.before.runs.to_string(),
-                num(a.estimate),
-                num(a.ci95[0]),
-                num(a.ci95[1]),
-                c.after.runs.to_string(),
-                num(d.estimate),
-                num(d.ci95[0]),
-                num(d.ci95[1]),
-                opt(c.ratio.map(|r| r.estimate)),
-                opt(c.ratio.map(|r| r.ci95[0])),
-                opt(c.ratio.map(|r| r.ci95[1])),
-                num(c.p_value),
-                c.also_changed.join("; "),
-            ]);
-        }
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn changes_markdown(report: &Report) -> String {
-    use super::markdown::escape;
-    let mut out =
-        String::from("| result | last run before | first run after | before | after | after / before | p |\n");
-    out.push_str("|---|---|---|---:|---:|---|---:|\n");
-    let mut any = false;
-    for s in &report.series {
-        let unit = unit_of(&s.unit);
-        for c in &s.changes {
-            any = true;
-            let also =
-                if c.also_changed.is_empty() { String::new() } else { format!(" ({})", c.also_changed.join(", ")) };
-            out.push_str(&format!(
-                "| {} | {} | {}{} | {} | {} | {} {} | {:.3} |\n",
-                escape(&title(s)),
-                escape(&when(&c.last_before.started_utc)),
-                escape(&when(&c.first_after.started_utc)),
-                escape(&also),
-                escape(&level_text(&c.before, unit)),
-                escape(&level_text(&c.after, unit)),
-                escape(&ratio_text(c, unit)),
-                direction(c, unit),
-                c.p_value
-            ));
-        }
-    }
-    if !any {
-        out = "No change point found.\n".into();
-    }
-    out.push('\n');
-    out.push_str(&escape(&footer(report)));
-    out.push('\n');
-    out
-}
-
-fn changes_latex(report: &Report) -> String {
-    use super::latex::escape;
-    let mut out = String::from(
-        "\\begin{tabular}{lllrrlr}\n\\toprule\nresult & last run before & first run after & before & after & after / before & $p$ \\\\\n\\midrule\n",
-    );
-    for s in &report.series {
-        let unit = unit_of(&s.unit);
-        for c in &s.changes {
-            out.push_str(&format!(
-                "{} & {} & {} & {} & {} & {} {} & {:.3} \\\\\n",
-                escape(&title(s)),
-                escape(&when(&c.last_before.started_utc)),
-                escape(&when(&c.first_after.started_utc)),
-                escape(&level_text(&c.before, unit)),
-                escape(&level_text(&c.after, unit)),
-                escape(&ratio_text(c, unit)),
-                direction(c, unit),
-                c.p_value
-            ));
-        }
-    }
-    out.push_str("\\bottomrule\n\\end{tabular}\n");
-    out.push_str(&format!("% {}\n", footer(report).replace('%', "\\%")));
-    out
 }

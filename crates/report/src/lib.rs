@@ -1,14 +1,22 @@
-//! Reporters: format a result document for people (table), programs (JSON, CSV) and the seed
-//! view. Reporters only format; every number they print was computed by `stats`/`analyse`.
+//! Reporters: format a result document for people (table), programs (JSON, CSV) and papers
+//! (Markdown, LaTeX). Each format is one [`Writer`] in its own file, found by [`writer`]; the
+//! documents' contents come from their own modules, laid out by one engine (`layout`) and
+//! escaped by one escaper per markup (`escape`). Reporters only format; every number they
+//! print was computed by `stats`/`analyse`.
 
 #![forbid(unsafe_code)]
 
 pub mod compare;
+mod context;
 pub mod crosscheck;
 pub mod csv;
+mod document;
+mod escape;
+mod figures;
 mod header;
 pub mod history;
 pub mod html;
+mod json;
 pub mod latex;
 mod layout;
 pub mod listing;
@@ -20,6 +28,10 @@ pub mod seeds;
 mod svg;
 mod sweep;
 pub mod table;
+mod text;
+mod write;
+
+pub use write::{Writer, Written};
 
 pub use model::unit::{fmt_bytes, fmt_count, fmt_ns, fmt_size, short_number, sig4};
 
@@ -42,35 +54,25 @@ pub enum Format {
     Latex,
 }
 
-/// `osprim crosscheck`'s rows in `format` ([`crosscheck::render`]).
-pub fn render_crosscheck(
-    c: &model::crosscheck::Crosscheck,
-    format: Format,
-    view: &View,
-) -> Result<String, serde_json::Error> {
-    crosscheck::render(c, format, view)
+/// The writer of `format`: the one registration point of formats.
+pub fn writer(format: Format) -> &'static dyn Writer {
+    match format {
+        Format::Table => &text::Text,
+        Format::Json => &json::Json,
+        Format::Csv => &csv::Csv,
+        Format::Markdown => &markdown::Markdown,
+        Format::Latex => &latex::Latex,
+    }
 }
 
 /// A run's results in `format`.
-pub fn render(run: &model::RunFile, format: Format, view: &View) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        Format::Table => table::render(run, view),
-        Format::Json => serde_json::to_string_pretty(run)? + "\n",
-        Format::Csv => csv::render(run),
-        Format::Markdown => markdown::render(run, view),
-        Format::Latex => latex::render(run, view),
-    })
+pub fn render(run: &model::RunFile, format: Format, view: &View) -> Written {
+    writer(format).run(run, view)
 }
 
 /// The seed papers' tables beside a run's results, in `format` (JSON: the rows as data).
-pub fn render_papers(run: &model::RunFile, format: Format, view: &View) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        Format::Table => seeds::render(run, view),
-        Format::Json => serde_json::to_string_pretty(&seeds::rows(run))? + "\n",
-        Format::Csv => seeds::render_csv(run),
-        Format::Markdown => seeds::render_markdown(run, view),
-        Format::Latex => seeds::render_latex(run, view),
-    })
+pub fn render_papers(run: &model::RunFile, format: Format, view: &View) -> Written {
+    writer(format).papers(run, view)
 }
 
 /// The closing line of a run: how many results, how they came out (clean, advisory,

@@ -1,7 +1,6 @@
 //! `osprim list` and `osprim env` in every format: the catalogue of benchmarks, and the
 //! machine's description as key–value pairs.
 
-use super::Format;
 use serde::Serialize;
 
 /// One benchmark of the catalogue.
@@ -17,100 +16,53 @@ pub struct Entry {
     pub runs_here: String,
 }
 
-/// The catalogue in `format`; a table keeps to `width` columns, wrapping descriptions.
-pub fn render(entries: &[Entry], format: Format, width: usize) -> Result<String, serde_json::Error> {
-    let cells = |e: &Entry| {
-        let seeds = match e.seed_rows.len() {
-            0 => String::new(),
-            n => format!("{n}: {}", e.seed_rows.join("; ")),
-        };
-        [e.id.clone(), e.about.clone(), seeds, e.runs_here.clone()]
+/// The catalogue's columns in the exports.
+pub(crate) const HEADER: [&str; 4] = ["benchmark", "what it measures", "seed rows", "runs here"];
+
+/// An entry's cells in the exports, in the order of [`HEADER`].
+pub(crate) fn cells(e: &Entry) -> [String; 4] {
+    let seeds = match e.seed_rows.len() {
+        0 => String::new(),
+        n => format!("{n}: {}", e.seed_rows.join("; ")),
     };
-    const HEADER: [&str; 4] = ["benchmark", "what it measures", "seed rows", "runs here"];
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(entries)? + "\n",
-        Format::Table => {
-            let mut t = super::new_table();
-            t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-            t.set_width(u16::try_from(width).unwrap_or(u16::MAX));
-            t.set_header(["benchmark", "what it measures", "runs here"]);
-            for e in entries {
-                let seeds = match e.seed_rows.len() {
-                    0 => String::new(),
-                    1 => " (answers 1 seed row)".to_string(),
-                    n => format!(" (answers {n} seed rows)"),
-                };
-                t.add_row([e.id.clone(), format!("{}{seeds}", e.about), e.runs_here.clone()]);
-            }
-            trim_lines(&format!("{t}\n"))
-        }
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record(HEADER.map(|h| h.replace(' ', "_")));
-            for e in entries {
-                let _ = w.write_record(cells(e));
-            }
-            String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
-        }
-        Format::Markdown => markdown(&HEADER, entries.iter().map(cells)),
-        Format::Latex => latex(&HEADER, "osprim's benchmarks", entries.iter().map(cells)),
-    })
+    [e.id.clone(), e.about.clone(), seeds, e.runs_here.clone()]
 }
 
-/// Key–value pairs (`osprim env`) in `format` (JSON is the caller's: it has the structure).
-pub fn key_values(fields: &[(String, String)], format: Format) -> String {
-    let rows = fields.iter().map(|(k, v)| [k.clone(), v.clone()]);
-    match format {
-        Format::Markdown => markdown(&["field", "value"], rows),
-        Format::Latex => latex(&["field", "value"], "The machine", rows),
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record(["field", "value"]);
-            for r in rows {
-                let _ = w.write_record(r);
-            }
-            String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
-        }
-        Format::Table | Format::Json => {
-            let width = fields.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
-            fields.iter().map(|(k, v)| format!("{k:width$}  {v}\n")).collect()
-        }
+/// The catalogue for people, keeping to `width` columns, descriptions wrapped.
+pub(crate) fn table(entries: &[Entry], width: usize) -> String {
+    let mut t = super::new_table();
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    t.set_header(["benchmark", "what it measures", "runs here"]);
+    for e in entries {
+        let seeds = match e.seed_rows.len() {
+            0 => String::new(),
+            1 => " (answers 1 seed row)".to_string(),
+            n => format!(" (answers {n} seed rows)"),
+        };
+        t.add_row([e.id.clone(), format!("{}{seeds}", e.about), e.runs_here.clone()]);
     }
+    trim_lines(&format!("{t}\n"))
+}
+
+/// Key–value pairs for people: the keys padded to one width.
+pub(crate) fn pairs(fields: &[(String, String)]) -> String {
+    let width = fields.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    fields.iter().map(|(k, v)| format!("{k:width$}  {v}\n")).collect()
 }
 
 fn trim_lines(text: &str) -> String {
     text.lines().map(|l| format!("{}\n", l.trim_end())).collect()
 }
 
-/// A GitHub-flavoured Markdown table.
-fn markdown<const N: usize>(header: &[&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
-    let cell = |s: &str| s.replace('|', "\\|").replace('\n', "<br>");
-    let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(N));
-    for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
-    }
-    out
-}
-
-/// A booktabs LaTeX table; every cell escaped.
-fn latex<const N: usize>(header: &[&str; N], caption: &str, rows: impl Iterator<Item = [String; N]>) -> String {
-    let mut out = format!(
-        "\\begin{{table}}\n\\centering\n\\caption{{{}}}\n\\begin{{tabular}}{{{}}}\n\\toprule\n{} \\\\\n\\midrule\n",
-        super::latex::escape(caption),
-        "l".repeat(N),
-        header.map(super::latex::escape).join(" & ")
-    );
-    for r in rows {
-        out.push_str(&format!("{} \\\\\n", r.map(|c| super::latex::escape(&c)).join(" & ")));
-    }
-    out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Format, View};
+
+    fn render(entries: &[Entry], format: Format, width: usize) -> Result<String, serde_json::Error> {
+        crate::writer(format).catalogue(entries, &View { width, ..View::default() })
+    }
 
     fn entries() -> Vec<Entry> {
         vec![Entry {

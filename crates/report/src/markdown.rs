@@ -1,5 +1,7 @@
-//! Markdown (GitHub-flavoured pipe tables) of a run's results, and the cells the LaTeX export
-//! shares with it.
+//! The Markdown writer: every document as GitHub-flavoured Markdown (pipe tables). History
+//! has no table of its own here and is written as the text writer writes it.
+//!
+//! # A run
 //!
 //! The text opens with a short header block (osprim's version, the machine's CPU, the kernel,
 //! the date, the method), then one table per family (the first segment of the id: `syscall`,
@@ -18,17 +20,65 @@
 //! Every row has as many cells as the header; `|` in a cell is escaped as `\|`, as are `\`,
 //! `*` and backticks; `<` is written `&lt;` and line breaks as spaces.
 
-use super::{View, fmt_count, fmt_ns, fmt_size, sig4};
-use model::{Flag, Method, Row, RunFile, SIZE_PARAM, Status, Summary, Tier, Unit, Verdict};
+use super::compare::{self, Named};
+use super::crosscheck;
+use super::document::{NUMERIC, families, fit_line, header, headings, legend, lines};
+use super::escape::Md;
+use super::history;
+use super::listing::{self, Entry};
+use super::seeds::{self, Notes, RowStatus};
+use super::write::{Writer, Written};
+use super::{View, text};
+use analysis::history::Point;
+use analysis::history::changes::Report;
+use model::crosscheck::{Crosscheck, Outcome};
+use model::{Method, RunFile};
 use std::fmt::Write;
+
+/// The Markdown writer.
+pub struct Markdown;
+
+impl Writer for Markdown {
+    fn run(&self, run: &RunFile, view: &View) -> Written {
+        Ok(render(run, view))
+    }
+
+    fn papers(&self, run: &RunFile, view: &View) -> Written {
+        Ok(papers(run, view))
+    }
+
+    fn comparison(&self, all: &[Named], _: &View) -> Written {
+        Ok(comparison(all))
+    }
+
+    fn history(&self, points: &[Point], view: &View) -> Written {
+        text::Text.history(points, view)
+    }
+
+    fn changes(&self, report: &Report, _: &View) -> Written {
+        Ok(changes(report))
+    }
+
+    fn crosscheck(&self, c: &Crosscheck, _: &View) -> Written {
+        Ok(crosscheck(c))
+    }
+
+    fn catalogue(&self, entries: &[Entry], _: &View) -> Written {
+        Ok(pipe_table(&listing::HEADER, entries.iter().map(listing::cells)))
+    }
+
+    fn machine(&self, fields: &[(String, String)]) -> String {
+        pipe_table(&["field", "value"], fields.iter().map(|(k, v)| [k.clone(), v.clone()]))
+    }
+}
 
 /// The results of `run` as Markdown.
 pub fn render(run: &RunFile, view: &View) -> String {
     let mut out = String::from("# osprim results\n\n");
     for (label, text) in header(run) {
-        let _ = writeln!(out, "- {label}: {}", escape(&text));
+        let _ = writeln!(out, "- {label}: {}", Md::Cell.escape(&text));
     }
-    let _ = writeln!(out, "\n{}", escape(&legend(run)));
+    let _ = writeln!(out, "\n{}", Md::Cell.escape(&legend(run)));
     let families = families(run);
     if families.is_empty() {
         out.push_str("\nNo results.\n");
@@ -36,17 +86,18 @@ pub fn render(run: &RunFile, view: &View) -> String {
     let seed = run.config.method == Method::Seed;
     let headings = headings(seed);
     for family in &families {
-        let _ = writeln!(out, "\n## {}\n", escape(&family.name));
+        let _ = writeln!(out, "\n## {}\n", Md::Cell.escape(&family.name));
         let _ = writeln!(out, "| {} |", headings.join(" | "));
         let rules: Vec<&str> = NUMERIC.iter().map(|&n| if n { "---:" } else { "---" }).collect();
         let _ = writeln!(out, "|{}|", rules.join("|"));
         for r in &family.rows {
             for line in lines(r, seed, view.detail) {
                 let id = match &line.stage {
-                    None => code(&line.id),
-                    Some(stage) => format!("↳ {}", escape(stage)),
+                    None => Md::Cell.code(&line.id),
+                    Some(stage) => format!("↳ {}", Md::Cell.escape(stage)),
                 };
-                let cells: Vec<String> = std::iter::once(id).chain(line.cells().iter().map(|c| escape(c))).collect();
+                let cells: Vec<String> =
+                    std::iter::once(id).chain(line.cells().iter().map(|c| Md::Cell.escape(c))).collect();
                 let _ = writeln!(out, "| {} |", cells.join(" | "));
             }
         }
@@ -55,361 +106,207 @@ pub fn render(run: &RunFile, view: &View) -> String {
         }
         for r in &family.fits {
             if let Some(f) = fit_line(r) {
-                let params = if f.params.is_empty() { String::new() } else { format!(" ({})", escape(&f.params)) };
-                let _ = writeln!(out, "- sweep fit of {}{params}: {}", code(&f.id), escape(&f.text));
+                let params =
+                    if f.params.is_empty() { String::new() } else { format!(" ({})", Md::Cell.escape(&f.params)) };
+                let _ = writeln!(out, "- sweep fit of {}{params}: {}", Md::Cell.code(&f.id), Md::Cell.escape(&f.text));
             }
         }
     }
     out
 }
 
-/// Which columns hold figures (right-aligned).
-pub(super) const NUMERIC: [bool; 10] = [false, false, true, true, true, true, true, false, false, false];
-
-/// The column headings; the seed method's headline is the mean.
-pub(super) fn headings(seed: bool) -> [&'static str; 10] {
-    if seed {
-        ["benchmark", "parameters", "mean", "95 % CI of mean", "median", "p99", "samples", "check", "flags", "note"]
-    } else {
-        ["benchmark", "parameters", "median", "95 % CI", "min", "p99", "samples", "check", "flags", "note"]
-    }
-}
-
-/// The header block: (label, text) pairs, plain text.
-pub(super) fn header(run: &RunFile) -> Vec<(&'static str, String)> {
-    let m = &run.machine;
-    let mut machine = m.cpu.model_name.clone();
-    if let Some(n) = m.cpu.logical_cpus {
-        let _ = write!(machine, ", {n} logical CPUs");
-    }
-    let _ = write!(machine, ", {}", m.arch);
-    machine.push_str(match m.virtualization.virtualized {
-        Some(true) => ", virtualised",
-        Some(false) => ", bare metal",
-        None => "",
-    });
-    if m.virtualization.virtualized == Some(true) {
-        let _ = write!(machine, " ({})", m.virtualization.hypervisor_vendor);
-    }
-    let c = &run.config;
-    let t = &run.timer;
-    let mut header = vec![
-        (
-            "osprim",
-            format!(
-                "{} (commit {}, {} build, {})",
-                run.osprim.version, run.osprim.commit, run.osprim.profile, run.osprim.rustc
-            ),
-        ),
-        ("machine", machine),
-        ("kernel", format!("Linux {}", m.kernel.release)),
-        (
-            "date",
-            match &run.finished_utc {
-                Some(end) => format!("{} to {end}", run.started_utc),
-                None => format!("{} (not finished)", run.started_utc),
-            },
-        ),
-        (
-            "method",
-            match c.method {
-                Method::Seed => format!(
-                    "seed, {} rounds of single operations, their mean with its 95 % CI; timer {} at {} MHz, overhead {} subtracted per sample",
-                    c.rounds,
-                    super::csv::name(&t.kind),
-                    super::short_number(t.freq_hz / 1e6),
-                    fmt_ns(t.overhead_mean_ns.unwrap_or(t.overhead_ns)),
-                ),
-                Method::Adaptive => format!(
-                    "{}, {} rounds, budget {} s per benchmark, CI target ±{} % of the median; timer {} at {} MHz, overhead {} subtracted per sample",
-                    super::csv::name(&c.method),
-                    c.rounds,
-                    super::short_number(c.budget_s),
-                    super::short_number(c.ci_target_rel * 100.0),
-                    super::csv::name(&t.kind),
-                    super::short_number(t.freq_hz / 1e6),
-                    fmt_ns(t.overhead_ns),
-                ),
-            },
-        ),
-    ];
+/// The seed tables as Markdown: a section per paper (heading with the citation), a GitHub pipe
+/// table per table of the paper, the rows without a figure and the notes as lists.
+pub fn papers(run: &RunFile, view: &View) -> String {
+    let rows = seeds::rows(run);
+    let mut out = String::new();
+    let _ = writeln!(out, "# Five classic papers beside today's Linux\n");
+    let _ = writeln!(
+        out,
+        "Today: {}; {}.\n",
+        Md::Prose.escape(&seeds::machine_text(run)),
+        Md::Prose.escape(&seeds::cycles_text(run))
+    );
+    let _ = writeln!(out, "{} {}\n", Md::Prose.escape(seeds::LEGEND), Md::Prose.escape(seeds::method_text(run)));
     if run.partial {
-        header.push(("partial run", "not every benchmark ran (interrupted, or still running)".into()));
+        let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
     }
-    header
+    for paper in &papers::PAPERS {
+        let groups = seeds::by_table(paper, &rows);
+        let _ = writeln!(out, "## {}\n", Md::Prose.escape(&paper.heading()));
+        let _ = writeln!(out, "{}\n", Md::Prose.escape(&paper.citation()));
+        let _ =
+            writeln!(out, "Measured on {}; {}.\n", Md::Prose.escape(paper.platform), Md::Prose.escape(paper.statistic));
+        let mut notes = Notes::default();
+        for g in &groups {
+            let visible = g.visible(view.all_rows);
+            if visible.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "### {}\n", Md::Prose.escape(&g.title()));
+            let _ =
+                writeln!(out, "| operation | then | today's benchmark | today (mean) | median | change | in cycles |");
+            let _ = writeln!(out, "|---|--:|---|--:|--:|--:|--:|");
+            for (r, label) in visible {
+                let marks: String = notes.marks(r).into_iter().map(|n| format!("<sup>{n}</sup>")).collect();
+                let [label, then, today, mean, median, change, cycles] = seeds::export_cells(r, label);
+                let today = match r.status {
+                    RowStatus::Measured => Md::Prose.code(&today),
+                    _ => Md::Prose.escape(&today),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {}{marks} | {} | {today} | {} | {} | {} | {} |",
+                    Md::Prose.escape(&label),
+                    Md::Prose.escape(&then),
+                    Md::Prose.escape(&mean),
+                    Md::Prose.escape(&median),
+                    Md::Prose.escape(&change),
+                    Md::Prose.escape(&cycles),
+                );
+            }
+            out.push('\n');
+        }
+        if !view.all_rows {
+            let left = seeds::collapsed(&groups);
+            if !left.is_empty() {
+                let _ = writeln!(out, "Without a figure today:\n");
+                for l in left {
+                    let _ = writeln!(out, "- {}", Md::Prose.escape(&l));
+                }
+                out.push('\n');
+            }
+        }
+        if !paper.notes.is_empty() || !notes.0.is_empty() {
+            let _ = writeln!(out, "Notes:\n");
+            for n in paper.notes {
+                let _ = writeln!(out, "- {}", Md::Prose.escape(n));
+            }
+            for (i, n) in notes.0.iter().enumerate() {
+                let _ = writeln!(out, "- <sup>{}</sup> {}", i + 1, Md::Prose.escape(n));
+            }
+            out.push('\n');
+        }
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
 }
 
-/// What the figures are and what the flags say, one paragraph.
-pub(super) fn legend(run: &RunFile) -> String {
-    let seed = run.config.method == Method::Seed;
-    let figures = if seed {
-        "Method seed: each sample is one operation, as in the papers; the mean is the figure, its 95 % CI is the \
-         mean's (it respects rounds and time order), and the median and p99 are of the same single operations."
-    } else {
-        "The median is the headline; its 95 % CI respects rounds and time order; min and p99 are of samples, each \
-         the mean of a batch of operations; samples counts them."
-    };
-    let untrustworthy: Vec<&str> =
-        Flag::ALL.iter().filter(|f| f.tier() == Tier::Untrustworthy).map(|f| f.label()).collect();
-    format!(
-        "Figures are per operation (per object for rows in bytes), 4 significant digits. {figures} Flags {} make a \
-         figure untrustworthy; the others are advisory (docs/results.md).",
-        untrustworthy.join(", ")
-    )
+/// Every comparison: per pair of files a table, its notes, what differs, the count.
+fn comparison(all: &[Named]) -> String {
+    let mut out = String::new();
+    for n in all {
+        out.push_str(&format!("### `{}` → `{}`\n\n", n.base_name, n.new_name));
+        out.push_str(
+            "| benchmark | base | new | ratio | 95 % CI | verdict | marks |\n|---|---:|---:|---:|---:|---|---|\n",
+        );
+        for r in &n.comparison.compared {
+            let (ratio, ci) = compare::ratio_text(r);
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {ratio} | {ci} | {} | {} |\n",
+                compare::label(&r.id, &r.params),
+                compare::value_text(r, r.base_value),
+                compare::value_text(r, r.new_value),
+                Md::Pipe.escape(&compare::verdict_text(r)),
+                compare::marks_text(r)
+            ));
+        }
+        let notes = compare::footnotes(&n.comparison);
+        if !notes.is_empty() {
+            out.push('\n');
+            for note in notes {
+                out.push_str(&format!("- {}\n", Md::Pipe.escape(&note)));
+            }
+        }
+        if !n.comparison.differences.is_empty() {
+            out.push_str("\nThe runs differ in:\n\n");
+            for d in &n.comparison.differences {
+                out.push_str(&format!("- `{}`: {} → {}\n", d.what, d.base, d.new));
+            }
+        }
+        out.push_str(&format!("\n{}\n\n", compare::summary_line(&n.comparison, true)));
+    }
+    out
 }
 
-/// One family's rows, in the run's order, and its sweeps' fitted rows apart.
-pub(super) struct Family<'a> {
-    /// The first segment of the ids.
-    pub name: String,
-    /// The rows of the table.
-    pub rows: Vec<&'a Row>,
-    /// The fitted rows, shown under the table.
-    pub fits: Vec<&'a Row>,
+/// The change points as one table, and what was searched.
+fn changes(report: &Report) -> String {
+    let escape = |s: &str| Md::Cell.escape(s);
+    let mut out =
+        String::from("| result | last run before | first run after | before | after | after / before | p |\n");
+    out.push_str("|---|---|---|---:|---:|---|---:|\n");
+    let mut any = false;
+    for s in &report.series {
+        let unit = history::unit_of(&s.unit);
+        for c in &s.changes {
+            any = true;
+            let also =
+                if c.also_changed.is_empty() { String::new() } else { format!(" ({})", c.also_changed.join(", ")) };
+            out.push_str(&format!(
+                "| {} | {} | {}{} | {} | {} | {} {} | {:.3} |\n",
+                escape(&history::title(s)),
+                escape(&history::when(&c.last_before.started_utc)),
+                escape(&history::when(&c.first_after.started_utc)),
+                escape(&also),
+                escape(&history::level_text(&c.before, unit)),
+                escape(&history::level_text(&c.after, unit)),
+                escape(&history::ratio_text(c, unit)),
+                history::direction(c, unit),
+                c.p_value
+            ));
+        }
+    }
+    if !any {
+        out = "No change point found.\n".into();
+    }
+    out.push('\n');
+    out.push_str(&escape(&history::footer(report)));
+    out.push('\n');
+    out
 }
 
-/// The family of an id: its first segment.
-pub(super) fn family_of(id: &str) -> &str {
-    id.split('.').next().unwrap_or(id)
-}
-
-/// The run's rows by family, in the order the families first appear.
-pub(super) fn families(run: &RunFile) -> Vec<Family<'_>> {
-    let mut out: Vec<Family> = Vec::new();
-    for r in &run.results {
-        let name = family_of(&r.id);
-        let i = match out.iter().position(|f| f.name == name) {
-            Some(i) => i,
-            None => {
-                out.push(Family { name: name.to_string(), rows: Vec::new(), fits: Vec::new() });
-                out.len() - 1
+/// The crosscheck as one table and its legend (the LaTeX writer uses it too).
+pub(crate) fn crosscheck(c: &Crosscheck) -> String {
+    let mut out = vec![
+        "| primitive | statistic | peer before | osprim | peer after | ratio | flags | peer | osprim's result |"
+            .to_string(),
+        "|---|---|---:|---:|---:|---:|---|---|---|".to_string(),
+    ];
+    for r in &c.rows {
+        let (before, ours, after, ratio, f) = match &r.outcome {
+            Outcome::Compared(m) => (
+                crosscheck::ns(m.peer_before_ns),
+                crosscheck::ns(m.osprim_ns),
+                crosscheck::ns(m.peer_after_ns),
+                crosscheck::ratio_text(m),
+                crosscheck::flags(m).join(", "),
+            ),
+            Outcome::NotCompared { reason } => {
+                ("-".into(), "-".into(), "-".into(), "-".into(), format!("not compared: {reason}"))
             }
         };
-        if r.fit.is_some() { out[i].fits.push(r) } else { out[i].rows.push(r) }
+        out.push(format!(
+            "| {} | {} | {before} | {ours} | {after} | {ratio} | {} | `{}` | `{}` |",
+            Md::Pipe.escape(&r.primitive),
+            r.statistic.name(),
+            Md::Pipe.escape(&f),
+            Md::Pipe.escape(&r.peer),
+            Md::Pipe.escape(&r.osprim)
+        ));
+    }
+    out.push(String::new());
+    out.extend(crosscheck::legend(c));
+    out.join("\n") + "\n"
+}
+
+/// A GitHub-flavoured Markdown table, each cell keeping its line breaks as `<br>`.
+fn pipe_table<const N: usize>(header: &[&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
+    let mut out = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(N));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| Md::Lines.escape(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
-}
-
-/// One table line as plain text, before a format's escaping.
-pub(super) struct Line {
-    /// The row's id.
-    pub id: String,
-    /// The stage's name, on a stage's line.
-    pub stage: Option<String>,
-    /// `k=v, k=v`.
-    pub params: String,
-    /// Median (mean under the seed method).
-    pub point: String,
-    /// Its 95 % CI, `[lo, hi] unit`.
-    pub ci: String,
-    /// Min (median under the seed method).
-    pub third: String,
-    /// 99th percentile of samples.
-    pub p99: String,
-    /// Samples.
-    pub samples: String,
-    /// Verdict, or skipped/failed.
-    pub check: String,
-    /// Flags, comma separated.
-    pub flags: String,
-    /// Why skipped or failed; a derived row's formula.
-    pub note: String,
-}
-
-impl Line {
-    /// The cells after the id, in the order of [`headings`].
-    pub fn cells(&self) -> [&str; 9] {
-        [
-            &self.params,
-            &self.point,
-            &self.ci,
-            &self.third,
-            &self.p99,
-            &self.samples,
-            &self.check,
-            &self.flags,
-            &self.note,
-        ]
-    }
-}
-
-/// The check column: the verdict of a measured row, or why there is no measurement.
-pub(super) fn check_label(r: &Row) -> &'static str {
-    match (r.status, r.validation.verdict) {
-        (Status::Skipped, _) => "skipped",
-        (Status::Failed, _) => "error",
-        (Status::Interrupted, _) => "interrupted",
-        (_, Verdict::Validated) => "validated",
-        (_, Verdict::Failed) => "check-failed",
-        (_, Verdict::NotValidated) => "not validated",
-    }
-}
-
-/// Parameters as `k=v, k=v`.
-pub(super) fn params_text(p: &model::Params) -> String {
-    p.iter().map(|(k, v)| format!("{k}={}", super::csv::param(v))).collect::<Vec<_>>().join(", ")
-}
-
-/// The lines of one row: the row, and with `detail` one per stage of its breakdown.
-pub(super) fn lines(r: &Row, seed: bool, detail: bool) -> Vec<Line> {
-    let dash = || "-".to_string();
-    let check = check_label(r).to_string();
-    let mut note = r.reason.clone().unwrap_or_default();
-    if let Some(d) = &r.derived {
-        if !note.is_empty() {
-            note.push_str("; ");
-        }
-        let _ = write!(note, "derived: {}", d.formula);
-    }
-    let mut line = Line {
-        id: r.id.clone(),
-        stage: None,
-        params: params_text(&r.params),
-        point: dash(),
-        ci: dash(),
-        third: dash(),
-        p99: dash(),
-        samples: dash(),
-        check,
-        flags: r.flags.iter().map(super::csv::name).collect::<Vec<_>>().join(", "),
-        note,
-    };
-    if let Some(s) = &r.summary {
-        figures(&mut line, s, r.unit, seed);
-    } else if let Some(d) = &r.derived {
-        line.point = r.unit.format(d.estimate.point);
-        line.ci = ci_text(r.unit, d.estimate.point, d.estimate.ci95);
-    }
-    let mut out = vec![line];
-    if detail {
-        for stage in r.breakdown.iter().flatten() {
-            let mut line = Line {
-                id: r.id.clone(),
-                stage: Some(stage.name.clone()),
-                params: String::new(),
-                point: dash(),
-                ci: dash(),
-                third: dash(),
-                p99: dash(),
-                samples: dash(),
-                check: String::new(),
-                flags: String::new(),
-                note: String::new(),
-            };
-            figures(&mut line, &stage.summary, r.unit, seed);
-            out.push(line);
-        }
-    }
-    out
-}
-
-/// The figures of a summary into a line.
-fn figures(line: &mut Line, s: &Summary, unit: Unit, seed: bool) {
-    let (point, ci, third) = if seed { (s.mean, s.mean_ci95, s.median) } else { (s.median, s.median_ci95, s.min) };
-    line.point = unit.format(point);
-    line.ci = ci_text(unit, point, ci);
-    line.third = unit.format(third);
-    line.p99 = unit.format(s.p99);
-    line.samples = fmt_count(s.n as u64);
-}
-
-/// The scale a figure near `reference` is written in, as [`Unit::format`] chooses it: the
-/// divisor and the symbol.
-pub(super) fn scale(unit: Unit, reference: f64) -> (f64, &'static str) {
-    let a = if reference.is_finite() { reference.abs() } else { 0.0 };
-    match unit {
-        Unit::Ns if a < 1e3 => (1.0, "ns"),
-        Unit::Ns if a < 1e6 => (1e3, "µs"),
-        Unit::Ns if a < 1e9 => (1e6, "ms"),
-        Unit::Ns => (1e9, "s"),
-        Unit::Bytes if a < 1024.0 => (1.0, "B"),
-        Unit::Bytes if a < 1024.0 * 1024.0 => (1024.0, "KiB"),
-        Unit::Bytes => (1024.0 * 1024.0, "MiB"),
-        Unit::Count => (1.0, ""),
-    }
-}
-
-/// An interval in the scale of `reference`: `[214.5, 216.9] ns`.
-pub(super) fn ci_text(unit: Unit, reference: f64, [lo, hi]: [f64; 2]) -> String {
-    let (div, symbol) = scale(unit, reference);
-    let v = |x: f64| if x.is_finite() { sig4(x / div) } else { "-".into() };
-    let text = format!("[{}, {}] {symbol}", v(lo), v(hi));
-    text.trim_end().to_string()
-}
-
-/// A sweep's fit as one line of plain text.
-pub(super) struct FitLine {
-    /// The row's id.
-    pub id: String,
-    /// Its parameters but the size, and the sizes fitted.
-    pub params: String,
-    /// Fixed cost + cost per KiB with their CIs, R², model, check and flags.
-    pub text: String,
-}
-
-/// The fit of a fitted row, if it has one.
-pub(super) fn fit_line(r: &Row) -> Option<FitLine> {
-    let f = r.fit.as_ref()?;
-    let mut params = r.params.clone();
-    params.remove(SIZE_PARAM);
-    params.remove("sizes");
-    let mut params = params_text(&params);
-    let sizes: Vec<String> = f.points.iter().map(|p| fmt_size(p.size_bytes)).collect();
-    if !sizes.is_empty() {
-        if !params.is_empty() {
-            params.push_str("; ");
-        }
-        let _ = write!(params, "sizes {}", sizes.join(", "));
-    }
-    let ((fixed, fixed_ci), (per_byte, per_byte_ci)) = (f.fixed_ns(), f.per_byte_ns());
-    let kib = |x: f64| x * 1024.0;
-    let per_kib = kib(per_byte);
-    let mut text = format!(
-        "fixed {} (95 % CI {}) + {}/KiB (95 % CI {}/KiB)",
-        fmt_ns(fixed),
-        ci_text(Unit::Ns, fixed, fixed_ci),
-        fmt_ns(per_kib),
-        ci_text(Unit::Ns, per_kib, [kib(per_byte_ci[0]), kib(per_byte_ci[1])]),
-    );
-    match f.chosen_segments() {
-        Some(s) => {
-            let _ = write!(
-                text,
-                " above {} ({}/KiB up to it); two segments, R² of one line {:.4}",
-                fmt_size(s.breakpoint_bytes),
-                fmt_ns(kib(s.small_slope_ns_per_byte)),
-                f.line.r_squared
-            );
-        }
-        None => {
-            let _ = write!(text, ", one line, R² {:.4}", f.line.r_squared);
-        }
-    }
-    let _ = write!(text, " ({}); check: {}", f.method, check_label(r));
-    if !r.flags.is_empty() {
-        let _ = write!(text, "; flags {}", r.flags.iter().map(super::csv::name).collect::<Vec<_>>().join(", "));
-    }
-    Some(FitLine { id: r.id.clone(), params, text })
-}
-
-/// Text for a Markdown table cell or line.
-pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '|' | '*' | '`' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// An id as inline code (the pipe escaped, which GitHub's tables require even there).
-fn code(s: &str) -> String {
-    if s.contains('`') || s.contains('\n') { escape(s) } else { format!("`{}`", s.replace('|', "\\|")) }
 }

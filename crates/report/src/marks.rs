@@ -62,7 +62,7 @@ impl Key {
             Key::Flag(Flag::CiTargetMissed) => {
                 format!(
                     "ci-wide (target ± {} %): {}",
-                    super::table::pct(ci_target * 100.0),
+                    super::figures::pct(ci_target * 100.0),
                     Flag::CiTargetMissed.hint()
                 )
             }
@@ -216,7 +216,7 @@ fn flag_marks(row: &Row) -> Vec<Mark> {
             let size = match f {
                 Flag::ManyOutliers => row.summary.as_ref().map(|s| {
                     let severe = s.outliers.low_severe + s.outliers.high_severe;
-                    format!("{} % beyond 3 IQR", super::table::pct(100.0 * severe as f64 / s.n.max(1) as f64))
+                    format!("{} % beyond 3 IQR", super::figures::pct(100.0 * severe as f64 / s.n.max(1) as f64))
                 }),
                 Flag::BatchDependent => note(NoteKind::Batch).and_then(|n| batch_size(&n)),
                 Flag::RoundFailed => note(NoteKind::RoundFailed),
@@ -242,7 +242,7 @@ fn flag_marks(row: &Row) -> Vec<Mark> {
 /// `+12 %`, `−3.4 %`.
 pub fn signed_percent(rel: f64) -> String {
     let sign = if rel < 0.0 { "−" } else { "+" };
-    format!("{sign}{} %", super::table::pct((rel * 100.0).abs()))
+    format!("{sign}{} %", super::figures::pct((rel * 100.0).abs()))
 }
 
 /// `+294.4 ns` of "batch-size check: batches of 8m operations cost +294.4 ns per operation …".

@@ -4,10 +4,11 @@
 //! A rescaled row (`rpc.<t>` = 2 × `ipc.<t>`) shows its figure only: its interval and
 //! markers are its source's. Markers every measured cell has are said once, above.
 
+use super::context::Ctx;
+use super::figures::{is_scaled, location, plus_minus};
 use super::layout::{self, Align, Cell, Grid, Line, Style, flow, paint, refs};
 use super::marks::{Key, Mark, Outcome, RowRef};
 use super::names;
-use super::table::{Ctx, is_scaled, location, plus_minus};
 use model::Row;
 use serde_json::Value;
 

@@ -724,20 +724,20 @@ fn median_ratio(mut v: Vec<f64>) -> Option<f64> {
 
 /// One table of a paper in the view: where it is in the paper, its caption, and its rows each
 /// with the label it goes by.
-struct Group<'a> {
-    source: String,
-    caption: String,
-    rows: Vec<(&'a SeedRow, String)>,
+pub(crate) struct Group<'a> {
+    pub(crate) source: String,
+    pub(crate) caption: String,
+    pub(crate) rows: Vec<(&'a SeedRow, String)>,
 }
 
 impl Group<'_> {
     /// "Table 3: Average time …", or the source alone.
-    fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         if self.caption.is_empty() { self.source.clone() } else { format!("{}: {}", self.source, self.caption) }
     }
 
     /// The rows the view shows: all of them, or those with a figure today.
-    fn visible(&self, all: bool) -> Vec<&(&SeedRow, String)> {
+    pub(crate) fn visible(&self, all: bool) -> Vec<&(&SeedRow, String)> {
         self.rows.iter().filter(|(r, _)| all || r.status == RowStatus::Measured).collect()
     }
 }
@@ -780,7 +780,7 @@ fn labels(rows: &[&SeedRow], paper: &Paper) -> Vec<String> {
 }
 
 /// A paper's rows, grouped by its tables (tables the metadata lacks come last, as found).
-fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<Group<'a>> {
+pub(crate) fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<Group<'a>> {
     let mine: Vec<&SeedRow> = rows.iter().filter(|r| r.paper == paper.system).collect();
     let mut keys: Vec<&str> = paper.tables.iter().map(|t| t.key).collect();
     for r in &mine {
@@ -804,7 +804,7 @@ fn by_table<'a>(paper: &Paper, rows: &'a [SeedRow]) -> Vec<Group<'a>> {
 
 /// Rows without a figure today, one line per reason: how many, why, and which (by table
 /// where the paper has several).
-fn collapsed(groups: &[Group]) -> Vec<String> {
+pub(crate) fn collapsed(groups: &[Group]) -> Vec<String> {
     struct Reason {
         count: usize,
         head: String,
@@ -889,7 +889,7 @@ fn planned_family(why: &str) -> Option<&str> {
 }
 
 /// The rows without a figure today, counted per kind: "8 cannot run here, 7 not measured yet".
-fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counters: &str) -> Vec<String> {
+pub(crate) fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counters: &str) -> Vec<String> {
     let mut n = [0usize; 5];
     for r in rows {
         let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped"));
@@ -922,11 +922,11 @@ const MEDIAN_NOTE: &str = "today's figure is a difference of medians, which has 
 
 /// Footnotes of one paper: the texts, numbered from 1 in order of first use.
 #[derive(Default)]
-struct Notes(Vec<String>);
+pub(crate) struct Notes(pub(crate) Vec<String>);
 
 impl Notes {
     /// The numbers of `r`'s notes (its paper's remark, and a median standing in for a mean).
-    fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
+    pub(crate) fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
         let nearest = r.nearest.as_ref().map(|why| format!("nearest mechanism: {why}"));
         let mut texts: Vec<&str> = r.note.iter().chain(&r.caveat).chain(&nearest).map(String::as_str).collect();
         if r.today_statistic.as_deref() == Some("median") {
@@ -1175,7 +1175,7 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
 // ---------------------------------------------------------------------------------------------
 
 /// The machine in one line: CPU, CPUs, hypervisor, kernel.
-fn machine_text(run: &RunFile) -> String {
+pub(crate) fn machine_text(run: &RunFile) -> String {
     let m = &run.machine;
     let mut parts = vec![if m.cpu.model_name.trim().is_empty() {
         "an unknown CPU".to_string()
@@ -1200,7 +1200,7 @@ fn machine_text(run: &RunFile) -> String {
 }
 
 /// What today's cycles are.
-fn cycles_text(run: &RunFile) -> String {
+pub(crate) fn cycles_text(run: &RunFile) -> String {
     let counter = match run.timer.kind {
         TimerKind::Tsc => "TSC ticks",
         TimerKind::Cntvct => "ticks of the ARM generic timer",
@@ -1354,7 +1354,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
 }
 
 /// What "N× faster" means, for every format.
-const LEGEND: &str = "\"N× faster [lo, hi]\" is the paper's figure divided by today's, both means (the \
+pub(crate) const LEGEND: &str = "\"N× faster [lo, hi]\" is the paper's figure divided by today's, both means (the \
     papers' statistic; the median where today has no mean), with its 95 % interval: the paper's figure is \
     exact, today's has its interval. In time where the paper gives a time or cycles at a stated clock, and in \
     cycles where it gives cycles. A ratio whose whole interval lies within ±10 % reads \"≈ same\"; one \
@@ -1365,7 +1365,7 @@ const LEGEND: &str = "\"N× faster [lo, hi]\" is the paper's figure divided by t
     the same condition; docs/seed-map.md gives each row's counterpart and why.";
 
 /// How today's means were taken, and what their intervals cover: it follows the run's method.
-fn method_text(run: &RunFile) -> &'static str {
+pub(crate) fn method_text(run: &RunFile) -> &'static str {
     match run.config.method {
         Method::Seed => {
             "Today's means were taken by the seed method, the papers' own protocol (single operations, the \
@@ -1535,20 +1535,9 @@ pub fn render_summary(run: &RunFile, view: &super::View) -> String {
 // Exports
 // ---------------------------------------------------------------------------------------------
 
-/// The seed rows as CSV: a header, then one line per row, one column per field of [`SeedRow`].
-pub fn render_csv(run: &RunFile) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows(run) {
-        if w.serialize(&r).is_err() {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
-}
-
 /// The cells every export shows for a row: label with note marks, then, today's benchmark (or
 /// why there is none), mean, median, change, change in cycles. `-` where there is nothing.
-fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
+pub(crate) fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
     let today = match r.status {
         RowStatus::Measured => bench_text(r).unwrap_or_default(),
         _ => reason_text(r),
@@ -1562,264 +1551,6 @@ fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
         change_cell(r).map_or_else(|| "-".into(), |c| c.0),
         cycles_cell(r).map_or_else(|| "-".into(), |c| c.0),
     ]
-}
-
-/// A cell of a GitHub pipe table: pipes, backslashes and Markdown's marks escaped, one line.
-fn md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// The seed tables as Markdown: a section per paper (heading with the citation), a GitHub pipe
-/// table per table of the paper, the rows without a figure and the notes as lists.
-pub fn render_markdown(run: &RunFile, view: &super::View) -> String {
-    let rows = rows(run);
-    let mut out = String::new();
-    let _ = writeln!(out, "# Five classic papers beside today's Linux\n");
-    let _ = writeln!(out, "Today: {}; {}.\n", md(&machine_text(run)), md(&cycles_text(run)));
-    let _ = writeln!(out, "{} {}\n", md(LEGEND), md(method_text(run)));
-    if run.partial {
-        let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
-    }
-    for paper in &seeds::PAPERS {
-        let groups = by_table(paper, &rows);
-        let _ = writeln!(out, "## {}\n", md(&paper.heading()));
-        let _ = writeln!(out, "{}\n", md(&paper.citation()));
-        let _ = writeln!(out, "Measured on {}; {}.\n", md(paper.platform), md(paper.statistic));
-        let mut notes = Notes::default();
-        for g in &groups {
-            let visible = g.visible(view.all_rows);
-            if visible.is_empty() {
-                continue;
-            }
-            let _ = writeln!(out, "### {}\n", md(&g.title()));
-            let _ =
-                writeln!(out, "| operation | then | today's benchmark | today (mean) | median | change | in cycles |");
-            let _ = writeln!(out, "|---|--:|---|--:|--:|--:|--:|");
-            for (r, label) in visible {
-                let marks: String = notes.marks(r).into_iter().map(|n| format!("<sup>{n}</sup>")).collect();
-                let [label, then, today, mean, median, change, cycles] = export_cells(r, label);
-                let today = match r.status {
-                    RowStatus::Measured => format!("`{}`", today.replace('|', "\\|").replace('`', "'")),
-                    _ => md(&today),
-                };
-                let _ = writeln!(
-                    out,
-                    "| {}{marks} | {} | {today} | {} | {} | {} | {} |",
-                    md(&label),
-                    md(&then),
-                    md(&mean),
-                    md(&median),
-                    md(&change),
-                    md(&cycles),
-                );
-            }
-            out.push('\n');
-        }
-        if !view.all_rows {
-            let left = collapsed(&groups);
-            if !left.is_empty() {
-                let _ = writeln!(out, "Without a figure today:\n");
-                for l in left {
-                    let _ = writeln!(out, "- {}", md(&l));
-                }
-                out.push('\n');
-            }
-        }
-        if !paper.notes.is_empty() || !notes.0.is_empty() {
-            let _ = writeln!(out, "Notes:\n");
-            for n in paper.notes {
-                let _ = writeln!(out, "- {}", md(n));
-            }
-            for (i, n) in notes.0.iter().enumerate() {
-                let _ = writeln!(out, "- <sup>{}</sup> {}", i + 1, md(n));
-            }
-            out.push('\n');
-        }
-    }
-    while out.ends_with("\n\n") {
-        out.pop();
-    }
-    out
-}
-
-/// A key for the n-th (from 0) of a table's benchmarks: a … z, aa, ab, …
-fn key(n: usize) -> String {
-    let letter = |i: usize| char::from(b'a' + (i % 26) as u8);
-    if n < 26 { letter(n).to_string() } else { format!("{}{}", letter(n / 26 - 1), letter(n)) }
-}
-
-/// The seed tables as LaTeX: one booktabs `table` per paper, captioned with the citation,
-/// ready to paste into a paper whose preamble has `\usepackage{booktabs}` (nothing else is
-/// needed). A paper's several tables are blocks of its one table, each under an italic line;
-/// a row names today's benchmark by a key, listed under the table, so that it fits one line.
-pub fn render_latex(run: &RunFile, view: &super::View) -> String {
-    /// A line of a paper's table: an italic block heading, or a row's cells.
-    enum TexLine {
-        Block(String),
-        Row([String; 6]),
-    }
-    let rows = rows(run);
-    let mut out = String::new();
-    let _ = writeln!(out, "% The five seed papers beside today's Linux, written by osprim.");
-    let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
-    let _ = writeln!(out, "% Today: {}.", super::latex::escape(&machine_text(run)));
-    let _ = writeln!(out, "% {}", super::latex::escape(LEGEND));
-    let _ = writeln!(out, "% {}", super::latex::escape(method_text(run)));
-    if run.partial {
-        let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
-    }
-    for paper in &seeds::PAPERS {
-        let groups = by_table(paper, &rows);
-        let mut notes = Notes::default();
-        let mut keys: Vec<(String, bool)> = Vec::new();
-        let mut lines: Vec<TexLine> = Vec::new();
-        for g in &groups {
-            let visible = g.visible(view.all_rows);
-            if visible.is_empty() {
-                continue;
-            }
-            if groups.len() > 1 {
-                lines.push(TexLine::Block(super::latex::escape(&g.source)));
-            }
-            for (r, label) in visible {
-                let marks: String = notes.marks(r).into_iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
-                // Today's mean, the papers' statistic, alone: the median is in the other exports.
-                let [label, then, today, mean, _, change, cycles] = export_cells(r, label);
-                let measured = r.status == RowStatus::Measured;
-                let k = match keys.iter().position(|(t, _)| *t == today) {
-                    Some(i) => i,
-                    None => {
-                        keys.push((today, measured));
-                        keys.len() - 1
-                    }
-                };
-                let cell = |s: String| if s == "-" { "--".to_string() } else { super::latex::escape(&s) };
-                // A change with its interval wraps in its column, set to the right.
-                let wrapping = |s: String| {
-                    if s == "-" {
-                        "--".to_string()
-                    } else {
-                        format!("{{\\raggedleft {}\\par}}", super::latex::escape(&s))
-                    }
-                };
-                lines.push(TexLine::Row([
-                    format!("{}{marks}", super::latex::escape(&label)),
-                    key(k),
-                    cell(then),
-                    cell(mean),
-                    wrapping(change),
-                    wrapping(cycles),
-                ]));
-            }
-        }
-        // A column no row has a figure in is left out (Rhino and VMMC give no clock: no cycles).
-        let used: Vec<bool> =
-            (0..6).map(|i| i < 4 || lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[i] != "--"))).collect();
-        let n = used.iter().filter(|u| **u).count();
-        let mut foot: Vec<String> = Vec::new();
-        if !keys.is_empty() {
-            let listed: Vec<String> = keys
-                .iter()
-                .enumerate()
-                .map(|(i, (t, bench))| {
-                    if *bench {
-                        format!("{}~\\texttt{{{}}}", key(i), super::latex::escape(t))
-                    } else {
-                        format!("{}~{}", key(i), super::latex::escape(t))
-                    }
-                })
-                .collect();
-            foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
-        }
-        foot.extend(paper.notes.iter().map(|n| super::latex::escape(n)));
-        // The numbered notes run on in one paragraph, to keep the float within a page.
-        let numbered: Vec<String> = notes
-            .0
-            .iter()
-            .enumerate()
-            .map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, super::latex::escape(n)))
-            .collect();
-        if !numbered.is_empty() {
-            foot.push(numbered.join(" "));
-        }
-        if !view.all_rows {
-            let counts = without_counts(groups.iter().flat_map(|g| &g.rows).map(|(r, _)| *r), "need hardware counters");
-            if !counts.is_empty() {
-                foot.push(format!(
-                    "Rows without a figure today: {} (\\texttt{{osprim seeds --all-rows}} lists them).",
-                    counts.join(", ")
-                ));
-            }
-        }
-        let what = match paper.tables {
-            [t] => format!(" {}: {}.", t.source, t.caption),
-            _ => String::new(),
-        };
-        let _ = writeln!(out, "\n\\begin{{table}}[htbp]");
-        let _ = writeln!(out, "\\centering\\footnotesize\\setlength{{\\tabcolsep}}{{3pt}}");
-        let _ = writeln!(
-            out,
-            "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
-             the paper's figure over today's mean, with its 95~\\% interval.}}",
-            super::latex::escape(&paper.citation()),
-            super::latex::escape(&what),
-            super::latex::escape(paper.platform),
-        );
-        let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
-        if !lines.is_empty() {
-            // The operation wraps, in a column as wide as the changes beside it leave.
-            let first = match n {
-                6 => "p{0.3\\linewidth}",
-                5 => "p{0.45\\linewidth}",
-                _ => "l",
-            };
-            let changes = "p{0.15\\linewidth}".repeat(n - 4);
-            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}crr{changes}@{{}}}}");
-            let _ = writeln!(out, "\\toprule");
-            let head = ["Operation", "Bench.", "Then", "Today", "Change", "In cycles"];
-            let head: Vec<&str> = head.iter().zip(&used).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
-            let _ = writeln!(out, "{} \\\\", head.join(" & "));
-            let _ = writeln!(out, "\\midrule");
-            let mut blocks = 0;
-            for l in &lines {
-                match l {
-                    TexLine::Block(title) => {
-                        if blocks > 0 {
-                            let _ = writeln!(out, "\\midrule");
-                        }
-                        blocks += 1;
-                        let _ = writeln!(out, "\\multicolumn{{{n}}}{{@{{}}l}}{{\\emph{{{title}}}}} \\\\");
-                    }
-                    TexLine::Row(cells) => {
-                        let cells: Vec<&str> =
-                            cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
-                        // `{}` first: a row that began with `[` would be read as `\\`'s optional
-                        // argument; `\raggedright` keeps a wrapped operation from stretching.
-                        let _ = writeln!(out, "{{}}\\raggedright {} \\\\", cells.join(" & "));
-                    }
-                }
-            }
-            let _ = writeln!(out, "\\bottomrule");
-            let _ = writeln!(out, "\\end{{tabular}}");
-        }
-        if !foot.is_empty() {
-            let _ = writeln!(out, "\\par\\smallskip\\raggedright");
-            let _ = writeln!(out, "{}", foot.join("\\par\n"));
-        }
-        let _ = writeln!(out, "\\end{{table}}");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! then the fitted cost, each figure labelled: the fixed cost and the cost per KiB with
 //! their 95 % CIs, the bandwidth, and the fit's quality (R², the two segments' breakpoint).
 
+use super::context::Ctx;
+use super::figures::{location, plus_minus};
 use super::layout::{Align, Cell, Grid, Line, Style, flow, paint, refs};
 use super::marks::{Key, Outcome, RowRef};
-use super::table::{Ctx, cell_marks, location, plus_minus};
 use super::{fmt_ns, fmt_size, names, sig4};
 use model::{Flag, Params, Row, RunFile, SIZE_PARAM, SweepFit, Unit};
 
@@ -19,7 +20,7 @@ pub fn render(ctx: &mut Ctx, fit_row: &Row, points: &[&Row]) -> Vec<String> {
     let qual = label[fit_row.id.len()..].trim().to_string();
     let at = RowRef { id: fit_row.id.clone(), qual: format!("{qual} sweep").trim().into(), measured: true };
     ctx.marks.see(&at);
-    let (rm, check, flags) = cell_marks(ctx, fit_row, &at);
+    let (rm, check, flags) = ctx.cell_marks(fit_row, &at);
     let verdict = match rm.outcome {
         Outcome::CheckFailed => format!("FAILED{}", refs(&check)),
         Outcome::Unchecked => format!("unchecked{}", refs(&check)),
@@ -75,7 +76,7 @@ fn points_grid(ctx: &mut Ctx, fit_row: &Row, fit: &SweepFit, points: &[&Row], qu
             measured: r.summary.is_some(),
         };
         ctx.marks.see(&at);
-        let (rm, check, flags) = cell_marks(ctx, r, &at);
+        let (rm, check, flags) = ctx.cell_marks(r, &at);
         let mut cells = vec![Cell::plain(fmt_size(size))];
         match r.summary.as_ref() {
             Some(s) => {

@@ -5,122 +5,12 @@
 //! ([`super::matrix`]); sweeps as their points and fit ([`super::sweep`]); then numbered
 //! footnotes that explain each marker and name its rows ([`super::marks`]).
 
+use super::context::Ctx;
+pub use super::figures::{is_scaled, location, pct, plus_minus};
 use super::layout::{self, Align, Cell, Grid, Line, Style, abbreviate, paint, refs};
-use super::marks::{self, Marks, NoteKind, Outcome, RowMarks, RowRef};
+use super::marks::{self, Marks, NoteKind, Outcome, RowRef};
 use super::{View, fmt_count, matrix, names, sweep};
-use model::{Method, Row, RunFile, SIZE_PARAM, Status, Summary, Unit};
-
-/// A percentage with as many decimals as it needs: `12`, `4.2`, `0.42`.
-pub fn pct(v: f64) -> String {
-    match v.abs() {
-        _ if !v.is_finite() => "-".into(),
-        0.0 => "0".into(),
-        a if a >= 10.0 => format!("{v:.0}"),
-        a if a >= 1.0 => format!("{v:.1}"),
-        _ => format!("{v:.2}"),
-    }
-}
-
-/// How unequal the two sides of an interval may be and still print as `± x %`: the shorter
-/// side at least 90 % of the longer.
-const SYMMETRIC: f64 = 0.9;
-
-/// Below this distance from the point (percent) neither side of an interval is worth telling
-/// apart: `−0.04/+0.08 %` says nothing `± 0.08 %` does not.
-const TIGHT_PCT: f64 = 1.0;
-
-/// The 95 % CI `ci` around `point`, relative to it. `± x %` when neither end lies over x % from
-/// the point and the ends lie at about the same distance ([`SYMMETRIC`]) or both within
-/// [`TIGHT_PCT`]; else each end's signed distance, `−0.1/+502 %` (an interval such as
-/// [91.1, 548.8] around 91.2 never reads as a half-width, `± 251 %`). Around a point of 0 the
-/// same in the row's unit (`± 1.2 ns`, `[0, 0.4 ns]`); `-` when there is no interval.
-pub fn plus_minus(point: f64, ci: [f64; 2], unit: Unit) -> String {
-    let (below, above) = (point - ci[0], ci[1] - point);
-    if !below.is_finite() || !above.is_finite() || !point.is_finite() {
-        return "-".into();
-    }
-    if below == 0.0 && above == 0.0 {
-        return "± 0 %".into();
-    }
-    let (near, far) = (below.min(above), below.max(above));
-    let even = near >= 0.0 && near >= SYMMETRIC * far;
-    if point == 0.0 {
-        return if even {
-            format!("± {}", unit.format(far))
-        } else {
-            format!("[{}, {}]", unit.format(ci[0]), unit.format(ci[1]))
-        };
-    }
-    let rel = |d: f64| 100.0 * d / point.abs();
-    if even || (near >= 0.0 && rel(far) < TIGHT_PCT) {
-        return format!("± {} %", pct(rel(far)));
-    }
-    let signed = |d: f64| {
-        let sign = if d < 0.0 { "−" } else { "+" };
-        format!("{sign}{}", pct(rel(d).abs()))
-    };
-    format!("{}/{} %", signed(-below), signed(above))
-}
-
-/// The estimate the table shows and its 95 % CI: the median, or for the seed method the
-/// papers' mean.
-pub fn location(s: &Summary, seed: bool) -> (f64, [f64; 2]) {
-    if seed { (s.mean, s.mean_ci95) } else { (s.median, s.median_ci95) }
-}
-
-/// Whether a row only rescales another (`rpc.<t>` = 2 × `ipc.<t>`).
-pub fn is_scaled(r: &Row) -> bool {
-    r.derived.as_ref().is_some_and(|d| d.scaled_source().is_some())
-}
-
-/// What every part of one rendering shares: the run, the view and the footnotes so far.
-pub(super) struct Ctx<'a> {
-    /// The run.
-    pub run: &'a RunFile,
-    /// Width, detail, colour.
-    pub view: View,
-    /// The seed method: means, not medians.
-    pub seed: bool,
-    /// The footnotes.
-    pub marks: Marks,
-    /// Notes more than one row has: said once under the table.
-    shared: Vec<String>,
-}
-
-impl Ctx<'_> {
-    /// The columns a line may take (unlimited with `--wide`).
-    pub fn width(&self) -> usize {
-        if self.view.wide { usize::MAX } else { self.view.width.max(20) }
-    }
-
-    /// The columns prose keeps to.
-    pub fn prose(&self) -> usize {
-        self.view.width.max(20)
-    }
-
-    /// The row's own notes to show under it (`--detail`, `--wide`); the shared ones are
-    /// registered for the notes under the table, the rest counted as not shown.
-    pub fn row_notes(&mut self, r: &Row, at: &RowRef) -> Vec<String> {
-        let mut own = Vec::new();
-        for n in &r.notes {
-            match marks::note_kind(n) {
-                NoteKind::Steal(_) | NoteKind::Scaled => {}
-                NoteKind::Other if self.shared.contains(n) => self.marks.note(n, at),
-                _ => own.push(n.clone()),
-            }
-        }
-        if !(own.is_empty() || self.view.detail || self.view.wide) {
-            self.marks.unshown_notes += 1;
-            own.clear();
-        }
-        own
-    }
-
-    /// The markers of a row, numbered: (check column, flags column).
-    pub fn numbered(&mut self, rm: &RowMarks, at: &RowRef) -> (Vec<usize>, Vec<usize>) {
-        (self.marks.numbers(&rm.check, at), self.marks.numbers(&rm.flags, at))
-    }
-}
+use model::{Method, Row, RunFile, SIZE_PARAM, Status};
 
 /// One part of the output, in the order of the run.
 enum Section<'a> {
@@ -585,13 +475,6 @@ fn words(row: &Row) -> Vec<String> {
         }
     }
     out
-}
-
-/// The markers of a row, for a matrix cell or a sweep line: numbered, each row named.
-pub(super) fn cell_marks(ctx: &mut Ctx, r: &Row, at: &RowRef) -> (RowMarks, Vec<usize>, Vec<usize>) {
-    let rm = marks::of(r);
-    let (c, f) = ctx.numbered(&rm, at);
-    (rm, c, f)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! one-line summary of a row.
 
 use super::*;
-use model::{Flag, SweepModel, SweepSegments};
+use model::{Flag, SweepModel, SweepSegments, Unit};
 
 fn fixture() -> RunFile {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/default-run.json");

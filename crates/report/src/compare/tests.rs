@@ -3,8 +3,13 @@
 //! its parameters, figures, ratio and CI.
 
 use super::*;
+use crate::Format;
 use analysis::compare::{Untrustworthy, compare};
 use model::Flag;
+
+fn render(all: &[Named], format: Format, view: &View) -> Result<String, serde_json::Error> {
+    crate::writer(format).comparison(all, view)
+}
 
 fn named<'a>(base: &'a RunFile, new: &'a RunFile) -> Named<'a> {
     Named {

@@ -4,6 +4,10 @@
 
 use super::*;
 use crate::View;
+use crate::csv::papers as render_csv;
+use crate::escape::Md;
+use crate::latex::papers as render_latex;
+use crate::markdown::papers as render_markdown;
 
 fn fixture(name: &str) -> RunFile {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
@@ -309,7 +313,7 @@ fn markdown_tables_are_well_formed_and_read_back_to_the_rows() {
     }
     assert_numbers_match(&printed, &rows(&run), "markdown");
     for p in &seeds::PAPERS {
-        assert!(text.contains(&format!("## {}", md(&p.heading()))), "{}", p.system);
+        assert!(text.contains(&format!("## {}", Md::Prose.escape(&p.heading()))), "{}", p.system);
     }
 }
 

@@ -1,0 +1,50 @@
+//! The text writer: every document for people at a terminal, fitted to the view's width. Each
+//! document's table lives with it (`table` with `header`, `marks`, `matrix` and `sweep` for a
+//! run; `seeds` for the papers; `compare`, `history`, `crosscheck`, `listing`), all laid out
+//! by [`super::layout`].
+
+use super::compare::{self, Named};
+use super::listing::{self, Entry};
+use super::write::{Writer, Written};
+use super::{View, crosscheck, history, seeds, table};
+use analysis::history::Point;
+use analysis::history::changes::Report;
+use model::RunFile;
+use model::crosscheck::Crosscheck;
+
+/// The text writer.
+pub struct Text;
+
+impl Writer for Text {
+    fn run(&self, run: &RunFile, view: &View) -> Written {
+        Ok(table::render(run, view))
+    }
+
+    fn papers(&self, run: &RunFile, view: &View) -> Written {
+        Ok(seeds::render(run, view))
+    }
+
+    fn comparison(&self, all: &[Named], view: &View) -> Written {
+        Ok(all.iter().map(|n| compare::table(n, view)).collect::<Vec<_>>().join("\n"))
+    }
+
+    fn history(&self, points: &[Point], view: &View) -> Written {
+        Ok(history::table(points, view))
+    }
+
+    fn changes(&self, report: &Report, view: &View) -> Written {
+        Ok(history::changes_table(report, view))
+    }
+
+    fn crosscheck(&self, c: &Crosscheck, view: &View) -> Written {
+        Ok(crosscheck::table(c, view))
+    }
+
+    fn catalogue(&self, entries: &[Entry], view: &View) -> Written {
+        Ok(listing::table(entries, view.width))
+    }
+
+    fn machine(&self, fields: &[(String, String)]) -> String {
+        listing::pairs(fields)
+    }
+}
