@@ -217,7 +217,7 @@ const ERR_POLICY: u64 = 4;
 /// given up on as stopped or its message as lost: the start-up hand-shake, one call of the
 /// sampling routine (one sample or warm-up batch, a few thousandths of a round's budget
 /// normally), and the stop hand-shake. It is [`DeadlineRule::budget_multiple`] × the round's
-/// budget (`ctx.cfg.budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
+/// budget (`ctx.cfg().budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
 /// loaded machine never trips it, and short enough that a hung row costs seconds, not a run.
 /// With the default budget (1 s over 5 rounds) and `--quick`, that is the 2 s floor.
 pub const PEER_DEADLINE: DeadlineRule = DeadlineRule { budget_multiple: 4.0, floor: Duration::from_secs(2) };
@@ -299,7 +299,7 @@ pub fn run_paired(ctx: &Ctx, a: &Plan, b: &Plan) -> Result<(Report, Report), Not
 /// Runs `f` with a [`Watch`] over its sessions: a scoped watchdog thread that reads the
 /// interrupt flag and the deadline, stopped and joined when `f` returns.
 fn watched<R>(ctx: &Ctx, f: impl FnOnce(&Arc<Watch>) -> Result<R, NotMeasured>) -> Result<R, NotMeasured> {
-    let watch = Arc::new(Watch::new(PEER_DEADLINE.for_round(ctx.cfg.budget_s)));
+    let watch = Arc::new(Watch::new(PEER_DEADLINE.for_round(ctx.cfg().budget_s)));
     let interrupt = ctx.interrupt_flag();
     std::thread::scope(|scope| {
         let w = Arc::clone(&watch);
