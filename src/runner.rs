@@ -839,8 +839,8 @@ impl Slot {
         if medians.len() < 2 {
             return 0.0;
         }
-        let mean = stats::summary::mean(&medians);
-        let sd = stats::summary::sample_stddev(&medians, mean);
+        let mean = stats::moments::mean(&medians);
+        let sd = stats::moments::sample_stddev(&medians, mean);
         if mean.abs() > 0.0 && sd.is_finite() { sd / mean.abs() } else { 0.0 }
     }
 }
