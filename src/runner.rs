@@ -270,8 +270,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                     break;
                 }
                 book.begin(round, item);
-                ctx.cfg = item.cfg.clone();
-                let (outcome, steal, elapsed) = crate::execution::measure_visit(&mut ctx, item.bench, &item.params);
+                let (outcome, steal, elapsed) =
+                    crate::execution::measure_visit(&mut ctx, item.bench, &item.params, &item.cfg);
                 book.settle(item, round, outcome, steal, elapsed, &run);
                 outcomes += 1;
             }
@@ -324,7 +324,8 @@ enum Workers {
     Unavailable(String),
 }
 
-/// One visit of a round: a benchmark, one parameter set, the sampler settings of the visit.
+/// One visit of a round: a benchmark, one parameter set, the round's sampler settings (the
+/// benchmark's declared override is applied to them just before it runs).
 struct Item {
     bench: &'static dyn Benchmark,
     params: Params,
@@ -838,8 +839,8 @@ impl Slot {
         if medians.len() < 2 {
             return 0.0;
         }
-        let mean = stats::summary::mean(&medians);
-        let sd = stats::summary::sample_stddev(&medians, mean);
+        let mean = stats::moments::mean(&medians);
+        let sd = stats::moments::sample_stddev(&medians, mean);
         if mean.abs() > 0.0 && sd.is_finite() { sd / mean.abs() } else { 0.0 }
     }
 }
@@ -853,6 +854,9 @@ fn analyse_rounds(
     resamples: usize,
 ) -> model::Row {
     let mut row = analyse::rounds_row(&r.id, &r.about, r.params.clone(), &r.outcomes, cfg, timer, resamples);
+    if r.outcomes.iter().any(Result::is_ok) {
+        row.sampling = declared_sampling(&r.id, &r.params);
+    }
     row.notes.extend(r.notes.iter().cloned());
     if r.steal_jiffies > 0 {
         row.notes.push(format!(
@@ -861,6 +865,14 @@ fn analyse_rounds(
         ));
     }
     row
+}
+
+/// What the benchmark `id` declares it samples differently under `params`
+/// ([`Benchmark::sampling`], applied before each of its visits by `execution::measure_visit`):
+/// the `sampling` of a row with a round measured under it. A pure function of the benchmark and its parameters, so a row finished
+/// from the journal records the same.
+fn declared_sampling(id: &str, params: &Params) -> Option<model::SamplingOverride> {
+    registry::find(id).and_then(|b| b.sampling(params).declared())
 }
 
 /// `USER_HZ`, the unit of `/proc/stat` (100 on every Linux architecture osprim supports).
@@ -1002,6 +1014,35 @@ mod tests {
                 other => panic!("visit {i}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_row_records_the_sampling_its_benchmark_declared_and_a_row_without_one_has_none() {
+        let samples =
+            Samples { per_op_ns: vec![10.0, 11.0, 12.0, 10.5], iterations_per_sample: 1, ..Samples::default() };
+        let rounds = |id: &str| Rounds {
+            id: id.into(),
+            about: String::new(),
+            params: Params::new(),
+            outcomes: vec![Ok(Measured::new(samples.clone(), Vec::new()))],
+            steal_jiffies: 0,
+            notes: Vec::new(),
+        };
+        let skipped = Rounds {
+            outcomes: vec![Err(NotMeasured::Skipped("no protection keys".into()))],
+            ..rounds("domain.create")
+        };
+        let mut run = run_file();
+        assemble(&mut run, &[rounds("lib.dlopen.init"), rounds("syscall.getpid"), skipped], 50);
+        let row = |id: &str| run.results.iter().find(|r| r.id == id).expect("a row");
+        let one = model::SamplingOverride { batch: Some(1), ..Default::default() };
+        assert_eq!(row("lib.dlopen.init").sampling, Some(one));
+        assert_eq!(row("syscall.getpid").sampling, None);
+        assert_eq!(row("domain.create").sampling, None, "nothing was sampled under it");
+        let json = serde_json::to_value(&run).expect("JSON");
+        let rows = json["results"].as_array().expect("rows");
+        assert_eq!(rows[0]["sampling"], serde_json::json!({ "batch": 1 }));
+        assert!(rows[1].get("sampling").is_none(), "{}", rows[1]);
     }
 
     #[test]

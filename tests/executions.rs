@@ -50,6 +50,30 @@ fn every_round_is_a_worker_process_with_its_layout_recorded() {
 }
 
 #[test]
+fn a_declared_sampling_override_is_applied_in_the_workers_and_recorded_in_its_row_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("o.json");
+    let out = osprim()
+        .args(["run", "--quick", "--rounds", "2", "--budget", "0.1", "lib.dlopen.init", "syscall.null", "-o"])
+        .arg(&file)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = result(&file);
+    let rows = v["results"].as_array().expect("rows");
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("no {id} row: {rows:?}"));
+    let dlopen = row("lib.dlopen.init");
+    if dlopen["status"] == "skipped" {
+        assert!(dlopen.get("sampling").is_none(), "nothing sampled under it: {dlopen}");
+    } else {
+        assert_eq!(dlopen["sampling"], serde_json::json!({ "batch": 1 }), "{dlopen}");
+        assert_eq!(dlopen["iterations_per_sample"], 1, "one child per sample, as declared: {dlopen}");
+    }
+    assert!(row("syscall.null").get("sampling").is_none(), "no override, no field");
+}
+
+#[test]
 fn a_killed_worker_fails_its_benchmark_for_that_round_and_the_run_goes_on() {
     nix::sys::prctl::set_child_subreaper(true).expect("become a child subreaper");
     let tmp = tempfile::tempdir().unwrap();

@@ -170,14 +170,16 @@ fn fixture() -> RunFile {
     model::read_result_file(&root().join("tests/fixtures/default-run.json")).expect("the fixture reads")
 }
 
-/// The fixture with what it lacks: a row with single-operation percentiles, a sweep's fitted
-/// row with two segments, an availability probe, and the worker processes of its rounds (one
-/// killed, one round measured in osprim's own process).
+/// The fixture with what it lacks: a row with single-operation percentiles and a declared
+/// sampling override, a sweep's fitted row with two segments, an availability probe, and the
+/// worker processes of its rounds (one killed, one round measured in osprim's own process).
 fn fixture_with_a_fit_and_a_tail() -> RunFile {
     let mut run = fixture();
     let mut tail = run.results[0].clone();
     tail.single_op = vec![210.0, 220.0, 900.0];
     tail.tail = Some(Tail { n: 3, p50: 220.0, p99: 886.0, p999: 898.6, max: 900.0, resolution: 0.41 });
+    // Every field of a declared sampling override (no benchmark declares all three).
+    tail.sampling = Some(model::SamplingOverride { budget_factor: Some(0.5), batch: Some(1), warmup_share: Some(0.1) });
     // The sweep's last point stands alone above the breakpoint: all leverage, no residual.
     let mut fit = common::fitted_row(&run);
     for p in &mut fit.fit.as_mut().expect("a fit").points {

@@ -31,20 +31,24 @@ pub mod parent;
 pub mod protocol;
 pub mod worker;
 
+use bench::sampler::SamplerConfig;
 use bench::{Benchmark, Ctx, Measured, NotMeasured, Params};
 
 /// The first argument that starts osprim as a worker (not a subcommand of the command line:
 /// it is in no help, completion or manual page).
 pub const WORKER_ARG: &str = "__worker";
 
-/// Measures one visit (a benchmark under one parameter set, with `ctx.cfg` set for it), a
-/// panic in the benchmark turned into a failed outcome; with the steal time of the measuring
-/// CPU while it ran and the time it took.
+/// Measures one visit (a benchmark under one parameter set, under the round's settings `cfg`
+/// with the benchmark's declared [`Benchmark::sampling`] applied), a panic in the benchmark
+/// turned into a failed outcome; with the steal time of the measuring CPU while it ran and the
+/// time it took.
 pub fn measure_visit(
     ctx: &mut Ctx<'_>,
     bench: &dyn Benchmark,
     params: &Params,
+    cfg: &SamplerConfig,
 ) -> (Result<Measured, NotMeasured>, u64, std::time::Duration) {
+    ctx.begin_visit(cfg, bench.sampling(params));
     let began = std::time::Instant::now();
     let steal_before = platform::placement::steal_jiffies(ctx.cpu);
     let outcome = match bench.available() {

@@ -139,10 +139,7 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
         }
         send(&mut reports, &Report::Begin { visit: i })?;
         let (outcome, steal_jiffies, elapsed) = match bench::registry::find(&visit.id) {
-            Some(bench) => {
-                ctx.cfg = visit.cfg.clone();
-                super::measure_visit(&mut ctx, bench, &visit.params)
-            }
+            Some(bench) => super::measure_visit(&mut ctx, bench, &visit.params, &visit.cfg),
             None => (
                 Err(NotMeasured::Failed(format!("this build has no benchmark '{}'", visit.id))),
                 0,

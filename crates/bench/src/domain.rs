@@ -400,7 +400,6 @@ fn free_keys() -> usize {
 /// `domain.create` (`destroy` false) or `domain.destroy`.
 fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroy: bool) -> Result<Measured, NotMeasured> {
     let v = variant_of(params);
-    ctx.cfg.budget_s *= 0.5; // eight rows of these: keep the family within its time
     let keys_before = free_keys();
     let anchor = Domain::new(false).map_err(failed("create the anchor domain"))?;
     let before = domain::pkru();
@@ -489,6 +488,10 @@ impl Benchmark for Lifecycle {
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         super::one_param("variant", VARIANTS.iter().copied())
+    }
+    fn sampling(&self, _: &Params) -> super::SamplingOverride {
+        // Eight rows of these: keep the family within its time.
+        super::SamplingOverride { budget_factor: Some(0.5), ..Default::default() }
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         run_lifecycle(ctx, params, self.0)

@@ -60,26 +60,26 @@ fn pilot(ctx: &mut Ctx) -> Result<Choice, NotMeasured> {
         batch: None,
         tail_samples: 0,
         spread_between_rounds_rel: 0.0,
-        ..ctx.cfg.clone()
+        ..ctx.cfg().clone()
     };
-    let saved = std::mem::replace(&mut ctx.cfg, quick);
     let mut medians_ns = Vec::new();
     let mut unusable = Vec::new();
-    for t in Transport::ALL.into_iter().filter(|t| !t.needs_two_cpus()) {
-        if ctx.interrupted() {
-            break;
-        }
-        let outcome = Setup::read(t, ctx, &params_for(t))
-            .and_then(|s| pingpong::run(ctx, &s.plan(Timing::RoundTrip { ops_per_round_trip: 1 })));
-        match outcome {
-            Ok(r) if r.peer_messages == r.round_trips && r.round_trips > 0 => {
-                medians_ns.push((t, super::quick_median(&r.samples)));
+    ctx.pilot(quick, |ctx| {
+        for t in Transport::ALL.into_iter().filter(|t| !t.needs_two_cpus()) {
+            if ctx.interrupted() {
+                break;
             }
-            Ok(_) => unusable.push((t, "messages lost or unanswered in the pilot".to_string())),
-            Err(NotMeasured::Skipped(why) | NotMeasured::Failed(why)) => unusable.push((t, why)),
+            let outcome = Setup::read(t, ctx, &params_for(t))
+                .and_then(|s| pingpong::run(ctx, &s.plan(Timing::RoundTrip { ops_per_round_trip: 1 })));
+            match outcome {
+                Ok(r) if r.peer_messages == r.round_trips && r.round_trips > 0 => {
+                    medians_ns.push((t, super::quick_median(&r.samples)));
+                }
+                Ok(_) => unusable.push((t, "messages lost or unanswered in the pilot".to_string())),
+                Err(NotMeasured::Skipped(why) | NotMeasured::Failed(why)) => unusable.push((t, why)),
+            }
         }
-    }
-    ctx.cfg = saved;
+    });
     let best = medians_ns.iter().filter(|(_, m)| m.is_finite()).min_by(|a, b| a.1.total_cmp(&b.1));
     let Some(&(transport, _)) = best else {
         return Err(NotMeasured::Failed("no transport between two processes worked in the pilot".into()));

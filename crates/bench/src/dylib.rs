@@ -283,6 +283,10 @@ impl Benchmark for DlopenInit {
     fn about(&self) -> &'static str {
         "first dlopen in a fresh process of a library whose constructor installs a handler, reads two files, gets the program name"
     }
+    fn sampling(&self, _: &Params) -> super::SamplingOverride {
+        // One sample is one child (the sampler would otherwise batch several into a sample).
+        super::SamplingOverride { batch: Some(1), ..Default::default() }
+    }
     fn available(&self) -> Result<(), String> {
         if INIT_SO.is_empty() || super::interpose::HELPER_BIN.is_empty() {
             return Err("the initialising library or the helper could not be built (see build warnings)".into());
@@ -305,8 +309,6 @@ impl Benchmark for DlopenInit {
         let mut cmd = Command::new(&helper);
         cmd.args([timer_arg(ctx), "dlopen-init"]).arg(&lib).env_remove("LD_PRELOAD").envs(files);
 
-        // One sample is one child (the sampler would otherwise batch several into a sample).
-        ctx.cfg.batch = Some(1);
         let mut t = InitTally::default();
         let mut error = None;
         let samples = {
@@ -408,7 +410,7 @@ mod tests {
     fn a_fresh_process_runs_the_constructor() {
         let _serial = serial();
         with_ctx(0.05, |ctx| {
-            let m = DlopenInit.run(ctx, &Params::new()).unwrap();
+            let m = crate::testing::visit(ctx, &DlopenInit, &Params::new()).unwrap();
             all_checks_pass(&m);
             assert_eq!(m.samples.iterations_per_sample, 1, "one child per sample");
         });

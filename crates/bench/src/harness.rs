@@ -76,7 +76,7 @@ impl Benchmark for Empty {
         true
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let spacing = Duration::from_secs_f64(ctx.cfg.budget_s.max(0.0) / PAIRS as f64);
+        let spacing = Duration::from_secs_f64(ctx.cfg().budget_s.max(0.0) / PAIRS as f64);
         let (looped, region) = (ctx.loop_timer(), ctx.timer);
         let r = residuals(&looped, &region, spacing, || ctx.interrupted());
         let resolution_ns = ctx.timer_info.resolution_ns;

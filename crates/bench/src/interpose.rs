@@ -251,7 +251,7 @@ fn paired(
     };
     // The statistic the row reports: the papers' mean under the seed method (single reads,
     // whose medians sit on the same few counter steps), the median otherwise.
-    let seed = ctx.cfg.method == crate::sampler::Method::Seed;
+    let seed = ctx.cfg().method == crate::sampler::Method::Seed;
     let (d, stat) =
         if seed { (diffs.iter().sum::<f64>() / diffs.len().max(1) as f64, "mean") } else { (median(&diffs), "median") };
     // Standard error of the mean difference; the median's is about 1.25 × that.

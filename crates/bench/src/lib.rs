@@ -3,7 +3,9 @@
 //!
 //! A benchmark sets up outside the clock, hands the sampler a routine (through [`Ctx::iter`]
 //! or [`Ctx::iter_custom`]), tears down, and returns its samples with [`Check`]s saying whether
-//! it measured what it claims. A benchmark never prints.
+//! it measured what it claims. A benchmark never prints, and never changes the run's settings:
+//! one that samples differently says so in [`Benchmark::sampling`], which the runner applies
+//! ([`Ctx::begin_visit`]) and records in the row; [`Ctx::cfg`] is read-only.
 
 #![forbid(unsafe_code)]
 
@@ -40,7 +42,7 @@ pub mod wake;
 use crate::sampler::{SamplerConfig, Samples, Timed};
 use model::Method;
 pub use model::measured::{Measured, NotMeasured};
-pub use model::{Check, Params, Unit};
+pub use model::{Check, Params, SamplingOverride, Unit};
 use overhead::Overhead;
 use platform::timer::sync::OffsetBound;
 use platform::timer::{Timer, TimerInfo};
@@ -62,8 +64,14 @@ pub trait Benchmark: Sync {
     fn variants(&self, _ctx: &Ctx) -> Vec<Params> {
         vec![Params::new()]
     }
+    /// How it samples differently from the run's settings under `params`, if at all: applied
+    /// to every round's settings before [`Benchmark::run`] and recorded in the row. Default:
+    /// no override.
+    fn sampling(&self, _params: &Params) -> SamplingOverride {
+        SamplingOverride::default()
+    }
     /// Sets up, measures through `ctx`, tears down, reports checks. Called once per round,
-    /// each time with a fresh set-up and `ctx.cfg` holding that round's settings.
+    /// each time with a fresh set-up and [`Ctx::cfg`] holding that round's settings.
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured>;
     /// Whether the benchmark is measured in the first round only, with the whole budget
     /// (e.g. memory per object, which is a count, not a time that moves with the machine).
@@ -88,8 +96,12 @@ pub struct Ctx<'a> {
     pub timer: Timer,
     /// What is known about it.
     pub timer_info: &'a TimerInfo,
-    /// Sampler settings.
-    pub cfg: SamplerConfig,
+    /// Sampler settings of the visit: the run's for this round with the benchmark's
+    /// [`Benchmark::sampling`] applied ([`Ctx::begin_visit`]).
+    cfg: SamplerConfig,
+    /// The visit's declared override, for what applies only once the benchmark knows its
+    /// operation's cost ([`Ctx::iter_regions_costing`]).
+    sampling: SamplingOverride,
     /// The CPU the measuring thread is pinned to.
     pub cpu: usize,
     /// A private directory, removed at the end of the run.
@@ -126,6 +138,7 @@ impl<'a> Ctx<'a> {
             timer,
             timer_info,
             cfg,
+            sampling: SamplingOverride::default(),
             cpu,
             scratch,
             allowed_cpus: sys::cpu::allowed_cpus(),
@@ -138,6 +151,29 @@ impl<'a> Ctx<'a> {
             overhead: Overhead::of_timer(&timer),
             loop_overhead_ticks: timer.overhead_ticks(),
         }
+    }
+
+    /// The sampler settings the benchmark measures with (read-only: a benchmark declares what
+    /// it needs in [`Benchmark::sampling`]).
+    pub fn cfg(&self) -> &SamplerConfig {
+        &self.cfg
+    }
+
+    /// For the runner, before each visit: the round's settings `cfg` with the benchmark's
+    /// declared `sampling` applied (its budget factor and fixed batch now; its warm-up share
+    /// when the benchmark gives its operation's cost, [`Ctx::iter_regions_costing`]).
+    pub fn begin_visit(&mut self, cfg: &SamplerConfig, sampling: SamplingOverride) {
+        self.cfg = cfg.overridden(&sampling);
+        self.sampling = sampling;
+    }
+
+    /// Runs `pilot` (a measurement that is not the row's, e.g. choosing a mechanism) under
+    /// settings of its own; the visit's settings are back when it returns.
+    pub fn pilot<R>(&mut self, cfg: SamplerConfig, pilot: impl FnOnce(&mut Ctx<'a>) -> R) -> R {
+        let visit = std::mem::replace(&mut self.cfg, cfg);
+        let out = pilot(self);
+        self.cfg = visit;
+        out
     }
 
     /// Subtracts `overhead` (calibrated for this round by [`overhead::calibrate_overhead`])
@@ -188,6 +224,14 @@ impl<'a> Ctx<'a> {
     /// subtracted per region.
     pub fn iter_regions(&self, mut routine: impl FnMut(u64) -> Timed) -> Samples {
         sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, |n| Some(routine(n)))
+    }
+
+    /// [`Ctx::iter_regions`] for an operation the benchmark has found to cost about `op_ns`
+    /// (timed before sampling): a declared [`SamplingOverride::warmup_share`] bounds the
+    /// warm-up to that share of the budget at this cost.
+    pub fn iter_regions_costing(&self, op_ns: f64, mut routine: impl FnMut(u64) -> Timed) -> Samples {
+        let cfg = self.cfg.warmup_fitted(self.sampling.warmup_share, op_ns);
+        sampler::sample_timed(&cfg, &self.timer, self.interrupt, |n| Some(routine(n)))
     }
 
     /// [`Ctx::iter_regions`] for a routine that may give up (`None`).
@@ -299,11 +343,76 @@ pub fn quick_median(samples: &Samples) -> f64 {
     stats::median(&v)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty operation that declares half the budget and one operation per sample.
+    struct Declares;
+
+    impl Benchmark for Declares {
+        fn id(&self) -> &'static str {
+            "test.declares"
+        }
+        fn about(&self) -> &'static str {
+            "an empty operation sampled under its own override"
+        }
+        fn sampling(&self, _: &Params) -> SamplingOverride {
+            SamplingOverride { budget_factor: Some(0.5), batch: Some(1), ..Default::default() }
+        }
+        fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+            Ok(Measured::new(ctx.iter(|| 1u64), Vec::new()))
+        }
+    }
+
+    #[test]
+    fn a_visit_samples_under_its_declared_override_and_the_next_under_the_rounds_settings() {
+        testing::with_ctx(0.02, |ctx| {
+            let round = ctx.cfg().clone();
+            ctx.begin_visit(&round, Declares.sampling(&Params::new()));
+            assert_eq!((ctx.cfg().budget_s, ctx.cfg().batch), (round.budget_s * 0.5, Some(1)));
+            let m = Declares.run(ctx, &Params::new()).expect("measured");
+            assert_eq!(m.samples.iterations_per_sample, 1);
+            ctx.begin_visit(&round, SamplingOverride::default());
+            assert_eq!(*ctx.cfg(), round);
+        });
+    }
+
+    #[test]
+    fn a_pilot_measures_under_its_own_settings_and_gives_the_visits_back() {
+        testing::with_ctx(0.02, |ctx| {
+            let visit = ctx.cfg().clone();
+            let pilot = SamplerConfig { budget_s: 0.001, ..visit.clone() };
+            let seen = ctx.pilot(pilot, |c| c.cfg().budget_s);
+            assert_eq!(seen, 0.001);
+            assert_eq!(*ctx.cfg(), visit);
+        });
+    }
+
+    #[test]
+    fn the_benchmarks_that_sample_differently_declare_it_and_the_others_do_not() {
+        let declaring: Vec<&str> =
+            registry::all().iter().filter(|b| !b.sampling(&Params::new()).is_none()).map(|b| b.id()).collect();
+        assert_eq!(declaring, ["lib.dlopen.init", "domain.create", "domain.destroy", "txn.commit_8b"]);
+        assert!(registry::find("syscall.getpid").is_some_and(|b| b.sampling(&Params::new()).declared().is_none()));
+    }
+}
+
 /// A context for tests of benchmarks, on a quick sampler with `budget_s`.
 #[doc(hidden)]
 pub mod testing {
-    use super::Ctx;
+    use super::{Benchmark, Ctx, Measured, NotMeasured, Params, SamplingOverride};
     use crate::sampler::SamplerConfig;
+
+    /// Runs `bench` as the runner visits it: under `ctx`'s settings with its declared override
+    /// applied, which is taken off again afterwards.
+    pub fn visit(ctx: &mut Ctx, bench: &dyn Benchmark, params: &Params) -> Result<Measured, NotMeasured> {
+        let round = ctx.cfg().clone();
+        ctx.begin_visit(&round, bench.sampling(params));
+        let out = bench.run(ctx, params);
+        ctx.begin_visit(&round, SamplingOverride::default());
+        out
+    }
 
     pub use sys::testing::serial;
 

@@ -35,7 +35,7 @@ impl PeerKind {
 /// given up on as stopped or its message as lost: the start-up hand-shake, one call of the
 /// sampling routine (one sample or warm-up batch, a few thousandths of a round's budget
 /// normally), and the stop hand-shake. It is [`DeadlineRule::budget_multiple`] × the round's
-/// budget (`ctx.cfg.budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
+/// budget (`ctx.cfg().budget_s`), but at least [`DeadlineRule::floor`]: generous, so that a
 /// loaded machine never trips it, and short enough that a hung row costs seconds, not a run.
 /// With the default budget (1 s over 5 rounds) and `--quick`, that is the 2 s floor.
 pub const PEER_DEADLINE: DeadlineRule = DeadlineRule { budget_multiple: 4.0, floor: Duration::from_secs(2) };

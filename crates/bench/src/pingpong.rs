@@ -247,7 +247,7 @@ pub fn run_paired(ctx: &Ctx, a: &Plan, b: &Plan) -> Result<(Report, Report), Not
 /// Runs `f` with a [`Watch`] over its sessions: a scoped watchdog thread that reads the
 /// interrupt flag and the deadline, stopped and joined when `f` returns.
 fn watched<R>(ctx: &Ctx, f: impl FnOnce(&Arc<Watch>) -> Result<R, NotMeasured>) -> Result<R, NotMeasured> {
-    let watch = Arc::new(Watch::new(PEER_DEADLINE.for_round(ctx.cfg.budget_s)));
+    let watch = Arc::new(Watch::new(PEER_DEADLINE.for_round(ctx.cfg().budget_s)));
     let interrupt = ctx.interrupt_flag();
     std::thread::scope(|scope| {
         let w = Arc::clone(&watch);

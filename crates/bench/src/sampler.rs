@@ -49,8 +49,8 @@
 //!
 //! Between samples (never inside one) the sampler checks the interrupt flag.
 
-use model::SamplerSettings;
 pub use model::{Method, Samples, StopReason};
+use model::{SamplerSettings, SamplingOverride};
 use platform::timer::Timer;
 use stats;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,6 +155,25 @@ impl SamplerConfig {
             rounds: self.rounds,
             tail_samples: self.tail_samples,
         }
+    }
+
+    /// These settings with a benchmark's declared override applied: its budget factor and
+    /// fixed batch (its warm-up share waits for the operation's cost, [`Self::warmup_fitted`]).
+    pub fn overridden(&self, o: &SamplingOverride) -> SamplerConfig {
+        SamplerConfig {
+            budget_s: self.budget_s * o.budget_factor.unwrap_or(1.0),
+            batch: o.batch.or(self.batch),
+            ..self.clone()
+        }
+    }
+
+    /// These settings with the warm-up cut, when `share` is declared, to about that share of
+    /// the budget for operations costing `op_ns` (at least 3 operations, never more than
+    /// [`Self::warmup_iters`]).
+    pub fn warmup_fitted(&self, share: Option<f64>, op_ns: f64) -> SamplerConfig {
+        let Some(share) = share else { return self.clone() };
+        let fit = (self.budget_s * 1e9 * share / op_ns.max(1.0)) as u64;
+        SamplerConfig { warmup_iters: self.warmup_iters.min(fit.max(3)), ..self.clone() }
     }
 
     /// Round `i` (from 0) gets its share of [`SEED_RUNS`], so the rounds keep exactly that many.
@@ -508,6 +527,21 @@ const RESOLUTION_FLOOR_NS: f64 = 1.0;
 mod tests {
     use super::*;
     use platform::timer::TimerKind;
+
+    #[test]
+    fn an_override_scales_the_budget_fixes_the_batch_and_fits_the_warmup_to_a_cost() {
+        let round = SamplerConfig::quick().for_round(1);
+        assert_eq!(round.overridden(&SamplingOverride::default()), round);
+        let all = SamplingOverride { budget_factor: Some(0.5), batch: Some(1), warmup_share: Some(0.1) };
+        let c = round.overridden(&all);
+        assert_eq!((c.budget_s, c.batch), (round.budget_s * 0.5, Some(1)));
+        assert_eq!(c.warmup_iters, round.warmup_iters, "the share waits for the operation's cost");
+        // A round of 0.2 s / 3: a tenth of it is 6 operations of 1 ms, 3 at least, 100 at most.
+        assert_eq!(round.warmup_fitted(Some(0.1), 1e6).warmup_iters, 6);
+        assert_eq!(round.warmup_fitted(Some(0.1), 1e9).warmup_iters, 3);
+        assert_eq!(round.warmup_fitted(Some(0.1), 1e3).warmup_iters, round.warmup_iters);
+        assert_eq!(round.warmup_fitted(None, 1e9), round);
+    }
 
     /// A fake routine: each operation "takes" `cost` ticks, plus `jitter` on every 7th sample.
     fn fake(cost: u64) -> impl FnMut(u64) -> u64 {

@@ -159,7 +159,7 @@ impl Benchmark for Preempt {
         vec![p]
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let wall = PREEMPT_WALL.min(Duration::from_secs_f64(ctx.cfg.budget_s.max(0.02)));
+        let wall = PREEMPT_WALL.min(Duration::from_secs_f64(ctx.cfg().budget_s.max(0.02)));
         let steal_before = platform::placement::steal_jiffies(ctx.cpu);
         let (a, b) = spin_pair(ctx, wall)?;
         let steal = match (steal_before, platform::placement::steal_jiffies(ctx.cpu)) {

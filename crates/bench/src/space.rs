@@ -509,9 +509,9 @@ fn run_rounds(ctx: &Ctx, kind: Kind, n: &mut usize, notes: &mut Vec<String>) -> 
         *n = warm.made;
     }
     let began = Instant::now();
-    let budget = Duration::from_secs_f64(ctx.cfg.budget_s.max(0.0));
+    let budget = Duration::from_secs_f64(ctx.cfg().budget_s.max(0.0));
     let mut out = Rounds { warmup: warm.made, kept: Vec::with_capacity(MAX_ROUNDS), stop: StopReason::BudgetSpent };
-    let min_rounds = if ctx.cfg.budget_s < SHORT_BUDGET_S { MIN_ROUNDS_SHORT } else { MIN_ROUNDS };
+    let min_rounds = if ctx.cfg().budget_s < SHORT_BUDGET_S { MIN_ROUNDS_SHORT } else { MIN_ROUNDS };
     let mut pending: Option<Raw> = None;
     loop {
         let taken = out.kept.len() + usize::from(pending.is_some());

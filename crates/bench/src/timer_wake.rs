@@ -126,7 +126,7 @@ impl Benchmark for TimerWake {
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let via = Via::parse(params.get("via").and_then(|v| v.as_str()).unwrap_or_default());
         let interval = params.get("interval_us").and_then(|v| v.as_u64()).unwrap_or_else(interval_us).max(10);
-        let loops = loops_per_round(ctx.cfg.budget_s, ctx.cfg.rounds, interval);
+        let loops = loops_per_round(ctx.cfg().budget_s, ctx.cfg().rounds, interval);
         let before = current_policy().map_err(|e| NotMeasured::Failed(format!("read the policy: {e}")))?;
         let guard = PolicyGuard::switch(Policy { policy: libc::SCHED_FIFO, priority: FIFO_PRIORITY });
         let refused = guard.as_ref().err().map(|e| e.to_string());
@@ -368,7 +368,7 @@ pub(crate) mod tests {
                 let policy = current_policy().unwrap();
                 let timers = sys::timer::posix_timers_now();
                 let m = TimerWake.run(ctx, &params(via)).unwrap();
-                let loops = loops_per_round(ctx.cfg.budget_s, ctx.cfg.rounds, 500) as usize;
+                let loops = loops_per_round(ctx.cfg().budget_s, ctx.cfg().rounds, 500) as usize;
                 assert_eq!(m.samples.per_op_ns.len(), loops, "{via:?}");
                 assert_eq!(m.samples.iterations_per_sample, 1);
                 assert!(m.samples.per_op_ns.iter().all(|&l| l >= 0.0), "{via:?}: no wake-up before its expiry");

@@ -69,7 +69,7 @@
 //! transaction after sampling shows two first writes to two pages trapping twice (and, with
 //! `track=all`, a read of a third page trapping once as a read) and abort restoring them.
 
-use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, SamplingOverride};
 use crate::sampler::{Timed, overhead_of};
 use platform::timer::Timer;
 use rvm::{self, Detection, Filesystem, Options, Segment, Stage, Tracking};
@@ -135,6 +135,9 @@ impl Benchmark for Commit8b {
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         mode_variants()
+    }
+    fn sampling(&self, _: &Params) -> SamplingOverride {
+        SamplingOverride { warmup_share: Some(WARMUP_SHARE), ..Default::default() }
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         run_commit_8b(ctx, params)
@@ -218,15 +221,6 @@ fn describe(mut m: Measured, fx: &Fixture) -> Measured {
         ));
     }
     m
-}
-
-/// Shortens the warm-up (restored by the caller) so that operations costing `op_ns` spend
-/// about [`WARMUP_SHARE`] of the budget warming up; returns the old setting.
-fn short_warmup(ctx: &mut Ctx, op_ns: f64) -> u64 {
-    let old = ctx.cfg.warmup_iters;
-    let fit = (ctx.cfg.budget_s * 1e9 * WARMUP_SHARE / op_ns.max(1.0)) as u64;
-    ctx.cfg.warmup_iters = old.min(fit.max(3));
-    old
 }
 
 /// The note every row with a trap/other split carries.
@@ -667,16 +661,16 @@ fn run_commit_8b(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
         timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
         bd.add_trap(timed_null(&timer));
     }
-    let old_warmup = short_warmup(ctx, t0.elapsed().as_secs_f64() * 1e9 / 3.0);
+    // The warm-up is cut to the declared share of the budget at this cost (`sampling`).
+    let op_ns = t0.elapsed().as_secs_f64() * 1e9 / 3.0;
     let (s0, ops0) = (fx.seg.stats(), t.ops);
-    let samples = ctx.iter_regions(|n| {
+    let samples = ctx.iter_regions_costing(op_ns, |n| {
         for _ in 0..n {
             timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
             bd.add_trap(timed_null(&timer));
         }
         bd.end_sample(&timer, n)
     });
-    ctx.cfg.warmup_iters = old_warmup;
     if t.wrong > 0 && t.wrong == t.ops {
         return Err(NotMeasured::Failed("every 8-byte commit failed".into()));
     }
@@ -790,7 +784,7 @@ mod tests {
         let cfg = SamplerConfig { budget_s: 0.05, warmup_s: 0.005, ..SamplerConfig::quick() };
         let mut ctx = Ctx::new(timer, &info, cfg, 0, dir.path(), &flag);
         for params in bench.variants(&ctx) {
-            match bench.run(&mut ctx, &params) {
+            match crate::testing::visit(&mut ctx, bench, &params) {
                 Ok(m) => {
                     assert!(!m.samples.per_op_ns.is_empty(), "{} {params:?}: no samples", bench.id());
                     for c in &m.checks {

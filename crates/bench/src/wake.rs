@@ -474,7 +474,7 @@ impl<'c> Session<'c> {
             wake,
             peer,
             stat: None,
-            deadline: PEER_DEADLINE.for_round(ctx.cfg.budget_s),
+            deadline: PEER_DEADLINE.for_round(ctx.cfg().budget_s),
             woken: 0,
             acked: 0,
             min_ticks: i64::MAX,

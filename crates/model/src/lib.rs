@@ -27,7 +27,7 @@ pub mod vocab;
 pub use execution::Execution;
 pub use machine::Machine;
 pub use measured::{Measured, NotMeasured, Samples};
-pub use records::{Probe, RoundOverhead, SamplerSettings, TimerInfo, TimerKind};
+pub use records::{Probe, RoundOverhead, SamplerSettings, SamplingOverride, TimerInfo, TimerKind};
 pub use summary::{Estimate, Level, Outliers, RoundSummary, Structure, Summary};
 pub use unit::Unit;
 pub use vocab::{Check, Derivation, Method, Params, Rule, SIZE_PARAM, StopReason};
@@ -585,6 +585,11 @@ pub struct Row {
     /// unlike `params`, not part of what defines the result.
     #[serde(default)]
     pub observed: Params,
+    /// The sampling settings the benchmark declared for itself over the run's (`config`),
+    /// which its rounds were measured under; absent when it declared none (or nothing was
+    /// measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingOverride>,
 }
 
 impl Row {
@@ -615,6 +620,7 @@ impl Row {
             flags: Vec::new(),
             notes: Vec::new(),
             observed: Params::new(),
+            sampling: None,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The records of how a run measured: the sampler's settings ([`SamplerSettings`]) and the
-//! clock ([`TimerInfo`]), as the result file stores them. The sampler and the timer convert
+//! The records of how a run measured: the sampler's settings ([`SamplerSettings`]), the
+//! overrides a benchmark declares for its own rows ([`SamplingOverride`]) and the clock
+//! ([`TimerInfo`]), as the result file stores them. The sampler and the timer convert
 //! into these; a new field of theirs changes the file only when it is added here.
 
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,38 @@ fn one() -> usize {
     1
 }
 
+/// What a benchmark declares it samples differently from the run's settings (a row's
+/// `sampling`): the runner applies it to each round's settings before the benchmark runs, and
+/// the row records it. Every field is optional; an override with none is no override.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplingOverride {
+    /// Each round's budget is the run's times this (e.g. 0.5 for a family of many rows, to
+    /// keep the family within its time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_factor: Option<f64>,
+    /// Operations per sample, fixed instead of chosen by the first round (e.g. 1: one child
+    /// process per sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u64>,
+    /// The warm-up is cut to about this share of the round's budget (at least 3 operations),
+    /// at the cost per operation the benchmark estimated before sampling (operations of
+    /// milliseconds, which the run's fixed warm-up count would stretch past the budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_share: Option<f64>,
+}
+
+impl SamplingOverride {
+    /// Whether it changes nothing.
+    pub fn is_none(&self) -> bool {
+        *self == SamplingOverride::default()
+    }
+
+    /// `Some(self)` when it changes something (what a row records), else `None`.
+    pub fn declared(self) -> Option<SamplingOverride> {
+        (!self.is_none()).then_some(self)
+    }
+}
+
 /// One availability probe of the measuring CPU: a spin of the pinned measuring thread between
 /// rounds, the gaps between its clock reads being time the CPU spent elsewhere.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -189,5 +222,27 @@ impl Probe {
     /// The share of the window lost, 0 to 1.
     pub fn lost_fraction(&self) -> f64 {
         if self.window_ns > 0.0 { (self.lost_ns / self.window_ns).clamp(0.0, 1.0) } else { 0.0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SamplingOverride;
+    use crate::{Method, Params, Row};
+
+    #[test]
+    fn a_row_records_a_declared_override_and_nothing_without_one() {
+        let mut row = Row::empty("a.b", "a b", Params::new(), Method::Adaptive);
+        let plain = serde_json::to_value(&row).unwrap();
+        assert!(plain.get("sampling").is_none(), "no override, no field: {plain}");
+        row.sampling = SamplingOverride { batch: Some(1), ..Default::default() }.declared();
+        let text = serde_json::to_string(&row).unwrap();
+        assert!(text.contains(r#""sampling":{"batch":1}"#), "{text}");
+        let back: Row = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.sampling, row.sampling);
+        // A row of a file written before overrides were recorded reads as one without.
+        let old: Row = serde_json::from_value(plain).unwrap();
+        assert_eq!(old.sampling, None);
+        assert_eq!(SamplingOverride::default().declared(), None);
     }
 }

@@ -67,7 +67,7 @@ pub fn bootstrap_ci(
 ///
 /// Equivalent to [`bootstrap_ci`] with [`median_in_place`] (bit for bit:
 /// the same generator draws the same indices) and, up to summation order,
-/// with [`mean`](super::summary::mean), but several times faster: a
+/// with [`mean`](super::moments::mean), but several times faster: a
 /// resample of sorted data is fully described by how often each index was
 /// drawn, so the median is found by walking those counts instead of
 /// selecting, and the mean is a weighted sum, with no gathering of values
@@ -86,7 +86,7 @@ pub(crate) fn bootstrap_median_mean(
     if u32::try_from(n).is_err() {
         // Counts could overflow u32 (over 32 GiB of samples): use the
         // general path, which gives the same median interval.
-        let mean = |r: &mut [f64]| super::summary::mean(r);
+        let mean = |r: &mut [f64]| super::moments::mean(r);
         return (
             bootstrap_ci(sorted, median_in_place, resamples, confidence, seed),
             bootstrap_ci(sorted, mean, resamples, confidence, seed),
@@ -233,8 +233,8 @@ pub fn median_difference(a: &[f64], b: &[f64], seed: u64) -> Result<Estimate, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::moments::mean;
     use crate::rng::Rng;
-    use crate::summary::mean;
     use proptest::prelude::*;
 
     #[test]

@@ -118,8 +118,8 @@ use serde::{Deserialize, Serialize};
 use super::StatsError;
 use super::bootstrap::CONFIDENCE_95;
 use super::check_samples;
+use super::moments::mean;
 use super::special::{chi_square_sf, student_t_quantile, student_t_sf};
-use super::summary::mean;
 
 /// Least-squares line `y = intercept + slope·x` with 95% confidence
 /// intervals of both coefficients.

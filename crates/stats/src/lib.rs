@@ -7,6 +7,7 @@
 //!   statistics; the last is the cheap CI the sampler's stopping rule uses.
 //! - [`bootstrap_ci`], [`median_difference`] — seeded percentile bootstrap.
 //! - [`classify_outliers`] — Tukey's fences, counted, never dropped.
+//! - [`moments`] — mean, standard deviation, MAD: the leaf the others import.
 //! - [`fit_line`], [`fit_line_weighted`], [`fit_two_segments`] — ordinary
 //!   and weighted least-squares lines, and a line with one bend, with
 //!   t-based CIs for size sweeps.
@@ -23,6 +24,7 @@
 pub mod bootstrap;
 pub mod changepoint;
 pub mod fit;
+pub mod moments;
 pub mod order;
 pub mod outliers;
 pub mod ratio;

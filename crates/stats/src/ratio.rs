@@ -165,3 +165,6 @@ mod tests {
         assert_eq!(Rounds::split(&s, &[5, 0, 5]).count(), 2);
     }
 }
+
+#[cfg(test)]
+mod simulation;

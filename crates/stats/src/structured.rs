@@ -49,7 +49,7 @@
 //! [`heterogeneity`] tests whether the round medians disagree beyond their own uncertainty
 //! (Cochran's Q); [`two_levels`] finds two well-separated levels in the samples.
 //!
-//! Coverage was checked by simulation (tests below and `structured/simulation.rs`): on AR(1)
+//! Coverage was checked by simulation (tests below and `ratio/simulation.rs`): on AR(1)
 //! series with φ = 0.5 and 0.8 and on two-level regime-switching series, nominal 95 %
 //! intervals cover the true median at least 90 % of the time, where the i.i.d. bootstrap
 //! covers it far less often. With executions at their own levels (σ of the level 1 and 3
@@ -62,10 +62,10 @@
 //! the run, another boot, another machine.
 
 use super::bootstrap::{CONFIDENCE_95, include_point, percentile_interval};
+use super::moments::{MAD_TO_SIGMA, mean};
 use super::order::median_in_place;
 use super::rng::{Rng, derive_seed};
 use super::special::inc_gamma_pair;
-use super::summary::mean;
 
 /// Batch size of MSER-5.
 const MSER_BATCH: usize = 5;
@@ -161,7 +161,7 @@ pub fn block_length(x: &[f64]) -> f64 {
 
 /// Appends to `out` one circular-block-bootstrap resample of `x` (same length), with blocks
 /// of `block` samples (rounded, at least 1).
-fn push_circular_blocks(rng: &mut Rng, x: &[f64], block: f64, out: &mut Vec<f64>) {
+pub(crate) fn push_circular_blocks(rng: &mut Rng, x: &[f64], block: f64, out: &mut Vec<f64>) {
     let n = x.len();
     if n == 0 {
         return;
@@ -475,7 +475,7 @@ pub fn two_levels(sorted: &[f64], min_rel: f64, min_abs: f64) -> Option<[Level; 
     let med = |v: &[f64]| super::order::median(v);
     let mad = |v: &[f64], c: f64| {
         let mut d: Vec<f64> = v.iter().map(|x| (x - c).abs()).collect();
-        median_in_place(&mut d) * super::summary::MAD_TO_SIGMA
+        median_in_place(&mut d) * MAD_TO_SIGMA
     };
     let (m_lo, m_hi) = (med(lo), med(hi));
     let spread = mad(lo, m_lo).max(mad(hi, m_hi));
@@ -493,9 +493,6 @@ pub fn two_levels(sorted: &[f64], min_rel: f64, min_abs: f64) -> Option<[Level; 
 pub fn round_seed(seed: u64, i: usize) -> u64 {
     derive_seed(seed, 1 + i as u64)
 }
-
-#[cfg(test)]
-mod simulation;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,6 @@
 //! The [`Summary`] of one benchmark's samples: location, spread,
-//! percentiles, bootstrap CIs, outlier counts and a drift check, plus the
-//! small moment helpers ([`mean`], [`sample_stddev`], [`mad`]) it is built
-//! from.
+//! percentiles, bootstrap CIs, outlier counts and a drift check, built from
+//! the moments of [`super::moments`].
 //!
 //! Order invariance: apart from the two drift fields, which are about the
 //! time order of the samples by design, a summary depends only on the
@@ -12,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{CONFIDENCE_95, DEFAULT_RESAMPLES, bootstrap_median_mean, include_point};
-use super::order::{median, median_ci_order_stat, median_in_place, percentile};
+use super::moments::{mad, mean, sample_stddev};
+use super::order::{median, median_ci_order_stat, percentile};
 use super::outliers::{Outliers, classify_outliers};
 use super::structured;
 use super::{StatsError, check_samples};
@@ -24,12 +24,6 @@ pub const DRIFT_MIN_SAMPLES: usize = 20;
 /// that counts as drift (2%), so that statistically clear but practically
 /// negligible shifts on very long runs are not flagged.
 pub const DRIFT_MIN_REL: f64 = 0.02;
-
-/// Factor turning the raw MAD into a consistent estimate of the standard
-/// deviation for normally distributed data: `1 / Φ⁻¹(3/4)` (Hampel, "The
-/// influence curve and its role in robust estimation", JASA 69, 1974;
-/// Rousseeuw & Croux, JASA 88, 1993).
-pub const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
 
 /// Summary statistics of one benchmark's samples, in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,7 +41,7 @@ pub struct Summary {
     /// Sample standard deviation (divisor `n − 1`).
     pub stddev_ns: f64,
     /// Median absolute deviation from the median, raw: `median |xᵢ − median|`,
-    /// *not* scaled. Multiply by [`MAD_TO_SIGMA`] to compare it with a
+    /// *not* scaled. Multiply by [`MAD_TO_SIGMA`](super::moments::MAD_TO_SIGMA) to compare it with a
     /// standard deviation.
     pub mad_ns: f64,
     /// 1st percentile (see [`percentile`]).
@@ -330,42 +324,6 @@ pub struct RoundSummary {
     pub block_length: f64,
 }
 
-/// Arithmetic mean; NaN if empty.
-///
-/// Computed as `x₀ + Σ(xᵢ − x₀)/n`: shifting by a sample avoids losing
-/// digits when the values share a large offset (e.g. 1e9 ± 10 ns), and
-/// makes the mean of equal values exactly that value.
-pub fn mean(values: &[f64]) -> f64 {
-    let Some(&first) = values.first() else {
-        return f64::NAN;
-    };
-    let n = values.len() as f64;
-    let m = first + values.iter().map(|&x| x - first).sum::<f64>() / n;
-    if m.is_finite() {
-        m
-    } else {
-        // Differences overflowed (values near ±f64::MAX): scale first.
-        values.iter().map(|&x| x / n).sum()
-    }
-}
-
-/// Sample standard deviation (divisor `n − 1`) around a precomputed
-/// `mean`, by the two-pass formula. NaN for fewer than 2 values.
-pub fn sample_stddev(values: &[f64], mean: f64) -> f64 {
-    if values.len() < 2 {
-        return f64::NAN;
-    }
-    let ss: f64 = values.iter().map(|&x| (x - mean) * (x - mean)).sum();
-    (ss / (values.len() - 1) as f64).sqrt()
-}
-
-/// Raw median absolute deviation `median |xᵢ − center|` (unscaled; see
-/// [`MAD_TO_SIGMA`]). NaN if empty.
-pub fn mad(values: &[f64], center: f64) -> f64 {
-    let mut dev: Vec<f64> = values.iter().map(|&x| (x - center).abs()).collect();
-    median_in_place(&mut dev)
-}
-
 /// The drift check of [`summarize`]; `samples` in time order, `n >= 2`.
 /// Returns `(drift, drift_rel)`.
 fn drift(samples: &[f64], overall_median: f64) -> (bool, f64) {
@@ -393,6 +351,7 @@ fn drift(samples: &[f64], overall_median: f64) -> (bool, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::moments::MAD_TO_SIGMA;
     use crate::rng::Rng;
     use crate::special::normal_quantile;
     use proptest::prelude::*;
@@ -591,16 +550,6 @@ mod tests {
         assert!(close(s.stddev_ns, 10.0, 0.5));
         assert!(close(s.mad_ns * MAD_TO_SIGMA, 10.0, 0.8));
         assert!(close(MAD_TO_SIGMA, 1.0 / normal_quantile(0.75), 1e-12));
-    }
-
-    #[test]
-    fn mean_keeps_digits_under_a_large_offset() {
-        let v = [1e9 + 1.0, 1e9 + 2.0, 1e9 + 3.0];
-        assert_eq!(mean(&v), 1e9 + 2.0);
-        assert!(mean(&[]).is_nan());
-        assert_eq!(mean(&[f64::MAX, f64::MAX, -f64::MAX]), f64::MAX / 3.0);
-        assert!(sample_stddev(&[1.0], 1.0).is_nan());
-        assert!(mad(&[], 0.0).is_nan());
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! compare's ratio interval of two independent runs of the same thing excludes 1 (a false
 //! alarm).
 
-use super::*;
-use crate::ratio::{Rounds, median_ratio};
+use super::{Rounds, median_ratio};
+use crate::bootstrap::{CONFIDENCE_95, include_point, percentile_interval};
+use crate::order::median_in_place;
+use crate::rng::Rng;
 use crate::special::normal_quantile;
+use crate::structured::{block_length, hierarchical_ci, push_circular_blocks};
 
 /// The true level of the simulated row.
 const TRUE_LEVEL: f64 = 100.0;
