@@ -12,8 +12,6 @@
 //! `const`, `anyOf`, `minimum`); the schema may use no other. (The `jsonschema` crate was
 //! weighed and not taken: fifty more crates for a test.)
 
-mod common;
-
 use model::{RunFile, Tail};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -179,7 +177,7 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     tail.single_op = vec![210.0, 220.0, 900.0];
     tail.tail = Some(Tail { n: 3, p50: 220.0, p99: 886.0, p999: 898.6, max: 900.0, resolution: 0.41 });
     // The sweep's last point stands alone above the breakpoint: all leverage, no residual.
-    let mut fit = common::fitted_row(&run);
+    let mut fit = crate::common::fitted_row(&run);
     for p in &mut fit.fit.as_mut().expect("a fit").points {
         if p.size_bytes == 1048576 {
             (p.leverage, p.std_residual, p.flagged) = (1.0, None, true);
