@@ -5,7 +5,7 @@
 //! Data flows one way: [`registry`] → [`sampler`] (a benchmark's samples) → [`stats`]
 //! (summary) → [`analyse`]/[`derive`] (result rows of [`model`]) → [`report`]. The modules
 //! form layers, each importing only from the layers below it (`docs/architecture.md`,
-//! checked by `tests/architecture.rs`): [`model`] is the vocabulary every layer speaks and
+//! checked by `tests/cli/architecture.rs`): [`model`] is the vocabulary every layer speaks and
 //! imports nothing; [`cli`] is the only module that knows clap.
 #![deny(unsafe_code)]
 

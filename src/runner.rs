@@ -94,8 +94,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     let _ = sys::reserve::arm();
     let stop = || interrupt.load(Ordering::Relaxed) || sys::reserve::short();
     let mut memory_short = false;
-    let scratch = platform::scratch::create().context("cannot create a temporary directory")?;
-    platform::interrupt::remove_on_exit(scratch.path());
+    let scratch = platform::interrupt::create_removable(platform::scratch::create, |d| d.path().to_path_buf())
+        .context("cannot create a temporary directory")?;
 
     let mut run = RunFile {
         schema: SCHEMA,
@@ -311,8 +311,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         Some(store) => store.close(&run),
         None => (None, None),
     };
-    platform::interrupt::forget(scratch.path());
-    drop(scratch);
+    let scratch_path = scratch.path().to_path_buf();
+    platform::interrupt::settle(&scratch_path, || drop(scratch));
     Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
 }
 
@@ -916,13 +916,15 @@ mod tests {
         }
     }
 
-    /// Four visits of four benchmarks (each its own row).
+    /// Four visits of four scripted benchmarks (each its own row; none is run here).
     fn items() -> Vec<Item> {
-        registry::all()
-            .iter()
-            .filter(|b| !b.single_round())
-            .take(4)
-            .map(|b| Item { bench: *b, params: Params::new(), cfg: SamplerConfig::quick().for_round(0) })
+        ["fake.a", "fake.b", "fake.c", "fake.d"]
+            .into_iter()
+            .map(|id| Item {
+                bench: bench::fake::Scripted::steady(id, vec![1.0]).leak(),
+                params: Params::new(),
+                cfg: SamplerConfig::quick().for_round(0),
+            })
             .collect()
     }
 

@@ -74,8 +74,7 @@ impl Worker {
             cmd.env(k, v);
         }
         sys::worker::worker_command(&mut cmd);
-        let mut child = cmd.spawn()?;
-        platform::interrupt::kill_on_exit(child.id());
+        let mut child = platform::interrupt::spawn_worker(&mut cmd)?;
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();

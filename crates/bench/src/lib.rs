@@ -14,6 +14,8 @@ pub mod domain;
 pub mod domain_process;
 pub mod dylib;
 pub mod elf;
+#[doc(hidden)]
+pub mod fake;
 pub mod fault;
 pub mod fs;
 pub mod futex_wait;

@@ -56,6 +56,28 @@ use stats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Where the sampler reads the time that passes, for its budget and warm-up: the machine's
+/// monotonic clock ([`Wall`]), or in tests a clock that moves only as a fake routine says
+/// (`fake::Clock`).
+pub trait Clock {
+    /// Time since an origin of the clock's own.
+    fn now(&self) -> Duration;
+    /// Time since `since` (a reading of [`Clock::now`]).
+    fn since(&self, since: Duration) -> Duration {
+        self.now().saturating_sub(since)
+    }
+}
+
+/// The machine's monotonic clock (`std::time::Instant`).
+pub struct Wall;
+
+impl Clock for Wall {
+    fn now(&self) -> Duration {
+        static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        ORIGIN.get_or_init(Instant::now).elapsed()
+    }
+}
+
 /// The seed papers' method: runs kept over the whole run.
 pub const SEED_RUNS: usize = 10_000;
 /// Runs discarded at the start of every round of the seed method.
@@ -242,6 +264,17 @@ pub fn sample_timed(
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
+    routine: impl FnMut(u64) -> Option<Timed>,
+) -> Samples {
+    sample_on(&Wall, cfg, timer, interrupt, routine)
+}
+
+/// [`sample_timed`] with the time that passes read from `clock` (tests hand a fake one).
+pub fn sample_on(
+    clock: &dyn Clock,
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
     mut routine: impl FnMut(u64) -> Option<Timed>,
 ) -> Samples {
     let to_ns = |t: Timed, n: u64| timer.ticks_to_ns(t.ticks as f64 - overhead_of(timer, t.regions)) / n as f64;
@@ -267,7 +300,7 @@ pub fn sample_timed(
             out.stop = Some(StopReason::FixedCount);
             out
         }
-        Method::Adaptive => adaptive(cfg, timer, interrupt, &mut routine, to_ns),
+        Method::Adaptive => adaptive(clock, cfg, timer, interrupt, &mut routine, to_ns),
     }
 }
 
@@ -314,6 +347,7 @@ fn call(interrupt: &AtomicBool, routine: &mut impl FnMut(u64) -> Option<Timed>, 
 }
 
 fn adaptive(
+    clock: &dyn Clock,
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
@@ -321,13 +355,14 @@ fn adaptive(
     to_ns: impl Fn(Timed, u64) -> f64,
 ) -> Samples {
     let mut out = Samples::default();
-    if let Err(cut) = adaptive_phases(cfg, timer, interrupt, routine, &to_ns, &mut out) {
+    if let Err(cut) = adaptive_phases(clock, cfg, timer, interrupt, routine, &to_ns, &mut out) {
         out.stop = Some(cut);
     }
     out
 }
 
 fn adaptive_phases(
+    clock: &dyn Clock,
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
@@ -335,10 +370,10 @@ fn adaptive_phases(
     to_ns: &impl Fn(Timed, u64) -> f64,
     out: &mut Samples,
 ) -> Result<(), Cut> {
-    let (n, per_op_ns) = warm_up(cfg, timer, interrupt, routine, out)?;
+    let (n, per_op_ns) = warm_up(clock, cfg, timer, interrupt, routine, out)?;
     out.iterations_per_sample = n;
     let budget = Duration::from_secs_f64(cfg.budget_s);
-    let began = Instant::now();
+    let began = clock.now();
 
     // Batch-size check: four batches of m, one of 8m, four of m, where 8m is about n (the
     // batch the samples use), so the check tests the reported estimate itself and costs about
@@ -352,7 +387,7 @@ fn adaptive_phases(
     for _ in 0..cfg.batch_checks() {
         // The checks may take a quarter of the round at most (operations that take
         // milliseconds each make even one check long): a check that would overrun is not begun.
-        if began.elapsed().as_secs_f64() + check_s > cfg.budget_s * CHECK_MAX_SHARE {
+        if clock.since(began).as_secs_f64() + check_s > cfg.budget_s * CHECK_MAX_SHARE {
             break;
         }
         let (mut short_ns, mut long_ns) = (0.0, 0.0);
@@ -369,9 +404,9 @@ fn adaptive_phases(
     // Single-operation samples for tail latency, within a quarter of the round.
     if cfg.tail_samples > 0 {
         let tail_budget = budget.mul_f64(TAIL_TIME_SHARE);
-        let t0 = Instant::now();
+        let t0 = clock.now();
         out.single_op_ns.reserve(cfg.tail_samples);
-        while out.single_op_ns.len() < cfg.tail_samples && t0.elapsed() < tail_budget {
+        while out.single_op_ns.len() < cfg.tail_samples && clock.since(t0) < tail_budget {
             let t = call(interrupt, routine, 1)?;
             out.single_op_ns.push(to_ns(t, 1));
         }
@@ -388,7 +423,7 @@ fn adaptive_phases(
             out.stop = Some(StopReason::SampleCap);
             return Ok(());
         }
-        if len >= next_check && began.elapsed() >= min_time {
+        if len >= next_check && clock.since(began) >= min_time {
             let target = cfg.ci_target_rel.max(cfg.spread_between_rounds_rel);
             let half_width = round_half_width_rel(&out.per_op_ns);
             if half_width <= target {
@@ -397,7 +432,7 @@ fn adaptive_phases(
             }
             // Futility: an interval narrows about as 1/√(samples); if even the whole budget
             // would leave it over twice the target, more samples in this round are wasted.
-            let spent = began.elapsed().as_secs_f64() / budget.as_secs_f64().max(1e-9);
+            let spent = clock.since(began).as_secs_f64() / budget.as_secs_f64().max(1e-9);
             if half_width * spent.min(1.0).sqrt() > OUT_OF_REACH * target {
                 out.stop = Some(StopReason::OutOfReach);
                 return Ok(());
@@ -407,7 +442,7 @@ fn adaptive_phases(
         }
         // The budget ends a round; the minimum sample count may stretch it, to at most twice
         // the budget (and never below a handful of samples).
-        let elapsed = began.elapsed();
+        let elapsed = clock.since(began);
         if (len >= cfg.min_samples && elapsed >= budget) || (len >= MIN_SAMPLES_HARD && elapsed >= budget * 2) {
             out.stop = Some(StopReason::BudgetSpent);
             return Ok(());
@@ -418,18 +453,19 @@ fn adaptive_phases(
 /// Warm-up; returns the operations per sample (the first round's estimate, or the batch an
 /// earlier round chose) and the estimated cost of one operation, ns.
 fn warm_up(
+    clock: &dyn Clock,
     cfg: &SamplerConfig,
     timer: &Timer,
     interrupt: &AtomicBool,
     routine: &mut impl FnMut(u64) -> Option<Timed>,
     out: &mut Samples,
 ) -> Result<(u64, f64), Cut> {
-    let warm_start = Instant::now();
+    let warm_start = clock.now();
     // Both minimums, or — for operations so slow that the minimum count would overrun the
     // budget — a share of the round's budget after two batches (so the cost is estimated).
     let cap = (cfg.budget_s * WARMUP_MAX_SHARE).max(cfg.warmup_s);
     let warmed = |out: &Samples, batches: u32| {
-        let t = warm_start.elapsed().as_secs_f64();
+        let t = clock.since(warm_start).as_secs_f64();
         (out.warmup_iterations >= cfg.warmup_iters && t >= cfg.warmup_s) || (batches >= 2 && t >= cap)
     };
     let mut batches = 0u32;
@@ -568,16 +604,22 @@ mod tests {
 
     #[test]
     fn adaptive_stops_when_target_met_and_takes_min_samples() {
-        // The fake takes no real time, so once 15 % of the budget has passed the CI target
-        // decides, long before the budget is spent.
+        // Time passes only as the operations' cost says: once 15 % of the budget has passed,
+        // the CI target decides, long before the budget is spent.
         let cfg = SamplerConfig { warmup_s: 0.0, budget_s: 0.01, max_samples: 1_000_000, ..SamplerConfig::quick() };
-        let s = sample(&cfg, &timer(), &AtomicBool::new(false), fake(50));
+        let (s, _) = crate::fake::sample(&cfg, 0.0, jittery(50));
         assert_eq!(s.stop, Some(StopReason::TargetMet));
         assert!(s.per_op_ns.len() >= cfg.min_samples);
         // max(1000 × 1 ns resolution floor, whole budget (3 rounds × 10 ms) / 2000) / 50 ns per op
         // (the warm-up's estimate is a little over 50: every 7th batch costs one more op).
         assert!((290..=300).contains(&s.iterations_per_sample), "{}", s.iterations_per_sample);
         assert!(s.per_op_ns.iter().all(|&v| v >= 50.0));
+    }
+
+    /// [`fake`]'s costs as a script for the fake clock's routine: `cost` ticks an operation,
+    /// plus one operation more on every 7th call.
+    fn jittery(cost: u64) -> impl FnMut(usize, u64) -> u64 {
+        move |k, n| n * cost + if (k + 1).is_multiple_of(7) { cost } else { 0 }
     }
 
     #[test]
@@ -601,26 +643,23 @@ mod tests {
 
     #[test]
     fn noisy_routine_spends_budget_not_forever() {
-        let cfg = SamplerConfig { budget_s: 0.05, warmup_s: 0.0, max_samples: 2000, ..SamplerConfig::quick() };
+        let cfg = SamplerConfig { budget_s: 0.05, warmup_s: 0.0, max_samples: 1_000_000, ..SamplerConfig::quick() };
         let mut x = 1u64;
-        let noisy = move |n: u64| {
+        let noisy = move |_, n: u64| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             n * (10 + (x >> 58))
         };
-        let s = sample(&cfg, &timer(), &AtomicBool::new(false), noisy);
-        // The fake takes no real time, so the sample cap may come before the budget.
-        assert!(matches!(s.stop, Some(StopReason::BudgetSpent | StopReason::TargetMet | StopReason::SampleCap)));
+        let (s, _) = crate::fake::sample(&cfg, 0.0, noisy);
+        // Operations costing 10 to 73 ticks at random never meet a 1 % target within the
+        // budget: the budget (or its futility) ends the round.
+        assert!(matches!(s.stop, Some(StopReason::BudgetSpent | StopReason::OutOfReach)), "{:?}", s.stop);
         assert!(s.per_op_ns.len() >= cfg.min_samples);
     }
 
     #[test]
     fn batch_check_pairs_and_tail_come_before_the_samples() {
         let cfg = SamplerConfig { warmup_s: 0.0, budget_s: 0.03, tail_samples: 50, ..SamplerConfig::quick() };
-        let mut calls: Vec<u64> = Vec::new();
-        let s = sample(&cfg, &timer(), &AtomicBool::new(false), |n| {
-            calls.push(n);
-            n * 40
-        });
+        let (s, calls) = crate::fake::sample(&cfg, 0.0, |_, n| n * 40);
         let n = s.iterations_per_sample;
         assert_eq!(s.batch_check.len(), cfg.batch_checks());
         assert_eq!(cfg.batch_checks(), 2, "six over three rounds");
@@ -656,11 +695,7 @@ mod tests {
         // 2 ms an operation and a 20 ms round: the warm-up's 100 operations, the batch checks
         // and 30 samples would take over 0.3 s; the budget bounds each phase instead.
         let cfg = SamplerConfig { budget_s: 0.02, warmup_s: 0.0, rounds: 1, ..SamplerConfig::quick() };
-        let slow = |n: u64| {
-            std::thread::sleep(std::time::Duration::from_millis(2 * n));
-            n * 2_000_000
-        };
-        let s = sample(&cfg, &timer(), &AtomicBool::new(false), slow);
+        let (s, _) = crate::fake::sample(&cfg, 0.0, |_, n| n * 2_000_000);
         assert!(s.warmup_iterations < cfg.warmup_iters, "warm-up bounded: {}", s.warmup_iterations);
         assert!(s.per_op_ns.len() < cfg.min_samples, "samples bounded: {}", s.per_op_ns.len());
         assert!(s.per_op_ns.len() >= MIN_SAMPLES_HARD);

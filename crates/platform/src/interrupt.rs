@@ -3,7 +3,7 @@
 //! between samples, so the run stops after the current sample, keeps what it measured, cleans
 //! up and exits with 128 + the signal's number (130, 143, 129, 131). A second one ends the run at
 //! once with that status, after making the result file from the run's journal (what
-//! [`on_second_signal`] registered) and removing what [`remove_on_exit`] registered (the
+//! [`on_second_signal`] registered) and removing what [`create_removable`] registered (the
 //! scratch directory, a result file being written): nothing measured is lost and nothing
 //! temporary is left even then. Peer processes die with osprim (`PR_SET_PDEATHSIG`).
 //!
@@ -13,8 +13,13 @@
 //! A worker process (`execution`, one per round) takes the same signals with
 //! [`install_worker`]: each only sets the flag, so the worker reports what it measured and
 //! leaves; the run that started it decides when to give up on it (a deadline, then SIGKILL).
-//! The run registers its live worker with [`kill_on_exit`]: a second signal kills and reaps
-//! it before removing the scratch directory the worker writes to.
+//! The run starts its workers with [`spawn_worker`]: a second signal kills and reaps them
+//! before removing the scratch directory they write to, and no worker starts after it.
+//!
+//! The run's own thread goes on while the second signal's clean-up runs, so what is registered
+//! for removal is made and registered in one step ([`create_removable`]), and removed or kept
+//! and forgotten in one step ([`settle`]): the clean-up sees a path either registered or gone,
+//! never made and not yet registered, nor forgotten and not yet removed.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -37,26 +42,41 @@ pub const SIGNALS: [i32; 8] = [
 /// Paths removed if a second signal ends the run at once.
 static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Worker processes killed and reaped if a second signal ends the run at once.
-static WORKERS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// The worker processes killed and reaped if a second signal ends the run at once, and
+/// whether it has begun to (then no worker starts).
+static WORKERS: Mutex<Workers> = Mutex::new(Workers { pids: Vec::new(), ending: false });
 
-/// Registers the worker `pid` (a child of this process) to be killed and reaped should a
-/// second signal end the run.
-pub fn kill_on_exit(pid: u32) {
-    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+struct Workers {
+    pids: Vec<u32>,
+    ending: bool,
+}
+
+/// Starts a worker (a child of this process) from `cmd` and registers it to be killed and
+/// reaped should a second signal end the run, as one step: a second signal either finds it
+/// registered or has already begun, and then it is not started (an `Interrupted` error).
+pub fn spawn_worker(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+    let mut workers = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
+    if workers.ending {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "the run is ending (a second signal)"));
+    }
+    let child = cmd.spawn()?;
+    workers.pids.push(child.id());
+    Ok(child)
 }
 
 /// Takes the worker `pid` off the list (it was reaped in the ordinary way).
 pub fn forget_worker(pid: u32) {
-    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
+    WORKERS.lock().unwrap_or_else(|p| p.into_inner()).pids.retain(|&p| p != pid);
 }
 
 /// Kills and reaps the registered workers (still unreaped children of this process, so their
-/// pids cannot have been reused).
+/// pids cannot have been reused); none starts after this.
 fn end_workers() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    for pid in WORKERS.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+    let mut workers = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
+    workers.ending = true;
+    for pid in workers.pids.drain(..) {
         let Ok(raw) = i32::try_from(pid) else { continue };
         let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
         let _ = nix::sys::wait::waitpid(Pid::from_raw(raw), None);
@@ -80,20 +100,37 @@ pub fn clear_second_signal() {
     FAREWELL.lock().unwrap_or_else(|p| p.into_inner()).take();
 }
 
-/// Registers `path` (a file or a directory) for removal should a second signal end the run.
-pub fn remove_on_exit(path: &Path) {
-    CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).push(path.to_path_buf());
+/// Makes something to be removed should a second signal end the run (a directory, a file
+/// being written) with `make`, and registers its path (`path_of`), as one step: the second
+/// signal's clean-up waits for it.
+pub fn create_removable<T>(
+    make: impl FnOnce() -> std::io::Result<T>,
+    path_of: impl FnOnce(&T) -> PathBuf,
+) -> std::io::Result<T> {
+    let mut list = CLEANUP.lock().unwrap_or_else(|p| p.into_inner());
+    let made = make()?;
+    list.push(path_of(&made));
+    Ok(made)
 }
 
-/// Takes `path` off the list (it was removed or kept in the ordinary way).
-pub fn forget(path: &Path) {
-    CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| p != path);
+/// Removes or keeps `path` in the ordinary way (`settle`, e.g. remove a directory or rename a
+/// file into place) and takes it off the list, as one step: a second signal's clean-up waits
+/// for it, and never finds the path forgotten but still there.
+pub fn settle<T>(path: &Path, settle: impl FnOnce() -> T) -> T {
+    let mut list = CLEANUP.lock().unwrap_or_else(|p| p.into_inner());
+    let done = settle();
+    list.retain(|p| p != path);
+    done
 }
 
-fn clean_up() {
-    for p in CLEANUP.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+/// Removes what is registered and ends the process with `code`, the list locked to the end:
+/// nothing the run's thread makes from now on is left behind, since it cannot register it.
+fn clean_up_and_exit(code: u8) -> ! {
+    let mut list = CLEANUP.lock().unwrap_or_else(|p| p.into_inner());
+    for p in list.drain(..) {
         let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
     }
+    std::process::exit(i32::from(code))
 }
 
 /// The flag the first signal sets, and which signal it was.
@@ -140,8 +177,7 @@ pub fn install() -> std::io::Result<Interrupt> {
                 if let Some(farewell) = farewell {
                     farewell();
                 }
-                clean_up();
-                std::process::exit(i32::from(exit_code(sig)));
+                clean_up_and_exit(exit_code(sig));
             }
             s.store(sig, Ordering::SeqCst);
         }

@@ -1,6 +1,6 @@
 //! The run's scratch directory (files benchmarks need: a cached file, a library to load, a
 //! transaction log…): `$TMPDIR/osprim-<pid>-<random>`, removed when the run ends, also at a
-//! first or second signal (`interrupt::remove_on_exit`).
+//! first or second signal (`interrupt::create_removable`).
 //!
 //! Nothing Rust runs can remove it after SIGKILL or a crash, so every run first removes the
 //! scratch directories that runs now dead left behind: those of the same user whose process

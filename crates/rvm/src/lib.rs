@@ -76,7 +76,7 @@
 //!
 //! Hence after any crash the recovered segment is the state after the last transaction whose
 //! log sync completed: every transaction whose commit returned, plus perhaps the one in flight
-//! if it passed its commit point. `tests/rvm_crash.rs` checks this with SIGKILL at random
+//! if it passed its commit point. `tests/cli/rvm_crash.rs` checks this with SIGKILL at random
 //! points and at injected ones ([`Segment::inject_crash`]).
 //!
 //! # Limits

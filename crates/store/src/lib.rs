@@ -35,15 +35,15 @@ fn write_atomically(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> std::i
         return Err(std::io::Error::other("it is no longer a regular file; osprim replaces only regular files"));
     }
     let dir = crate::output::parent(path);
-    let mut tmp = tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir)?;
+    let mut tmp = platform::interrupt::create_removable(
+        || tempfile::Builder::new().prefix(".osprim-").suffix(".tmp").tempfile_in(dir),
+        |t| t.path().to_path_buf(),
+    )?;
     let tmp_path = tmp.path().to_path_buf();
-    platform::interrupt::remove_on_exit(&tmp_path);
-    let written = (|| {
-        fill(tmp.as_file_mut())?;
-        tmp.as_file().sync_data()?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    })();
-    platform::interrupt::forget(&tmp_path);
-    written
+    let filled = fill(tmp.as_file_mut()).and_then(|()| tmp.as_file().sync_data());
+    // Renamed into place (or removed, should anything fail) and forgotten in one step.
+    platform::interrupt::settle(&tmp_path, move || {
+        filled?;
+        tmp.persist(path).map(drop).map_err(|e| e.error)
+    })
 }

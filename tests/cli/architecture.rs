@@ -381,7 +381,7 @@ fn the_files_of_a_crate_import_one_another_in_one_direction_except_the_known_cir
     let new: Vec<_> = found.iter().filter(|c| !known.contains(c)).collect();
     let gone: Vec<_> = known.iter().filter(|c| !found.contains(c)).collect();
     assert!(new.is_empty(), "files that import one another around a circle: {new:?}");
-    assert!(gone.is_empty(), "circles listed in tests/architecture.rs that are gone (take them off): {gone:?}");
+    assert!(gone.is_empty(), "circles listed in tests/cli/architecture.rs that are gone (take them off): {gone:?}");
 }
 
 #[test]

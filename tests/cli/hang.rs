@@ -4,9 +4,7 @@
 //! parallel. Every wait is on observable state; no test asserts a duration beyond generous
 //! bounds that tell "acted on" from "waited for the deadline".
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nix::sys::signal::Signal;
 use std::time::{Duration, Instant};
 

@@ -286,8 +286,11 @@ impl Drop for ChildGuard {
 
 fn spawn_child(spec: &Spec) -> (ChildGuard, Receiver<String>, std::thread::JoinHandle<()>) {
     let exe = std::env::current_exe().expect("the test binary's path");
+    // The test's name in the harness: its module path without the binary's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let entry = format!("{module}::child_process_entry");
     let mut child = Command::new(exe)
-        .args(["child_process_entry", "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .args([entry.as_str(), "--exact", "--nocapture", "--test-threads=1", "-q"])
         .env(CHILD_ENV, spec.encode())
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -4,8 +4,6 @@
 //! back, hold them to the precision printed (4 significant digits), and have as many cells in
 //! every row as in their header.
 
-mod common;
-
 use model::{Row, RunFile, Status, Summary, SweepFit, Unit};
 use report::{View, csv, latex, markdown};
 use serde_json::Value;
@@ -14,7 +12,7 @@ use std::path::Path;
 fn fixture() -> RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default-run.json");
     let mut run = model::read_result_file(&path).expect("the fixture reads");
-    run.results.push(common::fitted_row(&run));
+    run.results.push(crate::common::fitted_row(&run));
     run
 }
 

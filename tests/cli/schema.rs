@@ -12,8 +12,6 @@
 //! `const`, `anyOf`, `minimum`); the schema may use no other. (The `jsonschema` crate was
 //! weighed and not taken: fifty more crates for a test.)
 
-mod common;
-
 use model::{RunFile, Tail};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -181,7 +179,7 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     // Every field of a declared sampling override (no benchmark declares all three).
     tail.sampling = Some(model::SamplingOverride { budget_factor: Some(0.5), batch: Some(1), warmup_share: Some(0.1) });
     // The sweep's last point stands alone above the breakpoint: all leverage, no residual.
-    let mut fit = common::fitted_row(&run);
+    let mut fit = crate::common::fitted_row(&run);
     for p in &mut fit.fit.as_mut().expect("a fit").points {
         if p.size_bytes == 1048576 {
             (p.leverage, p.std_residual, p.flagged) = (1.0, None, true);
