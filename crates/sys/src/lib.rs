@@ -1,7 +1,8 @@
 //! Small safe wrappers around the system interfaces that nix does not cover the way a timed
 //! loop needs: no allocation, no error formatting, a plain return value to check.
 //!
-//! Each risky mechanism has one home here: the process-wide SIGSEGV handler (`segv`), the
+//! Each risky mechanism has one home here: the raw system-call instruction (`raw`), the
+//! process-wide SIGSEGV handler (`segv`), the
 //! userfaultfd binding (`uffd`), forking and reaping children (`process`), and helper programs
 //! started with `exec` and killed with their parent (`spawn`).
 //!

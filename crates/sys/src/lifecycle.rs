@@ -28,7 +28,9 @@
 //!   runs only the instructions after the `syscall` (an `execve` and an `exit_group`, or an
 //!   `exit_group`), never leaves the block and writes no memory — a `vfork` child shares the
 //!   parent's memory and stack, so this is what keeps the parent's frame intact, and the
-//!   compiler never sees a function that returns twice. The signals that could run a handler
+//!   compiler never sees a function that returns twice. (This is why these two write their own
+//!   `syscall` instructions instead of calling [`crate::raw`]'s functions, the home of every
+//!   other raw system call: a call would return into compiled code in the child.) The signals that could run a handler
 //!   in a `vfork` child are blocked by the caller ([`SignalMask::block_all_but`]).
 //! - A thread made here runs [`count_body`] or [`stamp_body`], which touch only the [`Slot`]
 //!   the [`Thread`] guard borrows; the guard joins the thread before the borrow ends (in
@@ -539,7 +541,14 @@ fn watch(s: &WatchState) {
             // Repeated every period until disarmed: one sent just before the waiter blocks
             // would be missed.
             // SAFETY: tgkill takes no pointers; the waiting thread outlives this watchdog.
-            unsafe { libc::syscall(libc::SYS_tgkill, s.tgid, s.tid, deadline_signal()) };
+            unsafe {
+                crate::raw::syscall3(
+                    libc::SYS_tgkill,
+                    i64::from(s.tgid),
+                    i64::from(s.tid),
+                    i64::from(deadline_signal()),
+                )
+            };
         }
     }
 }

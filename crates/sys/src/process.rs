@@ -77,7 +77,7 @@ impl Drop for WakeOnPeerEnd {
 /// Sends the wake-up signal to thread `tid` of this process (or of process `tgid`).
 pub fn wake_thread(tgid: i32, tid: i32) {
     // SAFETY: tgkill takes no pointers; a stale tid at worst fails with ESRCH.
-    unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, libc::SIGCHLD) };
+    unsafe { crate::raw::syscall3(libc::SYS_tgkill, i64::from(tgid), i64::from(tid), i64::from(libc::SIGCHLD)) };
 }
 
 /// The calling thread's scheduling policy (`SCHED_OTHER`, `SCHED_BATCH`, …).
