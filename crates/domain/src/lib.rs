@@ -58,7 +58,6 @@
 #![allow(unsafe_code)]
 
 pub mod library_calls;
-pub mod switch;
 pub mod table;
 #[cfg(test)]
 mod tests;
@@ -69,6 +68,7 @@ use std::sync::{Arc, OnceLock};
 use switch::Rec;
 use sys::fault::{Prot, Region};
 use sys::segv::{self, EntryClock, Fault, Registration, SegvOwner};
+use sys::stack_switch::keyed as switch;
 
 /// `si_code` of a fault refused by a protection key (`<asm/siginfo.h>`).
 pub const SEGV_PKUERR: i32 = 4;
