@@ -788,11 +788,11 @@ impl Session {
         let watch = &self.watch;
         match self.peer.end(|| grace(watch, thread), every, nudge) {
             Ended::AlreadyEnded => Ok(()),
-            Ended::Reaped(nix::sys::wait::WaitStatus::Exited(_, 0)) | Ended::Joined(Some(0)) => Ok(()),
+            Ended::Reaped(sys::reap::Reaped::Exited(0)) | Ended::Joined(Some(0)) => Ok(()),
             Ended::Reaped(s) if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => {
-                Err(NotMeasured::Failed(format!("{} (peer {})", peer_failure(&self.shared), process::describe(s))))
+                Err(NotMeasured::Failed(format!("{} (peer {})", peer_failure(&self.shared), s.describe())))
             }
-            Ended::Reaped(s) => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
+            Ended::Reaped(s) => Err(NotMeasured::Failed(format!("the peer process {}", s.describe()))),
             Ended::StillRunning => Err(NotMeasured::Failed("the peer thread did not stop".into())),
             Ended::Joined(_) => Err(NotMeasured::Failed(peer_failure(&self.shared))),
         }

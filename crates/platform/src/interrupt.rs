@@ -54,12 +54,9 @@ pub fn forget_worker(pid: u32) {
 /// Kills and reaps the registered workers (still unreaped children of this process, so their
 /// pids cannot have been reused).
 fn end_workers() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
     for pid in WORKERS.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
         let Ok(raw) = i32::try_from(pid) else { continue };
-        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
-        let _ = nix::sys::wait::waitpid(Pid::from_raw(raw), None);
+        sys::reap::kill_and_reap(raw);
     }
 }
 

@@ -47,6 +47,25 @@ impl Disposition {
     }
 }
 
+impl Disposition {
+    /// Installs `handler` for `sig` with `flags` (`SA_*`; no `SA_SIGINFO`) and an empty mask;
+    /// the disposition it replaced comes back on drop.
+    ///
+    /// # Safety
+    /// `handler` is async-signal-safe.
+    pub(crate) unsafe fn handle(
+        sig: libc::c_int,
+        handler: extern "C" fn(libc::c_int),
+        flags: libc::c_int,
+    ) -> io::Result<Disposition> {
+        let mut action = zeroed_action();
+        action.sa_sigaction = handler as *const () as libc::sighandler_t;
+        action.sa_flags = flags;
+        // SAFETY: the caller vouches for `handler`, a function that lives for ever.
+        unsafe { Disposition::replace(sig, &action) }
+    }
+}
+
 impl Drop for Disposition {
     fn drop(&mut self) {
         // SAFETY: puts back a disposition the process had.
