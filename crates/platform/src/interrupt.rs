@@ -8,7 +8,10 @@
 //! temporary is left even then. Peer processes die with osprim (`PR_SET_PDEATHSIG`).
 //!
 //! The signals are taken by a thread of their own (`signal_hook::iterator`), so the clean-up
-//! runs as ordinary code, not inside a signal handler.
+//! runs as ordinary code, not inside a signal handler. This module is the one home of these
+//! ending signals' dispositions (through `signal-hook`, which installs and chains them);
+//! every other disposition osprim sets goes through `sys::disposition`. The workers it kills
+//! at a second signal are reaped by `sys::reap`.
 //!
 //! A worker process (`execution`, one per round) takes the same signals with
 //! [`install_worker`]: each only sets the flag, so the worker reports what it measured and
@@ -123,7 +126,7 @@ fn exit_code(signal: usize) -> u8 {
 /// Starts the thread that takes the signals and returns the flag it sets.
 pub fn install() -> std::io::Result<Interrupt> {
     // A file-size limit then makes a save fail with an error instead of killing the run.
-    sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    sys::disposition::ignore_file_size_signal()?;
     let flag = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
@@ -149,7 +152,7 @@ pub fn install() -> std::io::Result<Interrupt> {
 /// The flag of a worker process: every one of [`SIGNALS`] sets it, none ends the process (the
 /// run that started the worker kills it if it does not leave in time).
 pub fn install_worker() -> std::io::Result<Arc<AtomicBool>> {
-    sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    sys::disposition::ignore_file_size_signal()?;
     let flag = Arc::new(AtomicBool::new(false));
     let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
     let f = Arc::clone(&flag);

@@ -31,7 +31,6 @@ pub mod sched;
 pub mod segv;
 pub mod shm;
 pub mod sighook;
-pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
 pub mod stamp_signal;

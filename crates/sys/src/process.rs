@@ -24,8 +24,9 @@
 //! - The signal handler touches one atomic. `tgkill` takes no pointers.
 #![allow(unsafe_code)]
 
+use crate::disposition::{self, Disposition};
 use crate::reap::{self, Reaped};
-use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::signal::{self, SigSet};
 use nix::unistd::Pid;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,26 +51,16 @@ pub fn clear_woken() {
 /// Installs the wake-up handler for `SIGCHLD` (no `SA_RESTART`); restores the previous
 /// disposition on drop.
 pub struct WakeOnPeerEnd {
-    previous: Option<SigAction>,
+    _handler: Disposition,
 }
 
 impl WakeOnPeerEnd {
     /// Installs the handler.
-    pub fn install() -> nix::Result<WakeOnPeerEnd> {
+    pub fn install() -> std::io::Result<WakeOnPeerEnd> {
         clear_woken();
-        let action = SigAction::new(SigHandler::Handler(on_wake), SaFlags::SA_NOCLDSTOP, SigSet::empty());
         // SAFETY: the handler only stores to an atomic.
-        let previous = unsafe { signal::sigaction(Signal::SIGCHLD, &action) }?;
-        Ok(WakeOnPeerEnd { previous: Some(previous) })
-    }
-}
-
-impl Drop for WakeOnPeerEnd {
-    fn drop(&mut self) {
-        if let Some(p) = self.previous.take() {
-            // SAFETY: puts back the disposition that was there before.
-            let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &p) };
-        }
+        let handler = unsafe { Disposition::handle(libc::SIGCHLD, on_wake, libc::SA_NOCLDSTOP) }?;
+        Ok(WakeOnPeerEnd { _handler: handler })
     }
 }
 
@@ -194,12 +185,9 @@ fn die_with(parent: libc::pid_t) {
 pub fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
     let in_child = |parent| {
         die_with(parent);
-        // SAFETY: setting dispositions to SIG_IGN/SIG_DFL installs no code.
-        unsafe {
-            libc::signal(libc::SIGINT, libc::SIG_IGN);
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-        }
+        let _ = disposition::ignore(libc::SIGINT);
+        let _ = disposition::ignore(libc::SIGTERM);
+        let _ = disposition::reset(libc::SIGCHLD);
         let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
         // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
         unsafe { libc::_exit(code) }

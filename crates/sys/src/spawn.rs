@@ -47,7 +47,7 @@ impl Helper {
                 if libc::getppid() != parent {
                     libc::_exit(1);
                 }
-                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                let _ = crate::disposition::ignore(libc::SIGINT);
                 Ok(())
             })
         };
