@@ -31,12 +31,11 @@
 /// Whether the functions here issue the bare instruction on this architecture.
 pub const AVAILABLE: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
-/// Defines `syscallN` for the bare instruction of this architecture: the number in `$nr_reg`,
-/// the arguments in the registers listed, the result in `$ret_reg`.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-macro_rules! bare_syscalls {
-    ($($(#[$doc:meta])* $name:ident($($arg:ident => $reg:tt),*);)*) => {$(
-        $(#[$doc])*
+/// Defines `syscallN`: the number and the arguments in the registers listed (x86_64's, then
+/// aarch64's), the raw result back; elsewhere libc's `syscall(2)`, its −1/errno made −errno.
+macro_rules! syscalls {
+    ($($name:ident($($arg:ident: $x86:tt $arm:tt),*);)*) => {$(
+        /// System call `nr` with the arguments named; the raw result (−errno on error).
         ///
         /// # Safety
         /// The caller answers for the system call: the pointers it passes and what it changes.
@@ -47,84 +46,40 @@ macro_rules! bare_syscalls {
             // SAFETY: the caller's (above); rcx and r11 are clobbered by `syscall` itself, and
             // the kernel restores the flags from r11.
             unsafe {
-                core::arch::asm!("syscall", inlateout("rax") nr => ret, $(in($reg) $arg,)*
+                core::arch::asm!("syscall", inlateout("rax") nr => ret, $(in($x86) $arg,)*
                     lateout("rcx") _, lateout("r11") _, options(nostack, preserves_flags));
             }
+            // x0 is both the first argument and the result: a late output may share the
+            // register of an input.
             #[cfg(target_arch = "aarch64")]
-            // SAFETY: the caller's (above); x0 carries the first argument in and the result out.
+            // SAFETY: the caller's (above).
             unsafe {
-                core::arch::asm!("svc #0", in("x8") nr, $(in($reg) $arg,)* lateout("x0") ret,
+                core::arch::asm!("svc #0", in("x8") nr, $(in($arm) $arg,)* lateout("x0") ret,
                     options(nostack));
+            }
+            #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+            {
+                // SAFETY: the caller's (above).
+                let rc = unsafe { libc::syscall(nr as libc::c_long, $($arg as libc::c_long),*) };
+                ret = if rc == -1 {
+                    -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+                } else {
+                    rc as i64
+                };
             }
             ret
         }
     )*};
 }
 
-#[cfg(target_arch = "x86_64")]
-bare_syscalls! {
-    /// System call `nr` without arguments; the raw result (−errno on error).
+syscalls! {
     syscall0();
-    /// System call `nr` with one argument; the raw result (−errno on error).
-    syscall1(a0 => "rdi");
-    /// System call `nr` with two arguments; the raw result (−errno on error).
-    syscall2(a0 => "rdi", a1 => "rsi");
-    /// System call `nr` with three arguments; the raw result (−errno on error).
-    syscall3(a0 => "rdi", a1 => "rsi", a2 => "rdx");
-    /// System call `nr` with four arguments; the raw result (−errno on error).
-    syscall4(a0 => "rdi", a1 => "rsi", a2 => "rdx", a3 => "r10");
-    /// System call `nr` with five arguments; the raw result (−errno on error).
-    syscall5(a0 => "rdi", a1 => "rsi", a2 => "rdx", a3 => "r10", a4 => "r8");
-    /// System call `nr` with six arguments; the raw result (−errno on error).
-    syscall6(a0 => "rdi", a1 => "rsi", a2 => "rdx", a3 => "r10", a4 => "r8", a5 => "r9");
-}
-
-// On aarch64 x0 is both the first argument and the result: the first argument is passed as
-// `in("x0")` and the result read as `lateout("x0")`, which the asm operand rules allow (a
-// late output may share the register of an input).
-#[cfg(target_arch = "aarch64")]
-bare_syscalls! {
-    /// System call `nr` without arguments; the raw result (−errno on error).
-    syscall0();
-    /// System call `nr` with one argument; the raw result (−errno on error).
-    syscall1(a0 => "x0");
-    /// System call `nr` with two arguments; the raw result (−errno on error).
-    syscall2(a0 => "x0", a1 => "x1");
-    /// System call `nr` with three arguments; the raw result (−errno on error).
-    syscall3(a0 => "x0", a1 => "x1", a2 => "x2");
-    /// System call `nr` with four arguments; the raw result (−errno on error).
-    syscall4(a0 => "x0", a1 => "x1", a2 => "x2", a3 => "x3");
-    /// System call `nr` with five arguments; the raw result (−errno on error).
-    syscall5(a0 => "x0", a1 => "x1", a2 => "x2", a3 => "x3", a4 => "x4");
-    /// System call `nr` with six arguments; the raw result (−errno on error).
-    syscall6(a0 => "x0", a1 => "x1", a2 => "x2", a3 => "x3", a4 => "x4", a5 => "x5");
-}
-
-/// Defines `syscallN` through libc's `syscall(2)`, converting its −1/errno to −errno.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-macro_rules! libc_syscalls {
-    ($($name:ident($($arg:ident),*);)*) => {$(
-        /// System call `nr` through libc's `syscall(2)`; the raw result (−errno on error).
-        ///
-        /// # Safety
-        /// The caller answers for the system call: the pointers it passes and what it changes.
-        pub unsafe fn $name(nr: i64, $($arg: i64),*) -> i64 {
-            // SAFETY: the caller's (above).
-            let rc = unsafe { libc::syscall(nr as libc::c_long, $($arg as libc::c_long),*) };
-            if rc == -1 { -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)) } else { rc as i64 }
-        }
-    )*};
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-libc_syscalls! {
-    syscall0();
-    syscall1(a0);
-    syscall2(a0, a1);
-    syscall3(a0, a1, a2);
-    syscall4(a0, a1, a2, a3);
-    syscall5(a0, a1, a2, a3, a4);
-    syscall6(a0, a1, a2, a3, a4, a5);
+    syscall1(a0: "rdi" "x0");
+    syscall2(a0: "rdi" "x0", a1: "rsi" "x1");
+    syscall3(a0: "rdi" "x0", a1: "rsi" "x1", a2: "rdx" "x2");
+    syscall4(a0: "rdi" "x0", a1: "rsi" "x1", a2: "rdx" "x2", a3: "r10" "x3");
+    syscall5(a0: "rdi" "x0", a1: "rsi" "x1", a2: "rdx" "x2", a3: "r10" "x3", a4: "r8" "x4");
+    syscall6(a0: "rdi" "x0", a1: "rsi" "x1", a2: "rdx" "x2", a3: "r10" "x3", a4: "r8" "x4", a5: "r9" "x5");
 }
 
 /// A raw result as an `io::Result`: −4095..=−1 is −errno (the kernel's error range), anything

@@ -1,9 +1,10 @@
-//! The one child reaper: every wait for a child of osprim goes through here. [`reap_by`]
-//! waits for a child to end by itself until a deadline, then kills (`SIGKILL`) and reaps it;
+//! The one child reaper: the crates' waits for their children go through here (the binary's
+//! round workers are `std::process::Child`ren it waits for itself). [`reap_by`] waits for a
+//! child to end by itself until a deadline, then kills (`SIGKILL`) and reaps it;
 //! [`kill_and_reap`] ends one at once; both say how it ended ([`Reaped`]). Timed regions (the
 //! `process.*` benchmarks time fork → exit → wait) call [`wait_child`], built on the same
-//! `#[inline(always)]` primitive ([`wait`], one `waitpid`), whose deadline comes from a
-//! [`Watchdog`] thread instead of polling: when a wait outlasts it, the watchdog sends
+//! `#[inline(always)]` primitive ([`waitpid`], the one `waitpid` call), whose deadline comes
+//! from a [`Watchdog`] thread instead of polling: when a wait outlasts it, the watchdog sends
 //! [`deadline_signal`] (a real-time signal osprim uses for nothing else, handled without
 //! `SA_RESTART`) to the waiting thread, whose `waitpid` returns `EINTR`; the waiter then kills
 //! the child and reaps it. Nothing is sent while the waits keep their deadline, so the measured
@@ -184,25 +185,35 @@ impl Reaped {
     }
 }
 
-/// One blocking `waitpid(pid, &status, 0)`: the status, or the errno (`EINTR` when a signal
-/// interrupted it). The primitive every wait here is built on, and the call a timed region
-/// makes (through [`wait_child`]).
+/// `waitpid(pid, status, flags)`, its result as the kernel gives it (`pid`, 0 under `WNOHANG`
+/// while the child runs, or −1 with `errno`): the one `waitpid` of osprim, which every wait here
+/// is built on, and the call a timed region makes (through [`wait_child`]).
 #[inline(always)]
-pub fn wait(pid: libc::pid_t) -> Result<libc::c_int, i32> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: `status` is a valid out-pointer; `pid` names one of our own children.
-    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-    if r == pid { Ok(status) } else { Err(io::Error::last_os_error().raw_os_error().unwrap_or(0)) }
+pub fn waitpid(pid: libc::pid_t, status: &mut libc::c_int, flags: libc::c_int) -> libc::pid_t {
+    // SAFETY: `status` is a valid out-pointer; `pid` names one of our own children (module doc).
+    unsafe { libc::waitpid(pid, status, flags) }
 }
 
-/// `waitpid(pid, &status, WNOHANG)`: `Ok(None)` while the child runs.
+/// The calling thread's `errno`.
+#[inline(always)]
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// One blocking wait for child `pid`: its status, or the errno (`EINTR` when a signal
+/// interrupted it).
+pub fn wait(pid: libc::pid_t) -> Result<libc::c_int, i32> {
+    let mut status: libc::c_int = 0;
+    if waitpid(pid, &mut status, 0) == pid { Ok(status) } else { Err(errno()) }
+}
+
+/// A wait for child `pid` that does not block (`WNOHANG`): `Ok(None)` while the child runs.
 pub fn try_wait(pid: libc::pid_t) -> Result<Option<libc::c_int>, i32> {
     let mut status: libc::c_int = 0;
-    // SAFETY: as in `wait`.
-    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+    match waitpid(pid, &mut status, libc::WNOHANG) {
         0 => Ok(None),
         r if r == pid => Ok(Some(status)),
-        _ => Err(io::Error::last_os_error().raw_os_error().unwrap_or(0)),
+        _ => Err(errno()),
     }
 }
 
@@ -266,17 +277,20 @@ pub fn reap_by(pid: libc::pid_t, deadline: Instant) -> Reaped {
     }
 }
 
-/// Reaps child `pid` with blocking waits ([`wait`]); once `watchdog` says the deadline passed,
+/// Reaps child `pid` with blocking waits ([`waitpid`]); once `watchdog` says the deadline passed,
 /// kills it (`SIGKILL`) and reaps it. Made for timed regions: while the deadline holds it is
 /// one `waitpid`.
 #[inline(always)]
 pub fn wait_child(pid: libc::pid_t, watchdog: &Watchdog) -> Reaped {
+    let mut status: libc::c_int = 0;
     let mut killed = false;
     loop {
-        match wait(pid) {
-            Ok(status) => return Reaped::from_status(status, killed),
-            Err(libc::EINTR) => {}
-            Err(errno) => return Reaped::Lost(errno),
+        if waitpid(pid, &mut status, 0) == pid {
+            return Reaped::from_status(status, killed);
+        }
+        let errno = errno();
+        if errno != libc::EINTR {
+            return Reaped::Lost(errno);
         }
         if watchdog.overdue() && !killed {
             // SAFETY: `pid` is not reaped yet (waitpid did not return it), so it is still ours.
