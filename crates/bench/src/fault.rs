@@ -378,7 +378,7 @@ struct CowArena {
 impl CowArena {
     fn share(&mut self) -> Result<(), String> {
         if let Some(old) = self.child.take() {
-            old.kill_and_reap().map_err(|e| format!("reaping the copy-on-write child: {e}"))?;
+            old.kill_and_reap().ok().map_err(|e| format!("reaping the copy-on-write child: {e}"))?;
         }
         let child = Child::fork_paused().map_err(|e| format!("fork: {e}"))?;
         // Until the child sleeps, its start-up (copy-on-write faults of its own) now and then

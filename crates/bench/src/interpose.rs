@@ -141,9 +141,8 @@ impl Reader {
     fn stop(mut self) -> Result<(), String> {
         let _ = self.helper.send(&0u64.to_le_bytes());
         match self.helper.finish(EXIT_TIMEOUT) {
-            Ok(s) if s.success() => Ok(()),
-            Ok(s) => Err(format!("{s}")),
-            Err(e) => Err(e.to_string()),
+            s if s.success() => Ok(()),
+            s => Err(s.describe()),
         }
     }
 }

@@ -46,7 +46,8 @@
 use crate::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use nix::sys::resource::{UsageWho, getrusage};
 use std::time::Duration;
-use sys::lifecycle::{self as lc, CloneArgs, ExecArgs, Reaped, SignalMask, Touched, Watchdog};
+use sys::lifecycle::{self as lc, CloneArgs, ExecArgs, SignalMask, Touched};
+use sys::reap::{self, Reaped, Watchdog};
 
 /// osprim's exit program (`probe/osprim_exit.rs`); empty if it could not be built.
 pub(crate) static EXIT_BIN: &[u8] = include_bytes!(env!("OSPRIM_EXIT_BIN"));
@@ -291,7 +292,7 @@ fn probe_clone3(watchdog: &Watchdog) -> Result<(), NotMeasured> {
     match lc::clone3_exit(&CloneArgs::fork_like()) {
         Ok(pid) => {
             watchdog.arm(WAIT_DEADLINE);
-            lc::wait_child(pid, watchdog);
+            reap::wait_child(pid, watchdog);
             watchdog.disarm();
             Ok(())
         }
@@ -325,7 +326,7 @@ pub(crate) fn run_spawn(
     let pte_kb = page_tables_kb();
     let mask = if spawn == Spawn::VforkExec {
         Some(
-            SignalMask::block_all_but(lc::deadline_signal())
+            SignalMask::block_all_but(reap::deadline_signal())
                 .map_err(|e| NotMeasured::Failed(format!("block signals: {e}")))?,
         )
     } else {
@@ -348,7 +349,7 @@ pub(crate) fn run_spawn(
                 }
             };
             tally.made += 1;
-            tally.record(lc::wait_child(pid, &watchdog), expected);
+            tally.record(reap::wait_child(pid, &watchdog), expected);
         }
         let t1 = timer.stop();
         watchdog.disarm();

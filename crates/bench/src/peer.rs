@@ -8,9 +8,9 @@
 //! A body runs before the fork is over for a process peer, so it must have everything it
 //! needs prepared and report failures as numbers (see [`sys::process::fork_peer`]).
 
-use nix::sys::wait::WaitStatus;
 use std::time::{Duration, Instant};
 use sys::process::{self, Child, DeathWatch};
+use sys::reap::Reaped;
 
 /// Who the peer is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,7 @@ enum Inner {
 #[derive(Debug, PartialEq)]
 pub enum Ended {
     /// A process peer, reaped (killed first if it had not ended within the grace).
-    Reaped(WaitStatus),
+    Reaped(Reaped),
     /// A thread peer, joined: its exit code, `None` if it panicked.
     Joined(Option<i32>),
     /// A thread peer still running after the grace, left to end on its own.
@@ -182,7 +182,7 @@ mod tests {
             match kind {
                 PeerKind::Thread => assert_eq!(ended, Ended::Joined(Some(3))),
                 PeerKind::Process => {
-                    assert_eq!(ended, Ended::Reaped(WaitStatus::Exited(nix::unistd::Pid::from_raw(p.pid()), 3)))
+                    assert_eq!(ended, Ended::Reaped(Reaped::Exited(3)))
                 }
             }
         }
@@ -199,7 +199,7 @@ mod tests {
         .expect("fork");
         assert!(matches!(
             p.end(|| Duration::from_millis(20), Duration::from_millis(1), || {}),
-            Ended::Reaped(WaitStatus::Signaled(_, nix::sys::signal::Signal::SIGKILL, _))
+            Ended::Reaped(Reaped::Signaled { signal: libc::SIGKILL, .. })
         ));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s2 = stop.clone();

@@ -216,7 +216,7 @@ pub fn one_way_ticks(sum: i64, n: u64) -> Timed {
 /// duration and put back on `ctx.cpu` afterwards.
 pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
     let _back = prepare_thread(ctx, plan)?;
-    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
+    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e))?;
     watched(ctx, |watch| {
         let mut session = Session::start(ctx, plan, watch)?;
         let measured = session.measure(ctx);
@@ -230,7 +230,7 @@ pub fn run(ctx: &Ctx, plan: &Plan) -> Result<Report, NotMeasured> {
 /// measuring thread's context switches are all in the first report.
 pub fn run_paired(ctx: &Ctx, a: &Plan, b: &Plan) -> Result<(Report, Report), NotMeasured> {
     let _back = prepare_thread(ctx, a)?;
-    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e.into()))?;
+    let _wake = WakeOnPeerEnd::install().map_err(|e| failed("install the SIGCHLD handler", e))?;
     watched(ctx, |watch| {
         let mut first = Session::start(ctx, a, watch)?;
         let mut second = Session::start(ctx, b, watch)?;
@@ -788,11 +788,11 @@ impl Session {
         let watch = &self.watch;
         match self.peer.end(|| grace(watch, thread), every, nudge) {
             Ended::AlreadyEnded => Ok(()),
-            Ended::Reaped(nix::sys::wait::WaitStatus::Exited(_, 0)) | Ended::Joined(Some(0)) => Ok(()),
+            Ended::Reaped(sys::reap::Reaped::Exited(0)) | Ended::Joined(Some(0)) => Ok(()),
             Ended::Reaped(s) if self.shared.u64(PEER_STATE).load(Acquire) == FAILED => {
-                Err(NotMeasured::Failed(format!("{} (peer {})", peer_failure(&self.shared), process::describe(s))))
+                Err(NotMeasured::Failed(format!("{} (peer {})", peer_failure(&self.shared), s.describe())))
             }
-            Ended::Reaped(s) => Err(NotMeasured::Failed(format!("the peer process {}", process::describe(s)))),
+            Ended::Reaped(s) => Err(NotMeasured::Failed(format!("the peer process {}", s.describe()))),
             Ended::StillRunning => Err(NotMeasured::Failed("the peer thread did not stop".into())),
             Ended::Joined(_) => Err(NotMeasured::Failed(peer_failure(&self.shared))),
         }

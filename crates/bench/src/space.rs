@@ -277,7 +277,7 @@ impl Objects {
     fn destroy(self) -> Result<(), String> {
         if let Objects::Children(children) = self {
             for c in children {
-                c.kill_and_reap().map_err(|e| format!("reaping a child: {e}"))?;
+                c.kill_and_reap().ok().map_err(|e| format!("reaping a child: {e}"))?;
             }
         }
         Ok(())

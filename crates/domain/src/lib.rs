@@ -58,7 +58,6 @@
 #![allow(unsafe_code)]
 
 pub mod library_calls;
-pub mod switch;
 pub mod table;
 #[cfg(test)]
 mod tests;
@@ -69,6 +68,7 @@ use std::sync::{Arc, OnceLock};
 use switch::Rec;
 use sys::fault::{Prot, Region};
 use sys::segv::{self, EntryClock, Fault, Registration, SegvOwner};
+use sys::stack_switch::keyed as switch;
 
 /// `si_code` of a fault refused by a protection key (`<asm/siginfo.h>`).
 pub const SEGV_PKUERR: i32 = 4;
@@ -153,10 +153,7 @@ impl Pkey {
     /// A fresh key, access-disabled for the calling thread (`pkey_alloc(0, PKEY_DISABLE_ACCESS)`).
     pub fn alloc() -> io::Result<Pkey> {
         // SAFETY: pkey_alloc takes two integers and changes only this thread's PKRU for the new key.
-        let k = unsafe { libc::syscall(libc::SYS_pkey_alloc, 0 as libc::c_ulong, PKEY_DISABLE_ACCESS) };
-        if k < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let k = sys::raw::check(unsafe { sys::raw::syscall2(libc::SYS_pkey_alloc, 0, PKEY_DISABLE_ACCESS as i64) })?;
         Ok(Pkey(k as i32))
     }
 
@@ -170,7 +167,7 @@ impl Drop for Pkey {
     fn drop(&mut self) {
         // SAFETY: frees the key this value allocated; the pages tagged with it are unmapped or
         // re-tagged first by the owners (field order of `Domain`, `KeyTable`).
-        unsafe { libc::syscall(libc::SYS_pkey_free, self.0 as libc::c_long) };
+        unsafe { sys::raw::syscall1(libc::SYS_pkey_free, i64::from(self.0)) };
     }
 }
 
@@ -179,18 +176,15 @@ pub fn pkey_mprotect(region: &Region, key: u32) -> io::Result<()> {
     // SAFETY: the range is exactly `region`'s mapping, which it owns; only its protection and
     // key change.
     let rc = unsafe {
-        libc::syscall(
+        sys::raw::syscall4(
             libc::SYS_pkey_mprotect,
-            region.page_addr(0),
-            region.len(),
-            (libc::PROT_READ | libc::PROT_WRITE) as libc::c_long,
-            key as libc::c_long,
+            region.page_addr(0) as i64,
+            region.len() as i64,
+            i64::from(libc::PROT_READ | libc::PROT_WRITE),
+            i64::from(key),
         )
     };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    sys::raw::check(rc).map(|_| ())
 }
 
 thread_local! {

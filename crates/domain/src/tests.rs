@@ -144,29 +144,15 @@ extern "C" fn signalled_method(a: *mut u8) {
     }
 }
 
-/// Puts SIGUSR2's disposition back on drop.
-struct Usr2(libc::sigaction);
-impl Drop for Usr2 {
-    fn drop(&mut self) {
-        // SAFETY: restores the disposition saved at install.
-        unsafe { libc::sigaction(libc::SIGUSR2, &self.0, std::ptr::null_mut()) };
-    }
-}
-
 #[test]
 fn a_signal_in_the_callee_keeps_its_rights_and_the_caller_gets_its_own_back() {
     let _s = serial();
     if skip() {
         return;
     }
-    // SAFETY: all-zero sigaction is valid; the handler is async-signal-safe (an atomic store).
-    let _guard = unsafe {
-        let mut new: libc::sigaction = std::mem::zeroed();
-        new.sa_sigaction = on_usr2 as *const () as libc::sighandler_t;
-        let mut old: libc::sigaction = std::mem::zeroed();
-        assert_eq!(libc::sigaction(libc::SIGUSR2, &new, &mut old), 0);
-        Usr2(old)
-    };
+    // SAFETY: the handler is async-signal-safe (an atomic store); the guard puts SIGUSR2's
+    // disposition back.
+    let _guard = unsafe { sys::disposition::Disposition::handle(libc::SIGUSR2, on_usr2, 0) }.expect("sigaction");
     let d = Domain::new(true).expect("domain");
     let before = pkru();
     let mut a = NullArgs::for_domain(&d);

@@ -8,7 +8,10 @@
 //! temporary is left even then. Peer processes die with osprim (`PR_SET_PDEATHSIG`).
 //!
 //! The signals are taken by a thread of their own (`signal_hook::iterator`), so the clean-up
-//! runs as ordinary code, not inside a signal handler.
+//! runs as ordinary code, not inside a signal handler. This module is the one home of these
+//! ending signals' dispositions (through `signal-hook`, which installs and chains them);
+//! every other disposition osprim sets goes through `sys::disposition`. The workers it kills
+//! at a second signal are reaped by `sys::reap`.
 //!
 //! A worker process (`execution`, one per round) takes the same signals with
 //! [`install_worker`]: each only sets the flag, so the worker reports what it measured and
@@ -72,14 +75,11 @@ pub fn forget_worker(pid: u32) {
 /// Kills and reaps the registered workers (still unreaped children of this process, so their
 /// pids cannot have been reused); none starts after this.
 fn end_workers() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
     let mut workers = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
     workers.ending = true;
     for pid in workers.pids.drain(..) {
         let Ok(raw) = i32::try_from(pid) else { continue };
-        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
-        let _ = nix::sys::wait::waitpid(Pid::from_raw(raw), None);
+        sys::reap::kill_and_reap(raw);
     }
 }
 
@@ -163,7 +163,7 @@ fn exit_code(signal: usize) -> u8 {
 /// Starts the thread that takes the signals and returns the flag it sets.
 pub fn install() -> std::io::Result<Interrupt> {
     // A file-size limit then makes a save fail with an error instead of killing the run.
-    sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    sys::disposition::ignore_file_size_signal()?;
     let flag = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
@@ -188,7 +188,7 @@ pub fn install() -> std::io::Result<Interrupt> {
 /// The flag of a worker process: every one of [`SIGNALS`] sets it, none ends the process (the
 /// run that started the worker kills it if it does not leave in time).
 pub fn install_worker() -> std::io::Result<Arc<AtomicBool>> {
-    sys::signal::ignore_file_size_signal().map_err(std::io::Error::from)?;
+    sys::disposition::ignore_file_size_signal()?;
     let flag = Arc::new(AtomicBool::new(false));
     let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
     let f = Arc::clone(&flag);

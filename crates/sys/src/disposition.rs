@@ -1,12 +1,15 @@
 //! The one signal-disposition guard: a signal's disposition read from the kernel (or replaced
-//! by one a module of this crate vouches for) and put back when the guard drops, and the query
-//! of the handler in place. See sigaction(2).
+//! by a handler its caller vouches for, or by `SIG_IGN`) and put back when the guard drops;
+//! the dispositions set for good (a forked child's [`ignore`] and [`reset`], the run's
+//! ignored `SIGXFSZ`); and the query of the handler in place. Every `sigaction` of osprim is
+//! made here, except the one `signal.install` times ([`super::sighook`]), the separate
+//! helper programs' (`bench/probe`, which link no crate of osprim) and the ending signals
+//! that `platform::interrupt` takes through `signal-hook`. See sigaction(2).
 //!
 //! # Safety
 //! A NULL new action only reads the disposition. The only dispositions installed are those
-//! read from the kernel (put back on drop) and, through the crate-private
-//! [`Disposition::replace`], actions whose handlers the calling module of `sys` documents as
-//! async-signal-safe.
+//! read from the kernel (put back on drop), `SIG_IGN` and `SIG_DFL` (no code), and, through
+//! the `unsafe` constructors, handlers their callers document as async-signal-safe.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -37,7 +40,7 @@ impl Disposition {
     ///
     /// # Safety
     /// `action`'s handler, if any, is async-signal-safe and stays valid while installed.
-    pub(crate) unsafe fn replace(sig: libc::c_int, action: &libc::sigaction) -> io::Result<Disposition> {
+    unsafe fn replace(sig: libc::c_int, action: &libc::sigaction) -> io::Result<Disposition> {
         let mut saved = zeroed_action();
         // SAFETY: the caller vouches for `action`; `saved` receives the disposition replaced.
         if unsafe { libc::sigaction(sig, action, &mut saved) } != 0 {
@@ -45,6 +48,87 @@ impl Disposition {
         }
         Ok(Disposition { sig, saved })
     }
+}
+
+impl Disposition {
+    /// Installs `handler` for `sig` with `flags` (`SA_*`; no `SA_SIGINFO`) and an empty mask;
+    /// the disposition it replaced comes back on drop.
+    ///
+    /// # Safety
+    /// `handler` is async-signal-safe.
+    pub unsafe fn handle(
+        sig: libc::c_int,
+        handler: extern "C" fn(libc::c_int),
+        flags: libc::c_int,
+    ) -> io::Result<Disposition> {
+        // SAFETY: the caller vouches for `handler`, a function that lives for ever.
+        unsafe { Disposition::replace(sig, &action(handler as *const () as libc::sighandler_t, flags)) }
+    }
+
+    /// Installs `handler` for `sig` as an `SA_SIGINFO` handler with `flags` besides and an
+    /// empty mask; the disposition it replaced comes back on drop.
+    ///
+    /// # Safety
+    /// `handler` is async-signal-safe.
+    pub(crate) unsafe fn handle_info(
+        sig: libc::c_int,
+        handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void),
+        flags: libc::c_int,
+    ) -> io::Result<Disposition> {
+        let action = action(handler as *const () as libc::sighandler_t, flags | libc::SA_SIGINFO);
+        // SAFETY: the caller vouches for `handler`, which takes the arguments SA_SIGINFO passes.
+        unsafe { Disposition::replace(sig, &action) }
+    }
+
+    /// Ignores `sig` (`SIG_IGN`) until the guard drops.
+    pub fn ignoring(sig: libc::c_int) -> io::Result<Disposition> {
+        // SAFETY: ignoring installs no handler code.
+        unsafe { Disposition::replace(sig, &action(libc::SIG_IGN, 0)) }
+    }
+
+    /// The disposition the guard will put back.
+    pub(crate) fn saved(&self) -> &libc::sigaction {
+        &self.saved
+    }
+
+    /// Drops the guard without putting anything back: the disposition now in place stays.
+    pub fn keep_current(self) {
+        std::mem::forget(self);
+    }
+}
+
+/// An action running `handler` (or `SIG_DFL`/`SIG_IGN`) with `flags` and an empty mask.
+pub(crate) fn action(handler: libc::sighandler_t, flags: libc::c_int) -> libc::sigaction {
+    let mut action = zeroed_action();
+    action.sa_sigaction = handler;
+    action.sa_flags = flags;
+    action
+}
+
+/// Sets `sig` to `handler` (`SIG_IGN` or `SIG_DFL`) for good. Async-signal-safe.
+fn set_plain(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> {
+    // SAFETY: SIG_IGN and SIG_DFL install no handler code; nothing is read back.
+    if unsafe { libc::sigaction(sig, &action(handler, 0), std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Ignores `sig` for good (nothing puts it back): a forked child's set-up, or `SIGXFSZ` for
+/// the whole run. Async-signal-safe.
+pub fn ignore(sig: libc::c_int) -> io::Result<()> {
+    set_plain(sig, libc::SIG_IGN)
+}
+
+/// Ignores `SIGXFSZ` for good, so that a write past the file-size limit (`ulimit -f`) fails
+/// with `EFBIG` — an error osprim reports — instead of killing the run.
+pub fn ignore_file_size_signal() -> io::Result<()> {
+    ignore(libc::SIGXFSZ)
+}
+
+/// Gives `sig` its default disposition for good (a forked child's set-up). Async-signal-safe.
+pub fn reset(sig: libc::c_int) -> io::Result<()> {
+    set_plain(sig, libc::SIG_DFL)
 }
 
 impl Drop for Disposition {

@@ -1,9 +1,11 @@
 //! Small safe wrappers around the system interfaces that nix does not cover the way a timed
 //! loop needs: no allocation, no error formatting, a plain return value to check.
 //!
-//! Each risky mechanism has one home here: the process-wide SIGSEGV handler (`segv`), the
-//! userfaultfd binding (`uffd`), forking and reaping children (`process`), and helper programs
-//! started with `exec` and killed with their parent (`spawn`).
+//! Each risky mechanism has one home here: the raw system-call instruction (`raw`), signal
+//! dispositions (`disposition`), the process-wide SIGSEGV handler (`segv`), the userfaultfd
+//! binding (`uffd`), forking children (`process`), reaping them with a deadline (`reap`),
+//! helper programs started with `exec` and killed with their parent (`spawn`), and the
+//! hand-written stack switches (`stack_switch`).
 //!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
@@ -23,12 +25,12 @@ pub mod mutex;
 pub mod process;
 pub mod raw;
 pub mod raw_errno;
+pub mod reap;
 pub mod reserve;
 pub mod sched;
 pub mod segv;
 pub mod shm;
 pub mod sighook;
-pub mod signal;
 pub mod spawn;
 pub mod stack_switch;
 pub mod stamp_signal;

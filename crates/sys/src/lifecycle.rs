@@ -3,21 +3,16 @@
 //! body only counts (or stamps the clock), and five ways to start a child — glibc's `fork`
 //! (the child `_exit`s, or `execve`s a program), `vfork` + `execve` and a bare `clone3` (both
 //! in a few lines of assembly whose child never returns to Rust), and `posix_spawn` — plus the
-//! reaping wait with a deadline ([`wait_child`] and [`Watchdog`]) and the parent's touched
-//! memory ([`Touched`]). See pthread_create(3), pthread_tryjoin_np(3), fork(2), vfork(2),
-//! clone(2) (`clone3`), posix_spawn(3), execve(2), waitpid(2).
+//! parent's touched memory ([`Touched`]). See pthread_create(3), pthread_tryjoin_np(3),
+//! fork(2), vfork(2), clone(2) (`clone3`), posix_spawn(3), execve(2).
 //!
 //! These children do not go through [`super::process::Child`]: its children do set-up work
 //! first (`prctl`, signal dispositions) and its reaping polls with sleeps, and both would be
 //! inside the clock here.
 //!
-//! Every child made here is unreaped until [`wait_child`] reaps it, so its pid cannot be
-//! reused before that; [`wait_child`] is the only place that reaps or kills them, and it kills
-//! only a child it has not reaped yet. The deadline comes from a [`Watchdog`] thread: when a
-//! wait outlasts it, the watchdog sends [`deadline_signal`] (a real-time signal osprim uses for
-//! nothing else, handled without `SA_RESTART`) to the waiting thread, whose `waitpid` returns
-//! `EINTR`; the waiter then kills the child (`SIGKILL`) and reaps it. Nothing is sent while the
-//! waits keep their deadline, so the measured path carries no signal.
+//! Every child made here is unreaped until [`crate::reap::wait_child`] reaps it (inside the
+//! clock, with a [`crate::reap::Watchdog`]'s deadline), so its pid cannot be reused before
+//! that.
 //!
 //! # Safety
 //! - A forked child (glibc's `fork`, or a `posix_spawn`/`vfork` child before its `execve`)
@@ -28,22 +23,23 @@
 //!   runs only the instructions after the `syscall` (an `execve` and an `exit_group`, or an
 //!   `exit_group`), never leaves the block and writes no memory — a `vfork` child shares the
 //!   parent's memory and stack, so this is what keeps the parent's frame intact, and the
-//!   compiler never sees a function that returns twice. The signals that could run a handler
-//!   in a `vfork` child are blocked by the caller ([`SignalMask::block_all_but`]).
+//!   compiler never sees a function that returns twice. (This is why these two write their own
+//!   `syscall` instructions instead of calling [`crate::raw`]'s functions, the home of every
+//!   other raw system call: a call would return into compiled code in the child.) The signals
+//!   that could run a handler in a `vfork` child are blocked by the caller
+//!   ([`SignalMask::block_all_but`]).
 //! - A thread made here runs [`count_body`] or [`stamp_body`], which touch only the [`Slot`]
 //!   the [`Thread`] guard borrows; the guard joins the thread before the borrow ends (in
 //!   [`Thread::join`], or on drop), so the slot outlives every access.
-//! - The deadline handler stores to one atomic. `mmap`/`madvise`/`mincore`/`munmap` of
-//!   [`Touched`] act on its own mapping only.
+//! - `mmap`/`madvise`/`mincore`/`munmap` of [`Touched`] act on its own mapping only.
 #![allow(unsafe_code)]
 
 use crate::clock::Timer;
 use std::ffi::{CString, c_char, c_void};
 use std::io;
 use std::marker::PhantomData;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------
 // Threads
@@ -400,7 +396,8 @@ pub fn clone3_exit(_args: &CloneArgs) -> Result<libc::pid_t, i32> {
     Err(libc::ENOSYS)
 }
 
-/// The calling thread's signal mask with everything blocked but [`deadline_signal`] (and the
+/// The calling thread's signal mask with everything blocked but one signal (the reaper's
+/// [`crate::reap::deadline_signal`]) (and the
 /// signals that cannot be blocked); the previous mask comes back on drop.
 pub struct SignalMask {
     previous: libc::sigset_t,
@@ -428,171 +425,6 @@ impl Drop for SignalMask {
     fn drop(&mut self) {
         // SAFETY: restores the mask read in `block_all_but`.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Reaping with a deadline
-// ---------------------------------------------------------------------------------------
-
-/// The signal a [`Watchdog`] sends to a wait that outlasted its deadline: `SIGRTMIN + 7`, a
-/// real-time signal osprim uses for nothing else.
-pub fn deadline_signal() -> libc::c_int {
-    libc::SIGRTMIN() + 7
-}
-
-static DEADLINE_HIT: AtomicU64 = AtomicU64::new(0);
-
-extern "C" fn on_deadline(_: libc::c_int) {
-    DEADLINE_HIT.fetch_add(1, Ordering::Relaxed);
-}
-
-/// What the watchdog thread and the waiting thread share.
-struct WatchState {
-    /// Deadline in ns since `epoch`; 0: disarmed.
-    deadline_ns: AtomicU64,
-    overdue: AtomicBool,
-    done: AtomicBool,
-    epoch: Instant,
-    tgid: libc::pid_t,
-    tid: libc::pid_t,
-}
-
-/// A thread that interrupts the calling thread's waits once they outlast a deadline (module
-/// doc). Installs the handler for [`deadline_signal`] (no `SA_RESTART`); stops its thread and
-/// restores the handler on drop.
-pub struct Watchdog {
-    state: Arc<WatchState>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    previous: libc::sigaction,
-}
-
-/// How often the watchdog looks at the deadline.
-const WATCH_PERIOD: Duration = Duration::from_millis(20);
-
-impl Watchdog {
-    /// Starts watching for the calling thread; the watchdog thread runs on `cpus` (the CPUs
-    /// the measurement does not use, when there are any).
-    pub fn start(cpus: &[usize]) -> io::Result<Watchdog> {
-        // SAFETY: sigaction is plain data; the handler only bumps an atomic.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_deadline as *const () as usize;
-        action.sa_flags = 0; // no SA_RESTART: a blocked waitpid returns EINTR
-        // SAFETY: as above; `previous` is a valid out-pointer.
-        let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: installs the counting handler; restored on drop.
-        if unsafe { libc::sigaction(deadline_signal(), &action, &mut previous) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let state = Arc::new(WatchState {
-            deadline_ns: AtomicU64::new(0),
-            overdue: AtomicBool::new(false),
-            done: AtomicBool::new(false),
-            epoch: Instant::now(),
-            tgid: std::process::id() as libc::pid_t,
-            tid: nix::unistd::gettid().as_raw(),
-        });
-        let s = Arc::clone(&state);
-        let cpus = cpus.to_vec();
-        let thread = std::thread::Builder::new().name("osprim-deadline".into()).spawn(move || {
-            if !cpus.is_empty() {
-                let _ = super::cpu::set_affinity(&cpus);
-            }
-            watch(&s)
-        });
-        let thread = match thread {
-            Ok(t) => t,
-            Err(e) => {
-                // SAFETY: puts back the disposition read above.
-                unsafe { libc::sigaction(deadline_signal(), &previous, std::ptr::null_mut()) };
-                return Err(e);
-            }
-        };
-        Ok(Watchdog { state, thread: Some(thread), previous })
-    }
-
-    /// Sets the deadline `within` from now and clears an earlier overrun.
-    pub fn arm(&self, within: Duration) {
-        let at = self.state.epoch.elapsed() + within;
-        self.state.overdue.store(false, Ordering::Relaxed);
-        self.state.deadline_ns.store((at.as_nanos() as u64).max(1), Ordering::Release);
-    }
-
-    /// No deadline until the next [`Watchdog::arm`].
-    pub fn disarm(&self) {
-        self.state.deadline_ns.store(0, Ordering::Release);
-    }
-
-    /// Whether the armed deadline has passed.
-    #[inline(always)]
-    pub fn overdue(&self) -> bool {
-        self.state.overdue.load(Ordering::Acquire)
-    }
-}
-
-fn watch(s: &WatchState) {
-    while !s.done.load(Ordering::Acquire) {
-        std::thread::sleep(WATCH_PERIOD);
-        let d = s.deadline_ns.load(Ordering::Acquire);
-        if d != 0 && s.epoch.elapsed().as_nanos() as u64 > d {
-            s.overdue.store(true, Ordering::Release);
-            // Repeated every period until disarmed: one sent just before the waiter blocks
-            // would be missed.
-            // SAFETY: tgkill takes no pointers; the waiting thread outlives this watchdog.
-            unsafe { libc::syscall(libc::SYS_tgkill, s.tgid, s.tid, deadline_signal()) };
-        }
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.state.deadline_ns.store(0, Ordering::Release);
-        self.state.done.store(true, Ordering::Release);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        // SAFETY: puts back the disposition found at `start`.
-        unsafe { libc::sigaction(deadline_signal(), &self.previous, std::ptr::null_mut()) };
-    }
-}
-
-/// How a child's wait ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reaped {
-    /// Exited with this code.
-    Exited(i32),
-    /// Killed by this signal (`killed`: by [`wait_child`] after the deadline).
-    Signaled { signal: i32, killed: bool },
-    /// `waitpid` failed (errno), e.g. `ECHILD` when something else reaped it.
-    Lost(i32),
-}
-
-/// Reaps child `pid` (blocking `waitpid`); once `watchdog` says the deadline passed, kills it
-/// (`SIGKILL`) and reaps it.
-#[inline(always)]
-pub fn wait_child(pid: libc::pid_t, watchdog: &Watchdog) -> Reaped {
-    let mut status: libc::c_int = 0;
-    let mut killed = false;
-    loop {
-        // SAFETY: `status` is a valid out-pointer; `pid` is our own unreaped child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            break;
-        }
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        if errno != libc::EINTR {
-            return Reaped::Lost(errno);
-        }
-        if watchdog.overdue() && !killed {
-            // SAFETY: `pid` is not reaped yet (waitpid did not return it), so it is still ours.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            killed = true;
-        }
-    }
-    if libc::WIFEXITED(status) {
-        Reaped::Exited(libc::WEXITSTATUS(status))
-    } else {
-        Reaped::Signaled { signal: libc::WTERMSIG(status), killed }
     }
 }
 
@@ -688,6 +520,8 @@ impl Drop for Touched {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reap::{Reaped, Watchdog, deadline_signal, wait_child};
+    use std::time::Instant;
 
     fn helper_like() -> ExecArgs {
         ExecArgs::new(std::path::Path::new("/bin/sh"), &["-c", "exit 42"]).unwrap()

@@ -168,7 +168,7 @@ impl Drop for MsgQueue {
         // not end in time (a process forked meanwhile holds the pipe open), it is killed — it
         // blocks every signal, so only that kill can end it so — and the queue removed here.
         self.janitor.tell = None;
-        if let nix::sys::wait::WaitStatus::Signaled(..) | nix::sys::wait::WaitStatus::StillAlive =
+        if let crate::reap::Reaped::Signaled { .. } | crate::reap::Reaped::Lost(_) =
             self.janitor.child.finish(JANITOR_WAIT)
         {
             remove(self.id);
@@ -228,9 +228,8 @@ mod tests {
             libc::close(fds[1]);
             libc::read(fds[0], (&mut id as *mut i32).cast(), 4);
             libc::close(fds[0]);
-            let mut status = 0;
-            libc::waitpid(child, &mut status, 0);
         }
+        crate::reap::reap_by(child, std::time::Instant::now() + Duration::from_secs(30));
         assert!(id >= 0, "the child made a queue");
         let began = std::time::Instant::now();
         while listed(id) && began.elapsed() < Duration::from_secs(30) {

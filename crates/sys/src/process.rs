@@ -19,14 +19,14 @@
 //!   parent's destructors. [`Child::fork_paused`]'s child calls only async-signal-safe
 //!   functions; [`fork_peer`] runs a caller's safe closure, sound in the child for the reason
 //!   its doc gives (the worst it can meet is a hang, which the guard's deadline ends).
-//! - A [`Child`] is our own unreaped child until it is reaped, so its pid cannot be reused
-//!   before `kill` and `waitpid` name it.
-//! - The signal handler touches one atomic. `tgkill` and `waitid` take no pointers the kernel
-//!   keeps.
+//! - A [`Child`] is our own unreaped child until it is reaped (by [`crate::reap`], the one
+//!   reaper), so its pid cannot be reused before `kill` and `waitpid` name it.
+//! - The signal handler touches one atomic. `tgkill` takes no pointers.
 #![allow(unsafe_code)]
 
-use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use crate::disposition::{self, Disposition};
+use crate::reap::{self, Reaped};
+use nix::sys::signal::{self, SigSet};
 use nix::unistd::Pid;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,33 +51,23 @@ pub fn clear_woken() {
 /// Installs the wake-up handler for `SIGCHLD` (no `SA_RESTART`); restores the previous
 /// disposition on drop.
 pub struct WakeOnPeerEnd {
-    previous: Option<SigAction>,
+    _handler: Disposition,
 }
 
 impl WakeOnPeerEnd {
     /// Installs the handler.
-    pub fn install() -> nix::Result<WakeOnPeerEnd> {
+    pub fn install() -> std::io::Result<WakeOnPeerEnd> {
         clear_woken();
-        let action = SigAction::new(SigHandler::Handler(on_wake), SaFlags::SA_NOCLDSTOP, SigSet::empty());
         // SAFETY: the handler only stores to an atomic.
-        let previous = unsafe { signal::sigaction(Signal::SIGCHLD, &action) }?;
-        Ok(WakeOnPeerEnd { previous: Some(previous) })
-    }
-}
-
-impl Drop for WakeOnPeerEnd {
-    fn drop(&mut self) {
-        if let Some(p) = self.previous.take() {
-            // SAFETY: puts back the disposition that was there before.
-            let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &p) };
-        }
+        let handler = unsafe { Disposition::handle(libc::SIGCHLD, on_wake, libc::SA_NOCLDSTOP) }?;
+        Ok(WakeOnPeerEnd { _handler: handler })
     }
 }
 
 /// Sends the wake-up signal to thread `tid` of this process (or of process `tgid`).
 pub fn wake_thread(tgid: i32, tid: i32) {
     // SAFETY: tgkill takes no pointers; a stale tid at worst fails with ESRCH.
-    unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, libc::SIGCHLD) };
+    unsafe { crate::raw::syscall3(libc::SYS_tgkill, i64::from(tgid), i64::from(tid), i64::from(libc::SIGCHLD)) };
 }
 
 /// The calling thread's scheduling policy (`SCHED_OTHER`, `SCHED_BATCH`, …).
@@ -119,12 +109,7 @@ impl DeathWatch {
         std::thread::Builder::new().name("osprim-watch".into()).spawn(move || {
             // This thread must not take the SIGCHLD meant for the measuring thread.
             let _ = signal::pthread_sigmask(signal::SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None);
-            // SAFETY: `info` is a plain C struct the kernel fills; WNOWAIT leaves the child unreaped.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: as above; blocks until the child ends (or is reaped: ECHILD).
-            while unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) } < 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {}
+            reap::wait_ended(pid);
             while !flag.load(Ordering::Acquire) {
                 wake_thread(tgid, tid);
                 std::thread::sleep(Duration::from_millis(5));
@@ -145,7 +130,7 @@ impl Drop for DeathWatch {
 #[derive(Debug)]
 pub struct Child {
     pid: Pid,
-    status: Option<WaitStatus>,
+    status: Option<Reaped>,
 }
 
 /// Forks; the child runs `in_child` and then `_exit`s (127 if `in_child` returns), and the
@@ -200,12 +185,9 @@ fn die_with(parent: libc::pid_t) {
 pub fn fork_peer(body: impl FnOnce() -> i32) -> std::io::Result<Child> {
     let in_child = |parent| {
         die_with(parent);
-        // SAFETY: setting dispositions to SIG_IGN/SIG_DFL installs no code.
-        unsafe {
-            libc::signal(libc::SIGINT, libc::SIG_IGN);
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-        }
+        let _ = disposition::ignore(libc::SIGINT);
+        let _ = disposition::ignore(libc::SIGTERM);
+        let _ = disposition::reset(libc::SIGCHLD);
         let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
         // SAFETY: leaves without running destructors or atexit handlers of the parent's state.
         unsafe { libc::_exit(code) }
@@ -271,19 +253,7 @@ impl Child {
         if self.status.is_some() {
             return true;
         }
-        // SAFETY: `siginfo_t` is a plain C struct, valid all zeroes, for the kernel to fill.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid out-pointer; WNOWAIT leaves the child unreaped.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                self.pid.as_raw() as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        // SAFETY: si_pid is valid to read after waitid filled the struct (0 if none ended).
-        rc == 0 && unsafe { info.si_pid() } != 0
+        reap::has_ended(self.pid.as_raw())
     }
 
     /// Waits (polling `/proc/<pid>/stat`, at most `timeout`) until the child sleeps (in
@@ -303,53 +273,19 @@ impl Child {
     }
 
     /// Waits up to `timeout` for the child to exit by itself, then kills it; reaps it either
-    /// way. `StillAlive` if it could not be reaped.
-    pub fn finish(&mut self, timeout: Duration) -> WaitStatus {
-        if let Some(s) = self.status {
-            return s;
-        }
-        let deadline = Instant::now() + timeout;
-        loop {
-            match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_micros(200))
-                }
-                Ok(WaitStatus::StillAlive) => return self.reap().unwrap_or(WaitStatus::StillAlive),
-                Ok(s) => {
-                    self.status = Some(s);
-                    return s;
-                }
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => return self.reap().unwrap_or(WaitStatus::StillAlive),
-            }
-        }
+    /// way ([`reap::reap_by`]), and says how it ended.
+    pub fn finish(&mut self, timeout: Duration) -> Reaped {
+        *self.status.get_or_insert_with(|| reap::reap_by(self.pid.as_raw(), Instant::now() + timeout))
     }
 
-    /// Kills the child (`SIGKILL`) and reaps it; its status once reaped.
-    pub fn kill_and_reap(mut self) -> std::io::Result<WaitStatus> {
+    /// Kills the child (`SIGKILL`) and reaps it; how it ended.
+    pub fn kill_and_reap(mut self) -> Reaped {
         self.reap()
     }
 
-    fn reap(&mut self) -> std::io::Result<WaitStatus> {
-        if let Some(s) = self.status {
-            return Ok(s);
-        }
-        // Our own unreaped child: the pid cannot have been reused.
-        let _ = signal::kill(self.pid, Signal::SIGKILL);
-        loop {
-            match waitpid(self.pid, None) {
-                Err(nix::errno::Errno::EINTR) => continue,
-                Ok(s) => {
-                    self.status = Some(s);
-                    return Ok(s);
-                }
-                Err(e) => {
-                    // ECHILD: someone else reaped it (SIGCHLD ignored); gone either way.
-                    self.status = Some(WaitStatus::StillAlive);
-                    return Err(e.into());
-                }
-            }
-        }
+    fn reap(&mut self) -> Reaped {
+        // Our own unreaped child until `status` is set: the pid cannot have been reused.
+        *self.status.get_or_insert_with(|| reap::kill_and_reap(self.pid.as_raw()))
     }
 }
 
@@ -366,15 +302,6 @@ pub fn stat_state(stat: &str) -> Option<char> {
     after.split_whitespace().next()?.chars().next()
 }
 
-/// "exited with status 3", "killed by SIGKILL".
-pub fn describe(status: WaitStatus) -> String {
-    match status {
-        WaitStatus::Exited(_, code) => format!("exited with status {code}"),
-        WaitStatus::Signaled(_, sig, _) => format!("killed by {sig}"),
-        other => format!("{other:?}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,7 +310,7 @@ mod tests {
     fn child_exit_status_is_reported_and_reaped() {
         let _serial = crate::testing::serial();
         let mut c = fork_peer(|| 7).unwrap();
-        assert_eq!(c.finish(Duration::from_secs(5)), WaitStatus::Exited(Pid::from_raw(c.pid()), 7));
+        assert_eq!(c.finish(Duration::from_secs(5)), Reaped::Exited(7));
         assert!(c.has_ended());
     }
 
@@ -413,7 +340,7 @@ mod tests {
         assert!(!c.has_ended());
         drop(c);
         // Reaped: the pid is no longer our child.
-        assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err());
+        assert!(reap::is_gone(pid));
     }
 
     #[test]
@@ -429,7 +356,7 @@ mod tests {
         let c = Child::fork_paused().expect("fork");
         assert!(c.wait_asleep(Duration::from_secs(5)));
         let pid = c.pid();
-        assert!(matches!(c.kill_and_reap(), Ok(WaitStatus::Signaled(_, Signal::SIGKILL, _))));
-        assert!(waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_err(), "no longer our child");
+        assert_eq!(c.kill_and_reap(), Reaped::Signaled { signal: libc::SIGKILL, killed: true });
+        assert!(reap::is_gone(pid), "no longer our child");
     }
 }

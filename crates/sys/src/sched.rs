@@ -11,9 +11,10 @@
 //! # Safety
 //! Both calls take a pointer to a [`SchedAttr`] owned by the caller and valid for its whole
 //! size, which is what the kernel is told it is ([`SCHED_ATTR_SIZE`]); `sched_setattr` only
-//! reads it, `sched_getattr` writes at most that many bytes. The raw instruction declares every
-//! register the kernel or the CPU may change.
+//! reads it, `sched_getattr` writes at most that many bytes. Both go through [`crate::raw`].
 #![allow(unsafe_code)]
+
+use crate::raw;
 
 /// `struct sched_attr` as of Linux 5.3 (`SCHED_ATTR_SIZE_VER1`, with the clamp fields).
 #[repr(C)]
@@ -104,53 +105,24 @@ pub fn getattr() -> std::io::Result<SchedAttr> {
     let mut attr = SchedAttr::default();
     // SAFETY: `attr` is valid for SCHED_ATTR_SIZE bytes (checked at compile time); the kernel
     // writes at most that many.
-    let rc = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr, SCHED_ATTR_SIZE, 0) };
-    if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(attr) }
+    let rc = unsafe {
+        raw::syscall4(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr as i64, i64::from(SCHED_ATTR_SIZE), 0)
+    };
+    raw::check(rc).map(|_| attr)
 }
 
-/// `sched_setattr(0, attr, 0)` through the bare system-call instruction, for the timed loop:
-/// 0 or a negative errno.
-#[cfg(target_arch = "x86_64")]
+/// `sched_setattr(0, attr, 0)` through the bare system-call instruction ([`raw::syscall3`]),
+/// for the timed loop: 0 or a negative errno.
 #[inline(always)]
 pub fn setattr_raw(attr: &SchedAttr) -> i64 {
-    let ret: i64;
-    // SAFETY: the kernel reads `*attr` (valid, `size` bytes) and writes no user memory;
-    // rcx and r11 are clobbered by `syscall` itself.
-    unsafe {
-        core::arch::asm!("syscall", inlateout("rax") libc::SYS_sched_setattr => ret,
-            in("rdi") 0i64, in("rsi") attr as *const SchedAttr, in("rdx") 0i64,
-            lateout("rcx") _, lateout("r11") _, options(nostack, readonly, preserves_flags));
-    }
-    ret
-}
-
-/// `sched_setattr(0, attr, 0)` through the bare `svc #0`: 0 or a negative errno.
-#[cfg(target_arch = "aarch64")]
-#[inline(always)]
-pub fn setattr_raw(attr: &SchedAttr) -> i64 {
-    let ret: i64;
     // SAFETY: the kernel reads `*attr` (valid, `size` bytes) and writes no user memory.
-    unsafe {
-        core::arch::asm!("svc #0", in("x8") libc::SYS_sched_setattr,
-            inlateout("x0") 0i64 => ret, in("x1") attr as *const SchedAttr, in("x2") 0i64,
-            options(nostack, readonly));
-    }
-    ret
-}
-
-/// `sched_setattr(0, attr, 0)` through libc on other architectures: 0 or a negative errno.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn setattr_raw(attr: &SchedAttr) -> i64 {
-    // SAFETY: the kernel reads `*attr`, valid for its size.
-    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const SchedAttr, 0) };
-    if rc < 0 { -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)) } else { 0 }
+    unsafe { raw::syscall3(libc::SYS_sched_setattr, 0, attr as *const SchedAttr as i64, 0) }
 }
 
 /// `sched_setattr(0, attr, 0)`, with the error as an `io::Error`.
 pub fn setattr(attr: &SchedAttr) -> std::io::Result<()> {
-    match setattr_raw(attr) {
+    match raw::check(setattr_raw(attr))? {
         0 => Ok(()),
-        e if e < 0 => Err(std::io::Error::from_raw_os_error(-e as i32)),
         other => Err(std::io::Error::other(format!("sched_setattr returned {other}"))),
     }
 }

@@ -42,6 +42,7 @@
 //!   installed, so the handler never reads it while it changes.
 #![allow(unsafe_code)]
 
+use crate::disposition::{self, Disposition};
 use std::cell::UnsafeCell;
 use std::io;
 use std::mem::MaybeUninit;
@@ -215,7 +216,7 @@ static LIVE: Mutex<usize> = Mutex::new(0);
 static PREVIOUS: Previous = Previous { action: UnsafeCell::new(MaybeUninit::uninit()), valid: AtomicBool::new(false) };
 
 struct Previous {
-    action: UnsafeCell<MaybeUninit<libc::sigaction>>,
+    action: UnsafeCell<MaybeUninit<Disposition>>,
     valid: AtomicBool,
 }
 
@@ -284,30 +285,25 @@ pub fn stray_faults() -> u64 {
     STRAY.load(Ordering::Relaxed)
 }
 
-fn sigaction_error(what: &'static str) -> SegvError {
-    SegvError::Sigaction { what, source: io::Error::last_os_error() }
-}
-
 /// Saves the current disposition and installs ours (`LIVE` locked, no range registered).
 fn install() -> Result<(), SegvError> {
-    let mut old = MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: a null new action only reads the current disposition into `old`.
-    if unsafe { libc::sigaction(libc::SIGSEGV, ptr::null(), old.as_mut_ptr()) } != 0 {
-        return Err(sigaction_error("read the SIGSEGV disposition"));
-    }
+    let saved = Disposition::save(libc::SIGSEGV)
+        .map_err(|source| SegvError::Sigaction { what: "read the SIGSEGV disposition", source })?;
     // SAFETY: our handler is not installed (the caller holds LIVE and no range is registered),
-    // so nothing reads PREVIOUS meanwhile; sigaction filled `old` in.
-    unsafe { (*PREVIOUS.action.get()).write(old.assume_init()) };
+    // so nothing reads PREVIOUS meanwhile.
+    unsafe { (*PREVIOUS.action.get()).write(saved) };
     PREVIOUS.valid.store(true, Ordering::Release);
-    // SAFETY: all zeroes is a valid sigaction (no handler, empty mask, no flags) to fill in.
-    let mut new: libc::sigaction = unsafe { MaybeUninit::zeroed().assume_init() };
-    new.sa_sigaction = dispatch as *const () as libc::sighandler_t;
-    new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
     // SAFETY: `dispatch` is async-signal-safe (module safety notes) and takes the three
     // arguments SA_SIGINFO promises.
-    if unsafe { libc::sigaction(libc::SIGSEGV, &new, ptr::null_mut()) } != 0 {
-        PREVIOUS.valid.store(false, Ordering::Release);
-        return Err(sigaction_error("install the SIGSEGV handler"));
+    match unsafe { Disposition::handle_info(libc::SIGSEGV, dispatch, libc::SA_RESTART) } {
+        // What it replaced is what PREVIOUS holds; `restore` puts that back.
+        Ok(installed) => installed.keep_current(),
+        Err(source) => {
+            PREVIOUS.valid.store(false, Ordering::Release);
+            // SAFETY: written above; our handler was not installed, so nothing reads it.
+            unsafe { (*PREVIOUS.action.get()).assume_init_read() }.keep_current();
+            return Err(SegvError::Sigaction { what: "install the SIGSEGV handler", source });
+        }
     }
     Ok(())
 }
@@ -315,14 +311,16 @@ fn install() -> Result<(), SegvError> {
 /// Puts the saved disposition back, unless another handler was installed over ours since
 /// (`LIVE` locked, the last range gone).
 fn restore() {
-    let mut cur = MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: a null new action only reads the current disposition into `cur`.
-    let read = unsafe { libc::sigaction(libc::SIGSEGV, ptr::null(), cur.as_mut_ptr()) } == 0;
-    // SAFETY: sigaction filled `cur` in when `read`; zeroed otherwise, also a valid value.
-    let current = unsafe { cur.assume_init() }.sa_sigaction;
-    if read && current == dispatch as *const () as libc::sighandler_t && PREVIOUS.valid.load(Ordering::Acquire) {
-        // SAFETY: PREVIOUS is valid (flag) and is the disposition ours replaced.
-        unsafe { libc::sigaction(libc::SIGSEGV, (*PREVIOUS.action.get()).as_ptr(), ptr::null_mut()) };
+    if !PREVIOUS.valid.load(Ordering::Acquire) {
+        return;
+    }
+    // SAFETY: valid (flag), written by `install`, and taken out once (the flag is cleared
+    // below); a copy of plain data, so the handler may go on reading it until then.
+    let previous = unsafe { (*PREVIOUS.action.get()).assume_init_read() };
+    if disposition::handler_of(libc::SIGSEGV) == Some(dispatch as *const () as libc::sighandler_t) {
+        drop(previous); // puts back the disposition ours replaced
+    } else {
+        previous.keep_current();
     }
     PREVIOUS.valid.store(false, Ordering::Release);
 }
@@ -372,7 +370,7 @@ fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) 
         return;
     }
     // SAFETY: valid (flag above) and not written while our handler is installed.
-    let prev = unsafe { (*PREVIOUS.action.get()).assume_init_ref() };
+    let prev = unsafe { (*PREVIOUS.action.get()).assume_init_ref() }.saved();
     let h = prev.sa_sigaction;
     if h == libc::SIG_DFL || h == libc::SIG_IGN {
         // Returning re-executes the faulting instruction, which now gets the default action.
@@ -394,12 +392,7 @@ fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) 
 }
 
 fn reset_to_default(sig: libc::c_int) {
-    // SAFETY: an all-zero sigaction is SIG_DFL with an empty mask; sigaction is
-    // async-signal-safe.
-    unsafe {
-        let dfl: libc::sigaction = MaybeUninit::zeroed().assume_init();
-        libc::sigaction(sig, &dfl, ptr::null_mut());
-    }
+    let _ = disposition::reset(sig);
 }
 
 #[cfg(test)]
@@ -430,11 +423,7 @@ mod tests {
     }
 
     fn current_handler() -> libc::sighandler_t {
-        let mut cur = MaybeUninit::<libc::sigaction>::zeroed();
-        // SAFETY: reads the disposition only.
-        assert_eq!(unsafe { libc::sigaction(libc::SIGSEGV, ptr::null(), cur.as_mut_ptr()) }, 0);
-        // SAFETY: filled in by the successful call.
-        unsafe { cur.assume_init() }.sa_sigaction
+        disposition::handler_of(libc::SIGSEGV).expect("sigaction query")
     }
 
     #[test]
@@ -483,12 +472,8 @@ mod tests {
         if std::env::var_os(CHILD_ENV).is_none() {
             return;
         }
-        // SAFETY: all zeroes is a valid sigaction to fill in.
-        let mut prev: libc::sigaction = unsafe { MaybeUninit::zeroed().assume_init() };
-        prev.sa_sigaction = previous_handler as *const () as libc::sighandler_t;
-        prev.sa_flags = libc::SA_SIGINFO;
-        // SAFETY: installs the async-signal-safe handler above.
-        assert_eq!(unsafe { libc::sigaction(libc::SIGSEGV, &prev, ptr::null_mut()) }, 0);
+        // SAFETY: installs the async-signal-safe handler above, for good (this process only).
+        unsafe { Disposition::handle_info(libc::SIGSEGV, previous_handler, 0) }.expect("sigaction").keep_current();
         let owned = Region::anon(1).expect("mmap");
         owned.protect(0, 1, Prot::None).expect("mprotect");
         let owner = Arc::new(Unprotect { region: owned, resolved: AtomicU64::new(0) });

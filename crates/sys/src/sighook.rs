@@ -1,7 +1,7 @@
 //! One `sigaction` that installs a handler, and nothing else, for `signal.install`.
 //!
-//! [`sys::signal`](super::signal) installs and restores in pairs; RightSpeed's "install message
-//! hook" is the install alone. Two counting handlers ([`Hook::A`], [`Hook::B`]) are installed
+//! RightSpeed's "install message hook" is the install alone, so this is the one `sigaction`
+//! that does not go through [`super::disposition`] (whose guard is the restore). Two counting handlers ([`Hook::A`], [`Hook::B`]) are installed
 //! in turn, so every install really replaces the handler in place; the disposition found at
 //! the start is put back by the [`Saved`] guard.
 //!
@@ -39,10 +39,7 @@ impl Hook {
     /// Handler `which` (0 or 1), with `SA_RESTART` and an empty mask.
     pub fn new(which: usize) -> Hook {
         let handler: extern "C" fn(libc::c_int) = if which == Hook::A { hook_a } else { hook_b };
-        // SAFETY: `sigaction` is a plain C struct for which all zeroes is valid (an empty mask).
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = handler as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
+        let action = super::disposition::action(handler as libc::sighandler_t, libc::SA_RESTART);
         Hook { action, which: which.min(1) }
     }
 

@@ -7,17 +7,19 @@
 //! thread dies (`PR_SET_PDEATHSIG`), leaves at once if the parent is already gone, and ignores
 //! Ctrl-C (osprim handles it and kills its helpers), as [`super::process::fork_peer`]'s
 //! children do. Dropping the guard kills (`SIGKILL`) and reaps the child unless it was
-//! already reaped; [`Helper::finish`] waits for it to leave by itself, with a deadline.
+//! already reaped; [`Helper::finish`] waits for it to leave by itself, with a deadline. Both
+//! go through [`crate::reap`], the one reaper (never `std`'s `Child::wait`).
 //!
 //! # Safety
 //! The `pre_exec` hook runs in the forked child of a process that may have other threads, so
 //! it calls only async-signal-safe functions (`prctl`, `getppid`, `signal`, `_exit`).
 #![allow(unsafe_code)]
 
+use crate::reap::{self, Reaped};
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A running helper program; killed and reaped on drop.
@@ -45,7 +47,7 @@ impl Helper {
                 if libc::getppid() != parent {
                     libc::_exit(1);
                 }
-                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                let _ = crate::disposition::ignore(libc::SIGINT);
                 Ok(())
             })
         };
@@ -60,8 +62,7 @@ impl Helper {
             }
         };
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+            reap::kill_and_reap(child.id() as libc::pid_t);
             return Err(std::io::Error::other("the helper's pipes were not set up"));
         };
         Ok(Helper { child, stdin: Some(stdin), stdout, reaped: false, buffered: Vec::new() })
@@ -137,23 +138,11 @@ impl Helper {
     }
 
     /// Closes stdin, waits up to `timeout` for the helper to leave by itself, then kills it;
-    /// reaps it either way. Its exit status (a kill shows as a signal).
-    pub fn finish(mut self, timeout: Duration) -> std::io::Result<ExitStatus> {
+    /// reaps it either way ([`reap::reap_by`]), and says how it ended.
+    pub fn finish(mut self, timeout: Duration) -> Reaped {
         self.stdin = None;
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(s) = self.child.try_wait()? {
-                self.reaped = true;
-                return Ok(s);
-            }
-            if Instant::now() >= deadline {
-                let _ = self.child.kill();
-                let s = self.child.wait()?;
-                self.reaped = true;
-                return Ok(s);
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        self.reaped = true;
+        reap::reap_by(self.pid() as libc::pid_t, Instant::now() + timeout)
     }
 }
 
@@ -161,8 +150,7 @@ impl Drop for Helper {
     fn drop(&mut self) {
         if !self.reaped {
             // Our own unreaped child: its pid cannot have been reused.
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            reap::kill_and_reap(self.pid() as libc::pid_t);
         }
     }
 }
@@ -181,7 +169,7 @@ mod tests {
         let mut two = [0u8; 2];
         h.recv_exact(&mut two, deadline).unwrap();
         assert_eq!(&two, b"ab");
-        assert!(h.finish(Duration::from_secs(5)).unwrap().success());
+        assert!(h.finish(Duration::from_secs(5)).success());
     }
 
     #[test]
@@ -193,8 +181,6 @@ mod tests {
         let e = h.recv_exact(&mut b, Instant::now() + Duration::from_millis(50)).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
         drop(h);
-        let gone =
-            nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), Some(nix::sys::wait::WaitPidFlag::WNOHANG));
-        assert!(gone.is_err(), "reaped: no longer our child");
+        assert!(reap::is_gone(pid as libc::pid_t), "reaped: no longer our child");
     }
 }

@@ -1,7 +1,9 @@
-//! A user-level stack switch (`ctx.user`): a coroutine on its own stack, resumed from the
-//! main stack and switching back, in a few instructions and no system call. This file holds
-//! osprim's only hand-written context-switch assembly, for x86_64; elsewhere
-//! [`Coroutine::new`] returns `Unsupported`.
+//! The one home of osprim's hand-written stack switches, for x86_64: here a user-level switch
+//! (`ctx.user`), a coroutine on its own stack, resumed from the main stack and switching back,
+//! in a few instructions and no system call (elsewhere [`Coroutine::new`] returns
+//! `Unsupported`); in [`keyed`] the protection-key domains' switch, which also changes PKRU
+//! and calls a function on the other stack. Both save and restore the callee-saved registers
+//! with the same instructions ([`push_callee_saved!`], [`pop_callee_saved!`]).
 //!
 //! The switch ([`switch`]) follows the System V x86_64 ABI: a function call, so the caller has
 //! already saved the caller-saved registers it needs; the switch pushes the callee-saved ones
@@ -34,6 +36,23 @@
 
 use super::fault::{Prot, Region};
 use std::io;
+
+/// The callee-saved registers of the System V x86_64 ABI, pushed (an `asm!` template line
+/// group): rbp, rbx, r12–r15, in the order [`pop_callee_saved!`] undoes.
+macro_rules! push_callee_saved {
+    () => {
+        "push rbp\npush rbx\npush r12\npush r13\npush r14\npush r15"
+    };
+}
+
+/// Pops what [`push_callee_saved!`] pushed.
+macro_rules! pop_callee_saved {
+    () => {
+        "pop r15\npop r14\npop r13\npop r12\npop rbx\npop rbp"
+    };
+}
+
+pub mod keyed;
 
 /// Usable stack pages of a coroutine (plus one guard page below).
 const STACK_PAGES: usize = 16;
@@ -163,23 +182,7 @@ extern "sysv64" fn body(state: *mut State) -> ! {
 #[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 unsafe extern "sysv64" fn switch(save: *mut usize, to: usize) {
-    core::arch::naked_asm!(
-        "push rbp",
-        "push rbx",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
-        "mov [rdi], rsp",
-        "mov rsp, rsi",
-        "pop r15",
-        "pop r14",
-        "pop r13",
-        "pop r12",
-        "pop rbx",
-        "pop rbp",
-        "ret",
-    )
+    core::arch::naked_asm!(push_callee_saved!(), "mov [rdi], rsp", "mov rsp, rsi", pop_callee_saved!(), "ret",)
 }
 
 /// Where a new coroutine's first switch returns to: calls the body in r12 with the argument

@@ -160,12 +160,8 @@ pub struct Installed {
 impl Installed {
     /// Installs [`on_notify`] for `sig` (`SA_SIGINFO | SA_RESTART`, nothing masked).
     pub fn new(sig: libc::c_int) -> std::io::Result<Installed> {
-        // SAFETY: `sigaction` is a plain C struct for which all zeroes is valid (no mask).
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_notify as *const () as libc::sighandler_t;
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
         // SAFETY: the handler is async-signal-safe (module doc) and a static function.
-        Ok(Installed { _restore: unsafe { Disposition::replace(sig, &action) }? })
+        Ok(Installed { _restore: unsafe { Disposition::handle_info(sig, on_notify, libc::SA_RESTART) }? })
     }
 
     /// The handler's address, as [`disposition`] reports it while installed.

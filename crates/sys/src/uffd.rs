@@ -127,11 +127,13 @@ impl Uffd {
         let mut failed = Vec::new();
         for (name, flags) in tries {
             // SAFETY: userfaultfd takes one integer argument and returns a new descriptor or -1.
-            let fd = unsafe { libc::syscall(libc::SYS_userfaultfd, flags) };
-            if fd < 0 {
-                failed.push(Attempt { flags: name, errno: io::Error::last_os_error().raw_os_error().unwrap_or(0) });
-                continue;
-            }
+            let fd = match crate::raw::check(unsafe { crate::raw::syscall1(libc::SYS_userfaultfd, i64::from(flags)) }) {
+                Ok(fd) => fd,
+                Err(e) => {
+                    failed.push(Attempt { flags: name, errno: e.raw_os_error().unwrap_or(0) });
+                    continue;
+                }
+            };
             // SAFETY: the descriptor was just returned to us and is owned by nothing else.
             let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
             return Ok(Uffd { fd, flags: name });

@@ -1,5 +1,11 @@
-//! The one home of `rdpkru`, `wrpkru` and the domain stack switch: four small naked
-//! functions for x86_64 (System V ABI). Everything else in [`crate`] calls these.
+//! The protection-key variant of [`super`]'s stack switch, for `osprim-domain`: `rdpkru`,
+//! `wrpkru` and a switch that also changes PKRU, in four small naked functions for x86_64
+//! (System V ABI). The domain crate calls these and nothing else of the kind.
+//!
+//! It differs from the coroutine's symmetric switch: [`enter`] changes PKRU, may stay on the
+//! caller's stack, passes an argument and calls a function, and [`leave`] unwinds to it from
+//! anywhere below; the two share the saving and restoring of the callee-saved registers
+//! ([`super`]'s `push_callee_saved!` and `pop_callee_saved!`).
 //!
 //! - [`rdpkru`] / [`wrpkru`]: read and write this thread's PKRU register (two bits per
 //!   protection key: bit `2k` access-disable, bit `2k+1` write-disable). `ecx` (and `edx` for
@@ -17,9 +23,9 @@
 //!
 //! # Safety
 //! - The CPU must support protection keys with the OS enabling them (CPUID.7.0:ECX.OSPKE);
-//!   otherwise `rdpkru`/`wrpkru` raise #UD. [`super::available`] checks before any domain
-//!   exists, and only code holding a [`super::Domain`] reaches these functions (the public
-//!   wrappers check [`super::available`] once and cache it).
+//!   otherwise `rdpkru`/`wrpkru` raise #UD. The domain crate's `available` checks before any
+//!   domain exists, and only code holding a `Domain` reaches these functions (its public
+//!   wrappers check `available` once and cache it).
 //! - [`enter`]: `rec` must point to a live [`Rec`] that stays put until [`enter`] returns;
 //!   `f` must be a function taking one pointer argument that follows the System V ABI (it
 //!   preserves rbx, which holds `rec` across the call); `stack_top`, if not 0, must be the
@@ -30,7 +36,7 @@
 //!   thread (its frame on the caller's stack is intact because every frame pushed since lies
 //!   below it or on another stack), from the callee or from a signal handler that interrupted
 //!   it. Frames between are abandoned without running destructors, so they must hold none (the
-//!   `# Safety` contracts of the call functions in [`super`] say so). From a signal handler, the
+//!   `# Safety` contracts of the domain crate's call functions say so). From a signal handler, the
 //!   signal stays blocked (no `sigreturn` runs): the caller unblocks it after [`enter`] returns.
 //! - With the CPU's user-mode shadow stack (CET) on, [`leave`]'s return would fault; Linux
 //!   enables it only for binaries marked for it and osprim is not.
@@ -86,12 +92,7 @@ pub unsafe extern "sysv64" fn enter(
     stack_top: usize,
 ) -> u32 {
     core::arch::naked_asm!(
-        "push rbp",
-        "push rbx",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
+        push_callee_saved!(),
         "sub rsp, 8", // rsp is now 16-byte aligned
         "mov rbx, rdi",
         "mov r12, rdx",
@@ -117,12 +118,7 @@ pub unsafe extern "sysv64" fn enter(
         "wrpkru",
         "mov rsp, [rbx]",
         "add rsp, 8",
-        "pop r15",
-        "pop r14",
-        "pop r13",
-        "pop r12",
-        "pop rbx",
-        "pop rbp",
+        pop_callee_saved!(),
         "xor eax, eax",
         "ret",
     )
@@ -145,18 +141,14 @@ pub unsafe extern "sysv64" fn leave(rec: *const Rec, code: u32) -> ! {
         "wrpkru",
         "mov rsp, [r8]",
         "add rsp, 8",
-        "pop r15",
-        "pop r14",
-        "pop r13",
-        "pop r12",
-        "pop rbx",
-        "pop rbp",
+        pop_callee_saved!(),
         "mov eax, r9d",
         "ret",
     )
 }
 
-/// Elsewhere than x86_64 there are no protection keys to switch: [`super::available`] says so
+/// Elsewhere than x86_64 there are no protection keys to switch: the domain crate's `available`
+/// says so
 /// before anything here could be called, and these stand-ins only keep the crate building.
 #[cfg(not(target_arch = "x86_64"))]
 mod elsewhere {
