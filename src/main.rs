@@ -1,4 +1,7 @@
 //! The `osprim` binary: parse the command line, run, print one error line, set the exit status.
+//! The commands are the `osprim-cli` crate (`crates/cli`), known here as `osprim`.
+
+#![forbid(unsafe_code)]
 
 use clap::Parser;
 use std::process::ExitCode;

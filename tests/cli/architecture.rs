@@ -24,7 +24,7 @@ fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every crate's source directory: the binary's `src/` and each `crates/*/src`.
+/// Every crate's source directory: the binary's `src/` (its `main.rs`) and each `crates/*/src`.
 fn crate_sources() -> Vec<(String, PathBuf)> {
     let mut out = vec![("osprim".to_string(), workspace().join("src"))];
     let mut members: Vec<PathBuf> = std::fs::read_dir(workspace().join("crates"))
@@ -410,7 +410,7 @@ fn only_the_command_line_knows_clap() {
     let mut problems = Vec::new();
     for file in &files {
         let rel = relative(file);
-        if rel == "src/cli.rs" || rel == "src/main.rs" {
+        if rel == "crates/cli/src/cli.rs" || rel == "src/main.rs" {
             continue;
         }
         let code = code_only(&std::fs::read_to_string(file).expect("readable source"));

@@ -7,7 +7,7 @@
 //! form layers, each importing only from the layers below it (`docs/architecture.md`,
 //! checked by `tests/cli/architecture.rs`): [`model`] is the vocabulary every layer speaks and
 //! imports nothing; [`cli`] is the only module that knows clap.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod config;
