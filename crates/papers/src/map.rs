@@ -411,7 +411,7 @@ pub fn describe(t: &Target) -> String {
 pub fn markdown() -> String {
     let mut out = String::from(
         "# Seed rows and what answers them today\n\n\
-         Generated from `src/seeds/map.rs` (the seed map, revision 2) by `cargo test`; do not edit.\n\n\
+         Generated from `crates/papers/src/map.rs` (the seed map, revision 2) by `cargo test`; do not edit.\n\n\
          Rules: the same operation (or the nearest mechanism doing the same job, labelled `nearest:`), the \
          same condition (a cold-cache figure only beside a cold-cache measurement), the paper's statistic \
          (means), parts of a breakdown from one measurement, one figure per row.\n",

@@ -26,7 +26,7 @@
 //!
 //! **The magnitude** is after / before with the interval of [`ratio_of`] from the two levels'
 //! intervals; when the level before includes 0 there is no ratio (`None`), only the
-//! difference (`src/stats/reading.rs`).
+//! difference (`crates/stats/src/reading.rs`).
 
 use super::Point;
 use serde::Serialize;
