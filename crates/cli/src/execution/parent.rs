@@ -7,8 +7,9 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+use sys::reap::Reaped;
 
 /// How to start a worker: a program and its arguments (osprim's own binary and
 /// [`super::WORKER_ARG`]; tests use a script that plays a worker).
@@ -56,7 +57,7 @@ pub struct Worker {
     stderr: std::fs::File,
     /// Writes the request to its stdin (a thread, so a large request never blocks the run).
     writer: Option<std::thread::JoinHandle<()>>,
-    status: Option<ExitStatus>,
+    status: Option<Reaped>,
     /// Reaped (here, or by a second signal's clean-up).
     reaped: bool,
     eof: bool,
@@ -76,8 +77,7 @@ impl Worker {
         sys::worker::worker_command(&mut cmd);
         let mut child = platform::interrupt::spawn_worker(&mut cmd)?;
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+            sys::reap::kill_and_reap(child.id() as libc::pid_t);
             platform::interrupt::forget_worker(child.id());
             return Err(std::io::Error::other("the worker's pipes were not set up"));
         };
@@ -103,6 +103,12 @@ impl Worker {
     /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Its process id, as the system calls take it. It is reaped through `sys::reap` alone
+    /// (never through `std`'s `Child`), so this pid stays ours until then.
+    fn pid_t(&self) -> libc::pid_t {
+        self.child.id() as libc::pid_t
     }
 
     /// Sends it `signal` (the run was asked to stop).
@@ -136,7 +142,7 @@ impl Worker {
             // Once the worker is gone, what is left in the pipe is read without waiting (a
             // process it started may hold the pipe open after it).
             if self.status.is_none() {
-                self.status = self.child.try_wait().ok().flatten();
+                self.status = sys::reap::try_wait(self.pid_t()).ok().flatten().map(|s| Reaped::from_status(s, false));
             }
             let gone = self.status.is_some();
             let left = until.saturating_duration_since(Instant::now());
@@ -182,24 +188,12 @@ impl Worker {
 
     /// Waits up to `grace` for it to leave by itself, then kills it; reaps it either way.
     pub fn finish(mut self, grace: Duration) -> Ended {
-        let deadline = Instant::now() + grace;
-        let mut killed = false;
-        let status = loop {
-            if let Some(s) = self.status {
-                break Some(s);
-            }
-            match self.child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-                Ok(None) => {
-                    killed = true;
-                    let _ = self.child.kill();
-                    break self.child.wait().ok();
-                }
-                // Reaped elsewhere (a second signal's clean-up).
-                Err(_) => break None,
-            }
-        };
+        // Reaped elsewhere (a second signal's clean-up): how it ended is not known here.
+        let status = self
+            .status
+            .or_else(|| Some(sys::reap::reap_by(self.pid_t(), Instant::now() + grace)))
+            .filter(|r| !matches!(r, Reaped::Lost(_)));
+        let killed = matches!(status, Some(Reaped::Signaled { killed: true, .. }));
         self.status = status;
         self.reaped = true;
         if let Some(w) = self.writer.take() {
@@ -223,8 +217,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         if !self.reaped && self.status.is_none() {
             // Our own unreaped child: its pid cannot have been reused.
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            sys::reap::kill_and_reap(self.pid_t());
         }
         platform::interrupt::forget_worker(self.child.id());
     }
@@ -255,14 +248,13 @@ pub struct Ended {
 }
 
 /// `exit N` or `killed by signal N (SIGNAME)`.
-pub fn describe(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => format!("exit {c}"),
-        (None, Some(s)) => match nix::sys::signal::Signal::try_from(s) {
+pub fn describe(status: Reaped) -> String {
+    match status {
+        Reaped::Exited(c) => format!("exit {c}"),
+        Reaped::Signaled { signal: s, .. } => match nix::sys::signal::Signal::try_from(s) {
             Ok(sig) => format!("killed by signal {s} ({sig})"),
             Err(_) => format!("killed by signal {s}"),
         },
-        _ => "ended".to_string(),
+        Reaped::Lost(_) => "ended".to_string(),
     }
 }
