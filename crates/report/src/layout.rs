@@ -12,8 +12,12 @@ pub enum Style {
     Dim,
     /// A failure: a failed check or a failed benchmark.
     Bad,
-    /// A warning: flag markers, a skipped benchmark.
+    /// A warning: flag markers, a skipped benchmark; in the seed view, today slower.
     Warn,
+    /// Better than before: in the seed view, today faster.
+    Good,
+    /// A heading.
+    Bold,
 }
 
 /// `text` in `style`'s ANSI colour when `color` is on; unchanged otherwise.
@@ -24,6 +28,8 @@ pub fn paint(text: &str, style: Style, color: bool) -> String {
         Style::Dim => "2",
         Style::Bad => "1;31",
         Style::Warn => "33",
+        Style::Good => "32",
+        Style::Bold => "1",
     };
     format!("\x1b[{code}m{text}\x1b[0m")
 }

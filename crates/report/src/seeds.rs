@@ -12,6 +12,7 @@
 //! [`rows`] is the one place the comparison is computed; the text, CSV, Markdown and LaTeX
 //! renderers only format its rows, so every export carries the same numbers.
 
+use super::layout::{self, Style, paint, superscript};
 use super::{fmt_bytes, fmt_ns};
 use model::{Method, Row, RunFile, Status, TimerKind, Unit};
 use papers::{self as seeds, Figure, Paper, Target, Want};
@@ -580,25 +581,16 @@ enum Change {
     Memory,
 }
 
-/// Which way a change goes, for colour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tone {
-    Plain,
-    Good,
-    Bad,
-    Bold,
-}
-
 /// "26.7× faster", "250× slower", "13.8× less memory"; and whether today is better.
-fn change_words(r: f64, kind: Change) -> (String, Tone) {
+fn change_words(r: f64, kind: Change) -> (String, Style) {
     let (better, worse) = match kind {
         Change::Time => ("faster", "slower"),
         Change::Memory => ("less memory", "more memory"),
     };
     if r >= 1.0 {
-        (format!("{}× {better}", sig3(r)), Tone::Good)
+        (format!("{}× {better}", sig3(r)), Style::Good)
     } else {
-        (format!("{}× {worse}", sig3(1.0 / r)), Tone::Bad)
+        (format!("{}× {worse}", sig3(1.0 / r)), Style::Warn)
     }
 }
 
@@ -622,9 +614,9 @@ fn bracket(lo: f64, hi: f64) -> String {
 /// factor named), "1.42× slower [1.05, 1.90]", "≈ same [0.95, 1.04]" and "inconclusive [0.50,
 /// 1.03]" (the interval of the paper's figure over today's), or "below resolution (|x| <
 /// 12 ns)" with `bound` the bound in today's unit.
-fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Tone) {
+fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Style) {
     let Some(r) = ratio.filter(|_| reading != Reading::BelowResolution) else {
-        return (format!("below resolution (|x| < {bound})"), Tone::Plain);
+        return (format!("below resolution (|x| < {bound})"), Style::Plain);
     };
     let [lo, hi] = r.ci95;
     match reading {
@@ -633,8 +625,8 @@ fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound:
             let ends = if r.estimate >= 1.0 { bracket(lo, hi) } else { bracket(1.0 / hi, 1.0 / lo) };
             (format!("{words}{ends}"), tone)
         }
-        Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Tone::Plain),
-        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Tone::Plain),
+        Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Style::Plain),
+        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Style::Plain),
     }
 }
 
@@ -644,12 +636,12 @@ fn bound_text(r: &SeedRow) -> String {
 }
 
 /// The change column of a row (time or memory), in words with its interval.
-fn change_cell(r: &SeedRow) -> Option<(String, Tone)> {
+fn change_cell(r: &SeedRow) -> Option<(String, Style)> {
     r.change().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
 }
 
 /// The change in cycles of a row, in words with its interval.
-fn cycles_cell(r: &SeedRow) -> Option<(String, Tone)> {
+fn cycles_cell(r: &SeedRow) -> Option<(String, Style)> {
     r.change_cycles().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
 }
 
@@ -911,12 +903,6 @@ fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
-/// Superscript digits for a footnote mark.
-fn superscript(n: usize) -> String {
-    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    n.to_string().chars().map(|c| DIGITS[c.to_digit(10).unwrap_or(0) as usize]).collect()
-}
-
 /// The note of a row whose ratio uses the median.
 const MEDIAN_NOTE: &str = "today's figure is a difference of medians, which has no mean: the median stands in";
 
@@ -949,10 +935,6 @@ impl Notes {
 // Text: wrapping, colour and a table that keeps to the width
 // ---------------------------------------------------------------------------------------------
 
-fn chars(s: &str) -> usize {
-    s.chars().count()
-}
-
 /// `text` broken at spaces into lines of at most `width` columns: the first starts with
 /// `first`, the rest with `rest`. A word longer than a line is cut.
 fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
@@ -981,8 +963,8 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     for word in words {
         let mut word = word;
         loop {
-            let room = width.saturating_sub(chars(&line) + usize::from(!empty));
-            let w = chars(&word);
+            let room = width.saturating_sub(layout::width(&line) + usize::from(!empty));
+            let w = layout::width(&word);
             if w <= room {
                 if !empty {
                     line.push(' ');
@@ -991,7 +973,7 @@ fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
                 empty = false;
                 break;
             }
-            let fresh = width.saturating_sub(chars(rest)).max(1);
+            let fresh = width.saturating_sub(layout::width(rest)).max(1);
             if empty || w > fresh && room >= 8 {
                 // Cut a word that fits no line, at the room left (at least one character).
                 let cut: String = word.chars().take(room.max(1)).collect();
@@ -1025,21 +1007,10 @@ fn para(out: &mut String, text: &str, width: usize) {
     }
 }
 
-/// `text` in `tone` when colour is on.
-fn paint(text: &str, tone: Tone, color: bool) -> String {
-    let code = match tone {
-        Tone::Plain => return text.to_string(),
-        Tone::Good => "32",
-        Tone::Bad => "33",
-        Tone::Bold => "1",
-    };
-    if color && !text.is_empty() { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
-}
-
 /// A heading, bold when colour is on, wrapped to the width.
 fn heading(out: &mut String, text: &str, width: usize, color: bool) {
     for l in wrap(text, width, "", "    ") {
-        out.push_str(&paint(&l, Tone::Bold, color));
+        out.push_str(&paint(&l, Style::Bold, color));
         out.push('\n');
     }
 }
@@ -1061,7 +1032,7 @@ struct Column {
 
 /// A row of a text table: its cells and the detail line under it.
 struct Line {
-    cells: Vec<(String, Tone)>,
+    cells: Vec<(String, Style)>,
     detail: String,
 }
 
@@ -1071,8 +1042,9 @@ const MIN_FLEX: usize = 24;
 /// The table in `width` columns (`usize::MAX`: no limit): a space, then cells two spaces apart,
 /// a rule under the header, each row's detail line under it, indented.
 fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> String {
-    let natural =
-        |i: usize| lines.iter().map(|l| chars(&l.cells[i].0)).chain([chars(columns[i].header)]).max().unwrap_or(0);
+    let natural = |i: usize| {
+        lines.iter().map(|l| layout::width(&l.cells[i].0)).chain([layout::width(columns[i].header)]).max().unwrap_or(0)
+    };
     let mut shown: Vec<usize> =
         (0..columns.len()).filter(|&i| !columns[i].movable || lines.iter().any(|l| l.cells[i].0 != "-")).collect();
     let flex = columns.iter().position(|c| c.flex);
@@ -1104,10 +1076,10 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
     let moved: Vec<usize> = (0..columns.len()).filter(|i| !shown.contains(i)).collect();
 
     let mut out = String::new();
-    let emit = |out: &mut String, cells: Vec<(String, Tone)>| {
+    let emit = |out: &mut String, cells: Vec<(String, Style)>| {
         let mut line = String::from(" ");
-        for (k, (text, tone)) in cells.iter().enumerate() {
-            let pad = w[k].saturating_sub(chars(text));
+        for (k, (text, style)) in cells.iter().enumerate() {
+            let pad = w[k].saturating_sub(layout::width(text));
             let last = k + 1 == cells.len();
             if k > 0 {
                 line.push_str("  ");
@@ -1115,10 +1087,10 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
             match columns[shown[k]].align {
                 Align::Right => {
                     line.push_str(&" ".repeat(pad));
-                    line.push_str(&paint(text, *tone, color));
+                    line.push_str(&paint(text, *style, color));
                 }
                 Align::Left => {
-                    line.push_str(&paint(text, *tone, color));
+                    line.push_str(&paint(text, *style, color));
                     if !last {
                         line.push_str(&" ".repeat(pad));
                     }
@@ -1128,7 +1100,7 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
         out.push_str(line.trim_end());
         out.push('\n');
     };
-    emit(&mut out, shown.iter().map(|&i| (columns[i].header.to_string(), Tone::Plain)).collect());
+    emit(&mut out, shown.iter().map(|&i| (columns[i].header.to_string(), Style::Plain)).collect());
     let rule_width = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
     let _ = writeln!(out, " {}", "─".repeat(rule_width));
     for l in lines {
@@ -1137,7 +1109,7 @@ fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> Str
             .iter()
             .enumerate()
             .map(|(k, &i)| {
-                if Some(i) == flex && chars(&l.cells[i].0) > w[k] {
+                if Some(i) == flex && layout::width(&l.cells[i].0) > w[k] {
                     wrap(&l.cells[i].0, w[k], "", "  ")
                 } else {
                     vec![l.cells[i].0.clone()]
@@ -1461,7 +1433,7 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
     out.push('\n');
     let title = paper.heading();
     heading(out, &title, width, color);
-    let _ = writeln!(out, "{}", "═".repeat(chars(&title).min(width)));
+    let _ = writeln!(out, "{}", "═".repeat(layout::width(&title).min(width)));
     para(out, &paper.citation(), width);
     para(out, &format!("Measured on {}; {}.", paper.platform, paper.statistic), width);
     let mut notes = Notes::default();
@@ -1478,12 +1450,12 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
                 let marks: Vec<String> = notes.marks(r).into_iter().map(superscript).collect();
                 let change = change_cell(r);
                 let cycles = cycles_cell(r);
-                let dash = || ("-".to_string(), Tone::Plain);
+                let dash = || ("-".to_string(), Style::Plain);
                 let mut cells = vec![
-                    (format!("{label}{}", marks.join("˒")), Tone::Plain),
-                    (then_text(r), Tone::Plain),
-                    (today_text(r, r.today_mean), Tone::Plain),
-                    (today_text(r, r.today_median), Tone::Plain),
+                    (format!("{label}{}", marks.join("˒")), Style::Plain),
+                    (then_text(r), Style::Plain),
+                    (today_text(r, r.today_mean), Style::Plain),
+                    (today_text(r, r.today_median), Style::Plain),
                     change.unwrap_or_else(dash),
                     cycles.unwrap_or_else(dash),
                 ];
@@ -1498,7 +1470,7 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
                     let _ = write!(detail, " · {b}");
                 }
                 if view.wide {
-                    cells.push((std::mem::take(&mut detail), Tone::Plain));
+                    cells.push((std::mem::take(&mut detail), Style::Plain));
                 }
                 Line { cells, detail }
             })
