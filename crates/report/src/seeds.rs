@@ -12,7 +12,7 @@
 //! [`rows`] is the one place the comparison is computed; the text, CSV, Markdown and LaTeX
 //! renderers only format its rows, so every export carries the same numbers.
 
-use super::layout::{self, Style, paint, superscript};
+use super::layout::{self, Style, Wrap, paint, superscript};
 use super::{fmt_bytes, fmt_ns};
 use model::{Method, Row, RunFile, Status, TimerKind, Unit};
 use papers::{self as seeds, Figure, Paper, Target, Want};
@@ -935,68 +935,9 @@ impl Notes {
 // Text: wrapping, colour and a table that keeps to the width
 // ---------------------------------------------------------------------------------------------
 
-/// `text` broken at spaces into lines of at most `width` columns: the first starts with
-/// `first`, the rest with `rest`. A word longer than a line is cut.
+/// `text` wrapped the seed view's way ([`Wrap::SEEDS`]): a word too long for a line is cut.
 fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    // A unit stays on the line of its number ("18 µs", not "18" at the end of one line and
-    // "µs" at the start of the next), and "faster" on the line of its "46.4×": the two are one
-    // word, joined by a no-break space.
-    let mut words: Vec<String> = Vec::new();
-    for w in text.split_whitespace() {
-        let unit = w.trim_end_matches([',', ';', '.', ')', ':']);
-        let after_number = words.last().is_some_and(|p| p.parse::<f64>().is_ok());
-        let after_ratio = words.last().is_some_and(|p| p.ends_with('×'));
-        match words.last_mut() {
-            Some(p)
-                if after_number && ["µs", "ns", "ms", "cycles", "B", "MHz"].contains(&unit)
-                    || after_ratio && ["faster", "slower", "more", "less"].contains(&unit) =>
-            {
-                p.push('\u{a0}');
-                p.push_str(w);
-            }
-            _ => words.push(w.to_string()),
-        }
-    }
-    for word in words {
-        let mut word = word;
-        loop {
-            let room = width.saturating_sub(layout::width(&line) + usize::from(!empty));
-            let w = layout::width(&word);
-            if w <= room {
-                if !empty {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                empty = false;
-                break;
-            }
-            let fresh = width.saturating_sub(layout::width(rest)).max(1);
-            if empty || w > fresh && room >= 8 {
-                // Cut a word that fits no line, at the room left (at least one character).
-                let cut: String = word.chars().take(room.max(1)).collect();
-                word = word.chars().skip(room.max(1)).collect();
-                if !empty {
-                    line.push(' ');
-                }
-                line.push_str(&cut);
-                lines.push(std::mem::replace(&mut line, rest.to_string()));
-                empty = true;
-                if word.is_empty() {
-                    break;
-                }
-                continue;
-            }
-            lines.push(std::mem::replace(&mut line, rest.to_string()));
-            empty = true;
-        }
-    }
-    if !empty || lines.is_empty() {
-        lines.push(line);
-    }
-    lines.into_iter().map(|l| l.replace('\u{a0}', " ").trim_end().to_string()).collect()
+    layout::wrap(text, width, first, rest, Wrap::SEEDS)
 }
 
 /// A paragraph wrapped to `width` with a four-column hanging indent, each line ending in `\n`.
