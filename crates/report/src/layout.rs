@@ -1,6 +1,9 @@
-//! Plain-text layout for the run table: cells padded into columns, prose flowed to a width,
-//! text abbreviated without cutting a number, and colour applied last. Widths count
-//! characters, never ANSI escape codes; every line comes out trimmed.
+//! Plain-text layout for the run table and the seed view: cells padded into columns, prose
+//! wrapped to a width by a policy ([`Wrap`]), text abbreviated without cutting a number, and
+//! colour applied last. The run table is a [`Grid`]; the seed view's tables are [`folding`]
+//! tables. Widths count characters, never ANSI escape codes; every line comes out trimmed.
+
+pub mod folding;
 
 /// How a piece of text is coloured when colour is on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

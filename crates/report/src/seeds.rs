@@ -12,7 +12,8 @@
 //! [`rows`] is the one place the comparison is computed; the text, CSV, Markdown and LaTeX
 //! renderers only format its rows, so every export carries the same numbers.
 
-use super::layout::{self, Style, Wrap, paint, superscript};
+use super::layout::folding::{self, Column};
+use super::layout::{self, Align, Cell, Style, Wrap, paint, superscript};
 use super::{fmt_bytes, fmt_ns};
 use model::{Method, Row, RunFile, Status, TimerKind, Unit};
 use papers::{self as seeds, Figure, Paper, Target, Want};
@@ -956,133 +957,6 @@ fn heading(out: &mut String, text: &str, width: usize, color: bool) {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Align {
-    Left,
-    Right,
-}
-
-/// A column of a text table. The `flex` one (the operation) wraps to what the width leaves;
-/// a `movable` one goes into the row's detail line when the flex one would be too narrow.
-struct Column {
-    header: &'static str,
-    align: Align,
-    flex: bool,
-    movable: bool,
-}
-
-/// A row of a text table: its cells and the detail line under it.
-struct Line {
-    cells: Vec<(String, Style)>,
-    detail: String,
-}
-
-/// The narrowest the operation column may get before other columns move out of its way.
-const MIN_FLEX: usize = 24;
-
-/// The table in `width` columns (`usize::MAX`: no limit): a space, then cells two spaces apart,
-/// a rule under the header, each row's detail line under it, indented.
-fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> String {
-    let natural = |i: usize| {
-        lines.iter().map(|l| layout::width(&l.cells[i].0)).chain([layout::width(columns[i].header)]).max().unwrap_or(0)
-    };
-    let mut shown: Vec<usize> =
-        (0..columns.len()).filter(|&i| !columns[i].movable || lines.iter().any(|l| l.cells[i].0 != "-")).collect();
-    let flex = columns.iter().position(|c| c.flex);
-    let widths = |shown: &[usize]| -> (Vec<usize>, usize) {
-        let w: Vec<usize> = shown.iter().map(|&i| natural(i)).collect();
-        let total = 1 + w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-        (w, total)
-    };
-    let (mut w, mut total) = widths(&shown);
-    // Move columns out, rightmost movable first, while the flex column would be too narrow.
-    while total > width {
-        let Some(f) = flex.and_then(|f| shown.iter().position(|&i| i == f)) else { break };
-        let room = width.saturating_sub(total - w[f]);
-        if room >= MIN_FLEX.min(w[f]) {
-            w[f] = room;
-            break;
-        }
-        // Movable columns first; when even that is not enough (a very narrow terminal), every
-        // column but the operation goes into the detail line.
-        let pos =
-            shown.iter().rposition(|&i| columns[i].movable).or_else(|| shown.iter().rposition(|&i| !columns[i].flex));
-        let Some(pos) = pos.filter(|_| shown.len() > 1) else {
-            w[f] = room.max(1);
-            break;
-        };
-        shown.remove(pos);
-        (w, total) = widths(&shown);
-    }
-    let moved: Vec<usize> = (0..columns.len()).filter(|i| !shown.contains(i)).collect();
-
-    let mut out = String::new();
-    let emit = |out: &mut String, cells: Vec<(String, Style)>| {
-        let mut line = String::from(" ");
-        for (k, (text, style)) in cells.iter().enumerate() {
-            let pad = w[k].saturating_sub(layout::width(text));
-            let last = k + 1 == cells.len();
-            if k > 0 {
-                line.push_str("  ");
-            }
-            match columns[shown[k]].align {
-                Align::Right => {
-                    line.push_str(&" ".repeat(pad));
-                    line.push_str(&paint(text, *style, color));
-                }
-                Align::Left => {
-                    line.push_str(&paint(text, *style, color));
-                    if !last {
-                        line.push_str(&" ".repeat(pad));
-                    }
-                }
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    };
-    emit(&mut out, shown.iter().map(|&i| (columns[i].header.to_string(), Style::Plain)).collect());
-    let rule_width = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-    let _ = writeln!(out, " {}", "─".repeat(rule_width));
-    for l in lines {
-        // The flex cell wraps; the other cells stand on its first line.
-        let wrapped: Vec<Vec<String>> = shown
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| {
-                if Some(i) == flex && layout::width(&l.cells[i].0) > w[k] {
-                    wrap(&l.cells[i].0, w[k], "", "  ")
-                } else {
-                    vec![l.cells[i].0.clone()]
-                }
-            })
-            .collect();
-        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
-        for j in 0..height {
-            let cells = shown
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| (wrapped[k].get(j).cloned().unwrap_or_default(), l.cells[i].1))
-                .collect();
-            emit(&mut out, cells);
-        }
-        let mut detail = l.detail.clone();
-        for &i in &moved {
-            if l.cells[i].0 != "-" {
-                let sep = if detail.is_empty() { "" } else { " · " };
-                let _ = write!(detail, "{sep}{} {}", columns[i].header, l.cells[i].0);
-            }
-        }
-        if !detail.is_empty() {
-            for d in wrap(&detail, width, "   ↳ ", "     ") {
-                out.push_str(&d);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // The view for people
 // ---------------------------------------------------------------------------------------------
@@ -1385,20 +1259,21 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
         }
         out.push('\n');
         heading(out, &g.title(), width, color);
-        let lines: Vec<Line> = visible
+        let lines: Vec<folding::Row> = visible
             .iter()
             .map(|(r, label)| {
                 let marks: Vec<String> = notes.marks(r).into_iter().map(superscript).collect();
                 let change = change_cell(r);
                 let cycles = cycles_cell(r);
-                let dash = || ("-".to_string(), Style::Plain);
+                let words =
+                    |c: Option<(String, Style)>| c.map_or_else(|| Cell::plain("-"), |(t, s)| Cell::styled(t, s));
                 let mut cells = vec![
-                    (format!("{label}{}", marks.join("˒")), Style::Plain),
-                    (then_text(r), Style::Plain),
-                    (today_text(r, r.today_mean), Style::Plain),
-                    (today_text(r, r.today_median), Style::Plain),
-                    change.unwrap_or_else(dash),
-                    cycles.unwrap_or_else(dash),
+                    Cell::plain(format!("{label}{}", marks.join("˒"))),
+                    Cell::plain(then_text(r)),
+                    Cell::plain(today_text(r, r.today_mean)),
+                    Cell::plain(today_text(r, r.today_median)),
+                    words(change),
+                    words(cycles),
                 ];
                 let mut detail = match r.status {
                     RowStatus::Measured => bench_text(r).unwrap_or_default(),
@@ -1411,12 +1286,12 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
                     let _ = write!(detail, " · {b}");
                 }
                 if view.wide {
-                    cells.push((std::mem::take(&mut detail), Style::Plain));
+                    cells.push(Cell::plain(std::mem::take(&mut detail)));
                 }
-                Line { cells, detail }
+                folding::Row { cells, detail }
             })
             .collect();
-        out.push_str(&lay_out(&columns(view.wide), &lines, width, color));
+        out.push_str(&folding::folded(&columns(view.wide), &lines, width, color));
     }
     left_out_and_notes(out, paper, &groups, &notes, view.all_rows, width);
 }
