@@ -1,6 +1,9 @@
-//! Plain-text layout for the run table: cells padded into columns, prose flowed to a width,
-//! text abbreviated without cutting a number, and colour applied last. Widths count
-//! characters, never ANSI escape codes; every line comes out trimmed.
+//! Plain-text layout for the run table and the seed view: cells padded into columns, prose
+//! wrapped to a width by a policy ([`Wrap`]), text abbreviated without cutting a number, and
+//! colour applied last. The run table is a [`Grid`]; the seed view's tables are [`folding`]
+//! tables. Widths count characters, never ANSI escape codes; every line comes out trimmed.
+
+pub mod folding;
 
 /// How a piece of text is coloured when colour is on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -12,8 +15,12 @@ pub enum Style {
     Dim,
     /// A failure: a failed check or a failed benchmark.
     Bad,
-    /// A warning: flag markers, a skipped benchmark.
+    /// A warning: flag markers, a skipped benchmark; in the seed view, today slower.
     Warn,
+    /// Better than before: in the seed view, today faster.
+    Good,
+    /// A heading.
+    Bold,
 }
 
 /// `text` in `style`'s ANSI colour when `color` is on; unchanged otherwise.
@@ -24,6 +31,8 @@ pub fn paint(text: &str, style: Style, color: bool) -> String {
         Style::Dim => "2",
         Style::Bad => "1;31",
         Style::Warn => "33",
+        Style::Good => "32",
+        Style::Bold => "1",
     };
     format!("\x1b[{code}m{text}\x1b[0m")
 }
@@ -69,42 +78,134 @@ pub fn abbreviate(s: &str, max: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
+/// How [`wrap`] breaks text into lines: what becomes of a word too long for a line, and
+/// which units stay on the line of their number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wrap {
+    /// A word too long for a line.
+    pub long: Long,
+    /// How text splits into words, and which words stay with the one before.
+    pub glue: Glue,
+}
+
+impl Wrap {
+    /// The run table's prose: over-long words abbreviated, units kept with a number.
+    pub const TABLE: Wrap = Wrap { long: Long::Shorten, glue: Glue::UnitAfterDigit };
+    /// The seed view's prose: over-long words cut, units and "faster" kept with a number.
+    pub const SEEDS: Wrap = Wrap { long: Long::Cut, glue: Glue::UnitAfterNumber };
+}
+
+/// What becomes of a word too long for a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Long {
+    /// Abbreviated to the room left, ending in `…` ([`abbreviate`]); nothing is carried over.
+    Shorten,
+    /// Cut at the room left and carried on the next line; a word too long for any line is cut
+    /// even where a shorter line already stands (when at least 8 columns are left).
+    Cut,
+}
+
+/// How text splits into words and which words are glued to the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Glue {
+    /// Words are split at spaces; `12 %`, `3 µs`, `4 KiB` are one word: a unit of [`UNITS`]
+    /// after a word ending in a digit.
+    UnitAfterDigit,
+    /// Words are split at any white space; `18 µs` and `46.4× faster` are one word: a unit of
+    /// [`NUMBER_UNITS`] after a word that reads as a number, a comparison of [`RATIO_WORDS`]
+    /// after one ending in `×`.
+    UnitAfterNumber,
+}
+
 /// `text` flowed into lines of at most `max` columns, broken at spaces: the first line starts
 /// with `first`, later ones with `rest` (a hanging indent). A word too long for a line is
 /// abbreviated ([`abbreviate`]). Lines are trimmed.
 pub fn flow(text: &str, max: usize, first: &str, rest: &str) -> Vec<String> {
+    wrap(text, max, first, rest, Wrap::TABLE)
+}
+
+/// `text` broken into lines of at most `max` columns by `policy`: the first line starts with
+/// `first`, later ones with `rest` (a hanging indent). Lines are trimmed; there is one line at
+/// least.
+pub fn wrap(text: &str, max: usize, first: &str, rest: &str, policy: Wrap) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = first.to_string();
     let mut fresh = true;
-    for word in glued(text) {
-        let word = word.as_str();
-        let lead = if fresh { 0 } else { 1 };
-        if !fresh && width(&line) + lead + width(word) > max {
-            lines.push(line.trim_end().to_string());
-            line = rest.to_string();
-            fresh = true;
+    let mut new_line = |line: &mut String, fresh: &mut bool| {
+        lines.push(std::mem::replace(line, rest.to_string()).trim_end().to_string());
+        *fresh = true;
+    };
+    for mut word in glued(text, policy.glue) {
+        loop {
+            let room = max.saturating_sub(width(&line) + usize::from(!fresh));
+            let w = width(&word);
+            if w <= room {
+                if !fresh {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                fresh = false;
+                break;
+            }
+            let too_long = w > max.saturating_sub(width(rest)).max(1) && room >= 8;
+            match policy.long {
+                Long::Shorten if fresh => {
+                    line.push_str(&abbreviate(&word, room.max(1)));
+                    fresh = false;
+                    break;
+                }
+                Long::Cut if fresh || too_long => {
+                    let cut = room.max(1);
+                    if !fresh {
+                        line.push(' ');
+                    }
+                    line.extend(word.chars().take(cut));
+                    word = word.chars().skip(cut).collect();
+                    new_line(&mut line, &mut fresh);
+                    if word.is_empty() {
+                        break;
+                    }
+                }
+                _ => new_line(&mut line, &mut fresh),
+            }
         }
-        if !fresh {
-            line.push(' ');
-        }
-        let room = max.saturating_sub(width(&line)).max(1);
-        line.push_str(&abbreviate(word, room));
-        fresh = false;
     }
-    lines.push(line.trim_end().to_string());
+    if !fresh || lines.is_empty() {
+        lines.push(line.trim_end().to_string());
+    }
     lines
 }
 
-/// Units a line never starts with: they stay with the number before them.
-const UNITS: [&str; 11] = ["%", "ns", "µs", "ms", "s", "B", "KiB", "MiB", "GB/s", "%)", "%,"];
+/// Units a line never starts with after a word ending in a digit ([`Glue::UnitAfterDigit`]).
+pub const UNITS: [&str; 11] = ["%", "ns", "µs", "ms", "s", "B", "KiB", "MiB", "GB/s", "%)", "%,"];
 
-/// The words of `text`, a unit kept with the number before it (`12 %` is one word).
-fn glued(text: &str) -> Vec<String> {
+/// Units a line never starts with after a number ([`Glue::UnitAfterNumber`]).
+pub const NUMBER_UNITS: [&str; 6] = ["µs", "ns", "ms", "cycles", "B", "MHz"];
+
+/// Words a line never starts with after a ratio `N×` ([`Glue::UnitAfterNumber`]).
+pub const RATIO_WORDS: [&str; 4] = ["faster", "slower", "more", "less"];
+
+/// The words of `text`, each unit kept with the number before it by `glue`.
+fn glued(text: &str, glue: Glue) -> Vec<String> {
+    let split: Vec<&str> = match glue {
+        Glue::UnitAfterDigit => text.split(' ').filter(|w| !w.is_empty()).collect(),
+        Glue::UnitAfterNumber => text.split_whitespace().collect(),
+    };
     let mut words: Vec<String> = Vec::new();
-    for w in text.split(' ').filter(|w| !w.is_empty()) {
-        let unit = UNITS.iter().any(|u| w.strip_suffix([',', ';', ')', '.']).unwrap_or(w) == *u || w == *u);
+    for w in split {
+        let stays = words.last().is_some_and(|prev| match glue {
+            Glue::UnitAfterDigit => {
+                let unit = UNITS.iter().any(|u| w.strip_suffix([',', ';', ')', '.']).unwrap_or(w) == *u || w == *u);
+                unit && prev.ends_with(|c: char| c.is_ascii_digit())
+            }
+            Glue::UnitAfterNumber => {
+                let unit = w.trim_end_matches([',', ';', '.', ')', ':']);
+                prev.parse::<f64>().is_ok() && NUMBER_UNITS.contains(&unit)
+                    || prev.ends_with('×') && RATIO_WORDS.contains(&unit)
+            }
+        });
         match words.last_mut() {
-            Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+            Some(prev) if stays => {
                 prev.push(' ');
                 prev.push_str(w);
             }
@@ -332,6 +433,16 @@ mod tests {
         assert_eq!(flow("", 10, "  ", "  "), vec![String::new()]);
         assert!(flow(&"x".repeat(50), 10, "", "").iter().all(|l| width(l) <= 10));
         assert_eq!(flow("aaaa −6.1 %); b", 10, "", ""), ["aaaa", "−6.1 %); b"], "a unit stays with its number");
+    }
+
+    #[test]
+    fn the_seed_policy_cuts_long_words_and_keeps_faster_with_its_ratio() {
+        let cut = wrap(&"x".repeat(25), 10, "", "", Wrap::SEEDS);
+        assert_eq!(cut, ["x".repeat(10), "x".repeat(10), "x".repeat(5)], "cut, not shortened");
+        assert_eq!(wrap("aaaa 46.4× faster", 12, "", "", Wrap::SEEDS), ["aaaa", "46.4× faster"]);
+        assert_eq!(wrap("aaaa 12 cycles", 10, "", "", Wrap::SEEDS), ["aaaa", "12 cycles"]);
+        assert_eq!(wrap("aaaa 12 cycles", 10, "", "", Wrap::TABLE), ["aaaa 12", "cycles"], "not a run-table unit");
+        assert_eq!(wrap("", 10, "  ", "  ", Wrap::SEEDS), [""]);
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! [`rows`] is the one place the comparison is computed; the text, CSV, Markdown and LaTeX
 //! renderers only format its rows, so every export carries the same numbers.
 
+use super::layout::folding::{self, Column};
+use super::layout::{self, Align, Cell, Style, Wrap, paint, superscript};
 use super::{fmt_bytes, fmt_ns};
 use model::{Method, Row, RunFile, Status, TimerKind, Unit};
 use papers::{self as seeds, Figure, Paper, Target, Want};
@@ -580,25 +582,16 @@ enum Change {
     Memory,
 }
 
-/// Which way a change goes, for colour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tone {
-    Plain,
-    Good,
-    Bad,
-    Bold,
-}
-
 /// "26.7× faster", "250× slower", "13.8× less memory"; and whether today is better.
-fn change_words(r: f64, kind: Change) -> (String, Tone) {
+fn change_words(r: f64, kind: Change) -> (String, Style) {
     let (better, worse) = match kind {
         Change::Time => ("faster", "slower"),
         Change::Memory => ("less memory", "more memory"),
     };
     if r >= 1.0 {
-        (format!("{}× {better}", sig3(r)), Tone::Good)
+        (format!("{}× {better}", sig3(r)), Style::Good)
     } else {
-        (format!("{}× {worse}", sig3(1.0 / r)), Tone::Bad)
+        (format!("{}× {worse}", sig3(1.0 / r)), Style::Warn)
     }
 }
 
@@ -622,9 +615,9 @@ fn bracket(lo: f64, hi: f64) -> String {
 /// factor named), "1.42× slower [1.05, 1.90]", "≈ same [0.95, 1.04]" and "inconclusive [0.50,
 /// 1.03]" (the interval of the paper's figure over today's), or "below resolution (|x| <
 /// 12 ns)" with `bound` the bound in today's unit.
-fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Tone) {
+fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Style) {
     let Some(r) = ratio.filter(|_| reading != Reading::BelowResolution) else {
-        return (format!("below resolution (|x| < {bound})"), Tone::Plain);
+        return (format!("below resolution (|x| < {bound})"), Style::Plain);
     };
     let [lo, hi] = r.ci95;
     match reading {
@@ -633,8 +626,8 @@ fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound:
             let ends = if r.estimate >= 1.0 { bracket(lo, hi) } else { bracket(1.0 / hi, 1.0 / lo) };
             (format!("{words}{ends}"), tone)
         }
-        Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Tone::Plain),
-        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Tone::Plain),
+        Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Style::Plain),
+        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Style::Plain),
     }
 }
 
@@ -644,12 +637,12 @@ fn bound_text(r: &SeedRow) -> String {
 }
 
 /// The change column of a row (time or memory), in words with its interval.
-fn change_cell(r: &SeedRow) -> Option<(String, Tone)> {
+fn change_cell(r: &SeedRow) -> Option<(String, Style)> {
     r.change().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
 }
 
 /// The change in cycles of a row, in words with its interval.
-fn cycles_cell(r: &SeedRow) -> Option<(String, Tone)> {
+fn cycles_cell(r: &SeedRow) -> Option<(String, Style)> {
     r.change_cycles().map(|(x, reading, k)| reading_words(x, reading, k, &bound_text(r)))
 }
 
@@ -911,12 +904,6 @@ fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
-/// Superscript digits for a footnote mark.
-fn superscript(n: usize) -> String {
-    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    n.to_string().chars().map(|c| DIGITS[c.to_digit(10).unwrap_or(0) as usize]).collect()
-}
-
 /// The note of a row whose ratio uses the median.
 const MEDIAN_NOTE: &str = "today's figure is a difference of medians, which has no mean: the median stands in";
 
@@ -949,72 +936,9 @@ impl Notes {
 // Text: wrapping, colour and a table that keeps to the width
 // ---------------------------------------------------------------------------------------------
 
-fn chars(s: &str) -> usize {
-    s.chars().count()
-}
-
-/// `text` broken at spaces into lines of at most `width` columns: the first starts with
-/// `first`, the rest with `rest`. A word longer than a line is cut.
+/// `text` wrapped the seed view's way ([`Wrap::SEEDS`]): a word too long for a line is cut.
 fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    // A unit stays on the line of its number ("18 µs", not "18" at the end of one line and
-    // "µs" at the start of the next), and "faster" on the line of its "46.4×": the two are one
-    // word, joined by a no-break space.
-    let mut words: Vec<String> = Vec::new();
-    for w in text.split_whitespace() {
-        let unit = w.trim_end_matches([',', ';', '.', ')', ':']);
-        let after_number = words.last().is_some_and(|p| p.parse::<f64>().is_ok());
-        let after_ratio = words.last().is_some_and(|p| p.ends_with('×'));
-        match words.last_mut() {
-            Some(p)
-                if after_number && ["µs", "ns", "ms", "cycles", "B", "MHz"].contains(&unit)
-                    || after_ratio && ["faster", "slower", "more", "less"].contains(&unit) =>
-            {
-                p.push('\u{a0}');
-                p.push_str(w);
-            }
-            _ => words.push(w.to_string()),
-        }
-    }
-    for word in words {
-        let mut word = word;
-        loop {
-            let room = width.saturating_sub(chars(&line) + usize::from(!empty));
-            let w = chars(&word);
-            if w <= room {
-                if !empty {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                empty = false;
-                break;
-            }
-            let fresh = width.saturating_sub(chars(rest)).max(1);
-            if empty || w > fresh && room >= 8 {
-                // Cut a word that fits no line, at the room left (at least one character).
-                let cut: String = word.chars().take(room.max(1)).collect();
-                word = word.chars().skip(room.max(1)).collect();
-                if !empty {
-                    line.push(' ');
-                }
-                line.push_str(&cut);
-                lines.push(std::mem::replace(&mut line, rest.to_string()));
-                empty = true;
-                if word.is_empty() {
-                    break;
-                }
-                continue;
-            }
-            lines.push(std::mem::replace(&mut line, rest.to_string()));
-            empty = true;
-        }
-    }
-    if !empty || lines.is_empty() {
-        lines.push(line);
-    }
-    lines.into_iter().map(|l| l.replace('\u{a0}', " ").trim_end().to_string()).collect()
+    layout::wrap(text, width, first, rest, Wrap::SEEDS)
 }
 
 /// A paragraph wrapped to `width` with a four-column hanging indent, each line ending in `\n`.
@@ -1025,149 +949,12 @@ fn para(out: &mut String, text: &str, width: usize) {
     }
 }
 
-/// `text` in `tone` when colour is on.
-fn paint(text: &str, tone: Tone, color: bool) -> String {
-    let code = match tone {
-        Tone::Plain => return text.to_string(),
-        Tone::Good => "32",
-        Tone::Bad => "33",
-        Tone::Bold => "1",
-    };
-    if color && !text.is_empty() { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
-}
-
 /// A heading, bold when colour is on, wrapped to the width.
 fn heading(out: &mut String, text: &str, width: usize, color: bool) {
     for l in wrap(text, width, "", "    ") {
-        out.push_str(&paint(&l, Tone::Bold, color));
+        out.push_str(&paint(&l, Style::Bold, color));
         out.push('\n');
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Align {
-    Left,
-    Right,
-}
-
-/// A column of a text table. The `flex` one (the operation) wraps to what the width leaves;
-/// a `movable` one goes into the row's detail line when the flex one would be too narrow.
-struct Column {
-    header: &'static str,
-    align: Align,
-    flex: bool,
-    movable: bool,
-}
-
-/// A row of a text table: its cells and the detail line under it.
-struct Line {
-    cells: Vec<(String, Tone)>,
-    detail: String,
-}
-
-/// The narrowest the operation column may get before other columns move out of its way.
-const MIN_FLEX: usize = 24;
-
-/// The table in `width` columns (`usize::MAX`: no limit): a space, then cells two spaces apart,
-/// a rule under the header, each row's detail line under it, indented.
-fn lay_out(columns: &[Column], lines: &[Line], width: usize, color: bool) -> String {
-    let natural =
-        |i: usize| lines.iter().map(|l| chars(&l.cells[i].0)).chain([chars(columns[i].header)]).max().unwrap_or(0);
-    let mut shown: Vec<usize> =
-        (0..columns.len()).filter(|&i| !columns[i].movable || lines.iter().any(|l| l.cells[i].0 != "-")).collect();
-    let flex = columns.iter().position(|c| c.flex);
-    let widths = |shown: &[usize]| -> (Vec<usize>, usize) {
-        let w: Vec<usize> = shown.iter().map(|&i| natural(i)).collect();
-        let total = 1 + w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-        (w, total)
-    };
-    let (mut w, mut total) = widths(&shown);
-    // Move columns out, rightmost movable first, while the flex column would be too narrow.
-    while total > width {
-        let Some(f) = flex.and_then(|f| shown.iter().position(|&i| i == f)) else { break };
-        let room = width.saturating_sub(total - w[f]);
-        if room >= MIN_FLEX.min(w[f]) {
-            w[f] = room;
-            break;
-        }
-        // Movable columns first; when even that is not enough (a very narrow terminal), every
-        // column but the operation goes into the detail line.
-        let pos =
-            shown.iter().rposition(|&i| columns[i].movable).or_else(|| shown.iter().rposition(|&i| !columns[i].flex));
-        let Some(pos) = pos.filter(|_| shown.len() > 1) else {
-            w[f] = room.max(1);
-            break;
-        };
-        shown.remove(pos);
-        (w, total) = widths(&shown);
-    }
-    let moved: Vec<usize> = (0..columns.len()).filter(|i| !shown.contains(i)).collect();
-
-    let mut out = String::new();
-    let emit = |out: &mut String, cells: Vec<(String, Tone)>| {
-        let mut line = String::from(" ");
-        for (k, (text, tone)) in cells.iter().enumerate() {
-            let pad = w[k].saturating_sub(chars(text));
-            let last = k + 1 == cells.len();
-            if k > 0 {
-                line.push_str("  ");
-            }
-            match columns[shown[k]].align {
-                Align::Right => {
-                    line.push_str(&" ".repeat(pad));
-                    line.push_str(&paint(text, *tone, color));
-                }
-                Align::Left => {
-                    line.push_str(&paint(text, *tone, color));
-                    if !last {
-                        line.push_str(&" ".repeat(pad));
-                    }
-                }
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    };
-    emit(&mut out, shown.iter().map(|&i| (columns[i].header.to_string(), Tone::Plain)).collect());
-    let rule_width = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-    let _ = writeln!(out, " {}", "─".repeat(rule_width));
-    for l in lines {
-        // The flex cell wraps; the other cells stand on its first line.
-        let wrapped: Vec<Vec<String>> = shown
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| {
-                if Some(i) == flex && chars(&l.cells[i].0) > w[k] {
-                    wrap(&l.cells[i].0, w[k], "", "  ")
-                } else {
-                    vec![l.cells[i].0.clone()]
-                }
-            })
-            .collect();
-        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
-        for j in 0..height {
-            let cells = shown
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| (wrapped[k].get(j).cloned().unwrap_or_default(), l.cells[i].1))
-                .collect();
-            emit(&mut out, cells);
-        }
-        let mut detail = l.detail.clone();
-        for &i in &moved {
-            if l.cells[i].0 != "-" {
-                let sep = if detail.is_empty() { "" } else { " · " };
-                let _ = write!(detail, "{sep}{} {}", columns[i].header, l.cells[i].0);
-            }
-        }
-        if !detail.is_empty() {
-            for d in wrap(&detail, width, "   ↳ ", "     ") {
-                out.push_str(&d);
-                out.push('\n');
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1461,7 +1248,7 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
     out.push('\n');
     let title = paper.heading();
     heading(out, &title, width, color);
-    let _ = writeln!(out, "{}", "═".repeat(chars(&title).min(width)));
+    let _ = writeln!(out, "{}", "═".repeat(layout::width(&title).min(width)));
     para(out, &paper.citation(), width);
     para(out, &format!("Measured on {}; {}.", paper.platform, paper.statistic), width);
     let mut notes = Notes::default();
@@ -1472,20 +1259,21 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
         }
         out.push('\n');
         heading(out, &g.title(), width, color);
-        let lines: Vec<Line> = visible
+        let lines: Vec<folding::Row> = visible
             .iter()
             .map(|(r, label)| {
                 let marks: Vec<String> = notes.marks(r).into_iter().map(superscript).collect();
                 let change = change_cell(r);
                 let cycles = cycles_cell(r);
-                let dash = || ("-".to_string(), Tone::Plain);
+                let words =
+                    |c: Option<(String, Style)>| c.map_or_else(|| Cell::plain("-"), |(t, s)| Cell::styled(t, s));
                 let mut cells = vec![
-                    (format!("{label}{}", marks.join("˒")), Tone::Plain),
-                    (then_text(r), Tone::Plain),
-                    (today_text(r, r.today_mean), Tone::Plain),
-                    (today_text(r, r.today_median), Tone::Plain),
-                    change.unwrap_or_else(dash),
-                    cycles.unwrap_or_else(dash),
+                    Cell::plain(format!("{label}{}", marks.join("˒"))),
+                    Cell::plain(then_text(r)),
+                    Cell::plain(today_text(r, r.today_mean)),
+                    Cell::plain(today_text(r, r.today_median)),
+                    words(change),
+                    words(cycles),
                 ];
                 let mut detail = match r.status {
                     RowStatus::Measured => bench_text(r).unwrap_or_default(),
@@ -1498,12 +1286,12 @@ fn paper_text(out: &mut String, paper: &Paper, rows: &[SeedRow], view: &super::V
                     let _ = write!(detail, " · {b}");
                 }
                 if view.wide {
-                    cells.push((std::mem::take(&mut detail), Tone::Plain));
+                    cells.push(Cell::plain(std::mem::take(&mut detail)));
                 }
-                Line { cells, detail }
+                folding::Row { cells, detail }
             })
             .collect();
-        out.push_str(&lay_out(&columns(view.wide), &lines, width, color));
+        out.push_str(&folding::folded(&columns(view.wide), &lines, width, color));
     }
     left_out_and_notes(out, paper, &groups, &notes, view.all_rows, width);
 }
