@@ -60,7 +60,7 @@ pub fn rounds_row(
     let no_cut = vec![0; slices.len()];
     let drops = (cfg.method == Method::Seed).then_some(no_cut.as_slice());
     let unit = row.unit;
-    let summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
+    let mut summary = match stats::summarize_rounds(&slices, drops, resamples, BOOTSTRAP_SEED, timer.resolution_ns) {
         Ok(s) => s,
         Err(e) => {
             (row.status, row.reason) = if row.stop == Some(StopReason::Interrupted) {
@@ -74,6 +74,12 @@ pub fn rounds_row(
     };
     let drops: Vec<usize> =
         summary.structure.as_ref().map(|s| s.rounds.iter().map(|r| r.dropped).collect()).unwrap_or_default();
+    if unit == Unit::Ns {
+        // Times are quantised by the clock; sizes and counts are exact.
+        let mut steady: Vec<f64> = slices.iter().zip(&drops).flat_map(|(s, &d)| s[d.min(s.len())..].to_vec()).collect();
+        steady.sort_by(f64::total_cmp);
+        stats::floor_at_resolution(&mut summary, &steady, timer.resolution_ns);
+    }
     row.breakdown = stages(&ok, &slices, &drops, resamples, timer.resolution_ns);
     if unit == Unit::Ns {
         row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
@@ -408,6 +414,23 @@ mod tests {
             &timer(),
             200,
         )
+    }
+
+    #[test]
+    fn equal_times_get_an_interval_of_one_clock_step_and_equal_sizes_stay_exact() {
+        let equal = |unit: Unit| {
+            let samples = Samples { per_op_ns: vec![4096.0; 50], iterations_per_sample: 1, ..Samples::default() };
+            let mut m = Measured::new(samples, vec![Check::new("ok", "ok", "ok", true)]);
+            m.unit = unit;
+            Ok(m)
+        };
+        // The test timer's step is 1 ns: a time read as 4096 ns in every sample is 4096 ± 0.5.
+        let time = rows(&[equal(Unit::Ns), equal(Unit::Ns), equal(Unit::Ns)]);
+        assert_eq!(time.summary.as_ref().unwrap().median_ci95, [4095.5, 4096.5]);
+        // A size is the figure itself: the same in every sample is exactly that.
+        let size = rows(&[equal(Unit::Bytes), equal(Unit::Bytes), equal(Unit::Bytes)]);
+        assert_eq!(size.unit, Unit::Bytes);
+        assert_eq!(size.summary.as_ref().unwrap().median_ci95, [4096.0, 4096.0]);
     }
 
     #[test]

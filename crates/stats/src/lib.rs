@@ -40,7 +40,10 @@ pub use fit::{
 };
 pub use order::{median, median_ci_order_stat, median_ci_ranks, median_in_place, percentile};
 pub use outliers::{Outliers, classify_outliers, material_outliers};
-pub use summary::{DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, RoundSummary, Structure, Summary, summarize, summarize_rounds};
+pub use summary::{
+    DRIFT_MIN_REL, DRIFT_MIN_SAMPLES, RoundSummary, Structure, Summary, floor_at_resolution, summarize,
+    summarize_rounds,
+};
 
 /// Why a statistic could not be computed from the given input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -198,11 +198,19 @@ pub fn summarize_rounds(
             .map(|l| l.to_vec())
             .unwrap_or_default(),
     };
-    let mut summary = describe(&pooled, &sorted, median_ci, mean_ci, Some(structure));
-    let quantum = sample_quantum(&sorted).unwrap_or(step);
+    Ok(describe(&pooled, &sorted, median_ci, mean_ci, Some(structure)))
+}
+
+/// Widens `summary`'s median and mean intervals to at least ±half the step its samples move in
+/// (`sorted`: the samples it describes, ascending): the smallest gap between distinct values,
+/// or `clock_step` when all are equal. For times read off a clock, whose samples are quantised:
+/// three rounds with the same quantised median would otherwise give an interval of no width, a
+/// promise of certainty no measurement makes. Not for exact figures (a size in bytes, a count),
+/// whose equal samples are the figure.
+pub fn floor_at_resolution(summary: &mut Summary, sorted: &[f64], clock_step: f64) {
+    let quantum = sample_quantum(sorted).unwrap_or(clock_step);
     summary.median_ci95_ns = at_least_quantum(summary.median_ci95_ns, summary.median_ns, quantum);
     summary.mean_ci95_ns = at_least_quantum(summary.mean_ci95_ns, summary.mean_ns, quantum);
-    Ok(summary)
 }
 
 /// The finest step the samples show: the smallest gap between two distinct sample values
@@ -218,9 +226,7 @@ pub fn sample_quantum(sorted: &[f64]) -> Option<f64> {
 }
 
 /// `ci` around `estimate`, widened to at least ±`quantum`/2: samples that move in steps of
-/// `quantum` cannot place a statistic more finely than that, however alike the rounds are
-/// (three rounds with the same quantised median would otherwise give an interval of no width,
-/// a promise of certainty no measurement makes).
+/// `quantum` cannot place a statistic more finely than that.
 fn at_least_quantum(ci: [f64; 2], estimate: f64, quantum: f64) -> [f64; 2] {
     if !(quantum.is_finite() && quantum > 0.0 && estimate.is_finite()) {
         return ci;
@@ -377,13 +383,22 @@ mod tests {
         // Three rounds of values on a 0.25 grid, each with the same median: the bootstrap alone
         // finds no uncertainty at all.
         let round: Vec<f64> = (0..60).map(|i| if i % 10 == 0 { 100.25 } else { 100.0 }).collect();
-        let s = summarize_rounds(&[&round, &round, &round], Some(&[0, 0, 0]), 200, 1, 10.0).unwrap();
+        let floored = |rounds: &[&[f64]], step: f64| {
+            let mut s = summarize_rounds(rounds, Some(&vec![0; rounds.len()]), 200, 1, step).unwrap();
+            let mut sorted = rounds.concat();
+            sorted.sort_by(f64::total_cmp);
+            floor_at_resolution(&mut s, &sorted, step);
+            s
+        };
+        let unfloored = summarize_rounds(&[&round, &round, &round], Some(&[0, 0, 0]), 200, 1, 10.0).unwrap();
+        assert_eq!(unfloored.median_ci95_ns, [100.0, 100.0], "the bootstrap alone: no width");
+        let s = floored(&[&round, &round, &round], 10.0);
         assert_eq!(s.median_ns, 100.0);
         assert_eq!(s.median_ci95_ns, [99.875, 100.125], "±half the step the samples show");
         assert!(s.mean_ci95_ns[1] - s.mean_ci95_ns[0] >= 0.25);
         // All samples equal: the clock's step is the finest step there is.
         let flat = vec![7.0; 40];
-        let s = summarize_rounds(&[&flat, &flat], Some(&[0, 0]), 200, 1, 0.5).unwrap();
+        let s = floored(&[&flat, &flat], 0.5);
         assert_eq!(s.median_ci95_ns, [6.75, 7.25]);
         assert_eq!(sample_quantum(&[1.0, 1.0, 1.5, 3.0]), Some(0.5));
         assert_eq!(sample_quantum(&[2.0, 2.0]), None);
