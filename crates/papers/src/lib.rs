@@ -324,7 +324,10 @@ pub const PAPERS: [Paper; 5] = [
 ];
 
 mod map;
-pub use map::{COLD_CACHE_MODE, Candidates, Parts, Target, Want, beside, describe, markdown as map_markdown, target};
+pub use map::{
+    COLD_CACHE_MODE, Candidates, Fallback, Parts, Target, Want, beside, describe, is_part, markdown as map_markdown, partitions,
+    target,
+};
 
 #[cfg(test)]
 mod tests {
@@ -333,7 +336,7 @@ mod tests {
     #[test]
     fn figures_parse_and_cover_five_papers() {
         let f = figures();
-        assert_eq!(f.len(), 171);
+        assert_eq!(f.len(), 172);
         for p in PAPERS {
             assert!(f.iter().any(|x| x.seed_file.starts_with(p.prefix)), "{}", p.prefix);
         }

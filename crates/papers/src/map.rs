@@ -67,6 +67,21 @@ pub struct Parts {
     pub missing: &'static str,
 }
 
+/// A row answered by one result where the machine has what it needs, and otherwise by the
+/// nearest mechanism that does the same job (`nearest:`, with why): a protection-key domain,
+/// or one whose rights the kernel switches where the CPU has no keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fallback {
+    /// The same operation.
+    pub first: Want,
+    /// The nearest, taken when `first` has no figures in the run.
+    pub then: Want,
+    /// Why `then` is the nearest, said on the row when it answers.
+    pub why: &'static str,
+    /// How `then` is named beside `first` when both were measured (empty: not shown).
+    pub beside: &'static str,
+}
+
 /// What answers a seed row today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -78,6 +93,8 @@ pub enum Target {
     Nearest(Candidates),
     /// The sum of several results, as the paper composes the row.
     Sum(Parts),
+    /// One result, or where it has no figures, its nearest.
+    Fallback(Fallback),
     /// Not measured yet: the benchmark or mode it waits for.
     Planned(&'static str),
     /// Needs hardware performance counters (retired instructions); `id` gives the time.
@@ -111,6 +128,7 @@ impl Target {
         match *self {
             Target::Nearest(n) => n.candidates.to_vec(),
             Target::Sum(s) => s.parts.to_vec(),
+            Target::Fallback(f) => vec![f.first, f.then],
             _ => self.want().into_iter().collect(),
         }
     }
@@ -155,6 +173,24 @@ const XFER_PROCESSES: &[Want] = &[
     Want::total("xfer.eventfd", PROCESSES),
     Want::total("xfer.pipe", PROCESSES_EMPTY),
 ];
+
+/// The stages of a result that together make its total, one list per way it can be broken
+/// down (a stage the seed view compares must belong to one whose stages add up).
+pub fn partitions(id: &str) -> &'static [&'static [&'static str]] {
+    match id {
+        "txn.begin" | "txn.commit_ro" | "txn.commit_8b" | "fault.user.sigsegv" => &[&["trap", "other"]],
+        "notify.signal" => &[&["interrupt", "signal", "handler", "return"], &["deliver", "handler", "return"]],
+        _ => &[],
+    }
+}
+
+/// Whether `f` is a part of a breakdown whose total is a row of its own (Rhino's trap and
+/// other, RightSpeed's kernel-mode component, VMMC's notification stages): a paper's summary
+/// rests on totals, not on their parts as well.
+pub fn is_part(f: &Figure) -> bool {
+    matches!(f.variant.as_str(), "trap" | "other" | "kernel-mode component")
+        || (f.seed_file.starts_with("002") && !f.operation.ends_with("total"))
+}
 
 /// The benchmark that answers `f`.
 pub fn target(f: &Figure) -> Target {
@@ -399,6 +435,12 @@ pub fn describe(t: &Target) -> String {
         Target::Bench(_) | Target::Pick(_) => labels(&t.wants()).join(""),
         Target::Nearest(n) if n.candidates.len() == 1 => format!("nearest: {}", labels(n.candidates).join("")),
         Target::Nearest(n) => format!("nearest: the fastest of {}", labels(n.candidates).join(", ")),
+        Target::Fallback(f) => format!(
+            "`{}`; where it cannot run, nearest: `{}` ({})",
+            f.first.label(),
+            f.then.label(),
+            f.why
+        ),
         Target::Sum(s) if s.missing.is_empty() => labels(s.parts).join(" + "),
         Target::Sum(s) => format!("{}, without {}", labels(s.parts).join(" + "), s.missing),
         Target::Planned(what) => format!("not measured yet (needs {what})"),

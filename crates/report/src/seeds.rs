@@ -131,6 +131,12 @@ pub struct SeedRow {
     /// Where the comparison is not like for like (a cold-cache figure beside a measurement not
     /// taken cold): the summary leaves such a row out of its median, best and worst.
     pub caveat: Option<String>,
+    /// A part of a breakdown whose total is a row of its own (a trap, a stage): the summary
+    /// rests on totals and leaves parts out.
+    pub part: bool,
+    /// Why a paper's summary leaves today's figure out although the row shows it: its result
+    /// failed its checks, or it is a with-minus-without difference within one clock read.
+    pub doubt: Option<String>,
 }
 
 impl SeedRow {
@@ -241,6 +247,8 @@ struct Today {
     median: Option<f64>,
     mean_ci: Option<[f64; 2]>,
     median_ci: Option<[f64; 2]>,
+    /// Why a summary should not rest on it although it is shown (the first reason, for a sum).
+    doubt: Option<&'static str>,
 }
 
 impl Today {
@@ -266,6 +274,8 @@ enum Lookup<'a> {
     Found(&'a Row, Today),
     /// A row without figures (skipped, failed, or without the stage asked for).
     Empty(&'a Row),
+    /// A row whose stages do not add up to its total: how.
+    Refused(String),
     /// No such row.
     Absent,
 }
@@ -284,11 +294,26 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| model::vocab::param_is(x, v)))
         })
         .peekable();
-    let Some(&first) = candidates.peek() else { return Lookup::Absent };
+    let Some(&first) = candidates.peek() else {
+        // A benchmark that did not run (skipped, failed, interrupted) leaves one record without
+        // the parameters its results would have had: it answers each of its rows with why.
+        return match run.results.iter().find(|r| r.id == want.id && r.summary.is_none() && r.derived.is_none()) {
+            Some(r) => Lookup::Empty(r),
+            None => Lookup::Absent,
+        };
+    };
+    let mut refused = None;
     let found = candidates.find_map(|r| {
         let summary = match want.stage {
             None => r.summary.as_ref(),
-            Some(stage) => r.breakdown.as_ref()?.iter().find(|s| s.name == stage).map(|s| &s.summary),
+            Some(stage) => {
+                let breakdown = r.breakdown.as_ref()?;
+                if let Err(why) = stages_add_up(want.id, stage, breakdown, r.summary.as_ref()) {
+                    refused = Some(why);
+                    return None;
+                }
+                breakdown.iter().find(|s| s.name == stage).map(|s| &s.summary)
+            }
         };
         let today = match (summary, &r.derived) {
             (Some(s), _) => Today {
@@ -296,6 +321,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 median: finite(s.median),
                 mean_ci: finite_pair(s.mean_ci95),
                 median_ci: finite_pair(s.median_ci95),
+                doubt: doubt(run, r, s.mean),
             },
             // A difference of medians has no mean of its own.
             (None, Some(d)) if want.stage.is_none() => Today {
@@ -303,15 +329,65 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 median: finite(d.estimate.point),
                 mean_ci: None,
                 median_ci: finite_pair(d.estimate.ci95),
+                doubt: doubt(run, r, d.estimate.point),
             },
             _ => return None,
         };
         (today.mean.is_some() || today.median.is_some()).then_some((r, today))
     });
-    match found {
-        Some((r, t)) => Lookup::Found(r, t),
-        None => Lookup::Empty(first),
+    match (found, refused) {
+        (Some((r, t)), _) => Lookup::Found(r, t),
+        (None, Some(why)) => Lookup::Refused(why),
+        (None, None) => Lookup::Empty(first),
     }
+}
+
+/// Whether the stages `stage` is compared with add up to their row's total: the mean of each
+/// stage of a partition the map declares for `id` ([`seeds::partitions`]), summed, is the
+/// total's mean to within 0.1 % (one measurement's stages add up exactly; a result file edited
+/// or written by something else may not). A part of a breakdown is never shown from stages
+/// that do not add up.
+fn stages_add_up(
+    id: &str,
+    stage: &str,
+    breakdown: &[model::Stage],
+    total: Option<&model::Summary>,
+) -> Result<(), String> {
+    let Some(total) = total else { return Err("the stage's row has no total".into()) };
+    let mean_of = |name: &str| breakdown.iter().find(|s| s.name == name).map(|s| s.summary.mean);
+    let partitions = seeds::partitions(id);
+    let Some(parts) = partitions.iter().find(|p| p.contains(&stage) && p.iter().all(|n| mean_of(n).is_some())) else {
+        return if partitions.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("stage {stage} is not part of a whole breakdown of {id} in this result"))
+        };
+    };
+    let sum: f64 = parts.iter().filter_map(|n| mean_of(n)).sum();
+    let tolerance = 1e-3 * total.mean.abs().max(1.0);
+    if sum.is_finite() && total.mean.is_finite() && (sum - total.mean).abs() <= tolerance {
+        return Ok(());
+    }
+    let terms: Vec<String> = parts.iter().map(|n| format!("{n} {}", fmt_ns(mean_of(n).unwrap_or(f64::NAN)))).collect();
+    Err(format!(
+        "its stages do not add up: {} = {} against a total of {}",
+        terms.join(" + "),
+        fmt_ns(sum),
+        fmt_ns(total.mean)
+    ))
+}
+
+/// Why a summary should not rest on `r`'s figure `value` although it is shown: the result
+/// failed its checks (it may have measured something else), or it is a difference of two
+/// measurements (with minus without) smaller than one read of the clock, where a figure's
+/// size says more about the correction than about the operation.
+fn doubt(run: &RunFile, r: &Row, value: f64) -> Option<&'static str> {
+    if r.validation.verdict == model::Verdict::Failed {
+        return Some("failed its checks");
+    }
+    let paired = r.breakdown.iter().flatten().any(|s| s.name == "without") || r.derived.is_some();
+    let read = run.timer.read_cost_ns.unwrap_or(run.timer.overhead_ns);
+    (paired && value.abs() < read).then_some("a difference within one clock read")
 }
 
 /// The run's counter frequency, when it is a usable one.
@@ -369,6 +445,8 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         reason: None,
         note: (!f.note.trim().is_empty()).then(|| f.note.trim().to_string()),
         caveat: None,
+        part: seeds::is_part(f),
+        doubt: None,
     };
     let (found, today) = match target {
         Target::Bench(_) | Target::Pick(_) => {
@@ -384,6 +462,10 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             None => return row,
         },
         Target::Sum(sum) => match summed(run, sum, &mut row) {
+            Some(x) => x,
+            None => return row,
+        },
+        Target::Fallback(fb) => match fallback(run, fb, &mut row) {
             Some(x) => x,
             None => return row,
         },
@@ -417,6 +499,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
     }
     row.today_mean = today.mean;
     row.today_median = today.median;
+    row.doubt = today.doubt.map(str::to_string);
     row.today_statistic = Some(name.to_string());
     if let Some(n) = now {
         row.today_ci95_lo = Some(n.ci95[0]);
@@ -479,9 +562,20 @@ fn found_or_why(run: &RunFile, want: Want, row: &mut SeedRow) -> Option<(Unit, T
                 (Status::Skipped, None) => "skipped".into(),
                 (Status::Failed, Some(why)) => format!("failed: {why}"),
                 (Status::Failed, None) => "failed".into(),
-                _ if want.stage.is_some() => "no such stage in this result".into(),
+                _ if want.stage.is_some() => match &r.breakdown {
+                    Some(b) if !b.is_empty() => {
+                        let names: Vec<&str> = b.iter().map(|s| s.name.as_str()).collect();
+                        format!("no such stage in this result (its stages: {})", names.join(", "))
+                    }
+                    _ => "no such stage in this result".into(),
+                },
                 _ => "no figures in this result".into(),
             });
+            None
+        }
+        Lookup::Refused(why) => {
+            row.status = RowStatus::NotInResult;
+            row.reason = Some(format!("refused: {why}"));
             None
         }
         Lookup::Absent => {
@@ -522,6 +616,41 @@ fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Un
     Some((unit, today))
 }
 
+/// A row answered by `fb.first` where it has figures, else by its nearest `fb.then`
+/// (labelled, with why); with both measured, the nearest's figure is shown beside.
+fn fallback(run: &RunFile, fb: seeds::Fallback, row: &mut SeedRow) -> Option<(Unit, Today)> {
+    name_today(row, &fb.first);
+    if let Lookup::Found(r, t) = lookup(run, fb.first) {
+        if !fb.beside.is_empty()
+            && let Lookup::Found(_, n) = lookup(run, fb.then)
+            && let Some(v) = n.mean.or(n.median)
+        {
+            row.beside = Some(format!("{}: {} {}", fb.beside, fb.then.label(), fmt_ns(v)));
+        }
+        return Some((r.unit, t));
+    }
+    let mut first = row.clone();
+    let _ = found_or_why(run, fb.first, &mut first);
+    name_today(row, &fb.then);
+    let found = found_or_why(run, fb.then, row);
+    match found {
+        Some(x) => {
+            row.nearest = Some(fb.why.to_string());
+            Some(x)
+        }
+        None => {
+            let why_first = first.reason.unwrap_or_default();
+            let why_then = row.reason.take().unwrap_or_default();
+            row.reason = Some(if why_first == why_then {
+                why_first
+            } else {
+                format!("{why_first}; its nearest {}: {why_then}", fb.then.id)
+            });
+            None
+        }
+    }
+}
+
 /// A row the paper composes from parts: the sum of the parts' figures, when every part has
 /// them; the part the sum leaves out is said.
 fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, Today)> {
@@ -530,7 +659,7 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
     row.today_id = Some(ids.join(" + "));
     row.today_params = (!params.is_empty()).then(|| params.join(" "));
     let zero = Some([0.0, 0.0]);
-    let mut total = Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero };
+    let mut total = Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero, doubt: None };
     // The parts' intervals add end to end: conservative, as the parts were measured apart.
     let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
     for &part in sum.parts {
@@ -549,6 +678,7 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
         total.median = total.median.zip(t.median).map(|(a, b)| a + b);
         total.mean_ci = add(total.mean_ci, t.mean_ci);
         total.median_ci = add(total.median_ci, t.median_ci);
+        total.doubt = total.doubt.or(t.doubt);
     }
     if !sum.missing.is_empty() {
         row.caveat = Some(format!("today's sum leaves out {}, which has no Linux counterpart", sum.missing));
@@ -999,7 +1129,7 @@ pub(crate) fn cycles_text(run: &RunFile) -> String {
     }
 }
 
-/// What a paper's summary rests on, in one kind of change.
+/// What a paper's summary rests on, in one kind of change, and what it leaves out.
 struct SummaryRatios<'a> {
     /// The conclusive rows: label and ratio.
     rows: Vec<(&'a str, f64)>,
@@ -1010,10 +1140,8 @@ struct SummaryRatios<'a> {
     kind: Change,
     /// "in time", "in cycles", "in memory".
     what: &'static str,
-    /// Rows whose ratio's interval cannot tell, left out.
-    inconclusive: usize,
-    /// Rows whose figure today is below resolution (no ratio), left out.
-    below: usize,
+    /// Rows with a figure today that the summary leaves out, per reason, in the order said.
+    left: Vec<(usize, String)>,
 }
 
 /// A change of a row in one kind: ratio with its interval, reading and kind.
@@ -1022,52 +1150,93 @@ type Picked = Option<(Option<Interval>, Reading, Change)>;
 /// How to pick one kind of change from a row, and its name.
 type PickKind = (fn(&SeedRow) -> Picked, &'static str);
 
+/// The key of today's figure: rows with equal keys show one figure.
+fn figure_key(r: &SeedRow) -> String {
+    format!(
+        "{:?} {:?} {:?} {:?}",
+        r.today_id,
+        r.today_params,
+        r.today_stage,
+        r.today_mean.or(r.today_median).map(f64::to_bits)
+    )
+}
+
+/// How many distinct figures of today's the compared rows show.
+fn distinct_figures(rows: &[&(&SeedRow, String)]) -> usize {
+    let mut keys: Vec<String> =
+        rows.iter().filter(|(r, _)| r.status == RowStatus::Measured).map(|(r, _)| figure_key(r)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
+}
+
 /// The ratios the summary of a paper rests on, in time where there are times, else in
-/// cycles, else in memory: conclusive rows only (better, worse, ≈ same), over distinct
-/// figures of today's; rows whose conditions differ, inconclusive ones and those below
-/// resolution are left out and counted.
+/// cycles, else in memory: conclusive rows only (better, worse, ≈ same), totals only, over
+/// distinct figures of today's. Left out, and counted: parts of a breakdown whose total is a
+/// row, rows that failed their checks or are differences within one clock read, rows whose conditions differ, rows compared only in
+/// another kind (cycles where the summary is in time), inconclusive ones and those below
+/// resolution.
 fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
     let kinds: [PickKind; 3] = [
         (|r| r.change().filter(|c| c.2 == Change::Time), "in time"),
         (SeedRow::change_cycles, "in cycles"),
         (|r| r.change().filter(|c| c.2 == Change::Memory), "in memory"),
     ];
-    let mut out = SummaryRatios {
-        rows: Vec::new(),
-        distinct: Vec::new(),
-        kind: Change::Time,
-        what: "",
-        inconclusive: 0,
-        below: 0,
+    let measured: Vec<&SeedRow> = all.iter().map(|(r, _)| *r).filter(|r| r.status == RowStatus::Measured).collect();
+    let mut left = Vec::new();
+    let part = measured.iter().filter(|r| r.part).count();
+    let unlike = measured.iter().filter(|r| !r.part && r.caveat.is_some()).count();
+    let doubted = |why: &str| {
+        measured.iter().filter(|r| !r.part && r.caveat.is_none() && r.doubt.as_deref() == Some(why)).count()
     };
+    for (n, one, many) in [
+        (part, "part of a breakdown (totals only)", "parts of a breakdown (totals only)"),
+        (unlike, "not like for like", "not like for like"),
+        (doubted("failed its checks"), "that failed its checks", "that failed their checks"),
+        (
+            doubted("a difference within one clock read"),
+            "difference within one clock read",
+            "differences within one clock read",
+        ),
+    ] {
+        if n > 0 {
+            left.push((n, if n == 1 { one } else { many }.to_string()));
+        }
+    }
+    let usable = |r: &SeedRow| !r.part && r.caveat.is_none() && r.doubt.is_none();
+    let mut out = SummaryRatios { rows: Vec::new(), distinct: Vec::new(), kind: Change::Time, what: "", left };
     for (pick, what) in kinds {
         let read: Vec<(&SeedRow, &str, Option<Interval>, Reading, Change)> = (all.iter())
-            .filter(|(r, _)| r.caveat.is_none())
+            .filter(|(r, _)| r.status == RowStatus::Measured && usable(r))
             .filter_map(|(r, l)| pick(r).map(|(x, reading, k)| (*r, l.as_str(), x, reading, k)))
             .collect();
         let Some(first) = read.first() else { continue };
         out.kind = first.4;
         out.what = what;
+        let other_kind = measured.iter().filter(|r| usable(r) && pick(r).is_none()).count();
+        let (mut inconclusive, mut below) = (0, 0);
         let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
         for (r, label, x, reading, _) in &read {
             match (reading, x) {
-                (Reading::BelowResolution, _) => out.below += 1,
-                (Reading::Inconclusive, _) => out.inconclusive += 1,
+                (Reading::BelowResolution, _) => below += 1,
+                (Reading::Inconclusive, _) | (_, None) => inconclusive += 1,
                 (_, Some(x)) => {
                     out.rows.push((label, x.estimate));
-                    let key = format!(
-                        "{:?} {:?} {:?} {:?}",
-                        r.today_id,
-                        r.today_params,
-                        r.today_stage,
-                        r.today_mean.or(r.today_median).map(f64::to_bits)
-                    );
+                    let key = figure_key(r);
                     match groups.iter_mut().find(|(k, _)| *k == key) {
                         Some((_, v)) => v.push(x.estimate),
                         None => groups.push((key, vec![x.estimate])),
                     }
                 }
-                (_, None) => out.inconclusive += 1,
+            }
+        }
+        for (n, why) in [
+            (other_kind, format!("compared only other than {what}")),
+            (inconclusive, "inconclusive".to_string()),
+            (below, "below resolution".to_string()),
+        ] {
+            if n > 0 {
+                out.left.push((n, why));
             }
         }
         out.distinct =
@@ -1077,31 +1246,26 @@ fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
     out
 }
 
-/// The summary of one paper: rows with a figure today, the median change of the conclusive
-/// rows over distinct figures, best and worst, and what was left out.
+/// The summary of one paper: rows with a figure today (and how many distinct figures they
+/// show), the median change of the conclusive totals over distinct figures, best and worst,
+/// and what was left out.
 fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize, color: bool) {
     let groups = by_table(paper, rows);
     let all: Vec<&(&SeedRow, String)> = groups.iter().flat_map(|g| g.rows.iter()).collect();
     let measured = all.iter().filter(|(r, _)| r.status == RowStatus::Measured).count();
     let counts = without_counts(all.iter().map(|(r, _)| *r), "need counters");
     let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
+    let distinct = distinct_figures(&all);
+    if distinct < measured {
+        let _ = write!(first, " ({distinct} distinct figures today)");
+    }
     if !counts.is_empty() {
         let _ = write!(first, "; {}", counts.join(", "));
     }
     heading(out, &first, width, color);
     let s = summary_ratios(&all);
     let words = |r: f64| change_words(r, s.kind).0;
-    let mut left: Vec<String> = Vec::new();
-    if s.inconclusive > 0 {
-        left.push(format!("{} inconclusive", s.inconclusive));
-    }
-    if s.below > 0 {
-        left.push(format!("{} below resolution", s.below));
-    }
-    let unlike = all.iter().filter(|(r, _)| r.status == RowStatus::Measured && r.caveat.is_some()).count();
-    if unlike > 0 {
-        left.push(format!("{unlike} not like for like"));
-    }
+    let left: Vec<String> = s.left.iter().map(|(n, why)| format!("{n} {why}")).collect();
     let mut text = String::new();
     match median_ratio(s.distinct.clone()) {
         Some(m) => {
@@ -1116,7 +1280,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
             );
             if s.distinct.len() < n {
                 let d = s.distinct.len();
-                let _ = write!(text, " ({d} distinct figure{} today)", if d == 1 { "" } else { "s" });
+                let _ = write!(text, " ({d} distinct figure{})", if d == 1 { "" } else { "s" });
             }
             let best = s.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
             let worst = s.rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
@@ -1126,11 +1290,11 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
                 let _ = write!(text, "; from {} ({}) to {} ({})", words(w.1), w.0, words(b.1), b.0);
             }
             if !left.is_empty() {
-                let _ = write!(text, "; {} left out", left.join(", "));
+                let _ = write!(text, "; left out: {}", left.join(", "));
             }
         }
         None if !left.is_empty() => {
-            let _ = write!(text, "no conclusive row: {} left out", left.join(", "));
+            let _ = write!(text, "no conclusive total: left out {}", left.join(", "));
         }
         None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
         None => text.push_str("nothing to compare yet"),
@@ -1175,7 +1339,9 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
         &format!(
             "{LEGEND} {} A paper's median is the median of its conclusive rows' ratios (the geometric mean \
              of the middle two when their number is even), a figure of today's that answers several rows \
-             counted once; rows inconclusive or below resolution are left out, and counted.",
+             counted once. It rests on totals: parts of a breakdown whose total is a row of its own, rows \
+             whose result failed its checks, differences within one clock read, rows not like for like, rows compared only in another unit, and \
+             rows inconclusive or below resolution are left out, and counted.",
             method_text(run)
         ),
         width,

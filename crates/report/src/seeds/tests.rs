@@ -743,3 +743,78 @@ fn ratio_intervals_come_from_the_means_interval_and_follow_the_method() {
     assert!(text.contains("seed method") && !text.contains("adaptive sampling"), "{text}");
     assert!(render_markdown(&run, &View::default()).contains("seed method"));
 }
+
+/// A benchmark that did not run leaves one record without the parameters its results would
+/// have had: every row it answers says why (the skip reason), never "not in this result".
+#[test]
+fn the_row_matcher_finds_skipped_benchmarks() {
+    let mut run = default_run();
+    run.results.retain(|r| r.id != "fault.user.sigsegv");
+    let mut skipped = Row::empty("fault.user.sigsegv", "user-level page fault", Default::default(), Method::Adaptive);
+    skipped.reason = Some("no such mechanism in this test".into());
+    run.results.push(skipped);
+    let faults: Vec<SeedRow> = rows(&run).into_iter().filter(|r| r.operation.starts_with("page fault")).collect();
+    assert_eq!(faults.len(), 24, "Rhino's page-fault rows");
+    for r in &faults {
+        assert_eq!(r.status, RowStatus::NotInResult, "{}", r.label());
+        assert_eq!(r.reason.as_deref(), Some("skipped: no such mechanism in this test"), "{}", r.label());
+    }
+    let text = render(&run, &view(100));
+    assert!(!text.contains("not in this result"), "{text}");
+    assert!(flat(&text).contains("24 rows skipped: no such mechanism in this test"), "{text}");
+}
+
+/// A paper's heading counts the distinct figures of today's its compared rows show (Rhino's
+/// totals and their parts share results), and its median rests on totals only.
+#[test]
+fn the_summary_counts_distinct_figures_and_its_median_rests_on_totals() {
+    let run = default_run();
+    let rows = rows(&run);
+    let rhino: Vec<&SeedRow> = rows.iter().filter(|r| r.paper == "Rhino").collect();
+    let measured: Vec<&&SeedRow> = rhino.iter().filter(|r| r.status == RowStatus::Measured).collect();
+    let mut keys: Vec<String> = measured.iter().map(|r| figure_key(r)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert!(keys.len() < measured.len(), "Rhino's rows share figures");
+    let summary = flat(&render_summary(&run, &view(100)));
+    let head = format!("{} of {} rows compared ({} distinct figures today)", measured.len(), rhino.len(), keys.len());
+    assert!(summary.contains(&head), "{head}\n{summary}");
+    let parts = measured.iter().filter(|r| r.part).count();
+    assert!(parts > 0);
+    assert!(summary.contains(&format!("{parts} parts of a breakdown (totals only)")), "{summary}");
+    // Only totals are in its median: as many conclusive rows as conclusive totals.
+    let totals = measured
+        .iter()
+        .filter(|r| !r.part && r.caveat.is_none() && r.doubt.is_none() && r.reading.is_some_and(Reading::conclusive))
+        .count();
+    assert!(summary.contains(&format!("of {totals} conclusive row")), "{totals}\n{summary}");
+}
+
+/// A result whose stages do not add up to its total (written by hand, or by something else) is
+/// refused: no part of it is shown, and the row says why; the total itself still is.
+#[test]
+fn stages_that_do_not_add_up_are_refused() {
+    let mut run = default_run();
+    let mut edited = 0;
+    for r in run.results.iter_mut().filter(|r| r.id == "txn.begin") {
+        for s in r.breakdown.iter_mut().flatten().filter(|s| s.name == "trap") {
+            s.summary.mean *= 3.0;
+            edited += 1;
+        }
+    }
+    assert!(edited > 0, "txn.begin has a trap stage in the fixture");
+    let rows = rows(&run);
+    let begin = |variant: &str| {
+        rows.iter()
+            .find(|r| r.system == "Rhino on SPIN" && r.operation == "transaction begin" && r.variant == variant)
+            .unwrap()
+    };
+    for part in ["trap", "other"] {
+        let r = begin(part);
+        assert_eq!(r.status, RowStatus::NotInResult, "{part}");
+        let why = r.reason.as_deref().unwrap_or_default();
+        assert!(why.starts_with("refused: its stages do not add up: trap "), "{why}");
+    }
+    assert_eq!(begin("total").status, RowStatus::Measured);
+    assert!(stages_add_up("txn.begin", "trap", &[], None).is_err(), "a stage without a total");
+}
