@@ -134,6 +134,9 @@ pub struct SeedRow {
     /// A part of a breakdown whose total is a row of its own (a trap, a stage): the summary
     /// rests on totals and leaves parts out.
     pub part: bool,
+    /// How a stage that could not be timed inside the operation was estimated: "estimated: k
+    /// kernel crossings × c" from counted events of the same samples (Rhino's trap).
+    pub estimated: Option<String>,
     /// Why a paper's summary leaves today's figure out although the row shows it: its result
     /// failed its checks, or it is a with-minus-without difference within one clock read.
     pub doubt: Option<String>,
@@ -249,6 +252,9 @@ struct Today {
     median_ci: Option<[f64; 2]>,
     /// Why a summary should not rest on it although it is shown (the first reason, for a sum).
     doubt: Option<&'static str>,
+    /// For a trap stage estimated from counted crossings: k (crossings per operation) and c
+    /// (ns per crossing, measured in the same rounds).
+    crossings: Option<(f64, f64)>,
 }
 
 impl Today {
@@ -322,6 +328,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 mean_ci: finite_pair(s.mean_ci95),
                 median_ci: finite_pair(s.median_ci95),
                 doubt: doubt(run, r, s.mean),
+                crossings: want.stage.filter(|s| *s == "trap").and_then(|_| crossings(r)),
             },
             // A difference of medians has no mean of its own.
             (None, Some(d)) if want.stage.is_none() => Today {
@@ -330,6 +337,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 mean_ci: None,
                 median_ci: finite_pair(d.estimate.ci95),
                 doubt: doubt(run, r, d.estimate.point),
+                crossings: None,
             },
             _ => return None,
         };
@@ -390,6 +398,14 @@ fn doubt(run: &RunFile, r: &Row, value: f64) -> Option<&'static str> {
     (paired && value.abs() < read).then_some("a difference within one clock read")
 }
 
+/// k and c of a trap stage estimated from the operation's own kernel crossings (`observed`
+/// `trap_crossings` and `crossing_ns`), when the result has them.
+fn crossings(r: &Row) -> Option<(f64, f64)> {
+    let k = r.observed.get("trap_crossings")?.as_f64()?;
+    let c = r.observed.get("crossing_ns")?.as_f64()?;
+    (k.is_finite() && c.is_finite()).then_some((k, c))
+}
+
 /// The run's counter frequency, when it is a usable one.
 fn counter_hz(run: &RunFile) -> Option<f64> {
     run.timer.counter_hz().filter(|h| h.is_finite() && *h > 0.0)
@@ -446,6 +462,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         note: (!f.note.trim().is_empty()).then(|| f.note.trim().to_string()),
         caveat: None,
         part: seeds::is_part(f),
+        estimated: None,
         doubt: None,
     };
     let (found, today) = match target {
@@ -500,6 +517,14 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
     row.today_mean = today.mean;
     row.today_median = today.median;
     row.doubt = today.doubt.map(str::to_string);
+    row.estimated = today.crossings.map(|(k, c)| {
+        format!(
+            "estimated: {} kernel crossings × {} (the operation's own system calls and faults, counted in the same \
+             samples, each at the cost of one crossing timed in the same rounds)",
+            sig3(k),
+            fmt_ns(c)
+        )
+    });
     row.today_statistic = Some(name.to_string());
     if let Some(n) = now {
         row.today_ci95_lo = Some(n.ci95[0]);
@@ -659,7 +684,8 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
     row.today_id = Some(ids.join(" + "));
     row.today_params = (!params.is_empty()).then(|| params.join(" "));
     let zero = Some([0.0, 0.0]);
-    let mut total = Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero, doubt: None };
+    let mut total =
+        Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero, doubt: None, crossings: None };
     // The parts' intervals add end to end: conservative, as the parts were measured apart.
     let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
     for &part in sum.parts {
@@ -1045,7 +1071,8 @@ impl Notes {
     /// The numbers of `r`'s notes (its paper's remark, and a median standing in for a mean).
     pub(crate) fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
         let nearest = r.nearest.as_ref().map(|why| format!("nearest mechanism: {why}"));
-        let mut texts: Vec<&str> = r.note.iter().chain(&r.caveat).chain(&nearest).map(String::as_str).collect();
+        let mut texts: Vec<&str> =
+            r.note.iter().chain(&r.caveat).chain(&nearest).chain(&r.estimated).map(String::as_str).collect();
         if r.today_statistic.as_deref() == Some("median") {
             texts.push(MEDIAN_NOTE);
         }
