@@ -33,6 +33,7 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &dylib::Dlclose,
     &dylib::DlopenInit,
     &crate::interpose::Preload,
+    &crate::interpose::Ui,
     &crate::task::Uclamp,
     &crate::task::Setattr,
     &ctx::Switch(ctx::Ends::Threads),

@@ -119,7 +119,7 @@ fn refusal(e: &std::io::Error) -> NotMeasured {
 /// scale is refused before anything changes — with `EINVAL` by a kernel that has clamps, with
 /// `EOPNOTSUPP` by one without. `Err(reason)` only for the latter; anything else is left for
 /// the first real change to find out.
-fn probe_clamps(current: &SchedAttr) -> Result<(), String> {
+pub(crate) fn probe_clamps(current: &SchedAttr) -> Result<(), String> {
     let beyond = SchedAttr::clamp(current, 2 * sched::CAPACITY, 2 * sched::CAPACITY);
     match sched::setattr(&beyond) {
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(NO_UCLAMP.into()),
