@@ -63,6 +63,19 @@ struct SchedAttr {
 }
 
 const ATTR_SIZE: u32 = 56;
+/// An attribute asking for nothing, of the right size.
+const EMPTY: SchedAttr = SchedAttr {
+    size: ATTR_SIZE,
+    policy: 0,
+    flags: 0,
+    nice: 0,
+    priority: 0,
+    runtime: 0,
+    deadline: 0,
+    period: 0,
+    util_min: 0,
+    util_max: 0,
+};
 const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
 const SCHED_FLAG_KEEP_PARAMS: u64 = 0x10;
@@ -112,16 +125,10 @@ fn real_read() -> ReadFn {
 #[inline(always)]
 fn hint(task: u32) -> SchedAttr {
     let mut a = SchedAttr {
-        size: ATTR_SIZE,
         policy: POLICY.load(Ordering::Relaxed),
         flags: KEEP_FLAGS.load(Ordering::Relaxed),
         nice: NICE0.load(Ordering::Relaxed),
-        priority: 0,
-        runtime: 0,
-        deadline: 0,
-        period: 0,
-        util_min: 0,
-        util_max: 0,
+        ..EMPTY
     };
     if UI.load(Ordering::Relaxed) == UI_UCLAMP {
         a.flags |= SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS | SCHED_FLAG_UTIL_CLAMP;
@@ -185,18 +192,7 @@ fn set_up_ui() {
         // SAFETY: as above.
         _ => unsafe { abort() },
     };
-    let mut cur = SchedAttr {
-        size: ATTR_SIZE,
-        policy: 0,
-        flags: 0,
-        nice: 0,
-        priority: 0,
-        runtime: 0,
-        deadline: 0,
-        period: 0,
-        util_min: 0,
-        util_max: 0,
-    };
+    let mut cur = EMPTY;
     // SAFETY: `cur` is valid for ATTR_SIZE bytes, which is what the kernel is told.
     if unsafe { syscall(SYS_SCHED_GETATTR, 0 as c_long, &mut cur as *mut SchedAttr, ATTR_SIZE as c_long, 0 as c_long) }
         != 0
