@@ -206,7 +206,7 @@ fn csv_output_has_a_header_and_a_row_per_result() {
         lines[0]
     );
     assert!(lines[1..].iter().all(|l| l.contains(",ns,")), "{text}");
-    assert_eq!(lines.len(), 1 + 6);
+    assert_eq!(lines.len(), 1 + 7);
 }
 
 #[test]
@@ -588,17 +588,23 @@ fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
-    assert!(lines[0].starts_with("plan: 6 results from 6 benchmarks"), "{err}");
+    assert!(lines[0].starts_with("plan: 7 results from 7 benchmarks"), "{err}");
     // A progress line, stamp and row together, keeps to the 100 columns of a non-terminal.
     assert!(lines.iter().all(|l| l.chars().count() <= 100), "{err}");
-    for id in
-        ["syscall.null", "syscall.enosys", "syscall.reject", "syscall.getpid", "syscall.ioctl", "syscall.futex_wait"]
-    {
+    for id in [
+        "syscall.null",
+        "syscall.enosys",
+        "syscall.reject",
+        "syscall.getpid",
+        "syscall.ioctl",
+        "syscall.getfd",
+        "syscall.futex_wait",
+    ] {
         assert!(lines.iter().any(|l| l.contains("results") && l.contains(id)), "{id} streamed: {err}");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The verdict line, then (when some rows are untrustworthy) its cause and next step.
-    assert!(stdout.lines().any(|l| l.starts_with("osprim: 6 results in ")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("osprim: 7 results in ")), "{stdout}");
     let out =
         osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--quiet", "syscall.null"]).output().unwrap();
     assert!(out.status.success());

@@ -5,8 +5,11 @@
 //! library did); `fs.open_close` and `fs.stat` beside it.
 //!
 //! The files live in the run's private temporary directory and are read once before measuring,
-//! so their inode, dentry and pages are cached: 4 KiB for `fs.open_close` and `fs.stat`, 512
-//! bytes of known content for `fs.open_read_close`.
+//! so their inode, dentry and pages are cached: 4 KiB for `fs.open_close` and `fs.stat`; for
+//! `fs.open_read_close`, one file of known content per parameter `bytes`, at the sizes osprim's
+//! own initialising library (`probe/osprim_init.rs`, loaded by `lib.dlopen.init`) reads them:
+//! `bytes=512` the system-wide task-type group file, `bytes=256` the per-application one
+//! ([`GROUP_FILES`], the same table `lib.dlopen.init` writes its files from).
 //! **Timing model:** `fs.open_close`, `fs.stat`: the sampler's loop around
 //! `open(O_RDONLY|O_CLOEXEC)` + `close`, or one `stat`. `fs.open_read_close`
 //! ([`Ctx::iter_regions`]): each operation timed on its own with the run's timer (one timer
@@ -15,7 +18,7 @@
 //! clearing the buffer before and checking it after are untimed. Paths are C strings built
 //! before the clock starts.
 //! **Validation:** every call succeeds (`stat` reports the right size; every read returned the
-//! file's 512 bytes, byte for byte), and the thread's block-input count (`getrusage`
+//! file's `bytes` bytes, byte for byte), and the thread's block-input count (`getrusage`
 //! `ru_inblock`) does not rise: nothing was read from disk.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
@@ -37,12 +40,22 @@ fn prepare(ctx: &Ctx) -> Result<CString, NotMeasured> {
     CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| NotMeasured::Failed("path contains NUL".into()))
 }
 
-/// Size of `fs.open_read_close`'s file (RightSpeed's task type group files were small).
-const SMALL_FILE_BYTES: usize = 512;
+/// RightSpeed's two task-type group files as osprim models them: (`bytes`, which file). The
+/// sizes are those of the files `lib.dlopen.init` writes for its initialising library
+/// (`INIT_FILES` in `dylib.rs`: system 512, per application 256).
+pub const GROUP_FILES: [(usize, &str); 2] = [(512, "system"), (256, "per_app")];
 
-/// The content of `fs.open_read_close`'s file: every byte known, not all alike.
-fn small_file_content() -> Vec<u8> {
-    (0..SMALL_FILE_BYTES).map(|i| (i * 7 % 251) as u8 + 1).collect()
+/// The content of an `fs.open_read_close` file of `bytes` bytes: every byte known, not all alike.
+fn small_file_content(bytes: usize) -> Vec<u8> {
+    (0..bytes).map(|i| (i * 7 % 251) as u8 + 1).collect()
+}
+
+/// The `bytes` parameter: one of [`GROUP_FILES`]' sizes; with it, which file it models.
+fn group_file(params: &Params) -> Result<(usize, &'static str), NotMeasured> {
+    let asked = params.get("bytes").and_then(|v| v.as_u64());
+    GROUP_FILES.into_iter().find(|(b, _)| Some(*b as u64) == asked).ok_or_else(|| {
+        NotMeasured::Failed(format!("bytes must be one of {:?}, not {asked:?}", GROUP_FILES.map(|(b, _)| b)))
+    })
 }
 
 fn blocks_read() -> Option<i64> {
@@ -138,11 +151,15 @@ impl Benchmark for OpenReadClose {
         "fs.open_read_close"
     }
     fn about(&self) -> &'static str {
-        "open(O_RDONLY) + read it whole + close of a 512-byte cached file"
+        "open(O_RDONLY) + read it whole + close of a cached task-type group file (512 B system, 256 B per app)"
     }
-    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let path = ctx.scratch.join("task-group-file");
-        let content = small_file_content();
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        GROUP_FILES.iter().map(|(b, _)| Params::from([("bytes".to_string(), serde_json::json!(b))])).collect()
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let (bytes, file) = group_file(params)?;
+        let path = ctx.scratch.join(format!("task-group-file-{file}"));
+        let content = small_file_content(bytes);
         std::fs::write(&path, &content).map_err(|e| NotMeasured::Failed(format!("write {}: {e}", path.display())))?;
         std::fs::read(&path).map_err(|e| NotMeasured::Failed(format!("read {}: {e}", path.display())))?;
         let cpath = CString::new(path.as_os_str().as_encoded_bytes())
@@ -156,11 +173,11 @@ impl Benchmark for OpenReadClose {
             c.iter_regions(|n| {
                 let mut ticks = 0;
                 for _ in 0..n {
-                    buf[..SMALL_FILE_BYTES].fill(0);
+                    buf[..bytes].fill(0);
                     let (t, got) = timed_open_read_close(&timer, &cpath, &mut buf);
                     ticks += t;
                     ops += 1;
-                    if got != Some(SMALL_FILE_BYTES) || buf[..SMALL_FILE_BYTES] != content[..] {
+                    if got != Some(bytes) || buf[..bytes] != content[..] {
                         wrong += 1;
                     }
                 }
@@ -168,19 +185,19 @@ impl Benchmark for OpenReadClose {
             })
         };
         let after = blocks_read();
-        Ok(Measured::new(
+        let mut m = Measured::new(
             samples,
             vec![
                 Check::all_ok(
-                    format!(
-                        "every open, read and close succeeds; each read returns the file's {SMALL_FILE_BYTES} bytes"
-                    ),
+                    format!("every open, read and close succeeds; each read returns the file's {bytes} bytes"),
                     wrong,
                     ops,
                 ),
                 no_disk_reads(before, after),
             ],
-        ))
+        );
+        m.params.insert("file".into(), file.into());
+        Ok(m)
     }
 }
 
@@ -189,13 +206,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_whole_file_is_read_every_time() {
+    fn the_whole_file_is_read_every_time_at_each_size() {
         crate::testing::with_ctx(0.05, |ctx| {
-            let m = OpenReadClose.run(ctx, &Params::new()).unwrap();
-            for c in &m.checks {
-                assert_eq!(c.ok, Some(true), "{c:?}");
+            let variants = OpenReadClose.variants(ctx);
+            assert_eq!(variants.len(), 2);
+            for p in variants {
+                let m = OpenReadClose.run(ctx, &p).unwrap();
+                for c in &m.checks {
+                    assert_eq!(c.ok, Some(true), "{p:?}: {c:?}");
+                }
+                let bytes = p["bytes"].as_u64().unwrap();
+                assert!(m.checks[0].name.contains(&format!("{bytes} bytes")), "{:?}", m.checks[0]);
+                assert!(!m.samples.per_op_ns.is_empty());
             }
-            assert!(!m.samples.per_op_ns.is_empty());
+            assert!(OpenReadClose.run(ctx, &Params::new()).is_err(), "no size, no row");
         });
     }
 }

@@ -1,8 +1,26 @@
 //! `interpose.preload`: what wrapping the event-receive call with an `LD_PRELOAD` library costs
-//! per event — the cost of intercepting each message, as RightSpeed's message hook did.
+//! per event — the cost of intercepting each message, as RightSpeed's message hook did; and
+//! `interpose.ui`: the same wrapper handling each event as a user-interface message.
 //!
-//! Seed row: RightSpeed Table 3 "intercept non-user-interface message" (the hook sees every
-//! message and passes it on).
+//! Seed rows: RightSpeed Table 3 "intercept non-user-interface message" (`interpose.preload`:
+//! the hook sees every message and passes it on) and "intercept & handle user interface
+//! message" (`interpose.ui`: the hook also ends the current task and begins another — "the
+//! message hook must … communicate that this task is beginning and the previous task is ending
+//! to RightSpeed"). Both are measured as RightSpeed measured them, with minus without.
+//!
+//! `interpose.ui`, parameter `hint`: the with-child is started with `OSPRIM_INTERPOSE_UI` set,
+//! and the wrapper follows each `read` with one `sched_setattr` of the calling thread, ending
+//! task A and beginning task B or the reverse (see `probe/osprim_interpose.rs`): `hint=uclamp`
+//! changes the utilisation clamp (the hint `task.uclamp` times alone; skipped, with
+//! `task.uclamp`'s reason, where the kernel has no clamps), `hint=nice` the nice value (the
+//! nearest, `task.setattr`; skipped where this thread may not lower its nice value, tried and
+//! put back before the children start). Its row is the same with − without difference, every
+//! event a user-interface message; RightSpeed's own evaluation of the message type (a separate
+//! row) is not in it. Extra **validation**: the wrapper adds an event's first byte to its sum
+//! only when the event's `sched_setattr` succeeded, so the sum check proves every event was
+//! intercepted *and* handled; and before the with-child leaves, its current hint read from
+//! `/proc/<pid>/stat` (nice) or `/proc/<pid>/sched` (`uclamp.min`, where shown) is the task
+//! the number of messages it handled leaves current.
 //!
 //! The wrapper is osprim's interposer (`probe/osprim_interpose.rs`, built by `build.rs`): it
 //! defines `read`, calls the C library's own (found with `dlsym(RTLD_NEXT, "read")`), then
@@ -107,12 +125,16 @@ struct Reader {
 }
 
 impl Reader {
-    fn start(helper: &Path, timer: &str, preload: Option<&Path>) -> Result<Reader, String> {
+    fn start(helper: &Path, timer: &str, preload: Option<&Path>, ui: Option<&str>) -> Result<Reader, String> {
         let mut cmd = Command::new(helper);
         cmd.args([timer, "read-loop"]);
         match preload {
             Some(lib) => cmd.env("LD_PRELOAD", lib),
             None => cmd.env_remove("LD_PRELOAD"),
+        };
+        match (preload, ui) {
+            (Some(_), Some(mode)) => cmd.env(UI_ENV, mode),
+            _ => cmd.env_remove(UI_ENV),
         };
         let which = if preload.is_some() { "with" } else { "without" };
         let mut helper = Helper::spawn(&mut cmd).map_err(|e| format!("start the {which}-child: {e}"))?;
@@ -165,62 +187,184 @@ impl Benchmark for Preload {
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         self.available().map_err(NotMeasured::Skipped)?;
-        let helper = helper(ctx)?;
-        let lib = install(ctx.scratch, "libosprim_interpose.so", INTERPOSE_SO, 0o644)?;
-        let lib_str = lib.to_string_lossy();
-        if lib_str.contains([' ', ':']) {
-            return Err(NotMeasured::Skipped(format!(
-                "LD_PRELOAD cannot name {lib_str}: the scratch path contains a space or colon"
-            )));
-        }
-        let timer = timer_arg(ctx);
-        let mut with = Reader::start(&helper, timer, Some(&lib)).map_err(NotMeasured::Failed)?;
-        let mut without = Reader::start(&helper, timer, None).map_err(NotMeasured::Failed)?;
-
-        let mut without_ns: Vec<f64> = Vec::with_capacity(4096);
-        let (mut with_first, mut error) = (true, None::<String>);
-        let samples = {
-            let c = &*ctx;
-            c.iter_regions_fallible(|n| {
-                let result = if with_first {
-                    with.batch(n).and_then(|w| without.batch(n).map(|o| (w, o)))
-                } else {
-                    without.batch(n).and_then(|o| with.batch(n).map(|w| (w, o)))
-                };
-                with_first = !with_first;
-                match result {
-                    Ok((w, o)) => {
-                        let regions = n.div_ceil(CHUNK);
-                        let o_ticks = o.ticks as f64 - crate::sampler::overhead_of(&c.timer, regions);
-                        without_ns.push(c.timer.ticks_to_ns(o_ticks) / n as f64);
-                        Some(Timed::regions(w.ticks, regions))
-                    }
-                    Err(e) => {
-                        error = Some(e);
-                        None
-                    }
-                }
-            })
-        };
-        let (with_total, without_total, with_hooked, without_hooked) =
-            (with.total, without.total, with.hooked, without.hooked);
-        let ended = [("with", with.stop()), ("without", without.stop())];
-        if samples.per_op_ns.is_empty() {
-            // Cut off by Ctrl-C before a sample: the row says interrupted, not failed.
-            if error.is_none() && samples.stop == Some(crate::sampler::StopReason::Interrupted) {
-                return Ok(Measured::new(samples, Vec::new()));
-            }
-            return Err(NotMeasured::Failed(error.unwrap_or_else(|| "no samples".into())));
-        }
-        Ok(paired(
-            ctx,
-            samples,
-            without_ns,
-            Totals { with_total, without_total, with_hooked, without_hooked },
-            &ended,
-            error,
-        ))
+        measure(ctx, None, |_, _| Vec::new())
     }
+}
+
+/// Starts the two children (the with-child handling user-interface messages by `ui`, if
+/// given), samples with − without, and makes the row; `before_stop` adds checks made on the
+/// with-child (its pid, the reads it made) before it is told to leave.
+fn measure(
+    ctx: &mut Ctx,
+    ui: Option<&str>,
+    before_stop: impl FnOnce(u32, u64) -> Vec<Check>,
+) -> Result<Measured, NotMeasured> {
+    let helper = helper(ctx)?;
+    let lib = install(ctx.scratch, "libosprim_interpose.so", INTERPOSE_SO, 0o644)?;
+    let lib_str = lib.to_string_lossy();
+    if lib_str.contains([' ', ':']) {
+        return Err(NotMeasured::Skipped(format!(
+            "LD_PRELOAD cannot name {lib_str}: the scratch path contains a space or colon"
+        )));
+    }
+    let timer = timer_arg(ctx);
+    let mut with = Reader::start(&helper, timer, Some(&lib), ui).map_err(NotMeasured::Failed)?;
+    let mut without = Reader::start(&helper, timer, None, None).map_err(NotMeasured::Failed)?;
+
+    let mut without_ns: Vec<f64> = Vec::with_capacity(4096);
+    let (mut with_first, mut error) = (true, None::<String>);
+    let samples = {
+        let c = &*ctx;
+        c.iter_regions_fallible(|n| {
+            let result = if with_first {
+                with.batch(n).and_then(|w| without.batch(n).map(|o| (w, o)))
+            } else {
+                without.batch(n).and_then(|o| with.batch(n).map(|w| (w, o)))
+            };
+            with_first = !with_first;
+            match result {
+                Ok((w, o)) => {
+                    let regions = n.div_ceil(CHUNK);
+                    let o_ticks = o.ticks as f64 - crate::sampler::overhead_of(&c.timer, regions);
+                    without_ns.push(c.timer.ticks_to_ns(o_ticks) / n as f64);
+                    Some(Timed::regions(w.ticks, regions))
+                }
+                Err(e) => {
+                    error = Some(e);
+                    None
+                }
+            }
+        })
+    };
+    let (with_total, without_total, with_hooked, without_hooked) =
+        (with.total, without.total, with.hooked, without.hooked);
+    let extra = before_stop(with.helper.pid(), with_total.reads);
+    let ended = [("with", with.stop()), ("without", without.stop())];
+    if samples.per_op_ns.is_empty() {
+        // Cut off by Ctrl-C before a sample: the row says interrupted, not failed.
+        if error.is_none() && samples.stop == Some(crate::sampler::StopReason::Interrupted) {
+            return Ok(Measured::new(samples, Vec::new()));
+        }
+        return Err(NotMeasured::Failed(error.unwrap_or_else(|| "no samples".into())));
+    }
+    let mut m = paired(
+        ctx,
+        samples,
+        without_ns,
+        Totals { with_total, without_total, with_hooked, without_hooked, handled: ui.is_some() },
+        &ended,
+        error,
+    );
+    m.checks.extend(extra);
+    Ok(m)
+}
+
+/// The variable that tells the interposer to handle user-interface messages, and how.
+const UI_ENV: &str = "OSPRIM_INTERPOSE_UI";
+
+/// The values of `interpose.ui`'s `hint` parameter.
+pub const HINTS: [&str; 2] = ["uclamp", "nice"];
+
+/// `read` through an `LD_PRELOAD` wrapper that handles each event as a user-interface message
+/// (ends the current task and begins another with `sched_setattr`), minus `read` without it.
+pub struct Ui;
+
+impl Benchmark for Ui {
+    fn id(&self) -> &'static str {
+        "interpose.ui"
+    }
+    fn about(&self) -> &'static str {
+        "intercept and handle a UI message: read() through an LD_PRELOAD wrapper that ends the task and begins \
+         another (sched_setattr) minus read() without it (paired)"
+    }
+    fn available(&self) -> Result<(), String> {
+        Preload.available()
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        super::one_param("hint", HINTS)
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        self.available().map_err(NotMeasured::Skipped)?;
+        let hint = params.get("hint").and_then(|v| v.as_str()).unwrap_or_default();
+        let current = sys::sched::getattr().map_err(|e| NotMeasured::Skipped(format!("sched_getattr: {e}")))?;
+        let (mode, tasks) = match hint {
+            "uclamp" => {
+                crate::task::probe_clamps(&current).map_err(NotMeasured::Skipped)?;
+                ("uclamp".to_string(), None)
+            }
+            "nice" => {
+                if !crate::task::fair_policy(current.policy) {
+                    return Err(NotMeasured::Skipped(format!(
+                        "the thread runs policy {} (real-time or deadline), which has no nice value",
+                        current.policy
+                    )));
+                }
+                let (a, b) = crate::task::nice_tasks(current.nice);
+                // The child has this thread's credentials: if this thread may not take task A's
+                // nice value, neither may it. Tried here and put back.
+                let tried = sys::sched::setattr(&crate::task::nice_change(&current, a));
+                let _ = sys::sched::setattr(&crate::task::nice_change(&current, current.nice));
+                tried.map_err(|e| crate::task::nice_refusal(&e))?;
+                (format!("nice {a} {b}"), Some((a, b)))
+            }
+            other => return Err(NotMeasured::Failed(format!("hint must be one of {HINTS:?}, not {other:?}"))),
+        };
+        let mut m = measure(ctx, Some(&mode), |pid, reads| vec![current_task_check(pid, reads, tasks)])?;
+        m.notes.push(format!(
+            "each event a user-interface message: the wrapper ends the current task and begins the other with one \
+             sched_setattr of the {} ({}); RightSpeed's evaluation of the message type is not included",
+            if tasks.is_some() { "nice value" } else { "utilisation clamp" },
+            match tasks {
+                Some((a, b)) => format!("tasks A and B at nice {a} and {b}, the nearest of the clamp: task.setattr"),
+                None => "tasks A and B as task.uclamp's".to_string(),
+            }
+        ));
+        if let Some((a, b)) = tasks {
+            m.observed.insert("nice_a".into(), a.into());
+            m.observed.insert("nice_b".into(), b.into());
+        }
+        Ok(m)
+    }
+}
+
+/// After `reads` handled messages from task A, task B is current when `reads` is odd: the
+/// with-child's hint, read from `/proc` (its nice value; for clamps, `/proc/<pid>/sched` where
+/// it shows them), must be that task's.
+fn current_task_check(pid: u32, reads: u64, nice_tasks: Option<(i32, i32)>) -> Check {
+    let name = "the with-child's last hint took effect (the task current after all its messages, read from /proc)";
+    let task = if reads % 2 == 1 { "B" } else { "A" };
+    match nice_tasks {
+        Some((a, b)) => {
+            let want = if reads % 2 == 1 { b } else { a };
+            match proc_nice(pid) {
+                Ok(nice) => Check::new(name, format!("task {task}: nice {want}"), format!("nice {nice}"), nice == want),
+                Err(e) => Check::impossible(name, e),
+            }
+        }
+        None => {
+            let want: u32 = if reads % 2 == 1 { 256 } else { 512 };
+            let sched = std::fs::read_to_string(format!("/proc/{pid}/sched")).unwrap_or_default();
+            let min = sched
+                .lines()
+                .find(|l| l.trim_start().starts_with("uclamp.min"))
+                .and_then(|l| l.split(':').nth(1).and_then(|v| v.trim().parse::<u32>().ok()));
+            match min {
+                Some(v) => Check::new(name, format!("task {task}: uclamp.min {want}"), format!("{v}"), v == want),
+                None => Check::impossible(name, format!("/proc/{pid}/sched shows no uclamp.min")),
+            }
+        }
+    }
+}
+
+/// The nice value of process `pid` (field 19 of `/proc/<pid>/stat`).
+fn proc_nice(pid: u32) -> Result<i32, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("no ')' in /proc/<pid>/stat")?;
+    rest.split_whitespace()
+        .nth(19 - 3)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no nice value in /proc/{pid}/stat"))
 }
 
 /// What both children did over the run.
@@ -229,6 +373,8 @@ struct Totals {
     without_total: Batch,
     with_hooked: bool,
     without_hooked: bool,
+    /// The wrapper handled user-interface messages (its sum counts handled events only).
+    handled: bool,
 }
 
 /// The row: with − without per sample, both sides as stages, and the checks.
@@ -263,7 +409,12 @@ fn paired(
     let (w, o) = (&t.with_total, &t.without_total);
     let mut checks = vec![
         Check::new(
-            "the wrapper intercepted every read of the with-child (its counter, its sum of first bytes)",
+            if t.handled {
+                "the wrapper intercepted every read of the with-child and handled each as a user-interface message \
+                 (its counter; its sum of first bytes, which counts an event only when its sched_setattr succeeded)"
+            } else {
+                "the wrapper intercepted every read of the with-child (its counter, its sum of first bytes)"
+            },
             format!("{} reads, first bytes summing to {}", w.reads, w.bytes),
             format!(
                 "{} reads, {}{}",
@@ -356,5 +507,34 @@ mod tests {
             Err(NotMeasured::Skipped(why)) => eprintln!("skipped: {why}"),
             Err(e) => panic!("{e:?}"),
         });
+    }
+
+    #[test]
+    fn the_ui_wrapper_handles_every_event_or_the_row_says_why_not() {
+        let _serial = super::super::testing::serial();
+        super::super::testing::with_ctx(0.1, |ctx| {
+            for p in Ui.variants(ctx) {
+                match Ui.run(ctx, &p) {
+                    Ok(m) => {
+                        assert!(m.checks[0].name.contains("handled"), "{:?}", m.checks[0]);
+                        for c in m.checks.iter().filter(|c| !c.name.contains("no less than nothing")) {
+                            assert_ne!(c.ok, Some(false), "{p:?}: {c:?}");
+                        }
+                        assert_eq!(m.checks.last().map(|c| c.ok.is_some()), Some(p["hint"] == "nice"), "{p:?}");
+                    }
+                    Err(NotMeasured::Skipped(why)) => eprintln!("{p:?} skipped: {why}"),
+                    Err(e) => panic!("{p:?}: {e:?}"),
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn a_nice_value_is_read_from_proc() {
+        let mine = proc_nice(std::process::id()).expect("own /proc/<pid>/stat");
+        let thread = sys::sched::getattr().expect("sched_getattr").nice;
+        // The main thread's nice; this test's thread normally has the same.
+        assert!((-20..=19).contains(&mine) && (-20..=19).contains(&thread));
+        assert!(proc_nice(u32::MAX).is_err());
     }
 }

@@ -33,6 +33,7 @@ pub mod registry;
 pub mod sampler;
 pub mod sched;
 pub mod signal;
+pub mod size;
 pub mod space;
 pub mod syscall;
 pub mod task;

@@ -19,6 +19,7 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &syscall::Getpid,
     &syscall::VdsoClock,
     &syscall::Ioctl,
+    &syscall::Getfd,
     &id::Gettid,
     &id::SchedGetcpu,
     &id::ExeName,
@@ -32,7 +33,9 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &dylib::Dlclose,
     &dylib::DlopenInit,
     &crate::interpose::Preload,
+    &crate::interpose::Ui,
     &crate::task::Uclamp,
+    &crate::task::Setattr,
     &ctx::Switch(ctx::Ends::Threads),
     &ctx::Switch(ctx::Ends::Processes),
     &ctx::AddressSpace,
@@ -73,6 +76,9 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Mapping,
     &space::Domain,
     &crate::elf::Shell,
+    &crate::size::Lib,
+    &crate::size::Module,
+    &crate::size::DomainLayer,
     &crate::lifecycle::CreateJoin,
     &crate::lifecycle::FirstRun,
     &crate::lifecycle::Process(crate::lifecycle::Spawn::ForkExit),
@@ -157,14 +163,21 @@ pub fn nearest(name: &str) -> Option<&'static str> {
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    let mut before: Vec<usize> = Vec::new();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    for (i, ca) in a.iter().enumerate() {
         let mut cur = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+            let mut d = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            // Two neighbours swapped (`getpdi` for `getpid`) is one slip, not two.
+            if i > 0 && j > 0 && *ca == b[j - 1] && a[i - 1] == *cb {
+                d = d.min(before[j - 1] + 1);
+            }
+            cur.push(d);
         }
-        prev = cur;
+        before = std::mem::replace(&mut prev, cur);
     }
     prev[b.len()]
 }
@@ -215,6 +228,8 @@ mod tests {
     #[test]
     fn nearest_suggests_close_ids() {
         assert_eq!(nearest("syscall.getpdi"), Some("syscall.getpid"));
+        assert_eq!(edit_distance("getpdi", "getpid"), 1, "a swap of neighbours is one edit");
+        assert_eq!((edit_distance("", "ab"), edit_distance("ab", "ba"), edit_distance("abc", "abc")), (2, 1, 0));
         assert_eq!(nearest("zzzzzzzzzzzzzzzzzzzz"), None);
         assert_eq!(nearest("sycall"), Some("syscall"), "a family typo");
     }

@@ -1,10 +1,12 @@
 //! System-call entry: `syscall.null`, `syscall.enosys`, `syscall.reject`, `syscall.getpid`,
-//! `syscall.ioctl`, and the no-entry reference `vdso.clock_gettime`.
+//! `syscall.ioctl`, `syscall.getfd`, and the no-entry reference `vdso.clock_gettime`.
 //!
 //! Seed rows: L4Ka::Pistachio "empty system call" (`syscall.null`, with `syscall.enosys`
 //! beside it: an unallocated number, the bare entry and exit path), Rhino "null call"
 //! (`syscall.getpid`), RightSpeed "simple I/O control request" (`syscall.ioctl`), Go! ORB
-//! "reject" (`syscall.reject`: a call refused by its argument check).
+//! "reject" (`syscall.reject`: a call refused by its argument check); beside Go!'s "sel2ref"
+//! (selector → object reference), the kernel's own handle → object step: `syscall.getfd`,
+//! `fcntl(fd, F_GETFD)` on an open descriptor (the descriptor table looked up, the flags read).
 //!
 //! **Timing model:** the sampler's loop around one call; nothing else.
 //! **Validation:** the returned value is right (for the refused calls, every call's error
@@ -172,6 +174,39 @@ impl Benchmark for Ioctl {
     }
 }
 
+/// `fcntl(fd, F_GETFD)` on an open descriptor: the kernel's handle → object step.
+pub struct Getfd;
+
+impl Benchmark for Getfd {
+    fn id(&self) -> &'static str {
+        "syscall.getfd"
+    }
+    fn about(&self) -> &'static str {
+        "handle -> object: fcntl(F_GETFD) on an open descriptor (the kernel's descriptor-table look-up)"
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        // A pipe end opened with close-on-exec: F_GETFD must find the descriptor and say so.
+        let (rd, _wr) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| NotMeasured::Failed(format!("pipe2: {e}")))?;
+        let fd = rd.as_fd();
+        let want = FdFlag::FD_CLOEXEC.bits();
+        let (mut wrong, mut calls) = (0u64, 0u64);
+        let samples = ctx.iter(|| {
+            calls += 1;
+            if fcntl(fd, FcntlArg::F_GETFD) != Ok(want) {
+                wrong += 1;
+            }
+        });
+        let median = quick_median(&samples);
+        let checks = vec![
+            Check::all_ok("every F_GETFD finds the descriptor and returns FD_CLOEXEC", wrong, calls),
+            ctx.enters_kernel_check(median),
+        ];
+        Ok(Measured::new(samples, checks))
+    }
+}
+
 /// `clock_gettime(CLOCK_MONOTONIC)`, answered in user space by the vDSO.
 pub struct VdsoClock;
 
@@ -216,6 +251,15 @@ mod tests {
             let filtered = sys::raw_errno::seccomp_mode() != Some(0);
             assert!(m.checks[0].ok == Some(true) || filtered, "{:?}", m.checks[0]);
             assert!(m.params.contains_key("nr"));
+        });
+    }
+
+    #[test]
+    fn getfd_finds_the_descriptor_every_time() {
+        with_ctx(0.05, |ctx| {
+            let m = Getfd.run(ctx, &Params::new()).expect("syscall.getfd runs");
+            assert_eq!(m.checks[0].ok, Some(true), "{:?}", m.checks[0]);
+            assert!(!m.samples.per_op_ns.is_empty());
         });
     }
 }

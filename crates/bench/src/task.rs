@@ -1,4 +1,4 @@
-//! `task.uclamp`: begin and end a task by changing the calling thread's utilisation clamp — the
+//! `task.uclamp` and its nearest `task.setattr`: begin and end a task by changing the calling thread's utilisation clamp — the
 //! per-task performance hint the kernel's frequency governor acts on, as RightSpeed's task
 //! calls told its driver what speed a task needed.
 //!
@@ -29,6 +29,20 @@
 //! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`; found at
 //! the start of `run` by a probe that changes nothing, and again by the first change it makes);
 //! each `op`'s row is then skipped with that reason and the run goes on.
+//!
+//! `task.setattr` is its nearest where clamps are missing: the same `sched_setattr` call on the
+//! same path (permission checks, the run-queue lock, dequeue, change, enqueue), changing the
+//! thread's **nice value** instead of its clamp — the other per-task hint of how much CPU a
+//! task should get (its fair-share weight), which any kernel has. Same `op`s: `begin` from the
+//! thread's own nice n₀ to task A's (n₀ − 5: "run this one first"), `end` from A back to n₀,
+//! `end_begin` from A to task B's (n₀ − 2); `flags` = `SCHED_FLAG_KEEP_POLICY` (the policy
+//! stays; the thread's reset-on-fork flag is kept). Near the bottom of the scale (n₀ < −15)
+//! the values go up instead (n₀ + 5, n₀ + 2). Same timing model, stages (`kernel`, `entry`) and
+//! checks, with `sched_getattr` reading back the nice value; a lower nice needs
+//! `CAP_SYS_NICE` or `RLIMIT_NICE`, without which the row is skipped saying so, and a thread
+//! under a real-time or deadline policy (no nice) is skipped too. It is not the clamp: a nice
+//! value weighs the task against others on its CPU; the clamp asks the frequency governor for
+//! a speed. The kernel's work differs in what is recomputed (load weight vs clamp buckets).
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use platform::timer::Timer;
@@ -76,6 +90,17 @@ impl Op {
             Op::EndBegin => (a, SchedAttr::clamp(current, TASK_B.0, TASK_B.1)),
         }
     }
+
+    /// As [`Op::plan`], for `task.setattr`: nice values instead of clamps.
+    fn plan_nice(self, current: &SchedAttr) -> (SchedAttr, SchedAttr) {
+        let (a, b) = nice_tasks(current.nice);
+        let (start, target) = match self {
+            Op::Begin => (current.nice, a),
+            Op::End => (a, current.nice),
+            Op::EndBegin => (a, b),
+        };
+        (nice_change(current, start), nice_change(current, target))
+    }
 }
 
 /// Why a refused clamp change means the row cannot be measured here (`Skipped`), or is a
@@ -94,34 +119,34 @@ fn refusal(e: &std::io::Error) -> NotMeasured {
 /// scale is refused before anything changes — with `EINVAL` by a kernel that has clamps, with
 /// `EOPNOTSUPP` by one without. `Err(reason)` only for the latter; anything else is left for
 /// the first real change to find out.
-fn probe_clamps(current: &SchedAttr) -> Result<(), String> {
+pub(crate) fn probe_clamps(current: &SchedAttr) -> Result<(), String> {
     let beyond = SchedAttr::clamp(current, 2 * sched::CAPACITY, 2 * sched::CAPACITY);
     match sched::setattr(&beyond) {
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Err(NO_UCLAMP.into()),
         Ok(()) => {
             // Not expected of any kernel; put the clamp back all the same.
-            drop(Restore { original: *current, changed: true });
+            drop(Restore { original: *current, changed: true, nice: false });
             Ok(())
         }
         Err(_) => Ok(()),
     }
 }
 
-/// Whether the attributes read back carry the clamp `expected`.
-fn reads_back(read: &SchedAttr, expected: (u32, u32)) -> bool {
-    read.clamp_values() == expected
-}
-
-/// Puts the thread's original clamp back when dropped (once a change has been made).
+/// Puts the thread's original clamp (or, for a nice change, its nice value) back when dropped
+/// (once a change has been made).
 struct Restore {
     original: SchedAttr,
     changed: bool,
+    nice: bool,
 }
 
 impl Restore {
     /// The change that restores the original clamp: the default is restored by a reset (no
-    /// request), anything else by asking for the same values.
+    /// request), anything else by asking for the same values; a nice value by asking for it.
     fn change(&self) -> SchedAttr {
+        if self.nice {
+            return nice_change(&self.original, self.original.nice);
+        }
         let (min, max) = self.original.clamp_values();
         if (min, max) == DEFAULT_CLAMP {
             SchedAttr::reset(&self.original)
@@ -136,6 +161,43 @@ impl Drop for Restore {
         if self.changed {
             let _ = sched::setattr(&self.change());
         }
+    }
+}
+
+/// `SCHED_FLAG_RESET_ON_FORK`: kept as the thread has it.
+const RESET_ON_FORK: u64 = 0x01;
+
+/// A change of the calling thread's nice value alone: its policy kept (`SCHED_FLAG_KEEP_POLICY`),
+/// no clamp flag, its reset-on-fork flag as it was.
+pub(crate) fn nice_change(current: &SchedAttr, nice: i32) -> SchedAttr {
+    SchedAttr {
+        size: sched::SCHED_ATTR_SIZE,
+        policy: current.policy,
+        flags: sched::SCHED_FLAG_KEEP_POLICY | (current.flags & RESET_ON_FORK),
+        nice,
+        ..SchedAttr::default()
+    }
+}
+
+/// Tasks A and B as nice values, for a thread at `n0`: below it (more CPU share), or above it
+/// near the bottom of the scale.
+pub(crate) fn nice_tasks(n0: i32) -> (i32, i32) {
+    if n0 >= -15 { (n0 - 5, n0 - 2) } else { (n0 + 5, n0 + 2) }
+}
+
+/// `SCHED_OTHER`, `SCHED_BATCH`, `SCHED_IDLE`: the policies with a nice value.
+pub(crate) fn fair_policy(policy: u32) -> bool {
+    matches!(policy as i32, libc::SCHED_OTHER | libc::SCHED_BATCH | libc::SCHED_IDLE)
+}
+
+/// Why a refused nice change means the row cannot be measured here (`Skipped`), or a failure.
+pub(crate) fn nice_refusal(e: &std::io::Error) -> NotMeasured {
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => NotMeasured::Skipped(format!(
+            "not permitted to lower the thread's nice value (needs CAP_SYS_NICE or RLIMIT_NICE): {e}"
+        )),
+        Some(libc::ENOSYS) => NotMeasured::Skipped("the kernel has no sched_setattr (Linux < 3.14)".into()),
+        _ => NotMeasured::Failed(format!("sched_setattr of the nice value: {e}")),
     }
 }
 
@@ -158,6 +220,112 @@ fn timed_change(timer: &Timer, target: &SchedAttr) -> (u64, u64, i64) {
     (t1.wrapping_sub(t0), t2.wrapping_sub(t1), rc)
 }
 
+/// What a row changes: the clamp (`task.uclamp`) or the nice value (`task.setattr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hint {
+    Clamp,
+    Nice,
+}
+
+impl Hint {
+    /// What a change leaves, as `sched_getattr` reads it back.
+    fn after(self, change: &SchedAttr) -> Vec<i64> {
+        match self {
+            Hint::Clamp => {
+                let (min, max) = change.expected_after();
+                vec![i64::from(min), i64::from(max)]
+            }
+            Hint::Nice => vec![i64::from(change.nice)],
+        }
+    }
+
+    /// What the thread's attributes `a` say of it.
+    fn read(self, a: &SchedAttr) -> Vec<i64> {
+        match self {
+            Hint::Clamp => vec![i64::from(a.util_min), i64::from(a.util_max)],
+            Hint::Nice => vec![i64::from(a.nice)],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Hint::Clamp => "clamp",
+            Hint::Nice => "nice value",
+        }
+    }
+}
+
+/// The calling thread's attributes, or why they cannot be read.
+fn current_attr() -> Result<SchedAttr, NotMeasured> {
+    sched::getattr().map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOSYS) => NotMeasured::Skipped("the kernel has no sched_getattr (Linux < 3.14)".into()),
+        _ => NotMeasured::Failed(format!("sched_getattr: {e}")),
+    })
+}
+
+/// Times `sched_setattr(target)` from `start` (set untimed before each), with a null call
+/// beside it; `restore` (whose first change, to `start`, has been made) puts the thread back.
+fn measure(ctx: &mut Ctx, hint: Hint, start: SchedAttr, target: SchedAttr, restore: Restore) -> Measured {
+    let timer = ctx.timer;
+    let original = restore.original;
+    let (start_v, target_v) = (hint.after(&start), hint.after(&target));
+    let (mut ops, mut failed, mut wrong) = (0u64, 0u64, 0u64);
+    let (mut entry_ns, mut kernel_ns) = (Vec::with_capacity(4096), Vec::with_capacity(4096));
+    let samples = {
+        let c = &*ctx;
+        c.iter_regions(|n| {
+            let mut s = Sums::default();
+            for _ in 0..n {
+                ops += 1;
+                let ready = sched::setattr(&start).is_ok() && sched::getattr().is_ok_and(|a| hint.read(&a) == start_v);
+                let (null, call, rc) = timed_change(&timer, &target);
+                s.null += null;
+                s.call += call;
+                failed += u64::from(rc != 0);
+                let done = sched::getattr().is_ok_and(|a| hint.read(&a) == target_v);
+                wrong += u64::from(!ready || !done);
+            }
+            let nf = n as f64;
+            entry_ns.push(timer.ticks_to_ns(s.null as f64 - crate::sampler::overhead_of(&timer, n)) / nf);
+            kernel_ns.push(timer.ticks_to_ns(s.call as f64 - s.null as f64) / nf);
+            crate::sampler::Timed::regions(s.call, n)
+        })
+    };
+    drop(restore);
+    let back = sched::getattr().map(|a| hint.read(&a));
+    let keep = samples.per_op_ns.len();
+    let tail = |v: Vec<f64>| v[v.len().saturating_sub(keep)..].to_vec();
+    let name = hint.name();
+    let checks = vec![
+        Check::all_ok("every sched_setattr succeeds", failed, ops),
+        Check::all_ok(
+            format!("sched_getattr reads back the {name} {start_v:?} before and {target_v:?} after each timed call"),
+            wrong,
+            ops,
+        ),
+        Check::new(
+            format!("the thread's original {name} is back afterwards"),
+            format!("{:?}", hint.read(&original)),
+            match &back {
+                Ok(v) => format!("{v:?}"),
+                Err(e) => format!("sched_getattr: {e}"),
+            },
+            back.as_ref().is_ok_and(|v| *v == hint.read(&original)),
+        ),
+    ];
+    let mut m = Measured::new(samples, checks);
+    m.breakdown = vec![("kernel".to_string(), tail(kernel_ns)), ("entry".to_string(), tail(entry_ns))];
+    // A clamp as [min, max]; a nice value as itself.
+    let param = |v: &[i64]| if v.len() == 1 { serde_json::json!(v[0]) } else { serde_json::json!(v) };
+    m.params.insert("from".into(), param(&start_v));
+    m.params.insert("to".into(), param(&target_v));
+    m.notes.push(
+        "kernel = sched_setattr minus a bare null system call (getppid) timed beside it in the same loop; entry = that null call"
+            .into(),
+    );
+    m
+}
+
 impl Benchmark for Uclamp {
     fn id(&self) -> &'static str {
         "task.uclamp"
@@ -170,72 +338,59 @@ impl Benchmark for Uclamp {
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let op = Op::parse(params)?;
-        let original = sched::getattr().map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOSYS) => NotMeasured::Skipped("the kernel has no sched_getattr (Linux < 3.14)".into()),
-            _ => NotMeasured::Failed(format!("sched_getattr: {e}")),
-        })?;
+        let original = current_attr()?;
         // Asked in `run`, not `available`, so that each `op` gets its own row saying why.
         probe_clamps(&original).map_err(NotMeasured::Skipped)?;
-        let mut restore = Restore { original, changed: false };
+        let mut restore = Restore { original, changed: false, nice: false };
         let (start, target) = op.plan(&original);
         // The first change tells whether the kernel has clamps at all.
         sched::setattr(&start).map_err(|e| refusal(&e))?;
         restore.changed = true;
+        Ok(measure(ctx, Hint::Clamp, start, target, restore))
+    }
+}
 
-        let timer = ctx.timer;
-        let (start_clamp, target_clamp) = (start.expected_after(), target.expected_after());
-        let (mut ops, mut failed, mut wrong) = (0u64, 0u64, 0u64);
-        let (mut entry_ns, mut kernel_ns) = (Vec::with_capacity(4096), Vec::with_capacity(4096));
-        let samples = {
-            let c = &*ctx;
-            c.iter_regions(|n| {
-                let mut s = Sums::default();
-                for _ in 0..n {
-                    ops += 1;
-                    let ready =
-                        sched::setattr(&start).is_ok() && sched::getattr().is_ok_and(|a| reads_back(&a, start_clamp));
-                    let (null, call, rc) = timed_change(&timer, &target);
-                    s.null += null;
-                    s.call += call;
-                    failed += u64::from(rc != 0);
-                    let done = sched::getattr().is_ok_and(|a| reads_back(&a, target_clamp));
-                    wrong += u64::from(!ready || !done);
-                }
-                let nf = n as f64;
-                entry_ns.push(timer.ticks_to_ns(s.null as f64 - crate::sampler::overhead_of(&timer, n)) / nf);
-                kernel_ns.push(timer.ticks_to_ns(s.call as f64 - s.null as f64) / nf);
-                crate::sampler::Timed::regions(s.call, n)
-            })
-        };
-        drop(restore);
-        let back = sched::getattr().map(|a| a.clamp_values());
-        let keep = samples.per_op_ns.len();
-        let tail = |v: Vec<f64>| v[v.len().saturating_sub(keep)..].to_vec();
-        let checks = vec![
-            Check::all_ok("every sched_setattr succeeds", failed, ops),
-            Check::all_ok(
-                format!("sched_getattr reads back {start_clamp:?} before and {target_clamp:?} after each timed call"),
-                wrong,
-                ops,
-            ),
-            Check::new(
-                "the thread's original clamp is back afterwards",
-                format!("{:?}", original.clamp_values()),
-                match &back {
-                    Ok(v) => format!("{v:?}"),
-                    Err(e) => format!("sched_getattr: {e}"),
-                },
-                back.as_ref().is_ok_and(|v| *v == original.clamp_values()),
-            ),
-        ];
-        let mut m = Measured::new(samples, checks);
-        m.breakdown = vec![("kernel".to_string(), tail(kernel_ns)), ("entry".to_string(), tail(entry_ns))];
-        m.params.insert("from".into(), serde_json::json!([start_clamp.0, start_clamp.1]));
-        m.params.insert("to".into(), serde_json::json!([target_clamp.0, target_clamp.1]));
-        m.notes.push(
-            "kernel = sched_setattr minus a bare null system call (getppid) timed beside it in the same loop; entry = that null call"
-                .into(),
-        );
+/// `sched_setattr` of the calling thread's nice value: `task.uclamp`'s nearest.
+pub struct Setattr;
+
+impl Benchmark for Setattr {
+    fn id(&self) -> &'static str {
+        "task.setattr"
+    }
+    fn about(&self) -> &'static str {
+        "begin/end a task: sched_setattr of the thread's nice value (task.uclamp's call and path without the clamp)"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        super::one_param("op", OPS.iter().copied())
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let op = Op::parse(params)?;
+        let original = current_attr()?;
+        if !fair_policy(original.policy) {
+            return Err(NotMeasured::Skipped(format!(
+                "the thread runs policy {} (real-time or deadline), which has no nice value",
+                original.policy
+            )));
+        }
+        // Whether the clamp row runs here, asked before anything changes (for the note).
+        let clamps = probe_clamps(&original);
+        let mut restore = Restore { original, changed: false, nice: true };
+        let (start, target) = op.plan_nice(&original);
+        // The first change tells whether this thread may lower its nice value.
+        sched::setattr(&start).map_err(|e| nice_refusal(&e))?;
+        restore.changed = true;
+        if let Err(e) = sched::setattr(&target) {
+            return Err(nice_refusal(&e));
+        }
+        let mut m = measure(ctx, Hint::Nice, start, target, restore);
+        m.notes.push(format!(
+            "nearest of task.uclamp ({}): the same sched_setattr call and path changing the nice value (the task's \
+             fair-share weight) instead of the utilisation clamp",
+            match clamps {
+                Ok(()) => "which runs here too, beside it".to_string(),
+                Err(why) => format!("skipped here: {why}"),
+            }
+        ));
         Ok(m)
     }
 }
@@ -265,9 +420,15 @@ mod tests {
     #[test]
     fn read_back_compares_the_clamp() {
         let read = SchedAttr { util_min: 512, util_max: 1024, ..SchedAttr::default() };
-        assert!(reads_back(&read, TASK_A));
-        assert!(!reads_back(&read, TASK_B));
-        assert!(!reads_back(&SchedAttr::default(), DEFAULT_CLAMP), "a kernel without clamps reads back 0, 0");
+        let clamp = |c: (u32, u32)| Hint::Clamp.after(&SchedAttr::clamp(&read, c.0, c.1));
+        assert_eq!(Hint::Clamp.read(&read), clamp(TASK_A));
+        assert_ne!(Hint::Clamp.read(&read), clamp(TASK_B));
+        assert_ne!(
+            Hint::Clamp.read(&SchedAttr::default()),
+            Hint::Clamp.after(&SchedAttr::reset(&read)),
+            "a kernel without clamps reads back 0, 0"
+        );
+        assert_eq!(Hint::Nice.read(&SchedAttr { nice: -5, ..read }), Hint::Nice.after(&nice_change(&read, -5)));
     }
 
     #[test]
@@ -276,7 +437,7 @@ mod tests {
         let verdict = probe_clamps(&before);
         assert_eq!(sched::getattr().expect("sched_getattr"), before, "the probe changes nothing");
         let change = sched::setattr(&SchedAttr::clamp(&before, TASK_A.0, TASK_A.1));
-        drop(Restore { original: before, changed: change.is_ok() });
+        drop(Restore { original: before, changed: change.is_ok(), nice: false });
         match (verdict, change) {
             (Ok(()), Ok(())) => {}
             (Err(why), Err(e)) => {
@@ -321,5 +482,57 @@ mod tests {
         let after = sched::getattr().expect("sched_getattr");
         assert_eq!(after.clamp_values(), before.clamp_values());
         assert_eq!((after.policy, after.nice), (before.policy, before.nice));
+    }
+
+    #[test]
+    fn every_timed_nice_change_changes_the_nice_value_and_nothing_else() {
+        for n0 in [-20, -16, -15, 0, 5, 19] {
+            let current = SchedAttr { size: 56, policy: 3, flags: 1, nice: n0, ..SchedAttr::default() };
+            let (a, b) = nice_tasks(n0);
+            assert!((-20..=19).contains(&a) && (-20..=19).contains(&b) && a != b && a != n0 && b != n0, "{n0}");
+            for op in [Op::Begin, Op::End, Op::EndBegin] {
+                let (start, target) = op.plan_nice(&current);
+                assert_ne!(start.nice, target.nice, "{op:?} at {n0}");
+                for c in [start, target] {
+                    assert_eq!(
+                        (c.policy, c.flags),
+                        (3, sched::SCHED_FLAG_KEEP_POLICY | 1),
+                        "policy and reset-on-fork kept"
+                    );
+                    assert_eq!((c.util_min, c.util_max, c.priority), (0, 0, 0), "no clamp, no priority");
+                }
+            }
+            assert_eq!(Op::Begin.plan_nice(&current).0.nice, n0, "begin starts from the thread's own");
+            assert_eq!(Op::End.plan_nice(&current).1.nice, n0, "end returns to it");
+        }
+        assert!(fair_policy(libc::SCHED_OTHER as u32) && !fair_policy(libc::SCHED_FIFO as u32));
+    }
+
+    #[test]
+    fn each_nice_op_is_measured_and_the_thread_is_left_as_found() {
+        let before = sched::getattr().expect("sched_getattr");
+        crate::testing::with_ctx(0.03, |ctx| {
+            for p in Setattr.variants(ctx) {
+                match Setattr.run(ctx, &p) {
+                    Ok(m) => {
+                        for c in &m.checks {
+                            assert_eq!(c.ok, Some(true), "{p:?}: {c:?}");
+                        }
+                        let tick = ctx.timer.ticks_to_ns(1.0);
+                        let (k, e) = (&m.breakdown[0].1, &m.breakdown[1].1);
+                        for ((t, k), e) in m.samples.per_op_ns.iter().zip(k).zip(e) {
+                            assert!((t - (k + e)).abs() <= tick + 1e-6, "kernel + entry = total: {t} vs {k} + {e}");
+                        }
+                    }
+                    Err(NotMeasured::Skipped(why)) => assert!(why.contains("nice"), "{p:?}: {why}"),
+                    Err(e) => panic!("{p:?}: {e:?}"),
+                }
+            }
+        });
+        let after = sched::getattr().expect("sched_getattr");
+        assert_eq!(
+            (after.policy, after.nice, after.clamp_values()),
+            (before.policy, before.nice, before.clamp_values())
+        );
     }
 }
