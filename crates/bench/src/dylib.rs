@@ -47,7 +47,8 @@ static PROBE_SO: &[u8] = include_bytes!(env!("OSPRIM_PROBE_SO"));
 static INIT_SO: &[u8] = include_bytes!(env!("OSPRIM_INIT_SO"));
 
 /// Sizes of the two files the initialising library reads.
-const INIT_FILES: [(&str, usize); 2] = [("task-groups-system", 512), ("task-groups-app", 256)];
+const INIT_FILES: [(&str, usize); 2] =
+    [("task-groups-system", crate::fs::GROUP_FILES[0].0), ("task-groups-app", crate::fs::GROUP_FILES[1].0)];
 
 /// `dlopen` alone.
 pub struct Dlopen;

@@ -42,7 +42,7 @@ fn prepare(ctx: &Ctx) -> Result<CString, NotMeasured> {
 
 /// RightSpeed's two task-type group files as osprim models them: (`bytes`, which file). The
 /// sizes are those of the files `lib.dlopen.init` writes for its initialising library
-/// (`INIT_FILES` in `dylib.rs`: system 512, per application 256).
+/// (system 512, per application 256; `lib.dlopen.init` writes its files at these sizes).
 pub const GROUP_FILES: [(usize, &str); 2] = [(512, "system"), (256, "per_app")];
 
 /// The content of an `fs.open_read_close` file of `bytes` bytes: every byte known, not all alike.

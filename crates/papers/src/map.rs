@@ -80,6 +80,8 @@ pub struct Fallback {
     pub why: &'static str,
     /// How `then` is named beside `first` when both were measured (empty: not shown).
     pub beside: &'static str,
+    /// A part of the paper's operation neither result includes (empty when none is).
+    pub missing: &'static str,
 }
 
 /// One size result, `nearest:` with why: section `$section` (`text`, `data` or `bss`) of `$id`
@@ -295,6 +297,7 @@ fn rightspeed(op: &str, variant: &str) -> Target {
             then: Want { id: "task.setattr", params: first, stage: kernel },
             why: NICE_WHY,
             beside: "",
+            missing: "",
         })
     };
     match op {
@@ -309,6 +312,7 @@ fn rightspeed(op: &str, variant: &str) -> Target {
             then: Want::total("interpose.ui", &[("hint", "nice")]),
             why: NICE_WHY,
             beside: "",
+            missing: "evaluating the message type (RightSpeed's own classification, 1.013 µs then)",
         }),
         "Evaluate message type" => NotApplicable("RightSpeed's own user-level classification of a window message"),
         "Simple I/O control request" => Bench("syscall.ioctl"),
@@ -360,6 +364,7 @@ fn vmmc(f: &Figure) -> Target {
             then: Want { id: "notify.signal", params: TIMER, stage: Some("interrupt_signal") },
             why: COMBINED_WHY,
             beside: "",
+            missing: "",
         }),
         ("Linux", "handler to user-level handler via signal") => stage("signal"),
         ("Linux", "return to interrupted process") => stage("return"),
@@ -411,6 +416,7 @@ macro_rules! domain_row {
             then: Want::total($id, &[$(($k, $v),)* ("rights", "mprotect")]),
             why: KERNEL_RIGHTS,
             beside: "rights switched by the kernel",
+            missing: "",
         })
     };
 }

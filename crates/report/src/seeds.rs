@@ -645,6 +645,9 @@ fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Un
 /// (labelled, with why); with both measured, the nearest's figure is shown beside.
 fn fallback(run: &RunFile, fb: seeds::Fallback, row: &mut SeedRow) -> Option<(Unit, Today)> {
     name_today(row, &fb.first);
+    if !fb.missing.is_empty() {
+        row.caveat = Some(format!("today's figure leaves out {}, which has no Linux counterpart", fb.missing));
+    }
     if let Lookup::Found(r, t) = lookup(run, fb.first) {
         if !fb.beside.is_empty()
             && let Lookup::Found(_, n) = lookup(run, fb.then)
