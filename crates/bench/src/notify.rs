@@ -36,7 +36,11 @@
 //! handler → the user handler's entry: "driver handler → user handler via signal"). The rows
 //! are then interrupt / signal / handler / return, adding up to the total, from one
 //! measurement. Unmatched notifications are left out of the samples; the match rate is a
-//! check. Where tracefs cannot be used, deliver stays one stage and a note says why.
+//! check. Where tracefs cannot be used (not mounted, or not accessible: [`tracefs::find`]
+//! looks for its `trace_clock` and `instances`), the two are one stage,
+//! **interrupt_signal** ([`COMBINED_STAGE`]: expiry → the user handler's first instruction),
+//! and a note says why: the rows are then interrupt_signal / handler / return, still adding
+//! up to the total. (`source=async_io` has no interrupt: its first stage is **deliver**.)
 //!
 //! **NT's "interrupt → DPC".** Linux queues no deferred work on this path: the POSIX timer's
 //! hrtimer expires in hard-interrupt context and `posix_timer_fn` queues the signal there,
@@ -102,6 +106,9 @@ const EVENTS: [&str; 5] = [
     "signal/signal_generate",
     "signal/signal_deliver",
 ];
+/// The timer's one delivery stage where tracefs cannot be read: expiry → the user handler's
+/// first instruction, the kernel's interrupt and signal stages together.
+pub const COMBINED_STAGE: &str = "interrupt_signal";
 /// The share of notifications that must match a trace event.
 const MIN_MATCH_RATE: f64 = 0.9;
 
@@ -778,16 +785,19 @@ fn measured(
             Some(match_events(kept, &evs, slack))
         }
         (Err(why), Source::Timer) => {
-            notes.push(format!("deliver is one stage: kernel tracepoints are not readable ({why})"));
+            notes.push(format!(
+                "{COMBINED_STAGE} is one stage (timer expiry → the user handler's first instruction: VMMC's interrupt → driver handler and driver handler → user handler via signal together): kernel tracepoints are not readable ({why})"
+            ));
             None
         }
         _ => None,
     };
     let mut samples = Vec::with_capacity(kept.len());
-    let names: &[&str] = if matches.is_some() {
-        &["interrupt", "signal", "handler", "return"]
-    } else {
-        &["deliver", "handler", "return"]
+    let names: &[&str] = match (&matches, f.source) {
+        (Some(_), _) => &["interrupt", "signal", "handler", "return"],
+        // The timer's expiry → the user handler's entry, with no kernel boundary inside.
+        (None, Source::Timer) => &[COMBINED_STAGE, "handler", "return"],
+        (None, Source::AsyncIo(_)) => &["deliver", "handler", "return"],
     };
     let mut parts: Vec<Vec<f64>> = vec![Vec::with_capacity(kept.len()); names.len()];
     let mut extra: [Vec<f64>; 6] = Default::default();
@@ -1148,6 +1158,8 @@ mod tests {
                 if p.get("source").and_then(|v| v.as_str()) == Some("timer") && traced {
                     assert_eq!(names, ["interrupt", "signal", "handler", "return"]);
                     assert_eq!(m.observed.get("trace_clock").and_then(|v| v.as_str()), Some("x86-tsc"));
+                } else if p.get("source").and_then(|v| v.as_str()) == Some("timer") {
+                    assert_eq!(names, [COMBINED_STAGE, "handler", "return"], "{p:?}");
                 } else {
                     assert_eq!(names, ["deliver", "handler", "return"], "{p:?}");
                 }
@@ -1158,14 +1170,15 @@ mod tests {
     }
 
     #[test]
-    fn without_tracefs_the_timer_still_runs_with_one_deliver_stage() {
+    fn without_tracefs_the_timer_still_runs_with_one_combined_stage() {
         let _s = serial();
         with_ctx(0.03, |ctx| {
             let faults = Faults { trace_root: Some("/nonexistent/osprim-tracefs"), ..Faults::default() };
             let m = run_source(ctx, Source::Timer, faults).expect("runs without tracefs");
             let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
-            assert_eq!(names, ["deliver", "handler", "return"]);
+            assert_eq!(names, ["interrupt_signal", "handler", "return"]);
             assert!(m.notes.iter().any(|n| n.contains("not mounted at /nonexistent/osprim-tracefs")), "{:?}", m.notes);
+            assert!(m.notes.iter().any(|n| n.starts_with("interrupt_signal is one stage")), "{:?}", m.notes);
             assert_all_ok(&m, "timer without tracefs");
             assert_parts_add_up(&m);
         });
