@@ -234,14 +234,7 @@ pub fn stages_of(r: &Record, rate: f64, rx: RxStamp) -> (Vec<i64>, i64) {
 
 /// Whether the stamps are in order: event ≤ transmit ≤ receive ≤ wake-up ≤ handler end ≤ back.
 pub fn in_order(r: &Record, rate: f64) -> bool {
-    let seq = [
-        r.event,
-        realtime_to_ticks(r, r.k_tx, rate),
-        realtime_to_ticks(r, r.k_rx, rate),
-        r.wake,
-        r.done,
-        r.back,
-    ];
+    let seq = [r.event, realtime_to_ticks(r, r.k_tx, rate), realtime_to_ticks(r, r.k_rx, rate), r.wake, r.done, r.back];
     r.k_tx != 0 && r.k_rx != 0 && seq.windows(2).all(|w| w[1].wrapping_sub(w[0]) as i64 >= 0)
 }
 
@@ -350,11 +343,14 @@ impl Sockets {
     }
 }
 
-/// One received packet: its number and receive stamp (0: none).
-fn receive(rx: &UdpSocket, flags: MsgFlags, cmsg: &mut Vec<u8>) -> nix::Result<(u64, u64)> {
+/// One received packet: its number, its receive stamp (0: none) and `now()` read first thing
+/// after `recvmsg` returned (before the control messages are parsed).
+fn receive(rx: &UdpSocket, flags: MsgFlags, cmsg: &mut [u8], now: impl Fn() -> u64) -> nix::Result<(u64, u64, u64)> {
     let mut buf = [0u8; 8];
     let mut iov = [IoSliceMut::new(&mut buf)];
-    let msg = recvmsg::<()>(rx.as_raw_fd(), &mut iov, Some(cmsg), flags)?;
+    let r = recvmsg::<()>(rx.as_raw_fd(), &mut iov, Some(cmsg), flags);
+    let t = now();
+    let msg = r?;
     let mut stamp = 0;
     if let Ok(cmsgs) = msg.cmsgs() {
         for c in cmsgs {
@@ -363,16 +359,15 @@ fn receive(rx: &UdpSocket, flags: MsgFlags, cmsg: &mut Vec<u8>) -> nix::Result<(
             }
         }
     }
-    let n = msg.bytes;
-    if n != 8 {
+    if msg.bytes != 8 {
         return Err(nix::errno::Errno::EIO);
     }
-    Ok((u64::from_ne_bytes(buf), stamp))
+    Ok((u64::from_ne_bytes(buf), stamp, t))
 }
 
 /// The next transmit stamp on `tx`'s error queue: (realtime ns, `OPT_ID`), or `None` when the
 /// queue is empty.
-fn transmit_stamp(tx: &UdpSocket, cmsg: &mut Vec<u8>) -> nix::Result<Option<(u64, Option<u32>)>> {
+fn transmit_stamp(tx: &UdpSocket, cmsg: &mut [u8]) -> nix::Result<Option<(u64, Option<u32>)>> {
     let mut buf = [0u8; 64];
     let mut iov = [IoSliceMut::new(&mut buf)];
     let msg = match recvmsg::<()>(tx.as_raw_fd(), &mut iov, Some(cmsg), MsgFlags::MSG_ERRQUEUE | MsgFlags::MSG_DONTWAIT)
@@ -402,14 +397,14 @@ struct Probe {
 }
 
 /// Sends probe packets, each left queued for [`PROBE_AGE`], until one carries a receive stamp.
-fn probe(s: &Sockets, cmsg: &mut Vec<u8>) -> Result<Probe, NotMeasured> {
+fn probe(s: &Sockets, cmsg: &mut [u8]) -> Result<Probe, NotMeasured> {
     let failed = |what: &str, e: &dyn std::fmt::Display| NotMeasured::Failed(format!("probe {what}: {e}"));
     let mut p = Probe { sent: 0, age_ns: None, tx_stamped: false };
     for _ in 0..PROBES {
         s.tx.send(&0u64.to_ne_bytes()).map_err(|e| failed("send", &e))?;
         p.sent += 1;
         std::thread::sleep(PROBE_AGE);
-        let (_, stamp) = receive(&s.rx, MsgFlags::MSG_DONTWAIT, cmsg).map_err(|e| failed("recvmsg", &e))?;
+        let (_, stamp, _) = receive(&s.rx, MsgFlags::MSG_DONTWAIT, cmsg, || 0).map_err(|e| failed("recvmsg", &e))?;
         let now = clock_ns(nix::time::ClockId::CLOCK_REALTIME);
         while let Some((k, _)) = transmit_stamp(&s.tx, cmsg).map_err(|e| failed("error queue", &e))? {
             p.tx_stamped |= k != 0;
@@ -457,33 +452,19 @@ fn receiver(sh: &Shared, rx: &UdpSocket, cpu_r: usize, timer: Timer) -> Received
     let before = Switches::now();
     let mut expected = 0u64;
     loop {
-        let mut buf = [0u8; 8];
-        let mut iov = [IoSliceMut::new(&mut buf)];
-        let r = recvmsg::<()>(rx.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty());
-        let wake = timer.stop();
-        let msg = match r {
-            Ok(m) => m,
+        let (seq, stamp, wake) = match receive(rx, MsgFlags::empty(), &mut cmsg, || timer.stop()) {
+            Ok(r) => r,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => {
                 out.error = Some(format!("recvmsg: {e}"));
                 break;
             }
         };
-        let mut stamp = 0;
-        if let Ok(cmsgs) = msg.cmsgs() {
-            for c in cmsgs {
-                if let ControlMessageOwned::ScmTimestampsns(t) = c {
-                    stamp = ts_ns(&t.system);
-                }
-            }
-        }
-        let n = msg.bytes;
-        let seq = u64::from_ne_bytes(buf);
-        if n == 8 && seq == STOP {
+        if seq == STOP {
             break;
         }
-        if n != 8 || seq != expected {
-            out.error = Some(format!("packet {expected} expected, got {n} bytes numbered {seq}"));
+        if seq != expected {
+            out.error = Some(format!("packet {expected} expected, got packet {seq}"));
             break;
         }
         expected += 1;
@@ -680,7 +661,8 @@ fn run_round(ctx: &mut Ctx) -> Result<Measured, NotMeasured> {
         let Ok(recv) = recv else {
             return (Received { error: Some("start the receiver thread".into()), ..Received::default() }, None);
         };
-        let send = std::thread::Builder::new().name("osprim-sirq-s".into()).spawn_scoped(scope, move || sender(sh, s, plan));
+        let send =
+            std::thread::Builder::new().name("osprim-sirq-s".into()).spawn_scoped(scope, move || sender(sh, s, plan));
         let sent = match send {
             Ok(t) => t.join().unwrap_or_else(|_| Sent { error: Some("the sender panicked".into()), ..Sent::default() }),
             Err(e) => Sent { error: Some(format!("start the sender thread: {e}")), ..Sent::default() },
@@ -778,14 +760,17 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
             p.push(ns(*v));
         }
         samples.push(ns(total));
-        enqueue.push(r.k_rx as f64 - r.k_tx as f64);
+        // In integer nanoseconds first: realtime does not fit a double to the nanosecond.
+        enqueue.push(r.k_rx.wrapping_sub(r.k_tx) as i64 as f64);
     }
     let n = kept.len() as u64;
     let mut checks = vec![
         Check::new(
             "a probe packet left queued was read with a receive stamp at least as old (taken on the way in, not by recvmsg)",
             format!("≥ {} µs", PROBE_AGE.as_micros()),
-            f.probe.age_ns.map_or("no stamp".into(), |a| format!("{:.0} µs after {} probe(s)", a as f64 / 1e3, f.probe.sent)),
+            f.probe
+                .age_ns
+                .map_or("no stamp".into(), |a| format!("{:.0} µs after {} probe(s)", a as f64 / 1e3, f.probe.sent)),
             f.probe.age_ns.is_some_and(|a| a >= PROBE_AGE.as_nanos() as i64),
         ),
         Check::new(
@@ -801,7 +786,11 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
             unordered,
             samples.len() as u64,
         ),
-        Check::all_ok("the stages are non-negative and add up to the total (per packet, in ticks)", unsound, samples.len() as u64),
+        Check::all_ok(
+            "the stages are non-negative and add up to the total (per packet, in ticks)",
+            unsound,
+            samples.len() as u64,
+        ),
     ];
     let preempted_share = 1.0 - not_preempted as f64 / (n - missing).max(1) as f64;
     checks.push(Check::new(
@@ -817,11 +806,7 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
         f.received.voluntary.to_string(),
         f.received.voluntary >= packets,
     ));
-    checks.push(Check::all_ok(
-        "the receiver was asleep (S in /proc) before each packet",
-        f.sent.not_asleep,
-        packets,
-    ));
+    checks.push(Check::all_ok("the receiver was asleep (S in /proc) before each packet", f.sent.not_asleep, packets));
     checks.push(match f.net_rx {
         Some(d) => Check::new(
             "the NET_RX softirq ran on the CPU at least once per packet (/proc/softirqs)",
@@ -829,7 +814,9 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
             d.to_string(),
             d >= packets,
         ),
-        None => Check::impossible("the NET_RX softirq ran on the CPU at least once per packet", "/proc/softirqs unreadable"),
+        None => {
+            Check::impossible("the NET_RX softirq ran on the CPU at least once per packet", "/proc/softirqs unreadable")
+        }
     });
     checks.push(Check::new(
         "CLOCK_REALTIME was not stepped during the round (its offset from CLOCK_MONOTONIC)",
@@ -913,7 +900,9 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
         notes.push("over 1 % of packets found the sender switched out more than once (another task on the CPU): a busy CPU, and the slow tail".into());
     }
     if f.virtualized {
-        notes.push("on a virtual machine the clock reads and the scheduler's switches include the hypervisor's share".into());
+        notes.push(
+            "on a virtual machine the clock reads and the scheduler's switches include the hypervisor's share".into(),
+        );
     }
     let stop = if f.sent.interrupted {
         StopReason::Interrupted
