@@ -73,12 +73,13 @@
 //! blocks without a timeout, so that no timer is on its path), after the sender has been
 //! joined; every wait of the sender has a deadline; Ctrl-C ends the round at the next packet.
 
+use super::notify::{Pace, clock_ns, clock_pair_on, median, one_per_sample};
 use super::pingpong::Placement;
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
-use crate::sampler::{Samples, StopReason};
 use nix::sys::socket::{
     ControlMessageOwned, MsgFlags, TimestampingFlag, UnknownCmsg, recvmsg, setsockopt, sockopt::Timestamping,
 };
+use nix::time::ClockId;
 use platform::timer::Timer;
 use std::io::IoSliceMut;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -253,33 +254,13 @@ fn ts_ns(t: &nix::sys::time::TimeSpec) -> u64 {
     (t.tv_sec() as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec() as u64)
 }
 
-fn clock_ns(id: nix::time::ClockId) -> u64 {
-    nix::time::clock_gettime(id).map(|t| ts_ns(&t)).unwrap_or(0)
-}
-
-/// A (`CLOCK_REALTIME` ns, counter, span) triple: the counter halfway through the clock read,
-/// the tightest of three.
-fn realtime_pair(timer: &Timer) -> (u64, u64, u64) {
-    let mut best = (u64::MAX, 0, 0);
-    for _ in 0..3 {
-        let a = timer.start();
-        let ns = clock_ns(nix::time::ClockId::CLOCK_REALTIME);
-        let b = timer.stop();
-        let gap = b.wrapping_sub(a);
-        if gap < best.0 {
-            best = (gap, ns, a + gap / 2);
-        }
-    }
-    (best.1, best.2, best.0)
-}
-
 /// `CLOCK_REALTIME − CLOCK_MONOTONIC` (ns): changes only when the wall clock is stepped.
 fn realtime_offset() -> i64 {
     let mut best = (u64::MAX, 0i64);
     for _ in 0..3 {
-        let a = clock_ns(nix::time::ClockId::CLOCK_MONOTONIC);
-        let r = clock_ns(nix::time::ClockId::CLOCK_REALTIME);
-        let b = clock_ns(nix::time::ClockId::CLOCK_MONOTONIC);
+        let a = clock_ns(ClockId::CLOCK_MONOTONIC);
+        let r = clock_ns(ClockId::CLOCK_REALTIME);
+        let b = clock_ns(ClockId::CLOCK_MONOTONIC);
         if b.wrapping_sub(a) < best.0 {
             best = (b.wrapping_sub(a), r as i64 - (a + (b - a) / 2) as i64);
         }
@@ -308,12 +289,6 @@ fn ksoftirqd_runs(cpu: usize) -> Option<u64> {
         status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
     };
     Some(field("voluntary_ctxt_switches:")? + field("nonvoluntary_ctxt_switches:")?)
-}
-
-/// A thread's scheduler state letter from `/proc/self/task/<tid>/stat` (`S`: sleeping).
-fn thread_state(tid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 /// The sockets of a round.
@@ -405,7 +380,7 @@ fn probe(s: &Sockets, cmsg: &mut [u8]) -> Result<Probe, NotMeasured> {
         p.sent += 1;
         std::thread::sleep(PROBE_AGE);
         let (_, stamp, _) = receive(&s.rx, MsgFlags::MSG_DONTWAIT, cmsg, || 0).map_err(|e| failed("recvmsg", &e))?;
-        let now = clock_ns(nix::time::ClockId::CLOCK_REALTIME);
+        let now = clock_ns(ClockId::CLOCK_REALTIME);
         while let Some((k, _)) = transmit_stamp(&s.tx, cmsg).map_err(|e| failed("error queue", &e))? {
             p.tx_stamped |= k != 0;
         }
@@ -528,21 +503,17 @@ fn sender(sh: &Shared, s: &Sockets, plan: &Plan) -> Sent {
     };
     let timer = plan.timer;
     let mut cmsg = nix::cmsg_space!(nix::sys::socket::Timestamps, libc::sock_extended_err, libc::sockaddr_in);
-    let began = Instant::now();
-    let cap = (plan.budget.as_secs_f64() / SPACING.as_secs_f64()) as usize + WARMUP + 8;
-    out.records.reserve_exact(cap);
+    let pace = Pace::new(plan.budget, SPACING, WARMUP, plan.interrupt, &sh.stop);
+    out.records.reserve_exact(pace.cap);
     loop {
         let k = out.records.len();
-        if plan.interrupt.load(Relaxed) {
-            out.interrupted = true;
-            break;
-        }
-        if sh.stop.load(Acquire) || (k >= WARMUP && began.elapsed() >= plan.budget) || k >= cap {
+        if let Some(interrupted) = pace.end(k) {
+            out.interrupted = interrupted;
             break;
         }
         std::thread::sleep(SPACING);
         let t = Instant::now();
-        while thread_state(tid) != Some('S') {
+        while super::lock::thread_state(tid) != Some('S') {
             if Instant::now() > deadline_of(t) {
                 out.not_asleep += 1;
                 break;
@@ -550,7 +521,7 @@ fn sender(sh: &Shared, s: &Sockets, plan: &Plan) -> Sent {
             std::thread::sleep(Duration::from_micros(50));
         }
         let seen = sh.count.load(Acquire);
-        let (pair_ns, pair_ticks, pair_span) = realtime_pair(&timer);
+        let (pair_ns, pair_ticks, pair_span) = clock_pair_on(&timer, ClockId::CLOCK_REALTIME);
         let before = Switches::now().involuntary;
         let event = timer.start();
         let r = s.tx.send(&(k as u64).to_ne_bytes());
@@ -696,14 +667,6 @@ fn run_round(ctx: &mut Ctx) -> Result<Measured, NotMeasured> {
         virtualized: ctx.virtualized,
     };
     measured(round)
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(stats::median(&v))
 }
 
 /// The counter's rate against `CLOCK_REALTIME` over the round (ticks per ns), from the first
@@ -855,11 +818,11 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
         }
         .into(),
     );
-    if let Some(m) = median(enqueue) {
+    if let Some(m) = median(&mut enqueue) {
         observed.insert("driver_to_enqueue_ns".into(), serde_json::json!(m));
     }
     observed.insert("counter_ticks_per_realtime_ns".into(), serde_json::json!(rate));
-    if let Some(m) = median(kept.iter().map(|r| ns(r.pair_span as i64)).collect()) {
+    if let Some(m) = median(&mut kept.iter().map(|r| ns(r.pair_span as i64)).collect::<Vec<_>>()) {
         observed.insert("clock_pair_span_ns".into(), serde_json::json!(m));
     }
     observed.insert("packets".into(), packets.into());
@@ -904,23 +867,11 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
             "on a virtual machine the clock reads and the scheduler's switches include the hypervisor's share".into(),
         );
     }
-    let stop = if f.sent.interrupted {
-        StopReason::Interrupted
-    } else if f.sent.error.is_some() || f.received.error.is_some() {
-        StopReason::Aborted
-    } else {
-        StopReason::BudgetSpent
-    };
-    if samples.is_empty() && stop != StopReason::Interrupted {
+    if samples.is_empty() && !f.sent.interrupted {
         return Err(NotMeasured::Failed("no packet had both stamps and preempted the sender".into()));
     }
-    let samples = Samples {
-        per_op_ns: samples,
-        iterations_per_sample: 1,
-        warmup_iterations: WARMUP as u64,
-        stop: Some(stop),
-        ..Samples::default()
-    };
+    let aborted = f.sent.error.is_some() || f.received.error.is_some();
+    let samples = one_per_sample(samples, WARMUP, f.sent.interrupted, aborted);
     let mut m = Measured::new(samples, checks);
     m.breakdown = names.iter().zip(parts).map(|(n, v)| (n.to_string(), v)).collect();
     m.notes = notes;
@@ -932,6 +883,7 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notify::kit::{run_variants, threads_named};
     use crate::testing::{serial, with_ctx};
 
     fn rec(event: u64, k_tx: u64, k_rx: u64, wake: u64, done: u64, back: u64) -> Record {
@@ -992,35 +944,11 @@ mod tests {
         assert_eq!(tx_stamp_id(&UnknownCmsg { cmsg_header: h, data_bytes: other }), None);
     }
 
-    fn sirq_threads() -> usize {
-        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
-        tasks
-            .flatten()
-            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("osprim-sirq")))
-            .count()
-    }
-
     #[test]
     fn a_round_measures_its_stages_passes_its_checks_and_leaves_no_thread() {
         let _s = serial();
         with_ctx(0.1, |ctx| {
-            for p in SoftirqNotify.variants(ctx) {
-                let m = match SoftirqNotify.run(ctx, &p) {
-                    Ok(m) => m,
-                    Err(NotMeasured::Skipped(why)) => {
-                        eprintln!("skipped: {why}");
-                        return;
-                    }
-                    Err(e) => panic!("{e:?}"),
-                };
-                assert!(m.samples.per_op_ns.len() >= 20, "{} samples", m.samples.per_op_ns.len());
-                for c in &m.checks {
-                    assert_ne!(c.ok, Some(false), "{c:?}");
-                }
-                for (i, total) in m.samples.per_op_ns.iter().enumerate() {
-                    let sum: f64 = m.breakdown.iter().map(|(_, v)| v[i]).sum();
-                    assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "sample {i}: {sum} vs {total}");
-                }
+            for (_, m) in run_variants(ctx, &SoftirqNotify, 10) {
                 let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
                 let setting = std::fs::read_to_string("/proc/sys/net/core/netdev_tstamp_prequeue").ok();
                 assert_eq!(names, RxStamp::from_setting(setting.as_deref()).stages());
@@ -1028,10 +956,10 @@ mod tests {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(2);
-        while sirq_threads() > 0 && Instant::now() < deadline {
+        while threads_named("osprim-sirq") > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        assert_eq!(sirq_threads(), 0);
+        assert_eq!(threads_named("osprim-sirq"), 0);
     }
 
     #[test]
