@@ -41,7 +41,15 @@
 //! - prequeue 1 (or unknown): the softirq's start is not observable, so those two are one
 //!   stage, **driver_to_wakeup** ([`MERGED_STAGE`]); where the packet was queued is
 //!   `observed.driver_to_enqueue_ns` (median).
-//! - **handler**: the receiver's wake-up stamp → its last stamp before `recvmsg` again.
+//!
+//! Where the receiver gets the CPU depends on the kernel's preemption model: without kernel
+//! preemption (`preempt=none`/`voluntary`, as on the development machine) the softirq's wake-up
+//! only marks the sender for rescheduling, and the switch happens when the sender's `send`
+//! returns to user mode, so the wake-up stage also holds the rest of the sender's `send`; with
+//! full preemption the switch comes as the softirq ends (`local_bh_enable`), and that rest of
+//! `send` falls in **return** instead. The totals compare either way.
+//! - **handler**: the receiver's wake-up stamp → its last stamp before `recvmsg` again (it
+//!   reads the packet's number and stamp from the message).
 //! - **return**: → the interrupted sender's first instruction (the receiver enters `recvmsg`
 //!   and blocks, the scheduler switches back, the rest of the sender's `send` returns).
 //!
@@ -68,6 +76,10 @@
 //! `NET_RX` softirq ran on the CPU at least once per packet (`/proc/softirqs`); both threads
 //! ended on the CPU. Where the softirq ran is in `observed.ksoftirqd_runs_per_packet` (0: in
 //! the sender's context, when bottom halves were enabled again).
+//!
+//! **A busy CPU.** A `SCHED_IDLE` sender yields to every runnable task, so where other work
+//! shares the CPU it runs before the sender gets the CPU back: the slow tail is in **return**
+//! (osprim's busy-CPU probe flags the row).
 //!
 //! **Clean-up.** The receiver is always ended by a stop packet sent from a third socket (it
 //! blocks without a timeout, so that no timer is on its path), after the sender has been
@@ -955,6 +967,41 @@ mod tests {
                 assert!(m.observed.contains_key("netdev_tstamp_prequeue"));
             }
         });
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while threads_named("osprim-sirq") > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(threads_named("osprim-sirq"), 0);
+    }
+
+    #[test]
+    fn an_interruption_ends_the_round_with_its_samples_and_leaves_no_thread() {
+        let _s = serial();
+        let allowed = cpu::allowed_cpus();
+        cpu::pin_current_thread(allowed[0]).expect("pin");
+        let (timer, info) = platform::timer::detect();
+        let scratch = tempfile::tempdir().expect("scratch");
+        let interrupt = AtomicBool::new(false);
+        // A budget far beyond the interruption: the round ends because of it.
+        let cfg = crate::sampler::SamplerConfig { budget_s: 30.0, ..crate::sampler::SamplerConfig::quick() };
+        let mut ctx = Ctx::new(timer, &info, cfg, allowed[0], scratch.path(), &interrupt);
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while threads_named("osprim-sirq") < 2 && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+                interrupt.store(true, Relaxed);
+            });
+            SoftirqNotify.run(&mut ctx, &Params::new())
+        });
+        let m = match r {
+            Err(NotMeasured::Skipped(why)) if !why.contains("interrupted") => return,
+            r => r.expect("an interrupted round keeps its samples"),
+        };
+        assert_eq!(m.samples.stop, Some(crate::sampler::StopReason::Interrupted));
+        assert!(!m.samples.per_op_ns.is_empty());
         let deadline = Instant::now() + Duration::from_secs(2);
         while threads_named("osprim-sirq") > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
