@@ -21,8 +21,10 @@
 //!
 //! **Stamps** (one packet = one sample): the sender's counter before `send` (**event**); the
 //! kernel's transmit software timestamp (`SOF_TIMESTAMPING_TX_SOFTWARE`, taken by
-//! `skb_tx_timestamp` at the top of `loopback_xmit`: the **driver handler** starts), read back
-//! from the sender's error queue with its `SOF_TIMESTAMPING_OPT_ID` number; the kernel's
+//! `skb_tx_timestamp` at the top of `loopback_xmit`: the **driver handler** starts; the kernel
+//! allocates the stamp's buffer just before reading the clock, in **send**, and queues it on the
+//! sender's error queue just after, in the next stage), read back from that queue with its
+//! `SOF_TIMESTAMPING_OPT_ID` number; the kernel's
 //! receive software timestamp (`SOF_TIMESTAMPING_RX_SOFTWARE`), whose place depends on
 //! `net.core.netdev_tstamp_prequeue` (read, never changed): at 1 (the default)
 //! `netif_rx_internal` takes it as the packet is queued on the backlog, still inside the
@@ -111,7 +113,7 @@ const WARMUP: usize = 5;
 /// How long a step may take before the round gives up on it.
 const LATE: Duration = Duration::from_millis(200);
 /// How long a probe packet waits in the receive queue.
-const PROBE_AGE: Duration = Duration::from_millis(2);
+pub const PROBE_AGE: Duration = Duration::from_millis(2);
 /// Probes before giving up on receive timestamps.
 const PROBES: usize = 50;
 /// The number that tells the receiver to stop.
