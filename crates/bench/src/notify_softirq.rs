@@ -563,6 +563,11 @@ fn sender(sh: &Shared, s: &Sockets, plan: &Plan) -> Sent {
             }
         };
         let (k_tx, tx_id) = tx.unwrap_or((0, None));
+        let of = sh.seq.load(Relaxed);
+        if of != k as u64 || sh.count.load(Acquire) != seen + 1 {
+            fail(&mut out, format!("the receiver's stamps were of packet {of}, not of packet {k}"));
+            break;
+        }
         out.records.push(Record {
             event,
             k_tx,
@@ -577,7 +582,6 @@ fn sender(sh: &Shared, s: &Sockets, plan: &Plan) -> Sent {
             preempted,
             sender_switched,
         });
-        debug_assert_eq!(sh.seq.load(Relaxed), k as u64);
     }
     out.cpu = cpu::current_cpu();
     out
