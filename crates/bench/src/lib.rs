@@ -26,6 +26,7 @@ pub mod ipc;
 pub mod lifecycle;
 pub mod lock;
 pub mod notify;
+pub mod notify_softirq;
 pub mod overhead;
 pub mod peer;
 pub mod pingpong;

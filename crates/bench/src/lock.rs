@@ -434,7 +434,7 @@ fn handoff(sh: &Shared, placement: Placement, timer: Timer, round: &mut u32) -> 
 }
 
 /// A thread's scheduler state letter from `/proc/self/task/<tid>/stat` (`S`: sleeping).
-fn thread_state(tid: i32) -> Option<char> {
+pub(crate) fn thread_state(tid: i32) -> Option<char> {
     if tid == 0 {
         return None;
     }

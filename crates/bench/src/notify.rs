@@ -36,7 +36,11 @@
 //! handler → the user handler's entry: "driver handler → user handler via signal"). The rows
 //! are then interrupt / signal / handler / return, adding up to the total, from one
 //! measurement. Unmatched notifications are left out of the samples; the match rate is a
-//! check. Where tracefs cannot be used, deliver stays one stage and a note says why.
+//! check. Where tracefs cannot be used (not mounted, or not accessible: [`tracefs::find`]
+//! looks for its `trace_clock` and `instances`), the two are one stage,
+//! **interrupt_signal** ([`COMBINED_STAGE`]: expiry → the user handler's first instruction),
+//! and a note says why: the rows are then interrupt_signal / handler / return, still adding
+//! up to the total. (`source=async_io` has no interrupt: its first stage is **deliver**.)
 //!
 //! **NT's "interrupt → DPC".** Linux queues no deferred work on this path: the POSIX timer's
 //! hrtimer expires in hard-interrupt context and `posix_timer_fn` queues the signal there,
@@ -102,6 +106,9 @@ const EVENTS: [&str; 5] = [
     "signal/signal_generate",
     "signal/signal_deliver",
 ];
+/// The timer's one delivery stage where tracefs cannot be read: expiry → the user handler's
+/// first instruction, the kernel's interrupt and signal stages together.
+pub const COMBINED_STAGE: &str = "interrupt_signal";
 /// The share of notifications that must match a trace event.
 const MIN_MATCH_RATE: f64 = 0.9;
 
@@ -287,27 +294,34 @@ struct Received {
     cpu: Option<usize>,
 }
 
-/// `CLOCK_MONOTONIC` in ns.
-fn mono_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
-        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+/// A clock's time in ns (0 if it cannot be read).
+pub(crate) fn clock_ns(clock: nix::time::ClockId) -> u64 {
+    nix::time::clock_gettime(clock)
+        .map(|t| (t.tv_sec() as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec() as u64))
         .unwrap_or(0)
 }
 
-/// A (`CLOCK_MONOTONIC` ns, counter) pair: the counter read halfway through the clock read,
-/// the tightest of three tries.
-fn clock_pair(timer: &Timer) -> (u64, u64) {
+/// A (`clock` ns, counter, span) triple: the counter read halfway through the clock read, the
+/// tightest of three tries; span = the ticks between the two counter reads (the pair's
+/// uncertainty).
+pub(crate) fn clock_pair_on(timer: &Timer, clock: nix::time::ClockId) -> (u64, u64, u64) {
     let mut best = (u64::MAX, 0, 0);
     for _ in 0..3 {
         let a = timer.start();
-        let ns = mono_ns();
+        let ns = clock_ns(clock);
         let b = timer.stop();
         let gap = b.wrapping_sub(a);
         if gap < best.0 {
             best = (gap, ns, a + gap / 2);
         }
     }
-    (best.1, best.2)
+    (best.1, best.2, best.0)
+}
+
+/// A (`CLOCK_MONOTONIC` ns, counter) pair ([`clock_pair_on`]).
+fn clock_pair(timer: &Timer) -> (u64, u64) {
+    let (ns, ticks, _) = clock_pair_on(timer, nix::time::ClockId::CLOCK_MONOTONIC);
+    (ns, ticks)
 }
 
 /// Computes until the handler has run (the count moved past `seen`), then returns the loop's
@@ -330,6 +344,41 @@ fn compute_until_notified(timer: &Timer, seen: u64, deadline: u64) -> Option<u64
             return None;
         }
         acc = black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(t));
+    }
+}
+
+/// The pace of a round of one-notification samples, [`SPACING`]-like `spacing` apart: how
+/// many at most, and when it ends.
+pub(crate) struct Pace<'a> {
+    began: Instant,
+    budget: Duration,
+    warmup: usize,
+    /// The most samples the budget can hold (with room to spare).
+    pub cap: usize,
+    interrupt: &'a AtomicBool,
+    stop: &'a AtomicBool,
+}
+
+impl<'a> Pace<'a> {
+    pub fn new(
+        budget: Duration,
+        spacing: Duration,
+        warmup: usize,
+        interrupt: &'a AtomicBool,
+        stop: &'a AtomicBool,
+    ) -> Pace<'a> {
+        let cap = (budget.as_secs_f64() / spacing.as_secs_f64()) as usize + warmup + 8;
+        Pace { began: Instant::now(), budget, warmup, cap, interrupt, stop }
+    }
+
+    /// With `k` samples taken: `Some(true)` at Ctrl-C; `Some(false)` on the stop flag, at the
+    /// cap, or once the budget is spent after the warm-up; `None` to go on.
+    pub fn end(&self, k: usize) -> Option<bool> {
+        if self.interrupt.load(Relaxed) {
+            return Some(true);
+        }
+        let spent = k >= self.warmup && self.began.elapsed() >= self.budget;
+        (self.stop.load(Acquire) || spent || k >= self.cap).then_some(false)
     }
 }
 
@@ -381,18 +430,14 @@ fn receiver(sh: &Shared, plan: &ReceiverPlan) -> Received {
 fn notifications(sh: &Shared, plan: &ReceiverPlan, out: &mut Received) {
     let timer = plan.timer;
     let late_ticks = ((SPACING + LATE).as_nanos() as f64 * plan.ticks_per_ns) as u64;
-    let began = Instant::now();
-    let cap = (plan.budget.as_secs_f64() / SPACING.as_secs_f64()) as usize + WARMUP + 8;
-    out.records.reserve_exact(cap);
+    let pace = Pace::new(plan.budget, SPACING, WARMUP, plan.interrupt, &sh.stop);
+    out.records.reserve_exact(pace.cap);
     let mut seen = sig::runs();
     let mut drain = [0u8; 64];
     loop {
         let k = out.records.len();
-        if plan.interrupt.load(Relaxed) {
-            out.interrupted = true;
-            return;
-        }
-        if sh.stop.load(Acquire) || (k >= WARMUP && began.elapsed() >= plan.budget) || k >= cap {
+        if let Some(interrupted) = pace.end(k) {
+            out.interrupted = interrupted;
             return;
         }
         if plan.faults.fail_after == Some(k) {
@@ -725,12 +770,31 @@ pub fn match_events(records: &[Record], events: &[(u64, tracefs::Event)], slack:
         .collect()
 }
 
-fn median(v: &mut [f64]) -> Option<f64> {
+pub(crate) fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
     v.sort_by(f64::total_cmp);
     Some(stats::median(v))
+}
+
+/// A round's samples, one operation each after `warmup` left out; it stopped at Ctrl-C
+/// (`interrupted`), on an error (`aborted`), or else when its budget was spent.
+pub(crate) fn one_per_sample(per_op_ns: Vec<f64>, warmup: usize, interrupted: bool, aborted: bool) -> Samples {
+    let stop = if interrupted {
+        StopReason::Interrupted
+    } else if aborted {
+        StopReason::Aborted
+    } else {
+        StopReason::BudgetSpent
+    };
+    Samples {
+        per_op_ns,
+        iterations_per_sample: 1,
+        warmup_iterations: warmup as u64,
+        stop: Some(stop),
+        ..Samples::default()
+    }
 }
 
 /// The row: samples, stages, checks, observations.
@@ -778,16 +842,19 @@ fn measured(
             Some(match_events(kept, &evs, slack))
         }
         (Err(why), Source::Timer) => {
-            notes.push(format!("deliver is one stage: kernel tracepoints are not readable ({why})"));
+            notes.push(format!(
+                "{COMBINED_STAGE} is one stage (timer expiry → the user handler's first instruction: VMMC's interrupt → driver handler and driver handler → user handler via signal together): kernel tracepoints are not readable ({why})"
+            ));
             None
         }
         _ => None,
     };
     let mut samples = Vec::with_capacity(kept.len());
-    let names: &[&str] = if matches.is_some() {
-        &["interrupt", "signal", "handler", "return"]
-    } else {
-        &["deliver", "handler", "return"]
+    let names: &[&str] = match (&matches, f.source) {
+        (Some(_), _) => &["interrupt", "signal", "handler", "return"],
+        // The timer's expiry → the user handler's entry, with no kernel boundary inside.
+        (None, Source::Timer) => &[COMBINED_STAGE, "handler", "return"],
+        (None, Source::AsyncIo(_)) => &["deliver", "handler", "return"],
     };
     let mut parts: Vec<Vec<f64>> = vec![Vec::with_capacity(kept.len()); names.len()];
     let mut extra: [Vec<f64>; 6] = Default::default();
@@ -961,20 +1028,8 @@ fn measured(
         "one sample = one notification, {} µs apart; no timer overhead subtracted (each stage spans one counter read)",
         SPACING.as_micros()
     ));
-    let stop = if rx.interrupted {
-        StopReason::Interrupted
-    } else if rx.error.is_some() {
-        StopReason::Aborted
-    } else {
-        StopReason::BudgetSpent
-    };
-    let samples = Samples {
-        per_op_ns: samples,
-        iterations_per_sample: 1,
-        warmup_iterations: WARMUP as u64,
-        stop: Some(stop),
-        ..Samples::default()
-    };
+    let samples = one_per_sample(samples, WARMUP, rx.interrupted, rx.error.is_some());
+    let stop = samples.stop.unwrap_or(StopReason::BudgetSpent);
     // Cut off by Ctrl-C before a sample: the row says interrupted, not failed.
     if samples.per_op_ns.is_empty() && stop != StopReason::Interrupted {
         return Err(NotMeasured::Failed("no notification matched a trace event".into()));
@@ -991,8 +1046,60 @@ fn measured(
     Ok(m)
 }
 
+/// What the tests of the notify family share.
+#[cfg(test)]
+pub(crate) mod kit {
+    use super::{Benchmark, Ctx, Measured, NotMeasured, Params};
+
+    /// Each of `bench`'s variants measured once (those skipped here left out, with the reason
+    /// printed), each with at least `min_samples` samples, no failed check, and stages adding up.
+    pub fn run_variants(ctx: &mut Ctx, bench: &dyn Benchmark, min_samples: usize) -> Vec<(Params, Measured)> {
+        let mut out = Vec::new();
+        for p in bench.variants(ctx) {
+            let m = match bench.run(ctx, &p) {
+                Ok(m) => m,
+                Err(NotMeasured::Skipped(why)) => {
+                    eprintln!("{p:?} skipped: {why}");
+                    continue;
+                }
+                Err(e) => panic!("{p:?}: {e:?}"),
+            };
+            assert!(m.samples.per_op_ns.len() >= min_samples, "{p:?}: {} samples", m.samples.per_op_ns.len());
+            assert_all_ok(&m, &format!("{p:?}"));
+            assert_parts_add_up(&m);
+            out.push((p, m));
+        }
+        out
+    }
+
+    /// Threads of this process whose name starts with `prefix`.
+    pub fn threads_named(prefix: &str) -> usize {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
+        tasks
+            .flatten()
+            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with(prefix)))
+            .count()
+    }
+
+    /// No check failed.
+    pub fn assert_all_ok(m: &Measured, what: &str) {
+        for c in &m.checks {
+            assert_ne!(c.ok, Some(false), "{what}: {c:?}");
+        }
+    }
+
+    /// Each sample's stages add up to it.
+    pub fn assert_parts_add_up(m: &Measured) {
+        for (i, total) in m.samples.per_op_ns.iter().enumerate() {
+            let sum: f64 = m.breakdown.iter().map(|(_, v)| v[i]).sum();
+            assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "sample {i}: {sum} vs {total}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::kit::{assert_all_ok, assert_parts_add_up};
     use super::*;
     use crate::sampler::SamplerConfig;
     use crate::testing::{serial, with_ctx};
@@ -1082,11 +1189,7 @@ mod tests {
     }
 
     fn notify_threads() -> usize {
-        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
-        tasks
-            .flatten()
-            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("osprim-notify")))
-            .count()
+        kit::threads_named("osprim-notify")
     }
 
     fn leftovers() -> Leftovers {
@@ -1113,41 +1216,19 @@ mod tests {
         }
     }
 
-    fn assert_all_ok(m: &Measured, what: &str) {
-        for c in &m.checks {
-            assert_ne!(c.ok, Some(false), "{what}: {c:?}");
-        }
-    }
-
-    fn assert_parts_add_up(m: &Measured) {
-        for (i, total) in m.samples.per_op_ns.iter().enumerate() {
-            let sum: f64 = m.breakdown.iter().map(|(_, v)| v[i]).sum();
-            assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "sample {i}: {sum} vs {total}");
-        }
-    }
-
     #[test]
     fn every_source_measures_its_stages_and_passes_its_checks() {
         let _s = serial();
         let before = leftovers();
         with_ctx(0.05, |ctx| {
-            for p in SignalNotify.variants(ctx) {
-                let m = match SignalNotify.run(ctx, &p) {
-                    Ok(m) => m,
-                    Err(NotMeasured::Skipped(why)) => {
-                        eprintln!("{p:?} skipped: {why}");
-                        continue;
-                    }
-                    Err(e) => panic!("{p:?}: {e:?}"),
-                };
-                assert!(m.samples.per_op_ns.len() >= 10, "{p:?}: {} samples", m.samples.per_op_ns.len());
-                assert_all_ok(&m, &format!("{p:?}"));
-                assert_parts_add_up(&m);
+            for (p, m) in kit::run_variants(ctx, &SignalNotify, 10) {
                 let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
                 let traced = tracefs::find().is_ok();
                 if p.get("source").and_then(|v| v.as_str()) == Some("timer") && traced {
                     assert_eq!(names, ["interrupt", "signal", "handler", "return"]);
                     assert_eq!(m.observed.get("trace_clock").and_then(|v| v.as_str()), Some("x86-tsc"));
+                } else if p.get("source").and_then(|v| v.as_str()) == Some("timer") {
+                    assert_eq!(names, [COMBINED_STAGE, "handler", "return"], "{p:?}");
                 } else {
                     assert_eq!(names, ["deliver", "handler", "return"], "{p:?}");
                 }
@@ -1158,14 +1239,15 @@ mod tests {
     }
 
     #[test]
-    fn without_tracefs_the_timer_still_runs_with_one_deliver_stage() {
+    fn without_tracefs_the_timer_still_runs_with_one_combined_stage() {
         let _s = serial();
         with_ctx(0.03, |ctx| {
             let faults = Faults { trace_root: Some("/nonexistent/osprim-tracefs"), ..Faults::default() };
             let m = run_source(ctx, Source::Timer, faults).expect("runs without tracefs");
             let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
-            assert_eq!(names, ["deliver", "handler", "return"]);
+            assert_eq!(names, ["interrupt_signal", "handler", "return"]);
             assert!(m.notes.iter().any(|n| n.contains("not mounted at /nonexistent/osprim-tracefs")), "{:?}", m.notes);
+            assert!(m.notes.iter().any(|n| n.starts_with("interrupt_signal is one stage")), "{:?}", m.notes);
             assert_all_ok(&m, "timer without tracefs");
             assert_parts_add_up(&m);
         });

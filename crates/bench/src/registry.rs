@@ -87,6 +87,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::lifecycle::Process(crate::lifecycle::Spawn::PosixSpawn),
     &crate::lifecycle::Process(crate::lifecycle::Spawn::Clone3),
     &crate::notify::SignalNotify,
+    &crate::notify_softirq::SoftirqNotify,
     &crate::wake::Wake(crate::wake::Mechanism::Eventfd),
     &crate::wake::Wake(crate::wake::Mechanism::Futex),
     &crate::wake::Wake(crate::wake::Mechanism::Pipe),

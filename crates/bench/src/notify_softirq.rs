@@ -1,0 +1,1027 @@
+//! `notify.softirq`: a notification whose handling the kernel defers out of the driver's
+//! handler, to a softirq, which wakes a blocked user thread — Linux's counterpart of VMMC's
+//! Windows NT stages in Figure 8 (interrupt → driver handler 10 µs; driver handler → DPC
+//! handler start 18 µs; DPC → user-level handler thread wake-up 16 µs; switch back to the
+//! interrupted thread 7 µs; 52 µs in all).
+//!
+//! **The path** (`source=loopback_udp`). A **sender** thread sends one UDP datagram to
+//! 127.0.0.1; a **receiver** thread is blocked in `recvmsg` on the receiving socket. The
+//! kernel's transmit path reaches the loopback driver's `loopback_xmit`, which hands the packet
+//! to `__netif_rx`: it is queued on the CPU's backlog and the `NET_RX` softirq raised — the
+//! driver handler queueing its DPC. The softirq runs when bottom halves are enabled again (at
+//! the end of `__dev_queue_xmit`, on the sender's CPU, or later in `ksoftirqd`), takes the
+//! packet through IP and UDP to the socket, and wakes the receiver. Both threads run on one
+//! CPU (`placement=same_cpu`: the seed machines had one), so the woken receiver preempts the
+//! sender — the **interrupted thread** — and when it blocks again in `recvmsg` the CPU goes
+//! back to the sender, whose `send` returns. The sender runs at `SCHED_IDLE`
+//! (`interrupted=sched_idle`, set by the thread on itself: no privilege), so that the woken
+//! receiver preempts it at once, as NT's DPC-woken thread preempts the interrupted one; at
+//! the normal policy the scheduler may let the sender finish its time slice first (about half
+//! the packets did on the development machine), which would time a different order of events.
+//!
+//! **Stamps** (one packet = one sample): the sender's counter before `send` (**event**); the
+//! kernel's transmit software timestamp (`SOF_TIMESTAMPING_TX_SOFTWARE`, taken by
+//! `skb_tx_timestamp` at the top of `loopback_xmit`: the **driver handler** starts; the kernel
+//! allocates the stamp's buffer just before reading the clock, in **send**, and queues it on the
+//! sender's error queue just after, in the next stage), read back from that queue with its
+//! `SOF_TIMESTAMPING_OPT_ID` number; the kernel's
+//! receive software timestamp (`SOF_TIMESTAMPING_RX_SOFTWARE`), whose place depends on
+//! `net.core.netdev_tstamp_prequeue` (read, never changed): at 1 (the default)
+//! `netif_rx_internal` takes it as the packet is queued on the backlog, still inside the
+//! driver's handler; at 0 `__netif_receive_skb_core` takes it inside the `NET_RX` softirq (the
+//! **DPC start**); the receiver's counter first thing after `recvmsg` returns (**wake-up**);
+//! its counter before it calls `recvmsg` again (handler end); the sender's counter first thing
+//! after `send` returns (**back**).
+//!
+//! **Stages** (adding up to the total, event → back, per packet):
+//! - **send**: event → `loopback_xmit` (the system call and the UDP/IP transmit path; the
+//!   clone of the transmit timestamp is in it).
+//! - prequeue 0: **driver_to_softirq** (`loopback_xmit` → the softirq's receive of the packet:
+//!   NT's "interrupt → DPC handler start", measured from the driver handler) and
+//!   **softirq_to_wakeup** (→ the receiver's first instruction: "DPC → user-level handler
+//!   thread wake-up").
+//! - prequeue 1 (or unknown): the softirq's start is not observable, so those two are one
+//!   stage, **driver_to_wakeup** ([`MERGED_STAGE`]); where the packet was queued is
+//!   `observed.driver_to_enqueue_ns` (median).
+//!
+//! Where the receiver gets the CPU depends on the kernel's preemption model: without kernel
+//! preemption (`preempt=none`/`voluntary`, as on the development machine) the softirq's wake-up
+//! only marks the sender for rescheduling, and the switch happens when the sender's `send`
+//! returns to user mode, so the wake-up stage also holds the rest of the sender's `send`; with
+//! full preemption the switch comes as the softirq ends (`local_bh_enable`), and that rest of
+//! `send` falls in **return** instead. The totals compare either way.
+//! - **handler**: the receiver's wake-up stamp → its last stamp before `recvmsg` again (it
+//!   reads the packet's number and stamp from the message).
+//! - **return**: → the interrupted sender's first instruction (the receiver enters `recvmsg`
+//!   and blocks, the scheduler switches back, the rest of the sender's `send` returns).
+//!
+//! **Clocks.** Kernel software timestamps are `CLOCK_REALTIME` (`ktime_get_real`); osprim's
+//! stamps are the run's counter. Before each packet the sender reads a (`CLOCK_REALTIME`,
+//! counter) pair — the counter read on each side of the clock read, the tightest of three —
+//! and a kernel stamp becomes ticks through that pair and the two clocks' rate over the round
+//! (first pair to last), the difference taken in integer nanoseconds before scaling (realtime
+//! nanoseconds do not fit a double's mantissa). Validated: every converted stamp lies between
+//! the stamps around it (the event and the wake-up: a conversion off by more than the send
+//! stage would make a stage negative); `CLOCK_REALTIME` was not stepped during the round (its
+//! offset from `CLOCK_MONOTONIC` unchanged); the round's rate agrees with the timer's
+//! calibration; the pairs' spans (their uncertainty) are recorded.
+//!
+//! **Validation.** Before the round a probe packet is left queued for [`PROBE_AGE`]: its
+//! receive stamp must be at least that old when read (the stamp is taken on the way in, not by
+//! `recvmsg`; with `SO_TIMESTAMPING` alone the kernel never fills one in at read time, so a
+//! packet without one reads as missing) — probes are repeated until the kernel's timestamping
+//! is on. Then: every packet arrived, in order, exactly once (its 8 bytes carry its number);
+//! every packet had both stamps, the transmit stamp with the packet's own `OPT_ID` number; the
+//! receiver was asleep (`S` in `/proc`) before each packet and blocked once per packet
+//! (voluntary context switches, `getrusage`); it ran before the sender's `send` returned (it
+//! preempted the interrupted thread); the stamps are in order and the stages add up; the
+//! `NET_RX` softirq ran on the CPU at least once per packet (`/proc/softirqs`); both threads
+//! ended on the CPU. Where the softirq ran is in `observed.ksoftirqd_runs_per_packet` (0: in
+//! the sender's context, when bottom halves were enabled again).
+//!
+//! **A busy CPU.** A `SCHED_IDLE` sender yields to every runnable task, so where other work
+//! shares the CPU it runs before the sender gets the CPU back: the slow tail is in **return**
+//! (osprim's busy-CPU probe flags the row).
+//!
+//! **Clean-up.** The receiver is always ended by a stop packet sent from a third socket (it
+//! blocks without a timeout, so that no timer is on its path), after the sender has been
+//! joined; every wait of the sender has a deadline; Ctrl-C ends the round at the next packet.
+
+use super::notify::{Pace, clock_ns, clock_pair_on, median, one_per_sample};
+use super::pingpong::Placement;
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
+use nix::sys::socket::{
+    ControlMessageOwned, MsgFlags, TimestampingFlag, UnknownCmsg, recvmsg, setsockopt, sockopt::Timestamping,
+};
+use nix::time::ClockId;
+use platform::timer::Timer;
+use std::io::IoSliceMut;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
+use std::time::{Duration, Instant};
+use sys::cpu;
+use sys::switches::Switches;
+
+/// The softirq's start and the wake-up as one stage, where the start is not observable.
+pub const MERGED_STAGE: &str = "driver_to_wakeup";
+/// Time between packets (the receiver is asleep again long before).
+const SPACING: Duration = Duration::from_micros(200);
+/// Packets at the start of the round left out of the samples.
+const WARMUP: usize = 5;
+/// How long a step may take before the round gives up on it.
+const LATE: Duration = Duration::from_millis(200);
+/// How long a probe packet waits in the receive queue.
+pub const PROBE_AGE: Duration = Duration::from_millis(2);
+/// Probes before giving up on receive timestamps.
+const PROBES: usize = 50;
+/// The number that tells the receiver to stop.
+const STOP: u64 = u64::MAX;
+/// The share of packets whose receiver must have run before the sender's `send` returned.
+const MIN_PREEMPTED: f64 = 0.95;
+/// `SO_EE_ORIGIN_TIMESTAMPING` (linux/errqueue.h).
+const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
+/// `IP_RECVERR` (linux/in.h), the error queue's message type for IPv4.
+const IP_RECVERR: i32 = 11;
+
+/// `notify.softirq`.
+pub struct SoftirqNotify;
+
+impl Benchmark for SoftirqNotify {
+    fn id(&self) -> &'static str {
+        "notify.softirq"
+    }
+    fn about(&self) -> &'static str {
+        "a loopback UDP packet's receive deferred to the NET_RX softirq, waking a blocked thread that preempts the sender: send, driver→softirq→wake-up, handler, return"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        vec![
+            [("source", "loopback_udp"), ("placement", Placement::SameCpu.name()), ("interrupted", "sched_idle")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+                .collect(),
+        ]
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let text = |k: &str| params.get(k).and_then(|v| v.as_str());
+        match text("source") {
+            Some("loopback_udp") | None => {}
+            Some(other) => return Err(NotMeasured::Failed(format!("unknown source '{other}' (loopback_udp)"))),
+        }
+        match text("placement") {
+            Some("same_cpu") | None => {}
+            Some(other) => {
+                return Err(NotMeasured::Failed(format!(
+                    "unknown placement '{other}' (same_cpu: the interrupted thread and the woken one share the CPU)"
+                )));
+            }
+        }
+        match text("interrupted") {
+            Some("sched_idle") | None => {}
+            Some(other) => return Err(NotMeasured::Failed(format!("unknown interrupted '{other}' (sched_idle)"))),
+        }
+        run_round(ctx)
+    }
+}
+
+/// Where the kernel takes the receive software timestamp of a loopback packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxStamp {
+    /// `netdev_tstamp_prequeue` = 1: as the packet is queued (`netif_rx_internal`).
+    Enqueue,
+    /// `netdev_tstamp_prequeue` = 0: in the softirq (`__netif_receive_skb_core`).
+    Softirq,
+    /// The setting could not be read.
+    Unknown,
+}
+
+impl RxStamp {
+    /// From `/proc/sys/net/core/netdev_tstamp_prequeue`'s text.
+    pub fn from_setting(text: Option<&str>) -> RxStamp {
+        match text.map(str::trim) {
+            Some("0") => RxStamp::Softirq,
+            Some(t) if t.parse::<i64>().is_ok() => RxStamp::Enqueue,
+            _ => RxStamp::Unknown,
+        }
+    }
+
+    /// The stage names, in order.
+    pub fn stages(self) -> &'static [&'static str] {
+        match self {
+            RxStamp::Softirq => &["send", "driver_to_softirq", "softirq_to_wakeup", "handler", "return"],
+            _ => &["send", MERGED_STAGE, "handler", "return"],
+        }
+    }
+}
+
+/// One packet as stamped: counter ticks, and kernel stamps in `CLOCK_REALTIME` ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Record {
+    /// Sender's stamp before `send`.
+    pub event: u64,
+    /// Kernel transmit software stamp (realtime ns; 0: none).
+    pub k_tx: u64,
+    /// Its `OPT_ID` number (`None`: none came).
+    pub tx_id: Option<u32>,
+    /// Kernel receive software stamp (realtime ns; 0: none).
+    pub k_rx: u64,
+    /// Receiver's first stamp after `recvmsg`.
+    pub wake: u64,
+    /// Receiver's last stamp before `recvmsg` again.
+    pub done: u64,
+    /// Sender's first stamp after `send`.
+    pub back: u64,
+    /// (`CLOCK_REALTIME` ns, counter) read before the event, and the pair's span in ticks.
+    pub pair_ns: u64,
+    /// Counter of the pair.
+    pub pair_ticks: u64,
+    /// The pair's span (ticks between the counter reads around the clock read).
+    pub pair_span: u64,
+    /// Whether the receiver had run (and stamped `done`) before the sender's `send` returned.
+    pub preempted: bool,
+    /// The sender's involuntary context switches around `send`.
+    pub sender_switched: u64,
+}
+
+/// A `CLOCK_REALTIME` time in counter ticks, through `r`'s pair at `rate` ticks per ns (the
+/// difference taken in integer nanoseconds first).
+pub fn realtime_to_ticks(r: &Record, ns: u64, rate: f64) -> u64 {
+    let d = ns.wrapping_sub(r.pair_ns) as i64;
+    r.pair_ticks.wrapping_add_signed((d as f64 * rate).round() as i64)
+}
+
+/// A packet's stages in ticks, in [`RxStamp::stages`] order, and the total; signed (a negative
+/// one fails the check).
+pub fn stages_of(r: &Record, rate: f64, rx: RxStamp) -> (Vec<i64>, i64) {
+    let d = |a: u64, b: u64| b.wrapping_sub(a) as i64;
+    let tx = realtime_to_ticks(r, r.k_tx, rate);
+    let mut parts = vec![d(r.event, tx)];
+    if rx == RxStamp::Softirq {
+        let rxt = realtime_to_ticks(r, r.k_rx, rate);
+        parts.extend([d(tx, rxt), d(rxt, r.wake)]);
+    } else {
+        parts.push(d(tx, r.wake));
+    }
+    parts.extend([d(r.wake, r.done), d(r.done, r.back)]);
+    (parts, d(r.event, r.back))
+}
+
+/// Whether the stamps are in order: event ≤ transmit ≤ receive ≤ wake-up ≤ handler end ≤ back.
+pub fn in_order(r: &Record, rate: f64) -> bool {
+    let seq = [r.event, realtime_to_ticks(r, r.k_tx, rate), realtime_to_ticks(r, r.k_rx, rate), r.wake, r.done, r.back];
+    r.k_tx != 0 && r.k_rx != 0 && seq.windows(2).all(|w| w[1].wrapping_sub(w[0]) as i64 >= 0)
+}
+
+/// The `OPT_ID` number of a transmit timestamp's `sock_extended_err`, if it is one.
+pub fn tx_stamp_id(c: &UnknownCmsg) -> Option<u32> {
+    let b = &c.data_bytes;
+    if c.cmsg_header.cmsg_level != libc::SOL_IP || c.cmsg_header.cmsg_type != IP_RECVERR || b.len() < 16 {
+        return None;
+    }
+    let errno = u32::from_ne_bytes(b[0..4].try_into().ok()?);
+    (errno == libc::ENOMSG as u32 && b[4] == SO_EE_ORIGIN_TIMESTAMPING)
+        .then(|| u32::from_ne_bytes(b[12..16].try_into().unwrap_or_default()))
+}
+
+fn ts_ns(t: &nix::sys::time::TimeSpec) -> u64 {
+    (t.tv_sec() as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec() as u64)
+}
+
+/// `CLOCK_REALTIME − CLOCK_MONOTONIC` (ns): changes only when the wall clock is stepped.
+fn realtime_offset() -> i64 {
+    let mut best = (u64::MAX, 0i64);
+    for _ in 0..3 {
+        let a = clock_ns(ClockId::CLOCK_MONOTONIC);
+        let r = clock_ns(ClockId::CLOCK_REALTIME);
+        let b = clock_ns(ClockId::CLOCK_MONOTONIC);
+        if b.wrapping_sub(a) < best.0 {
+            best = (b.wrapping_sub(a), r as i64 - (a + (b - a) / 2) as i64);
+        }
+    }
+    best.1
+}
+
+/// `NET_RX` softirqs run so far on `cpu` (`/proc/softirqs`).
+fn net_rx_softirqs(cpu: usize) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/softirqs").ok()?;
+    let mut lines = text.lines();
+    let col = lines.next()?.split_whitespace().position(|c| c == format!("CPU{cpu}"))?;
+    let row = lines.find(|l| l.trim_start().starts_with("NET_RX:"))?;
+    row.split_whitespace().nth(col + 1)?.parse().ok()
+}
+
+/// The context switches of `ksoftirqd/<cpu>` so far (voluntary + involuntary): how often it ran.
+fn ksoftirqd_runs(cpu: usize) -> Option<u64> {
+    let name = format!("ksoftirqd/{cpu}");
+    let pid = std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        (std::fs::read_to_string(e.path().join("comm")).ok()?.trim() == name).then_some(pid)
+    })?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |key: &str| -> Option<u64> {
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
+    };
+    Some(field("voluntary_ctxt_switches:")? + field("nonvoluntary_ctxt_switches:")?)
+}
+
+/// The sockets of a round.
+struct Sockets {
+    tx: UdpSocket,
+    rx: UdpSocket,
+    stopper: UdpSocket,
+    rx_addr: SocketAddr,
+}
+
+impl Sockets {
+    fn open() -> Result<Sockets, NotMeasured> {
+        let skip = |what: &str, e: &dyn std::fmt::Display| NotMeasured::Skipped(format!("{what}: {e}"));
+        let rx = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| skip("a loopback UDP socket", &e))?;
+        let tx = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| skip("a loopback UDP socket", &e))?;
+        let stopper = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| skip("a loopback UDP socket", &e))?;
+        let rx_addr = rx.local_addr().map_err(|e| NotMeasured::Failed(format!("getsockname: {e}")))?;
+        tx.connect(rx_addr).map_err(|e| NotMeasured::Failed(format!("connect: {e}")))?;
+        let rx_flags = TimestampingFlag::SOF_TIMESTAMPING_RX_SOFTWARE | TimestampingFlag::SOF_TIMESTAMPING_SOFTWARE;
+        setsockopt(&rx, Timestamping, &rx_flags).map_err(|e| skip("SO_TIMESTAMPING (receive, software)", &e))?;
+        let tx_flags = TimestampingFlag::SOF_TIMESTAMPING_TX_SOFTWARE
+            | TimestampingFlag::SOF_TIMESTAMPING_SOFTWARE
+            | TimestampingFlag::SOF_TIMESTAMPING_OPT_ID
+            | TimestampingFlag::SOF_TIMESTAMPING_OPT_TSONLY;
+        setsockopt(&tx, Timestamping, &tx_flags).map_err(|e| skip("SO_TIMESTAMPING (transmit, software)", &e))?;
+        Ok(Sockets { tx, rx, stopper, rx_addr })
+    }
+}
+
+/// One received packet: its number, its receive stamp (0: none) and `now()` read first thing
+/// after `recvmsg` returned (before the control messages are parsed).
+fn receive(rx: &UdpSocket, flags: MsgFlags, cmsg: &mut [u8], now: impl Fn() -> u64) -> nix::Result<(u64, u64, u64)> {
+    let mut buf = [0u8; 8];
+    let mut iov = [IoSliceMut::new(&mut buf)];
+    let r = recvmsg::<()>(rx.as_raw_fd(), &mut iov, Some(cmsg), flags);
+    let t = now();
+    let msg = r?;
+    let mut stamp = 0;
+    if let Ok(cmsgs) = msg.cmsgs() {
+        for c in cmsgs {
+            if let ControlMessageOwned::ScmTimestampsns(t) = c {
+                stamp = ts_ns(&t.system);
+            }
+        }
+    }
+    if msg.bytes != 8 {
+        return Err(nix::errno::Errno::EIO);
+    }
+    Ok((u64::from_ne_bytes(buf), stamp, t))
+}
+
+/// The next transmit stamp on `tx`'s error queue: (realtime ns, `OPT_ID`), or `None` when the
+/// queue is empty.
+fn transmit_stamp(tx: &UdpSocket, cmsg: &mut [u8]) -> nix::Result<Option<(u64, Option<u32>)>> {
+    let mut buf = [0u8; 64];
+    let mut iov = [IoSliceMut::new(&mut buf)];
+    let msg = match recvmsg::<()>(tx.as_raw_fd(), &mut iov, Some(cmsg), MsgFlags::MSG_ERRQUEUE | MsgFlags::MSG_DONTWAIT)
+    {
+        Ok(m) => m,
+        Err(nix::errno::Errno::EAGAIN) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let (mut stamp, mut id) = (0, None);
+    if let Ok(cmsgs) = msg.cmsgs() {
+        for c in cmsgs {
+            match c {
+                ControlMessageOwned::ScmTimestampsns(t) => stamp = ts_ns(&t.system),
+                ControlMessageOwned::Unknown(u) => id = id.or(tx_stamp_id(&u)),
+                _ => {}
+            }
+        }
+    }
+    Ok(Some((stamp, id)))
+}
+
+/// What the probe found: probes sent, and the age of the receive stamp of the one that had it.
+struct Probe {
+    sent: u32,
+    age_ns: Option<i64>,
+    tx_stamped: bool,
+}
+
+/// Sends probe packets, each left queued for [`PROBE_AGE`], until one carries a receive stamp.
+fn probe(s: &Sockets, cmsg: &mut [u8]) -> Result<Probe, NotMeasured> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| NotMeasured::Failed(format!("probe {what}: {e}"));
+    let mut p = Probe { sent: 0, age_ns: None, tx_stamped: false };
+    for _ in 0..PROBES {
+        s.tx.send(&0u64.to_ne_bytes()).map_err(|e| failed("send", &e))?;
+        p.sent += 1;
+        std::thread::sleep(PROBE_AGE);
+        let (_, stamp, _) = receive(&s.rx, MsgFlags::MSG_DONTWAIT, cmsg, || 0).map_err(|e| failed("recvmsg", &e))?;
+        let now = clock_ns(ClockId::CLOCK_REALTIME);
+        while let Some((k, _)) = transmit_stamp(&s.tx, cmsg).map_err(|e| failed("error queue", &e))? {
+            p.tx_stamped |= k != 0;
+        }
+        if stamp != 0 {
+            p.age_ns = Some(now as i64 - stamp as i64);
+            return Ok(p);
+        }
+    }
+    Ok(p)
+}
+
+/// What the threads share.
+struct Shared {
+    stop: AtomicBool,
+    /// The receiver's thread id, once it runs.
+    tid: AtomicI32,
+    /// Packets the receiver has handled.
+    count: AtomicU64,
+    /// The latest packet's number, receive stamp, wake-up and handler-end stamps.
+    seq: AtomicU64,
+    k_rx: AtomicU64,
+    wake: AtomicU64,
+    done: AtomicU64,
+}
+
+/// What the receiver saw.
+#[derive(Default)]
+struct Received {
+    error: Option<String>,
+    voluntary: u64,
+    cpu: Option<usize>,
+}
+
+/// The receiver: blocks in `recvmsg`, stamps, publishes, until the stop packet.
+fn receiver(sh: &Shared, rx: &UdpSocket, cpu_r: usize, timer: Timer) -> Received {
+    let mut out = Received::default();
+    if let Err(e) = cpu::pin_current_thread(cpu_r) {
+        out.error = Some(format!("pinning the receiver to CPU {cpu_r}: {e}"));
+        sh.tid.store(-1, Release);
+        return out;
+    }
+    let mut cmsg = nix::cmsg_space!(nix::sys::socket::Timestamps);
+    sh.tid.store(sys::process::gettid(), Release);
+    let before = Switches::now();
+    let mut expected = 0u64;
+    loop {
+        let (seq, stamp, wake) = match receive(rx, MsgFlags::empty(), &mut cmsg, || timer.stop()) {
+            Ok(r) => r,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => {
+                out.error = Some(format!("recvmsg: {e}"));
+                break;
+            }
+        };
+        if seq == STOP {
+            break;
+        }
+        if seq != expected {
+            out.error = Some(format!("packet {expected} expected, got packet {seq}"));
+            break;
+        }
+        expected += 1;
+        sh.seq.store(seq, Relaxed);
+        sh.k_rx.store(stamp, Relaxed);
+        sh.wake.store(wake, Relaxed);
+        let done = timer.start();
+        sh.done.store(done, Relaxed);
+        sh.count.fetch_add(1, Release);
+    }
+    out.voluntary = Switches::now().since(before).voluntary;
+    out.cpu = cpu::current_cpu();
+    out
+}
+
+/// What the sender measured.
+#[derive(Default)]
+struct Sent {
+    records: Vec<Record>,
+    error: Option<String>,
+    interrupted: bool,
+    /// Packets sent before the receiver was not asleep within the deadline (none expected).
+    not_asleep: u64,
+    cpu: Option<usize>,
+}
+
+/// The sender (the interrupted thread): per packet, waits for the receiver to sleep, reads a
+/// clock pair, stamps, sends, stamps, collects the receiver's and the kernel's stamps.
+fn sender(sh: &Shared, s: &Sockets, plan: &Plan) -> Sent {
+    let mut out = Sent::default();
+    let fail = |out: &mut Sent, e: String| out.error = Some(e);
+    if let Err(e) = cpu::pin_current_thread(plan.cpu) {
+        fail(&mut out, format!("pinning the sender to CPU {}: {e}", plan.cpu));
+        return out;
+    }
+    // The interrupted thread yields to any woken normal thread.
+    let idle = sys::sched::getattr().and_then(|a| {
+        sys::sched::setattr(&sys::sched::SchedAttr {
+            size: sys::sched::SCHED_ATTR_SIZE,
+            policy: libc::SCHED_IDLE as u32,
+            nice: a.nice,
+            ..sys::sched::SchedAttr::default()
+        })
+    });
+    if let Err(e) = idle {
+        fail(&mut out, format!("SCHED_IDLE for the sender: {e}"));
+        return out;
+    }
+    let deadline_of = |start: Instant| start + LATE;
+    let started = Instant::now();
+    let tid = loop {
+        match sh.tid.load(Acquire) {
+            0 if Instant::now() < deadline_of(started) => std::thread::sleep(Duration::from_micros(100)),
+            0 => {
+                fail(&mut out, "the receiver thread did not start".into());
+                return out;
+            }
+            -1 => return out,
+            t => break t,
+        }
+    };
+    let timer = plan.timer;
+    let mut cmsg = nix::cmsg_space!(nix::sys::socket::Timestamps, libc::sock_extended_err, libc::sockaddr_in);
+    let pace = Pace::new(plan.budget, SPACING, WARMUP, plan.interrupt, &sh.stop);
+    out.records.reserve_exact(pace.cap);
+    loop {
+        let k = out.records.len();
+        if let Some(interrupted) = pace.end(k) {
+            out.interrupted = interrupted;
+            break;
+        }
+        std::thread::sleep(SPACING);
+        let t = Instant::now();
+        while super::lock::thread_state(tid) != Some('S') {
+            if Instant::now() > deadline_of(t) {
+                out.not_asleep += 1;
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let seen = sh.count.load(Acquire);
+        let (pair_ns, pair_ticks, pair_span) = clock_pair_on(&timer, ClockId::CLOCK_REALTIME);
+        let before = Switches::now().involuntary;
+        let event = timer.start();
+        let r = s.tx.send(&(k as u64).to_ne_bytes());
+        let back = timer.stop();
+        let preempted = sh.count.load(Acquire) != seen;
+        let sender_switched = Switches::now().involuntary.saturating_sub(before);
+        if let Err(e) = r {
+            fail(&mut out, format!("send: {e}"));
+            break;
+        }
+        let t = Instant::now();
+        while sh.count.load(Acquire) == seen {
+            if Instant::now() > deadline_of(t) {
+                out.error = Some(format!("packet {k} was not received within {LATE:?}"));
+                out.cpu = cpu::current_cpu();
+                return out;
+            }
+            std::thread::sleep(Duration::from_micros(20));
+        }
+        let tx = match transmit_stamp(&s.tx, &mut cmsg) {
+            Ok(t) => t,
+            Err(e) => {
+                fail(&mut out, format!("reading the error queue: {e}"));
+                break;
+            }
+        };
+        let (k_tx, tx_id) = tx.unwrap_or((0, None));
+        let of = sh.seq.load(Relaxed);
+        if of != k as u64 || sh.count.load(Acquire) != seen + 1 {
+            fail(&mut out, format!("the receiver's stamps were of packet {of}, not of packet {k}"));
+            break;
+        }
+        out.records.push(Record {
+            event,
+            k_tx,
+            tx_id,
+            k_rx: sh.k_rx.load(Relaxed),
+            wake: sh.wake.load(Relaxed),
+            done: sh.done.load(Relaxed),
+            back,
+            pair_ns,
+            pair_ticks,
+            pair_span,
+            preempted,
+            sender_switched,
+        });
+    }
+    out.cpu = cpu::current_cpu();
+    out
+}
+
+/// The round's settings for the sender.
+struct Plan<'a> {
+    cpu: usize,
+    timer: Timer,
+    budget: Duration,
+    interrupt: &'a AtomicBool,
+}
+
+/// Facts of the round besides the records.
+struct Round {
+    rx_stamp: RxStamp,
+    prequeue: Option<String>,
+    probe: Probe,
+    received: Received,
+    sent: Sent,
+    net_rx: Option<u64>,
+    ksoftirqd: Option<u64>,
+    offset_change_ns: i64,
+    cpu: usize,
+    timer: Timer,
+    virtualized: bool,
+}
+
+/// Measures one round.
+fn run_round(ctx: &mut Ctx) -> Result<Measured, NotMeasured> {
+    let cpu_here = ctx.cpu;
+    let prequeue = std::fs::read_to_string("/proc/sys/net/core/netdev_tstamp_prequeue").ok();
+    let rx_stamp = RxStamp::from_setting(prequeue.as_deref());
+    let s = Sockets::open()?;
+    let mut cmsg = nix::cmsg_space!(nix::sys::socket::Timestamps, libc::sock_extended_err, libc::sockaddr_in);
+    let probe = probe(&s, &mut cmsg)?;
+    if probe.age_ns.is_none() {
+        return Err(NotMeasured::Skipped(format!(
+            "no loopback packet of {} carried a receive software timestamp (SO_TIMESTAMPING)",
+            probe.sent
+        )));
+    }
+    let sh = Shared {
+        stop: AtomicBool::new(false),
+        tid: AtomicI32::new(0),
+        count: AtomicU64::new(0),
+        seq: AtomicU64::new(0),
+        k_rx: AtomicU64::new(0),
+        wake: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+    };
+    let plan = Plan {
+        cpu: cpu_here,
+        timer: ctx.timer,
+        budget: Duration::from_secs_f64(ctx.cfg().budget_s.max(0.0)),
+        interrupt: ctx.interrupt_flag(),
+    };
+    let offset_before = realtime_offset();
+    let net_rx_before = net_rx_softirqs(cpu_here);
+    let ksoftirqd_before = ksoftirqd_runs(cpu_here);
+    let (received, sent) = std::thread::scope(|scope| {
+        let (sh, s, plan) = (&sh, &s, &plan);
+        let recv = std::thread::Builder::new()
+            .name("osprim-sirq-r".into())
+            .spawn_scoped(scope, move || receiver(sh, &s.rx, plan.cpu, plan.timer));
+        let Ok(recv) = recv else {
+            return (Received { error: Some("start the receiver thread".into()), ..Received::default() }, None);
+        };
+        let send =
+            std::thread::Builder::new().name("osprim-sirq-s".into()).spawn_scoped(scope, move || sender(sh, s, plan));
+        let sent = match send {
+            Ok(t) => t.join().unwrap_or_else(|_| Sent { error: Some("the sender panicked".into()), ..Sent::default() }),
+            Err(e) => Sent { error: Some(format!("start the sender thread: {e}")), ..Sent::default() },
+        };
+        // The receiver blocks without a timeout: the stop packet always ends it.
+        sh.stop.store(true, Release);
+        let stopped = s.stopper.send_to(&STOP.to_ne_bytes(), s.rx_addr);
+        let received = recv
+            .join()
+            .unwrap_or_else(|_| Received { error: Some("the receiver panicked".into()), ..Received::default() });
+        let received = match stopped {
+            Err(e) if received.error.is_none() => Received { error: Some(format!("stop packet: {e}")), ..received },
+            _ => received,
+        };
+        (received, Some(sent))
+    });
+    let Some(sent) = sent else {
+        return Err(NotMeasured::Failed(received.error.unwrap_or_default()));
+    };
+    let round = Round {
+        rx_stamp,
+        prequeue: prequeue.map(|p| p.trim().to_string()),
+        probe,
+        net_rx: net_rx_softirqs(cpu_here).zip(net_rx_before).map(|(a, b)| a.saturating_sub(b)),
+        ksoftirqd: ksoftirqd_runs(cpu_here).zip(ksoftirqd_before).map(|(a, b)| a.saturating_sub(b)),
+        offset_change_ns: realtime_offset() - offset_before,
+        received,
+        sent,
+        cpu: cpu_here,
+        timer: ctx.timer,
+        virtualized: ctx.virtualized,
+    };
+    measured(round)
+}
+
+/// The counter's rate against `CLOCK_REALTIME` over the round (ticks per ns), from the first
+/// and last pairs; `fallback` over less than a millisecond.
+pub fn round_rate(records: &[Record], fallback: f64) -> f64 {
+    match (records.first(), records.last()) {
+        (Some(a), Some(b)) if b.pair_ns > a.pair_ns + 1_000_000 => {
+            b.pair_ticks.wrapping_sub(a.pair_ticks) as f64 / (b.pair_ns - a.pair_ns) as f64
+        }
+        _ => fallback,
+    }
+}
+
+/// The row: samples, stages, checks, observations.
+fn measured(f: Round) -> Result<Measured, NotMeasured> {
+    let timer = f.timer;
+    let ns = |ticks: i64| timer.ticks_to_ns(ticks as f64);
+    let calibrated = 1.0 / timer.ticks_to_ns(1.0);
+    let all = &f.sent.records;
+    if all.len() <= WARMUP {
+        let why = f.sent.error.clone().or(f.received.error.clone()).unwrap_or_else(|| "no packet was measured".into());
+        return if f.sent.interrupted {
+            Err(NotMeasured::Skipped(format!("interrupted before any sample ({why})")))
+        } else {
+            Err(NotMeasured::Failed(why))
+        };
+    }
+    let rate = round_rate(all, calibrated);
+    let kept = &all[WARMUP..];
+    let names = f.rx_stamp.stages();
+    let mut parts: Vec<Vec<f64>> = vec![Vec::with_capacity(kept.len()); names.len()];
+    let mut samples = Vec::with_capacity(kept.len());
+    let (mut unsound, mut unordered, mut missing, mut wrong_id, mut not_preempted) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut enqueue = Vec::new();
+    let first_id = f.probe.sent as usize;
+    for (i, r) in kept.iter().enumerate() {
+        if r.k_tx == 0 || r.k_rx == 0 {
+            missing += 1;
+            continue;
+        }
+        if r.tx_id != Some((first_id + WARMUP + i) as u32) {
+            wrong_id += 1;
+        }
+        if !r.preempted {
+            // The sender returned first: another order of events, not this operation.
+            not_preempted += 1;
+            continue;
+        }
+        let (stages, total) = stages_of(r, rate, f.rx_stamp);
+        let sound = stages.iter().all(|v| *v >= 0) && stages.iter().sum::<i64>() == total;
+        unsound += u64::from(!sound);
+        unordered += u64::from(!in_order(r, rate));
+        for (p, v) in parts.iter_mut().zip(&stages) {
+            p.push(ns(*v));
+        }
+        samples.push(ns(total));
+        // In integer nanoseconds first: realtime does not fit a double to the nanosecond.
+        enqueue.push(r.k_rx.wrapping_sub(r.k_tx) as i64 as f64);
+    }
+    let n = kept.len() as u64;
+    let mut checks = vec![
+        Check::new(
+            "a probe packet left queued was read with a receive stamp at least as old (taken on the way in, not by recvmsg)",
+            format!("≥ {} µs", PROBE_AGE.as_micros()),
+            f.probe
+                .age_ns
+                .map_or("no stamp".into(), |a| format!("{:.0} µs after {} probe(s)", a as f64 / 1e3, f.probe.sent)),
+            f.probe.age_ns.is_some_and(|a| a >= PROBE_AGE.as_nanos() as i64),
+        ),
+        Check::new(
+            "the probe's transmit stamp came back on the error queue",
+            "yes",
+            if f.probe.tx_stamped { "yes" } else { "no" },
+            f.probe.tx_stamped,
+        ),
+        Check::all_ok("every packet carried a transmit and a receive software timestamp", missing, n),
+        Check::all_ok("each transmit stamp named its own packet (SOF_TIMESTAMPING_OPT_ID)", wrong_id, n),
+        Check::all_ok(
+            "the stamps are in order: event ≤ loopback_xmit ≤ receive stamp ≤ wake-up ≤ handler end ≤ back (kernel stamps converted from CLOCK_REALTIME)",
+            unordered,
+            samples.len() as u64,
+        ),
+        Check::all_ok(
+            "the stages are non-negative and add up to the total (per packet, in ticks)",
+            unsound,
+            samples.len() as u64,
+        ),
+    ];
+    let preempted_share = 1.0 - not_preempted as f64 / (n - missing).max(1) as f64;
+    checks.push(Check::new(
+        "the woken receiver ran before the interrupted sender's send returned (packets kept)",
+        format!("≥ {:.0} %", MIN_PREEMPTED * 100.0),
+        format!("{} of {} ({:.1} %)", n - missing - not_preempted, n - missing, preempted_share * 100.0),
+        preempted_share >= MIN_PREEMPTED,
+    ));
+    let packets = all.len() as u64;
+    checks.push(Check::new(
+        "the receiver blocked once per packet (voluntary context switches, getrusage)",
+        format!("≥ {packets}"),
+        f.received.voluntary.to_string(),
+        f.received.voluntary >= packets,
+    ));
+    checks.push(Check::all_ok("the receiver was asleep (S in /proc) before each packet", f.sent.not_asleep, packets));
+    checks.push(match f.net_rx {
+        Some(d) => Check::new(
+            "the NET_RX softirq ran on the CPU at least once per packet (/proc/softirqs)",
+            format!("≥ {packets}"),
+            d.to_string(),
+            d >= packets,
+        ),
+        None => {
+            Check::impossible("the NET_RX softirq ran on the CPU at least once per packet", "/proc/softirqs unreadable")
+        }
+    });
+    checks.push(Check::new(
+        "CLOCK_REALTIME was not stepped during the round (its offset from CLOCK_MONOTONIC)",
+        "within 2 µs",
+        format!("{} ns", f.offset_change_ns),
+        f.offset_change_ns.abs() < 2_000,
+    ));
+    let ppm = (rate / calibrated - 1.0) * 1e6;
+    checks.push(Check::new(
+        "the counter's rate against CLOCK_REALTIME over the round agrees with the timer's calibration",
+        "within 1000 ppm",
+        format!("{ppm:.0} ppm"),
+        ppm.abs() < 1000.0,
+    ));
+    let on_cpu = [f.sent.cpu, f.received.cpu].iter().all(|c| *c == Some(f.cpu));
+    checks.push(Check::new(
+        "both threads ended on the measuring CPU",
+        format!("CPU {}", f.cpu),
+        format!("sender {:?}, receiver {:?}", f.sent.cpu, f.received.cpu),
+        on_cpu,
+    ));
+    if let Some(e) = &f.sent.error {
+        checks.push(Check::new("the sender measured every packet", "no error", e.clone(), false));
+    }
+    if let Some(e) = &f.received.error {
+        checks.push(Check::new("the receiver received every packet in order", "no error", e.clone(), false));
+    }
+    let mut observed = Params::new();
+    observed.insert("netdev_tstamp_prequeue".into(), f.prequeue.clone().unwrap_or_else(|| "unreadable".into()).into());
+    observed.insert(
+        "receive_stamp_taken".into(),
+        match f.rx_stamp {
+            RxStamp::Enqueue => "netif_rx_internal (enqueue to the backlog, in the driver's transmit)",
+            RxStamp::Softirq => "__netif_receive_skb_core (in the NET_RX softirq)",
+            RxStamp::Unknown => "unknown (netdev_tstamp_prequeue unreadable)",
+        }
+        .into(),
+    );
+    if let Some(m) = median(&mut enqueue) {
+        observed.insert("driver_to_enqueue_ns".into(), serde_json::json!(m));
+    }
+    observed.insert("counter_ticks_per_realtime_ns".into(), serde_json::json!(rate));
+    if let Some(m) = median(&mut kept.iter().map(|r| ns(r.pair_span as i64)).collect::<Vec<_>>()) {
+        observed.insert("clock_pair_span_ns".into(), serde_json::json!(m));
+    }
+    observed.insert("packets".into(), packets.into());
+    observed.insert("probe_packets".into(), f.probe.sent.into());
+    let per = |v: u64| serde_json::json!(v as f64 / packets as f64);
+    observed.insert("receiver_voluntary_switches_per_packet".into(), per(f.received.voluntary));
+    if let Some(d) = f.net_rx {
+        observed.insert("net_rx_softirqs_per_packet".into(), per(d));
+    }
+    if let Some(d) = f.ksoftirqd {
+        observed.insert("ksoftirqd_runs_per_packet".into(), per(d));
+    }
+    let switched_more = kept.iter().filter(|r| r.sender_switched > 1).count();
+    observed.insert(
+        "packets_sender_switched_out_more_than_once".into(),
+        format!("{switched_more} of {}", kept.len()).into(),
+    );
+    observed.insert("packets_not_preempted".into(), not_preempted.into());
+    if let Ok(cs) = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource") {
+        observed.insert("clocksource".into(), cs.trim().into());
+    }
+    let mut notes = vec![format!(
+        "one sample = one packet, {} µs apart; sender and receiver on CPU {}, the sender (the interrupted thread) at SCHED_IDLE; no timer overhead subtracted",
+        SPACING.as_micros(),
+        f.cpu
+    )];
+    match f.rx_stamp {
+        RxStamp::Softirq => notes.push(
+            "driver_to_softirq = loopback_xmit's transmit stamp → the NET_RX softirq's receive stamp (__netif_receive_skb_core): NT's driver handler → DPC start; softirq_to_wakeup = → the receiver's first instruction".into(),
+        ),
+        _ => notes.push(format!(
+            "{MERGED_STAGE} is one stage (loopback_xmit → NET_RX softirq → the receiver's first instruction: NT's driver handler → DPC start and DPC → thread wake-up together): with netdev_tstamp_prequeue={} the receive stamp is taken as the packet is queued, so the softirq's start is not observable",
+            f.prequeue.as_deref().unwrap_or("unreadable")
+        )),
+    }
+    notes.push("send has no interrupt in it: the event is the sender's send call; NT's interrupt → driver handler is notify.signal's interrupt stage (or its combined interrupt_signal)".into());
+    if switched_more * 100 > kept.len() {
+        notes.push("over 1 % of packets found the sender switched out more than once (another task on the CPU): a busy CPU, and the slow tail".into());
+    }
+    if f.virtualized {
+        notes.push(
+            "on a virtual machine the clock reads and the scheduler's switches include the hypervisor's share".into(),
+        );
+    }
+    if samples.is_empty() && !f.sent.interrupted {
+        return Err(NotMeasured::Failed("no packet had both stamps and preempted the sender".into()));
+    }
+    let aborted = f.sent.error.is_some() || f.received.error.is_some();
+    let samples = one_per_sample(samples, WARMUP, f.sent.interrupted, aborted);
+    let mut m = Measured::new(samples, checks);
+    m.breakdown = names.iter().zip(parts).map(|(n, v)| (n.to_string(), v)).collect();
+    m.notes = notes;
+    m.observed = observed;
+    m.params.insert("cpus".into(), serde_json::json!([f.cpu, f.cpu]));
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notify::kit::{run_variants, threads_named};
+    use crate::testing::{serial, with_ctx};
+
+    fn rec(event: u64, k_tx: u64, k_rx: u64, wake: u64, done: u64, back: u64) -> Record {
+        Record { event, k_tx, k_rx, wake, done, back, preempted: true, ..Record::default() }
+    }
+
+    #[test]
+    fn realtime_converts_through_the_pair_without_losing_nanoseconds() {
+        // Realtime near 1.8e18 ns: a double holds it only to 256 ns; the difference must be exact.
+        let pair_ns = 1_800_000_000_123_456_789u64;
+        let r = Record { pair_ns, pair_ticks: 5_000_000, ..Record::default() };
+        assert_eq!(realtime_to_ticks(&r, pair_ns + 1, 2.5), 5_000_003);
+        assert_eq!(realtime_to_ticks(&r, pair_ns + 101, 2.5), 5_000_253);
+        assert_eq!(realtime_to_ticks(&r, pair_ns - 100, 2.5), 4_999_750);
+    }
+
+    #[test]
+    fn stages_follow_where_the_receive_stamp_is_taken_and_add_up() {
+        let base = 1_700_000_000_000_000_000u64;
+        // rate 1 tick/ns; pair at (base, 1000).
+        let mut r = rec(1_100, base + 300, base + 400, 1_900, 1_950, 2_600);
+        r.pair_ns = base;
+        r.pair_ticks = 1_000;
+        let (s, total) = stages_of(&r, 1.0, RxStamp::Enqueue);
+        assert_eq!((s.clone(), total), (vec![200, 600, 50, 650], 1_500));
+        assert_eq!(RxStamp::Enqueue.stages().len(), s.len());
+        let (s, total) = stages_of(&r, 1.0, RxStamp::Softirq);
+        assert_eq!((s.clone(), total), (vec![200, 100, 500, 50, 650], 1_500));
+        assert_eq!(RxStamp::Softirq.stages(), ["send", "driver_to_softirq", "softirq_to_wakeup", "handler", "return"]);
+        assert!(in_order(&r, 1.0));
+        // A receive stamp after the wake-up (e.g. taken by recvmsg) is out of order.
+        r.k_rx = base + 1_000;
+        assert!(!in_order(&r, 1.0));
+        r.k_rx = 0;
+        assert!(!in_order(&r, 1.0), "a missing stamp is not in order");
+    }
+
+    #[test]
+    fn the_prequeue_setting_names_the_stages() {
+        assert_eq!(RxStamp::from_setting(Some("1\n")), RxStamp::Enqueue);
+        assert_eq!(RxStamp::from_setting(Some("0\n")), RxStamp::Softirq);
+        assert_eq!(RxStamp::from_setting(None), RxStamp::Unknown);
+        assert_eq!(RxStamp::Unknown.stages(), ["send", MERGED_STAGE, "handler", "return"]);
+    }
+
+    #[test]
+    fn a_transmit_stamps_id_is_read_from_its_extended_error() {
+        let mut data = Vec::new();
+        data.extend((libc::ENOMSG as u32).to_ne_bytes());
+        data.extend([SO_EE_ORIGIN_TIMESTAMPING, 0, 0, 0]);
+        data.extend(0u32.to_ne_bytes());
+        data.extend(42u32.to_ne_bytes());
+        let h = libc::cmsghdr { cmsg_len: 0, cmsg_level: libc::SOL_IP, cmsg_type: IP_RECVERR };
+        let c = UnknownCmsg { cmsg_header: h, data_bytes: data.clone() };
+        assert_eq!(tx_stamp_id(&c), Some(42));
+        let mut other = data;
+        other[4] = 2; // SO_EE_ORIGIN_ICMP
+        assert_eq!(tx_stamp_id(&UnknownCmsg { cmsg_header: h, data_bytes: other }), None);
+    }
+
+    #[test]
+    fn a_round_measures_its_stages_passes_its_checks_and_leaves_no_thread() {
+        let _s = serial();
+        with_ctx(0.1, |ctx| {
+            for (_, m) in run_variants(ctx, &SoftirqNotify, 10) {
+                let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
+                let setting = std::fs::read_to_string("/proc/sys/net/core/netdev_tstamp_prequeue").ok();
+                assert_eq!(names, RxStamp::from_setting(setting.as_deref()).stages());
+                assert!(m.observed.contains_key("netdev_tstamp_prequeue"));
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while threads_named("osprim-sirq") > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(threads_named("osprim-sirq"), 0);
+    }
+
+    #[test]
+    fn an_interruption_ends_the_round_with_its_samples_and_leaves_no_thread() {
+        let _s = serial();
+        let allowed = cpu::allowed_cpus();
+        cpu::pin_current_thread(allowed[0]).expect("pin");
+        let (timer, info) = platform::timer::detect();
+        let scratch = tempfile::tempdir().expect("scratch");
+        let interrupt = AtomicBool::new(false);
+        // A budget far beyond the interruption: the round ends because of it.
+        let cfg = crate::sampler::SamplerConfig { budget_s: 30.0, ..crate::sampler::SamplerConfig::quick() };
+        let mut ctx = Ctx::new(timer, &info, cfg, allowed[0], scratch.path(), &interrupt);
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while threads_named("osprim-sirq") < 2 && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+                interrupt.store(true, Relaxed);
+            });
+            SoftirqNotify.run(&mut ctx, &Params::new())
+        });
+        let m = match r {
+            Err(NotMeasured::Skipped(why)) if !why.contains("interrupted") => return,
+            r => r.expect("an interrupted round keeps its samples"),
+        };
+        assert_eq!(m.samples.stop, Some(crate::sampler::StopReason::Interrupted));
+        assert!(!m.samples.per_op_ns.is_empty());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while threads_named("osprim-sirq") > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(threads_named("osprim-sirq"), 0);
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_without_a_panic() {
+        with_ctx(0.01, |ctx| {
+            for (k, v) in [("source", "carrier_pigeon"), ("placement", "cross_cpu"), ("interrupted", "nobody")] {
+                let p: Params = [(k.to_string(), serde_json::Value::from(v))].into_iter().collect();
+                assert!(matches!(SoftirqNotify.run(ctx, &p), Err(NotMeasured::Failed(_))), "{p:?}");
+            }
+        });
+    }
+}
