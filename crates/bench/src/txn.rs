@@ -3,8 +3,8 @@
 //! `track` (`writes`, `all`).
 //!
 //! **Seed rows:** Rhino (Digital UNIX and SPIN) Table 2 "transaction begin", "commit
-//! read-only", "commit 8 bytes on one page", each a total with its trap (the kernel entry) and
-//! other parts.
+//! read-only", "commit 8 bytes on one page", each a total with its trap (the operation's own
+//! kernel crossings) and other parts.
 //!
 //! **Setup** (outside the clock): a 16-page segment and its log are created in the run's
 //! scratch directory, so the commits' `fdatasync`s go to the working file system — recorded
@@ -25,26 +25,36 @@
 //!
 //! **Timing model** ([`Ctx::iter_regions`]): every operation is timed on its own, with the run's
 //! timer read at its start and at the library's stage boundaries ([`Stage`], through the
-//! `*_probed` calls), the last stamp ending it. **trap** is the operation's kernel entry and
-//! exit, measured *paired*: right after each timed operation, in the same sample loop, one bare
-//! null system call (`getppid` through the `syscall` instruction, as `syscall.null`) is timed
-//! on its own; a sample's trap is the mean of those calls, and **other** = the operation's
-//! total − trap, so the two add up to the total sample by sample.
+//! `*_probed` calls), the last stamp ending it. **trap** is the operation's own kernel crossings,
+//! *estimated* (they are not timed in place): k = the system calls the operation made, counted
+//! by the RVM at its call sites ([`rvm::Crossings`], per operation, summed over the sample), and
+//! c = the cost of one crossing, a bare null system call (`getppid` through the `syscall`
+//! instruction, as `syscall.null`) timed on its own right after each operation in the same
+//! sample loop (a sample's c is their mean); trap = k × c per sample, and **other** = the
+//! operation's total − trap, so the two add up to the total sample by sample. k is
+//! `observed.trap_crossings` (with `trap_crossings_range` over the samples), c is
+//! `observed.crossing_ns` (the last round's median; over all rounds, the trap stage ÷ k); a note
+//! says "trap estimated: k crossings × c". A second null call right after the first, warm, is
+//! recorded as `observed.crossing_warm_ns` (the first follows the operation's disturbance of
+//! caches and predictors, as its own crossings do; the second shows the bare floor). Faults taken
+//! inside the operation are counted too and must be 0.
 //! - `txn.begin`: `begin` (forget the last dirty set; protect the segment: one `mprotect`, or
-//!   one `UFFDIO_WRITEPROTECT`). Stages `trap`, `other`; the protect call alone (a part of the
+//!   one `UFFDIO_WRITEPROTECT`: k = 1). Stages `trap`, `other`; the protect call alone (a part of the
 //!   total) is in `observed.protect_ns`. Each begin is followed, untimed, by the commit of the
 //!   empty transaction.
 //! - `txn.commit_ro`: the commit alone of a transaction that changed nothing; begin (and, with
 //!   `track=all`, a one-byte read of one page, whose read fault is timed apart and reported in
 //!   `observed.read_fault_ns`) come first, outside the clock. With `track=writes` the commit
-//!   diffs no page and makes no system call at all, so the row has no trap/other stages (a note
-//!   says so). With `track=all` it re-protects the page read (one `mprotect`): stages `trap`,
-//!   `other`; its diff and re-protect parts are in `observed.diff_ns`, `observed.reprotect_ns`.
+//!   diffs no page and makes no system call at all: k = 0, trap = 0, other = the total. With
+//!   `track=all` it re-protects the page read (one `mprotect`, k = 1); its diff and re-protect
+//!   parts are in `observed.diff_ns`, `observed.reprotect_ns`.
 //! - `txn.commit_8b`: the commit alone of a transaction that stored 8 bytes (all changed) on one
-//!   page. Begin and the store are outside the clock; the store's write fault (trap, pre-image
-//!   copy, unprotect, resume) is timed apart and is **not part of the total**: it is
-//!   `observed.store_fault_ns` (and a row note), not a breakdown stage, since the stages shown
-//!   add up to the total. Stages `trap` and `other`, and as detail of the same commit (a second
+//!   page. Begin and the store are outside the clock; the store's write fault (fault, handler:
+//!   pre-image copy and one `mprotect`, return) falls **between begin and commit, outside the
+//!   timed region**: it is timed apart as `observed.store_fault_ns` (and a row note), not a
+//!   stage of the commit. trap = all of the commit's own system calls, k = 5 (`pwrite` log,
+//!   `fdatasync` log, `pwrite` apply, `fdatasync` segment, `pwrite` trim), 6 with `track=all`
+//!   (and the re-protecting `mprotect`). Stages `trap` and `other`, and as detail of the same commit (a second
 //!   split of the same total, not added to trap + other): `diff`; `log write` (encoding +
 //!   `pwrite` of the records); `sync` (the two `fdatasync`s: the log, the commit point, and the
 //!   segment file after apply); `apply` (`pwrite` of the changed range into the file); `trim`
@@ -68,6 +78,11 @@
 //! value written is in the segment file (read back with `pread`); for `txn.begin`, a probe
 //! transaction after sampling shows two first writes to two pages trapping twice (and, with
 //! `track=all`, a read of a third page trapping once as a read) and abort restoring them.
+//! The estimate's own checks: every operation's counted k equals its path's (above) with no
+//! fault inside; after sampling, three more operations are counted by the kernel (syscall user
+//! dispatch, `sys::sud`, independent of the RVM) and match the RVM's count; trap + other = the
+//! total in every sample, and that total is the sampler's; c is stable (the 95 % CI of its
+//! median within ±10 %; not needed where k = 0) — else the check fails and flags the row.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, SamplingOverride};
 use crate::sampler::{Timed, overhead_of};
@@ -514,8 +529,9 @@ fn estimate_note(est: &Estimate) -> String {
     } else {
         format!("{} (per sample {}–{})", est.k, est.k_range[0], est.k_range[1])
     };
+    let crossings = if k == "1" { "crossing" } else { "crossings" };
     format!(
-        "trap estimated: {k} crossings × c (k: observed.trap_crossings; c: observed.crossing_ns, the last round's \
+        "trap estimated: {k} {crossings} × c (k: observed.trap_crossings; c: observed.crossing_ns, the last round's \
          median, and over all rounds the trap stage ÷ k); {ESTIMATE_HOW}; a second null call right after the first \
          (warm) costs observed.crossing_warm_ns"
     )
@@ -1093,7 +1109,8 @@ mod tests {
                     if k == 0 {
                         assert!(trap.iter().all(|&t| t == 0.0), "no crossing, no trap");
                     }
-                    assert!(m.notes.iter().any(|n| n.starts_with(&format!("trap estimated: {k} crossings × c "))));
+                    let word = if k == 1 { "crossing" } else { "crossings" };
+                    assert!(m.notes.iter().any(|n| n.starts_with(&format!("trap estimated: {k} {word} × c "))));
                     // The stability check may fail on a busy machine; the others may not.
                     for c in m.checks.iter().filter(|c| c.name.starts_with("the crossing cost")) {
                         if c.ok != Some(true) {
