@@ -1182,28 +1182,22 @@ mod tests {
             &[("both", Part::Span(&[0, 1])), ("aside thing", Part::Aside)],
             3,
         );
-        let crossings = |syscalls| Some(rvm::Crossings { syscalls, faults: 0 });
-        bd.add(&mut [100, 110, 140]);
-        bd.add_crossings(crossings(3));
-        bd.add_null((5, 4));
-        bd.add_aside(7);
-        bd.add(&mut [200, 210, 240]);
-        bd.add_crossings(crossings(3));
-        bd.add_null((7, 4));
-        bd.add_aside(9);
+        // One operation: its stamps, system calls, null call (first, warm) and aside piece.
+        let op = |bd: &mut Breakdown, at: u64, syscalls, null, aside| {
+            bd.add(&mut [at, at + 10, at + 40]);
+            bd.add_crossings(Some(rvm::Crossings { syscalls, faults: 0 }));
+            bd.add_null((null, 4));
+            bd.add_aside(aside);
+        };
+        op(&mut bd, 100, 3, 5, 7);
+        op(&mut bd, 200, 3, 7, 9);
         let total = bd.end_sample(&timer, 2);
         // Sampler view: (total − one overhead per region) / n per operation = 40 − 2 × 2 per op.
         assert_eq!(total.regions, 4);
         assert_eq!((total.ticks as f64 - overhead_of(&timer, total.regions)) / 2.0, 36.0);
         // A second sample whose operations made 3 and 4 calls: k = 3.5 there.
-        bd.add(&mut [300, 310, 340]);
-        bd.add_crossings(crossings(3));
-        bd.add_null((6, 4));
-        bd.add_aside(8);
-        bd.add(&mut [400, 410, 440]);
-        bd.add_crossings(crossings(4));
-        bd.add_null((6, 4));
-        bd.add_aside(8);
+        op(&mut bd, 300, 3, 6, 8);
+        op(&mut bd, 400, 4, 6, 8);
         bd.end_sample(&timer, 2);
         let mut m = Measured::default();
         m.samples.per_op_ns = vec![36.0, 36.0];
