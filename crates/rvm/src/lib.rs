@@ -184,8 +184,9 @@ pub struct Recovery {
 /// counted at each call site, and the protection faults taken while it ran.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Crossings {
-    /// System calls made (each `mprotect`, `ioctl`, `pwrite`, `fdatasync` call, retries
-    /// included).
+    /// System calls made: each `mprotect`, `ioctl`, `pwrite`, `fdatasync` call (a `pwrite`
+    /// repeated after a short write or `EINTR` counts again; a `UFFDIO_WRITEPROTECT` that
+    /// `sys::uffd` repeats on `EAGAIN` counts once).
     pub syscalls: u32,
     /// Protection faults the segment's handler served during the operation (0 when all is
     /// well: begins and commits touch no protected page).
