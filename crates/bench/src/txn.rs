@@ -3,8 +3,8 @@
 //! `track` (`writes`, `all`).
 //!
 //! **Seed rows:** Rhino (Digital UNIX and SPIN) Table 2 "transaction begin", "commit
-//! read-only", "commit 8 bytes on one page", each a total with its trap (the kernel entry) and
-//! other parts.
+//! read-only", "commit 8 bytes on one page", each a total with its trap (the operation's own
+//! kernel crossings) and other parts.
 //!
 //! **Setup** (outside the clock): a 16-page segment and its log are created in the run's
 //! scratch directory, so the commits' `fdatasync`s go to the working file system — recorded
@@ -25,26 +25,36 @@
 //!
 //! **Timing model** ([`Ctx::iter_regions`]): every operation is timed on its own, with the run's
 //! timer read at its start and at the library's stage boundaries ([`Stage`], through the
-//! `*_probed` calls), the last stamp ending it. **trap** is the operation's kernel entry and
-//! exit, measured *paired*: right after each timed operation, in the same sample loop, one bare
-//! null system call (`getppid` through the `syscall` instruction, as `syscall.null`) is timed
-//! on its own; a sample's trap is the mean of those calls, and **other** = the operation's
-//! total − trap, so the two add up to the total sample by sample.
+//! `*_probed` calls), the last stamp ending it. **trap** is the operation's own kernel crossings,
+//! *estimated* (they are not timed in place): k = the system calls the operation made, counted
+//! by the RVM at its call sites ([`rvm::Crossings`], per operation, summed over the sample), and
+//! c = the cost of one crossing, a bare null system call (`getppid` through the `syscall`
+//! instruction, as `syscall.null`) timed on its own right after each operation in the same
+//! sample loop (a sample's c is their mean); trap = k × c per sample, and **other** = the
+//! operation's total − trap, so the two add up to the total sample by sample. k is
+//! `observed.trap_crossings` (with `trap_crossings_range` over the samples), c is
+//! `observed.crossing_ns` (the last round's median; over all rounds, the trap stage ÷ k); a note
+//! says "trap estimated: k crossings × c". A second null call right after the first, warm, is
+//! recorded as `observed.crossing_warm_ns` (the first follows the operation's disturbance of
+//! caches and predictors, as its own crossings do; the second shows the bare floor). Faults taken
+//! inside the operation are counted too and must be 0.
 //! - `txn.begin`: `begin` (forget the last dirty set; protect the segment: one `mprotect`, or
-//!   one `UFFDIO_WRITEPROTECT`). Stages `trap`, `other`; the protect call alone (a part of the
+//!   one `UFFDIO_WRITEPROTECT`: k = 1). Stages `trap`, `other`; the protect call alone (a part of the
 //!   total) is in `observed.protect_ns`. Each begin is followed, untimed, by the commit of the
 //!   empty transaction.
 //! - `txn.commit_ro`: the commit alone of a transaction that changed nothing; begin (and, with
 //!   `track=all`, a one-byte read of one page, whose read fault is timed apart and reported in
 //!   `observed.read_fault_ns`) come first, outside the clock. With `track=writes` the commit
-//!   diffs no page and makes no system call at all, so the row has no trap/other stages (a note
-//!   says so). With `track=all` it re-protects the page read (one `mprotect`): stages `trap`,
-//!   `other`; its diff and re-protect parts are in `observed.diff_ns`, `observed.reprotect_ns`.
+//!   diffs no page and makes no system call at all: k = 0, trap = 0, other = the total. With
+//!   `track=all` it re-protects the page read (one `mprotect`, k = 1); its diff and re-protect
+//!   parts are in `observed.diff_ns`, `observed.reprotect_ns`.
 //! - `txn.commit_8b`: the commit alone of a transaction that stored 8 bytes (all changed) on one
-//!   page. Begin and the store are outside the clock; the store's write fault (trap, pre-image
-//!   copy, unprotect, resume) is timed apart and is **not part of the total**: it is
-//!   `observed.store_fault_ns` (and a row note), not a breakdown stage, since the stages shown
-//!   add up to the total. Stages `trap` and `other`, and as detail of the same commit (a second
+//!   page. Begin and the store are outside the clock; the store's write fault (fault, handler:
+//!   pre-image copy and one `mprotect`, return) falls **between begin and commit, outside the
+//!   timed region**: it is timed apart as `observed.store_fault_ns` (and a row note), not a
+//!   stage of the commit. trap = all of the commit's own system calls, k = 5 (`pwrite` log,
+//!   `fdatasync` log, `pwrite` apply, `fdatasync` segment, `pwrite` trim), 6 with `track=all`
+//!   (and the re-protecting `mprotect`). Stages `trap` and `other`, and as detail of the same commit (a second
 //!   split of the same total, not added to trap + other): `diff`; `log write` (encoding +
 //!   `pwrite` of the records); `sync` (the two `fdatasync`s: the log, the commit point, and the
 //!   segment file after apply); `apply` (`pwrite` of the changed range into the file); `trim`
@@ -68,6 +78,11 @@
 //! value written is in the segment file (read back with `pread`); for `txn.begin`, a probe
 //! transaction after sampling shows two first writes to two pages trapping twice (and, with
 //! `track=all`, a read of a third page trapping once as a read) and abort restoring them.
+//! The estimate's own checks: every operation's counted k equals its path's (above) with no
+//! fault inside; after sampling, three more operations are counted by the kernel (syscall user
+//! dispatch, `sys::sud`, independent of the RVM) and match the RVM's count; trap + other = the
+//! total in every sample, and that total is the sampler's; c is stable (the 95 % CI of its
+//! median within ±10 %; not needed where k = 0) — else the check fails and flags the row.
 
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, SamplingOverride};
 use crate::sampler::{Timed, overhead_of};
@@ -223,9 +238,15 @@ fn describe(mut m: Measured, fx: &Fixture) -> Measured {
     m
 }
 
-/// The note every row with a trap/other split carries.
-const PAIRED_NOTE: &str = "trap = one bare null system call (getppid via the syscall instruction, as syscall.null) \
-     timed right after each operation in the same loop; other = the operation's total − trap";
+/// How the trap is estimated, for the row's note (k and c follow it, as numbers).
+const ESTIMATE_HOW: &str = "k = the system calls this operation made, counted by the RVM at its call sites in the \
+     same samples (per sample, mean over its operations); c = one bare null system call (getppid via the syscall \
+     instruction, as syscall.null) timed right after each operation in the same loop (per sample, its mean); trap = \
+     k × c, other = the operation's total − trap, sample by sample (the crossings are not timed in place)";
+
+/// c counts as stable when the 95 % confidence interval of its median over a round's samples is
+/// within this share of the median on each side (the trap estimate is then as certain).
+const C_CI_MAX: f64 = 0.10;
 
 // ---------------------------------------------------------------------------------------------
 // Stage accounting
@@ -235,7 +256,8 @@ const PAIRED_NOTE: &str = "trap = one bare null system call (getppid via the sys
 enum Part {
     /// The sum of these stamp intervals of the operation.
     Span(&'static [usize]),
-    /// The paired null system call timed beside each operation ([`Breakdown::add_trap`]).
+    /// The operation's own kernel crossings, estimated: k counted × c, one null crossing timed
+    /// beside each operation ([`Breakdown::add_crossings`], [`Breakdown::add_null`]).
     Trap,
     /// The operation's total less [`Part::Trap`].
     Other,
@@ -249,20 +271,72 @@ type Parts = &'static [(&'static str, Part)];
 /// Per-stage times: the intervals between stamps are summed over a sample's operations, then
 /// turned into ns per operation for each named part. `stages` become the row's breakdown
 /// (they add up to the total, or split it again in finer detail); `extras` go to `observed`
-/// as medians over the kept samples (parts of the total, or pieces outside it).
+/// as medians over the kept samples (parts of the total, or pieces outside it). Beside them,
+/// per sample: k (the operations' counted system calls, per operation), c (the null crossing's
+/// cost) and the total.
 struct Breakdown {
     stages: Parts,
     extras: Parts,
     acc: Vec<u64>,
-    trap: u64,
+    null: u64,
+    warm: u64,
     aside: u64,
+    syscalls: u64,
     out: Vec<Vec<f64>>,
+    k: Vec<f64>,
+    c: Vec<f64>,
+    c_warm: Vec<f64>,
+    totals: Vec<f64>,
+    /// Operations whose crossings were added.
+    ops: u64,
+    /// Operations whose counted crossings differ from the path's (`expected`), or that failed.
+    miscounted: u64,
+    /// Protection faults taken inside the operations.
+    faults: u64,
+    /// System calls each operation's path makes.
+    expected: u32,
+}
+
+/// The trap estimate of a row: k and c over the kept samples.
+#[derive(Debug)]
+struct Estimate {
+    /// Median k (system calls per operation), and its range.
+    k: f64,
+    k_range: [f64; 2],
+    /// Median c (ns per null crossing), its relative spread (p75 − p25) / median, and the
+    /// relative half-width of its median's 95 % confidence interval.
+    c: f64,
+    c_spread: f64,
+    c_ci: f64,
+    /// Median of the second, back-to-back null crossing (ns).
+    c_warm: f64,
+    /// Largest |trap + other − total| / total over the samples.
+    worst_sum_error: f64,
+    /// Largest |own total − the sampler's| / the sampler's over the samples.
+    worst_total_error: f64,
 }
 
 impl Breakdown {
-    fn new(intervals: usize, stages: Parts, extras: Parts) -> Breakdown {
+    fn new(intervals: usize, stages: Parts, extras: Parts, expected: u32) -> Breakdown {
         let out = stages.iter().chain(extras).map(|_| Vec::with_capacity(4096)).collect();
-        Breakdown { stages, extras, acc: vec![0; intervals], trap: 0, aside: 0, out }
+        Breakdown {
+            stages,
+            extras,
+            acc: vec![0; intervals],
+            null: 0,
+            warm: 0,
+            aside: 0,
+            syscalls: 0,
+            out,
+            k: Vec::with_capacity(4096),
+            c: Vec::with_capacity(4096),
+            c_warm: Vec::with_capacity(4096),
+            totals: Vec::with_capacity(4096),
+            ops: 0,
+            miscounted: 0,
+            faults: 0,
+            expected,
+        }
     }
 
     /// Adds one operation's stamps (`stamps.len()` = intervals + 1). A stamp left at 0 (a
@@ -279,9 +353,20 @@ impl Breakdown {
         }
     }
 
-    /// Adds the ticks of one paired null system call (one start/stop pair).
-    fn add_trap(&mut self, ticks: u64) {
-        self.trap += ticks;
+    /// Adds one operation's crossings as the RVM counted them (`None`: the operation failed).
+    fn add_crossings(&mut self, c: Option<rvm::Crossings>) {
+        let c = c.unwrap_or(rvm::Crossings { syscalls: 0, faults: 0 });
+        self.ops += 1;
+        self.syscalls += u64::from(c.syscalls);
+        self.faults += u64::from(c.faults);
+        self.miscounted += u64::from(c.syscalls != self.expected || c.faults != 0);
+    }
+
+    /// Adds the ticks of the null crossings timed beside an operation (one start/stop pair
+    /// each): the first right after it (c), then one more back-to-back (for comparison).
+    fn add_null(&mut self, (first, second): (u64, u64)) {
+        self.null += first;
+        self.warm += second;
     }
 
     /// Adds the ticks of one piece timed apart (one start/stop pair).
@@ -300,7 +385,10 @@ impl Breakdown {
         // The sampler's own formula for this sample.
         let total_ns = timer.ticks_to_ns(total as f64 - overhead_of(timer, regions)) / nf;
         let per_pair = |t: u64| timer.ticks_to_ns(t as f64 - overhead_of(timer, n)) / nf;
-        let (trap_ns, aside_ns) = (per_pair(self.trap), per_pair(self.aside));
+        let (c, aside_ns) = (per_pair(self.null), per_pair(self.aside));
+        self.c_warm.push(per_pair(self.warm));
+        let k = self.syscalls as f64 / nf;
+        let trap_ns = k * c;
         for (out, (_, part)) in self.out.iter_mut().zip(self.stages.iter().chain(self.extras)) {
             out.push(match part {
                 Part::Span(spans) => {
@@ -312,16 +400,23 @@ impl Breakdown {
                 Part::Aside => aside_ns,
             });
         }
+        self.k.push(k);
+        self.c.push(c);
+        self.totals.push(total_ns);
         self.acc.iter_mut().for_each(|a| *a = 0);
-        (self.trap, self.aside) = (0, 0);
+        (self.null, self.warm, self.aside, self.syscalls) = (0, 0, 0, 0);
         Timed::regions(total, regions)
     }
 
     /// The stages' samples, keeping the last `samples` (the sampler's; earlier ones were
-    /// warm-up), and the extras' medians over those, as `observed` entries `<name>_ns`.
-    fn finish(self, samples: usize, m: &mut Measured) {
+    /// warm-up), and the extras' medians over those, as `observed` entries `<name>_ns`; k and c
+    /// as `observed.trap_crossings` (median k, with `trap_crossings_range`) and
+    /// `observed.crossing_ns` (median c, with `crossing_spread`); the estimate's note and
+    /// checks ([`Breakdown::checks`]; `path` names the operation's system calls).
+    fn finish(mut self, m: &mut Measured, path: &str) {
+        let samples = m.samples.per_op_ns.len();
         let n = self.stages.len();
-        let mut out = self.out.into_iter();
+        let mut out = std::mem::take(&mut self.out).into_iter();
         let keep = |v: Vec<f64>| v[v.len().saturating_sub(samples)..].to_vec();
         m.breakdown =
             self.stages.iter().zip(out.by_ref().take(n)).map(|((name, _), v)| (name.to_string(), keep(v))).collect();
@@ -334,7 +429,112 @@ impl Breakdown {
             let median = (stats::median(&v) * 10.0).round() / 10.0;
             m.observed.insert(format!("{}_ns", name.replace(' ', "_")), serde_json::json!(median));
         }
+        let sorted = |v: Vec<f64>| {
+            let mut v = keep(v);
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let (k, c) = (sorted(std::mem::take(&mut self.k)), sorted(std::mem::take(&mut self.c)));
+        let c_med = stats::median(&c);
+        let c_ci = stats::median_ci_ranks(c.len(), 0.95).map_or(f64::NAN, |(lo, hi)| (c[hi] - c[lo]) / 2.0 / c_med);
+        let est = Estimate {
+            k: stats::median(&k),
+            k_range: [k.first().copied().unwrap_or(f64::NAN), k.last().copied().unwrap_or(f64::NAN)],
+            c: c_med,
+            c_spread: (stats::percentile(&c, 75.0) - stats::percentile(&c, 25.0)) / c_med,
+            c_ci,
+            c_warm: stats::median(&sorted(std::mem::take(&mut self.c_warm))),
+            worst_sum_error: worst_sum_error(&m.breakdown, &m.samples.per_op_ns),
+            worst_total_error: keep(std::mem::take(&mut self.totals))
+                .iter()
+                .zip(&m.samples.per_op_ns)
+                .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
+                .fold(0.0, f64::max),
+        };
+        let round1 = |x: f64| (x * 10.0).round() / 10.0;
+        let o = &mut m.observed;
+        o.insert("trap_crossings".into(), serde_json::json!(est.k));
+        o.insert("trap_crossings_range".into(), serde_json::json!(est.k_range));
+        o.insert("crossing_ns".into(), serde_json::json!(round1(est.c)));
+        o.insert("crossing_spread".into(), serde_json::json!((est.c_spread * 1000.0).round() / 1000.0));
+        o.insert("crossing_warm_ns".into(), serde_json::json!(round1(est.c_warm)));
+        m.notes.push(estimate_note(&est));
+        m.checks.extend(self.checks(&est, path));
     }
+
+    /// The checks of the estimate: k equals the path's count in every operation, no fault
+    /// inside, trap + other = total, the totals are the sampler's, c stable.
+    fn checks(&self, est: &Estimate, path: &str) -> Vec<Check> {
+        let (sum, total) = (est.worst_sum_error, est.worst_total_error);
+        vec![
+            Check::new(
+                format!("system calls counted by the RVM = its code path's ({path})"),
+                format!("{} per operation and no fault, in all {} operations", self.expected, self.ops),
+                format!("{} operations differ, {} faults", self.miscounted, self.faults),
+                self.miscounted == 0 && self.faults == 0 && self.ops > 0,
+            ),
+            Check::new(
+                "trap + other = total in every sample (one measurement)",
+                "|trap + other − total| / total ≤ 1e-9",
+                format!("largest {sum:.1e}"),
+                sum <= 1e-9,
+            ),
+            Check::new(
+                "the total the stages split is the sampler's",
+                "the same per sample (relative difference ≤ 1e-9)",
+                format!("largest {total:.1e}"),
+                total <= 1e-9,
+            ),
+            if est.k_range == [0.0, 0.0] {
+                Check::new(
+                    "the crossing cost c is stable across the samples",
+                    "trap = k × c known",
+                    format!("k = 0 in every sample: trap = 0 whatever c (median {:.1} ns)", est.c),
+                    true,
+                )
+            } else {
+                Check::new(
+                    "the crossing cost c is stable across the samples",
+                    format!("the 95 % CI of median c within ±{:.0}% of it", C_CI_MAX * 100.0),
+                    format!(
+                        "±{:.1}% (median c {:.1} ns, (p75 − p25) / median {:.1}%)",
+                        est.c_ci * 100.0,
+                        est.c,
+                        est.c_spread * 100.0
+                    ),
+                    est.c_ci.is_finite() && est.c_ci <= C_CI_MAX && est.c > 0.0,
+                )
+            },
+        ]
+    }
+}
+
+/// Largest |trap + other − total| / total over the samples, from the stages named so.
+fn worst_sum_error(breakdown: &[(String, Vec<f64>)], totals: &[f64]) -> f64 {
+    let stage = |name: &str| breakdown.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice());
+    match (stage("trap"), stage("other")) {
+        (Some(t), Some(o)) => {
+            t.iter().zip(o).zip(totals).map(|((t, o), s)| (t + o - s).abs() / s.abs().max(1.0)).fold(0.0, f64::max)
+        }
+        _ => f64::INFINITY,
+    }
+}
+
+/// The row's estimate note: "trap estimated: k crossings × c" and how. It names c but holds no
+/// measured time, so every round writes the same note (rounds' notes are kept once each); c is
+/// `observed.crossing_ns` (the last round's) and, over all rounds, the trap stage ÷ k.
+fn estimate_note(est: &Estimate) -> String {
+    let k = if est.k_range[0] == est.k_range[1] {
+        format!("{}", est.k)
+    } else {
+        format!("{} (per sample {}–{})", est.k, est.k_range[0], est.k_range[1])
+    };
+    let crossings = if k == "1" { "crossing" } else { "crossings" };
+    format!(
+        "trap estimated: {k} {crossings} × c (k: observed.trap_crossings; c: observed.crossing_ns, the last round's \
+         median, and over all rounds the trap stage ÷ k); {ESTIMATE_HOW}; a second null call right after the first \
+         (warm) costs observed.crossing_warm_ns"
+    )
 }
 
 /// Stamps `Stage`s into `stamps[slot(stage)]`.
@@ -347,12 +547,16 @@ fn stamp_at(timer: &Timer, stamps: &mut [u64], slot: impl Fn(Stage) -> Option<us
     }
 }
 
-/// One bare null system call, timed on its own: the paired trap.
+/// Two bare null system calls, each timed on its own, right after an operation: the first is
+/// c (the crossing cost in the state the operation leaves), the second the same call warm.
 #[inline(never)]
-fn timed_null(timer: &Timer) -> u64 {
+fn timed_null(timer: &Timer) -> (u64, u64) {
     let t0 = timer.start();
     black_box(sys::raw::getppid());
-    timer.stop().wrapping_sub(t0)
+    let first = timer.stop().wrapping_sub(t0);
+    let t0 = timer.start();
+    black_box(sys::raw::getppid());
+    (first, timer.stop().wrapping_sub(t0))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,6 +604,78 @@ fn probe_read_check(seg: &Segment, offset: usize) -> Check {
     )
 }
 
+/// Which operation [`kernel_count_check`] probes.
+#[derive(Clone, Copy, PartialEq)]
+enum Probe {
+    Begin,
+    /// A read-only commit (after a read of `at` with read tracking).
+    CommitReadOnly(Option<usize>),
+    /// The commit of 8 bytes stored at this offset.
+    Commit8b(usize),
+}
+
+/// Probe operations [`kernel_count_check`] counts.
+const KERNEL_PROBES: u32 = 3;
+
+/// After sampling: the system calls the kernel sees in a few more of the operations (counted by
+/// syscall user dispatch, `sys::sud`, independently of the RVM) equal the RVM's own count of
+/// them. Untimed; the transaction around each is completed outside the count.
+fn kernel_count_check(seg: &mut Segment, probe: Probe) -> Check {
+    let name = "the kernel sees the system calls the RVM counts (syscall user dispatch, after sampling)";
+    let mut seen = Vec::new();
+    for i in 0..KERNEL_PROBES {
+        let counted = match probe {
+            Probe::Begin => {
+                let seg: &mut Segment = seg;
+                // The transaction comes out of the count; its (empty) commit is not counted.
+                sys::sud::count_syscalls(move || {
+                    let seg = seg;
+                    seg.begin()
+                })
+                .map(|c| {
+                    let k = c.value.and_then(|tx| {
+                        let k = tx.begin_crossings().syscalls;
+                        tx.commit().map(|_| k)
+                    });
+                    (k, c.syscalls, c.numbers)
+                })
+            }
+            Probe::CommitReadOnly(read_at) => {
+                let Ok(tx) = seg.begin() else { return Check::new(name, "begin succeeds", "begin failed", false) };
+                if let Some(at) = read_at {
+                    black_box(tx.bytes()[at]);
+                }
+                sys::sud::count_syscalls(move || tx.commit())
+                    .map(|c| (c.value.map(|k| k.crossings.syscalls), c.syscalls, c.numbers))
+            }
+            Probe::Commit8b(at) => {
+                let Ok(mut tx) = seg.begin() else { return Check::new(name, "begin succeeds", "begin failed", false) };
+                let value =
+                    next_value(u64::from(i), u64::from_le_bytes(tx.bytes()[at..at + 8].try_into().unwrap_or_default()));
+                tx.bytes_mut()[at..at + 8].copy_from_slice(&value.to_le_bytes());
+                sys::sud::count_syscalls(move || tx.commit())
+                    .map(|c| (c.value.map(|k| k.crossings.syscalls), c.syscalls, c.numbers))
+            }
+        };
+        match counted {
+            Err(why) => return Check::impossible(name, why),
+            Ok((Err(e), _, _)) => return Check::new(name, "the operation succeeds", e.to_string(), false),
+            Ok((Ok(rvm), kernel, numbers)) => seen.push((rvm, kernel, numbers)),
+        }
+    }
+    let ok = seen.iter().all(|(rvm, kernel, _)| u64::from(*rvm) == *kernel);
+    let show = |v: &[(u32, u64, Vec<i64>)], rvm: bool| {
+        v.iter().map(|(r, k, _)| if rvm { r.to_string() } else { k.to_string() }).collect::<Vec<_>>().join(", ")
+    };
+    let numbers = seen.first().map(|(_, _, n)| format!("{n:?}")).unwrap_or_default();
+    Check::new(
+        name,
+        format!("the RVM's counts: {}", show(&seen, true)),
+        format!("the kernel's: {} (system call numbers of the first: {numbers})", show(&seen, false)),
+        ok,
+    )
+}
+
 /// Read-only work made no sync and wrote no log byte; the log holds no transaction.
 fn no_io_check(seg: &Segment) -> Check {
     let s = seg.stats();
@@ -425,12 +701,13 @@ fn run_begin(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
     let timer = ctx.timer;
     let s0 = fx.seg.stats();
     let (mut ops, mut failed) = (0u64, 0u64);
-    let mut bd = Breakdown::new(2, BEGIN_STAGES, BEGIN_EXTRAS);
+    // One protect call: mprotect, or the UFFDIO_WRITEPROTECT ioctl.
+    let mut bd = Breakdown::new(2, BEGIN_STAGES, BEGIN_EXTRAS, 1);
     let samples = ctx.iter_regions(|n| {
         for _ in 0..n {
             ops += 1;
             failed += u64::from(!timed_begin(&timer, &mut fx.seg, &mut bd));
-            bd.add_trap(timed_null(&timer));
+            bd.add_null(timed_null(&timer));
         }
         bd.end_sample(&timer, n)
     });
@@ -438,14 +715,14 @@ fn run_begin(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
     checks.push(trap_check(fx.seg.stats(), s0, 0, 0, "no access, so no trap"));
     checks.push(no_io_check(&fx.seg));
     checks.push(probe_transaction(&mut fx));
-    let n = samples.per_op_ns.len();
-    let mut m = Measured::new(samples, checks).note(PAIRED_NOTE);
-    bd.finish(n, &mut m);
+    checks.push(kernel_count_check(&mut fx.seg, Probe::Begin));
     let how = match (fx.seg.detection(), fx.tracks_reads()) {
         (Detection::Uffd, _) => "one UFFDIO_WRITEPROTECT of the segment (an ioctl)",
         (_, true) => "one mprotect(PROT_NONE) of the segment (reads and writes tracked)",
         (_, false) => "one mprotect(PROT_READ) of the segment (writes tracked)",
     };
+    let mut m = Measured::new(samples, checks);
+    bd.finish(&mut m, how);
     m = m.note(format!("begin = forget the last dirty set + {how}; the protect call alone: observed.protect_ns"));
     Ok(describe(m, &fx))
 }
@@ -462,6 +739,7 @@ fn timed_begin(timer: &Timer, seg: &mut Segment, bd: &mut Breakdown) -> bool {
     };
     let tx = seg.begin_probed(stamp_at(timer, &mut stamps[..], slot));
     bd.add(&mut stamps);
+    bd.add_crossings(tx.as_ref().ok().map(|tx| tx.begin_crossings()));
     match tx {
         Ok(tx) => black_box(tx.commit()).is_ok(),
         Err(_) => false,
@@ -512,7 +790,7 @@ fn probe_transaction(fx: &mut Fixture) -> Check {
 // txn.commit_ro
 
 /// Intervals (write tracking): 0 diff.
-const COMMIT_RO_WRITES_STAGES: Parts = &[];
+const COMMIT_RO_WRITES_STAGES: Parts = &[("trap", Part::Trap), ("other", Part::Other)];
 /// Intervals (read tracking): 0 diff, 1 re-protect.
 const COMMIT_RO_ALL_STAGES: Parts = &[("trap", Part::Trap), ("other", Part::Other)];
 const COMMIT_RO_ALL_EXTRAS: Parts =
@@ -524,19 +802,18 @@ fn run_commit_ro(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
     let timer = ctx.timer;
     let s0 = fx.seg.stats();
     let (mut ops, mut wrong) = (0u64, 0u64);
+    // With read tracking one mprotect re-protects the page read; else no system call.
     let mut bd = if all {
-        Breakdown::new(2, COMMIT_RO_ALL_STAGES, COMMIT_RO_ALL_EXTRAS)
+        Breakdown::new(2, COMMIT_RO_ALL_STAGES, COMMIT_RO_ALL_EXTRAS, 1)
     } else {
-        Breakdown::new(1, COMMIT_RO_WRITES_STAGES, &[])
+        Breakdown::new(1, COMMIT_RO_WRITES_STAGES, &[], 0)
     };
     let read_at = all.then(|| PAGE_READ * fx.seg.page_size() + VALUE_OFFSET);
     let samples = ctx.iter_regions(|n| {
         for _ in 0..n {
             ops += 1;
             wrong += u64::from(!timed_commit_ro(&timer, &mut fx.seg, &mut bd, read_at));
-            if all {
-                bd.add_trap(timed_null(&timer));
-            }
+            bd.add_null(timed_null(&timer));
         }
         bd.end_sample(&timer, n)
     });
@@ -558,19 +835,20 @@ fn run_commit_ro(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
     } else {
         checks.push(trap_check(s, s0, 0, 0, "no write, so no trap"));
     }
-    let n = samples.per_op_ns.len();
+    checks.push(kernel_count_check(&mut fx.seg, Probe::CommitReadOnly(read_at)));
     let mut m = Measured::new(samples, checks);
-    bd.finish(n, &mut m);
     m = if all {
-        m.note(PAIRED_NOTE).note(
+        bd.finish(&mut m, "one mprotect re-protecting the page read");
+        m.note(
             "the transaction reads one byte of one page between begin and commit (its read fault is outside the \
              total: observed.read_fault_ns); the commit diffs no page, writes and syncs nothing, and makes the page \
              read PROT_NONE again (one mprotect: the trap)",
         )
     } else {
+        bd.finish(&mut m, "none");
         m.note(
             "begin outside the clock; with write-only tracking a read-only commit diffs no page and makes no system \
-             call at all (nothing to log, sync or re-protect), so it has no trap/other split (track=all has one)",
+             call at all (nothing to log, sync or re-protect): k = 0, so trap = 0 and other = the total",
         )
     };
     Ok(describe(m, &fx))
@@ -580,7 +858,10 @@ fn run_commit_ro(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
 /// read-only commit. Returns whether it committed read-only.
 #[inline(never)]
 fn timed_commit_ro(timer: &Timer, seg: &mut Segment, bd: &mut Breakdown, read_at: Option<usize>) -> bool {
-    let Ok(tx) = seg.begin() else { return false };
+    let Ok(tx) = seg.begin() else {
+        bd.add_crossings(None);
+        return false;
+    };
     if let Some(at) = read_at {
         let t0 = timer.start();
         black_box(tx.bytes()[at]);
@@ -596,6 +877,7 @@ fn timed_commit_ro(timer: &Timer, seg: &mut Segment, bd: &mut Breakdown, read_at
     let r = tx.commit_probed(stamp_at(timer, &mut stamps[..], slot));
     let intervals = if read_at.is_some() { 2 } else { 1 };
     bd.add(&mut stamps[..=intervals]);
+    bd.add_crossings(r.as_ref().ok().map(|c| c.crossings));
     black_box(r).is_ok_and(|c| c.read_only())
 }
 
@@ -652,14 +934,16 @@ fn run_commit_8b(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
     let timer = ctx.timer;
     let offset = PAGE_WRITTEN * fx.seg.page_size() + VALUE_OFFSET;
     let (intervals, stages) = if all { (7, COMMIT_8B_ALL_STAGES) } else { (6, COMMIT_8B_WRITES_STAGES) };
-    let mut bd = Breakdown::new(intervals, stages, COMMIT_8B_EXTRAS);
+    // pwrite log, fdatasync log, pwrite apply (one range), fdatasync file, pwrite trim; with read
+    // tracking one mprotect re-protecting the page.
+    let mut bd = Breakdown::new(intervals, stages, COMMIT_8B_EXTRAS, 5 + u32::from(all));
     // A few untimed commits: the page is private (copied on write) from then on, as in steady
     // state, and they estimate the cost of one operation.
     let mut t = Tally::default();
     let t0 = std::time::Instant::now();
     for _ in 0..3 {
         timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
-        bd.add_trap(timed_null(&timer));
+        bd.add_null(timed_null(&timer));
     }
     // The warm-up is cut to the declared share of the budget at this cost (`sampling`).
     let op_ns = t0.elapsed().as_secs_f64() * 1e9 / 3.0;
@@ -667,21 +951,29 @@ fn run_commit_8b(ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured
     let samples = ctx.iter_regions_costing(op_ns, |n| {
         for _ in 0..n {
             timed_commit_8b(&timer, &mut fx.seg, offset, &mut t, &mut bd, intervals);
-            bd.add_trap(timed_null(&timer));
+            bd.add_null(timed_null(&timer));
         }
         bd.end_sample(&timer, n)
     });
     if t.wrong > 0 && t.wrong == t.ops {
         return Err(NotMeasured::Failed("every 8-byte commit failed".into()));
     }
-    let checks = commit_8b_checks(&fx, &t, t.ops - ops0, s0, offset);
-    let n = samples.per_op_ns.len();
-    let mut m = Measured::new(samples, checks).note(PAIRED_NOTE);
-    bd.finish(n, &mut m);
+    let mut checks = commit_8b_checks(&fx, &t, t.ops - ops0, s0, offset);
+    // On another page, so the checks above keep their value.
+    let probe_at = (PAGE_WRITTEN + 4) * fx.seg.page_size() + VALUE_OFFSET;
+    checks.push(kernel_count_check(&mut fx.seg, Probe::Commit8b(probe_at)));
+    let mut m = Measured::new(samples, checks);
+    let path = if all {
+        "pwrite log, fdatasync log, pwrite apply, fdatasync segment, pwrite trim, mprotect re-protect"
+    } else {
+        "pwrite log, fdatasync log, pwrite apply, fdatasync segment, pwrite trim"
+    };
+    bd.finish(&mut m, path);
     m = m.note(format!(
-        "begin and the 8-byte store are outside the total; the store's write fault (trap, pre-image copy, \
-         unprotect) is timed apart and is not part of the total: observed.store_fault_ns (median of the last \
-         round); diff, log write, sync, apply, trim{} split the same commit again, in detail (not added to trap + \
+        "the timed region is the commit alone: begin and the 8-byte store come before it, so the store's write fault \
+         (fault, handler: pre-image copy and unprotect, return) is not in the total nor in any stage: it is timed \
+         apart as observed.store_fault_ns (median of the last round); trap is all of the commit's own system calls \
+         ({path}); diff, log write, sync, apply, trim{} split the same commit again, in detail (not added to trap + \
          other)",
         if all { ", reprotect" } else { "" }
     ));
@@ -725,9 +1017,13 @@ fn timed_commit_8b(
             bd.add_aside(timer.stop().wrapping_sub(s0));
             stamps[0] = timer.start();
             let r = tx.commit_probed(stamp_at(timer, &mut stamps[..], commit_slot));
+            bd.add_crossings(r.as_ref().ok().map(|c| c.crossings));
             black_box(r).is_ok_and(|c| c.records == 1 && c.bytes == 8)
         }
-        Err(_) => false,
+        Err(_) => {
+            bd.add_crossings(None);
+            false
+        }
     };
     bd.add(&mut stamps[..=intervals]);
     t.ops += 1;
@@ -787,19 +1083,38 @@ mod tests {
             match crate::testing::visit(&mut ctx, bench, &params) {
                 Ok(m) => {
                     assert!(!m.samples.per_op_ns.is_empty(), "{} {params:?}: no samples", bench.id());
-                    for c in &m.checks {
-                        assert_eq!(c.ok, Some(true), "{} {params:?}: {c:?}", bench.id());
+                    for c in m.checks.iter().filter(|c| !c.name.starts_with("the crossing cost")) {
+                        // Syscall user dispatch may be missing (not x86_64, an old kernel).
+                        let unavailable = c.name.starts_with("the kernel sees") && c.ok.is_none();
+                        assert!(c.ok == Some(true) || unavailable, "{} {params:?}: {c:?}", bench.id());
                     }
+                    assert!(m.checks.iter().any(|c| c.name.starts_with("the kernel sees")));
                     let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
-                    let read_only_writes = bench.id() == "txn.commit_ro" && params["track"] == "writes";
-                    if read_only_writes {
-                        assert!(names.is_empty(), "no system call, no trap/other: {names:?}");
-                    } else {
-                        assert_eq!(names[..2], ["trap", "other"], "{} {params:?}", bench.id());
-                        let (trap, other) = (&m.breakdown[0].1, &m.breakdown[1].1);
-                        for (i, total) in m.samples.per_op_ns.iter().enumerate() {
-                            let sum = trap[i] + other[i];
-                            assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "trap + other = total");
+                    assert_eq!(names[..2], ["trap", "other"], "{} {params:?}", bench.id());
+                    let (trap, other) = (&m.breakdown[0].1, &m.breakdown[1].1);
+                    for (i, total) in m.samples.per_op_ns.iter().enumerate() {
+                        let sum = trap[i] + other[i];
+                        assert!((sum - total).abs() <= 1e-6 * total.abs().max(1.0), "trap + other = total");
+                    }
+                    // k crossings, as the path makes them, and c, carried as numbers.
+                    let all = params["track"] == "all";
+                    let k = match bench.id() {
+                        "txn.begin" => 1,
+                        "txn.commit_ro" => u32::from(all),
+                        _ => 5 + u32::from(all),
+                    };
+                    assert_eq!(m.observed["trap_crossings"], serde_json::json!(f64::from(k)), "{params:?}");
+                    let c = m.observed["crossing_ns"].as_f64().expect("c is a number");
+                    assert!(c > 0.0, "a crossing costs something: {c}");
+                    if k == 0 {
+                        assert!(trap.iter().all(|&t| t == 0.0), "no crossing, no trap");
+                    }
+                    let word = if k == 1 { "crossing" } else { "crossings" };
+                    assert!(m.notes.iter().any(|n| n.starts_with(&format!("trap estimated: {k} {word} × c "))));
+                    // The stability check may fail on a busy machine; the others may not.
+                    for c in m.checks.iter().filter(|c| c.name.starts_with("the crossing cost")) {
+                        if c.ok != Some(true) {
+                            eprintln!("{} {params:?}: {c:?}", bench.id());
                         }
                     }
                     for (name, v) in &m.breakdown {
@@ -865,25 +1180,44 @@ mod tests {
             2,
             &[("a", Part::Span(&[0])), ("b", Part::Span(&[1])), ("trap", Part::Trap), ("other", Part::Other)],
             &[("both", Part::Span(&[0, 1])), ("aside thing", Part::Aside)],
+            3,
         );
-        bd.add(&mut [100, 110, 140]);
-        bd.add_trap(12);
-        bd.add_aside(7);
-        bd.add(&mut [200, 210, 240]);
-        bd.add_trap(12);
-        bd.add_aside(9);
+        // One operation: its stamps, system calls, null call (first, warm) and aside piece.
+        let op = |bd: &mut Breakdown, at: u64, syscalls, null, aside| {
+            bd.add(&mut [at, at + 10, at + 40]);
+            bd.add_crossings(Some(rvm::Crossings { syscalls, faults: 0 }));
+            bd.add_null((null, 4));
+            bd.add_aside(aside);
+        };
+        op(&mut bd, 100, 3, 5, 7);
+        op(&mut bd, 200, 3, 7, 9);
         let total = bd.end_sample(&timer, 2);
         // Sampler view: (total − one overhead per region) / n per operation = 40 − 2 × 2 per op.
         assert_eq!(total.regions, 4);
         assert_eq!((total.ticks as f64 - overhead_of(&timer, total.regions)) / 2.0, 36.0);
+        // A second sample whose operations made 3 and 4 calls: k = 3.5 there.
+        op(&mut bd, 300, 3, 6, 8);
+        op(&mut bd, 400, 4, 6, 8);
+        bd.end_sample(&timer, 2);
         let mut m = Measured::default();
-        bd.finish(1, &mut m);
+        m.samples.per_op_ns = vec![36.0, 36.0];
+        bd.finish(&mut m, "three calls");
         let stage = |i: usize| m.breakdown[i].1.clone();
-        assert_eq!(stage(0), vec![8.0]);
-        assert_eq!(stage(1), vec![28.0]);
-        assert_eq!(stage(2), vec![10.0], "trap: 12 − 2 per call");
-        assert_eq!(stage(3), vec![26.0], "other = total − trap");
+        assert_eq!(stage(0), vec![8.0, 8.0]);
+        assert_eq!(stage(1), vec![28.0, 28.0]);
+        assert_eq!(stage(2), vec![12.0, 14.0], "trap: k × c = 3 × (12 − 2 × 2) / 2, then 3.5 × 4");
+        assert_eq!(stage(3), vec![24.0, 22.0], "other = total − trap");
         assert_eq!(m.observed["both_ns"], serde_json::json!(36.0));
         assert_eq!(m.observed["aside_thing_ns"], serde_json::json!(6.0), "(7 + 9 − 2 × 2) / 2");
+        assert_eq!(m.observed["trap_crossings"], serde_json::json!(3.25));
+        assert_eq!(m.observed["trap_crossings_range"], serde_json::json!([3.0, 3.5]));
+        assert_eq!(m.observed["crossing_ns"], serde_json::json!(4.0));
+        let check = |prefix: &str| m.checks.iter().find(|c| c.name.starts_with(prefix)).expect(prefix).ok;
+        assert_eq!(check("system calls counted"), Some(false), "one operation made 4 calls, not 3");
+        assert_eq!(check("trap + other = total"), Some(true));
+        assert_eq!(check("the total the stages split"), Some(true));
+        assert_eq!(check("the crossing cost c is stable"), Some(true));
+        assert_eq!(m.observed["crossing_warm_ns"], serde_json::json!(2.0), "(2 × 4 − 2 × 2) / 2");
+        assert!(m.notes[0].starts_with("trap estimated: 3.25 (per sample 3–3.5) crossings × c"), "{}", m.notes[0]);
     }
 }

@@ -48,6 +48,14 @@
 //!   [`Stats::outside_reads`]); the kernel's reads from it (e.g. `write(2)` from
 //!   [`Segment::bytes`]) fail with `EFAULT` instead. userfaultfd cannot track reads (see
 //!   `sys::wprotect`), so that combination is [`Error::Unavailable`].
+//! - **Kernel crossings.** Every system call a begin, commit or abort makes is counted where it
+//!   is made (one increment beside each `mprotect`, `ioctl`, `pwrite`, `fdatasync`), and each
+//!   begin and commit reports its own ([`Crossings`]: [`Transaction::begin_crossings`],
+//!   [`Committed::crossings`]), with the protection faults taken during it (read from the fault
+//!   handler's counters). Per path: begin 1 (`mprotect`, or `UFFDIO_WRITEPROTECT`); a read-only
+//!   commit 0, or with read tracking 1 per run of adjacent pages touched; a commit that changed
+//!   bytes 5 (`pwrite` log, `fdatasync` log, one `pwrite` per changed range, `fdatasync` file,
+//!   `pwrite` trim; more if the kernel writes short), plus the re-protection with read tracking.
 //! - [`Segment::open`] replays every complete, valid transaction at the head of the log into
 //!   the file (in order, by `pwrite`), syncs the file, zeroes the log and syncs it, and only
 //!   then maps the segment. A torn or corrupt tail is ignored.
@@ -172,6 +180,26 @@ pub struct Recovery {
     pub bytes: u64,
 }
 
+/// The kernel crossings of one operation (a begin or a commit): the system calls it made,
+/// counted at each call site, and the protection faults taken while it ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Crossings {
+    /// System calls made: each `mprotect`, `ioctl`, `pwrite`, `fdatasync` call (a `pwrite`
+    /// repeated after a short write or `EINTR` counts again; a `UFFDIO_WRITEPROTECT` that
+    /// `sys::uffd` repeats on `EAGAIN` counts once).
+    pub syscalls: u32,
+    /// Protection faults the segment's handler served during the operation (0 when all is
+    /// well: begins and commits touch no protected page).
+    pub faults: u32,
+}
+
+impl Crossings {
+    /// Every crossing: system calls and faults.
+    pub fn total(&self) -> u32 {
+        self.syscalls + self.faults
+    }
+}
+
 /// Counters since the segment was opened.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -195,6 +223,9 @@ pub struct Stats {
     /// `mprotect` calls made by commits and aborts to re-protect the pages touched (read
     /// tracking: one per run of adjacent pages).
     pub reprotects: u64,
+    /// System calls made by begins, commits and aborts (the sum of their [`Crossings`]'
+    /// `syscalls`; opening and recovery not included).
+    pub syscalls: u64,
 }
 
 /// What one commit did.
@@ -210,6 +241,8 @@ pub struct Committed {
     pub bytes: u64,
     /// Bytes written to the log.
     pub log_bytes: usize,
+    /// The commit's kernel crossings.
+    pub crossings: Crossings,
 }
 
 impl Committed {
@@ -236,6 +269,8 @@ pub struct Segment {
     ranges: Vec<Range>,
     buf: Vec<u8>,
     zeros: Vec<u8>,
+    /// System calls made by begins, commits and aborts: each call site adds its calls.
+    syscalls: u64,
 }
 
 impl Segment {
@@ -296,6 +331,7 @@ impl Segment {
             ranges: Vec::new(),
             buf: Vec::new(),
             zeros: Vec::new(),
+            syscalls: 0,
         })
     }
 
@@ -310,11 +346,29 @@ impl Segment {
         if let Some(reason) = &self.poisoned {
             return Err(Error::Poisoned { path: self.path.clone(), reason: reason.clone() });
         }
+        let at = self.mark();
         self.map.forget_dirty();
         probe(Stage::Reset);
+        self.syscalls += 1; // mprotect, or the UFFDIO_WRITEPROTECT ioctl
         self.map.write_protect().map_err(|source| Error::Protect { path: self.path.clone(), source })?;
         probe(Stage::Protected);
-        Ok(Transaction { seg: self, open: true })
+        let begin = self.since(at);
+        Ok(Transaction { seg: self, open: true, begin })
+    }
+
+    /// Where the crossing counters stand: (system calls, faults served).
+    fn mark(&self) -> (u64, u64) {
+        (self.syscalls, self.faults())
+    }
+
+    /// The crossings since `mark`.
+    fn since(&self, (syscalls, faults): (u64, u64)) -> Crossings {
+        Crossings { syscalls: (self.syscalls - syscalls) as u32, faults: (self.faults() - faults) as u32 }
+    }
+
+    /// Protection faults the handler has served (write, read and outside-transaction reads).
+    fn faults(&self) -> u64 {
+        self.map.traps() + self.map.read_traps() + self.map.outside_reads()
     }
 
     /// Makes the next commit stop at `point`, as a crash there would leave the files (for crash
@@ -376,6 +430,7 @@ impl Segment {
             traps: self.map.traps(),
             read_traps: self.map.read_traps(),
             outside_reads: self.map.outside_reads(),
+            syscalls: self.syscalls,
             ..self.stats
         }
     }
@@ -402,7 +457,10 @@ impl Segment {
 
     /// With read tracking, makes the pages touched `PROT_NONE` again; counts the calls.
     fn reprotect(&mut self) -> Result<()> {
-        let calls = self.map.reprotect_touched(&mut self.touched).map_err(|source| {
+        let calls = self.map.reprotect_touched(&mut self.touched);
+        // One mprotect per run of pages (on an error, at least the one that failed).
+        self.syscalls += calls.as_ref().map_or(1, |&c| c as u64);
+        let calls = calls.map_err(|source| {
             self.poisoned = Some(format!("re-protect: {source}"));
             Error::Protect { path: self.path.clone(), source }
         })?;
@@ -420,6 +478,13 @@ impl Segment {
     }
 
     fn commit_inner(&mut self, probe: &mut impl FnMut(Stage)) -> Result<Committed> {
+        let at = self.mark();
+        let mut done = self.commit_steps(probe)?;
+        done.crossings = self.since(at);
+        Ok(done)
+    }
+
+    fn commit_steps(&mut self, probe: &mut impl FnMut(Stage)) -> Result<Committed> {
         self.map.disarm();
         if self.map.broken() {
             self.poisoned = Some("write detection failed".into());
@@ -456,14 +521,17 @@ impl Segment {
         let inject = self.inject.take();
         self.write_log(inject)?;
         probe(Stage::LogWritten);
+        self.syscalls += 1;
         self.log.sync_data().map_err(|e| self.fail("log sync", true, e))?;
         probe(Stage::LogSynced);
         self.apply(inject)?;
         probe(Stage::Applied);
+        self.syscalls += 1;
         self.file.sync_data().map_err(|e| self.fail("segment sync", false, e))?;
         probe(Stage::SegmentSynced);
         self.zeros.resize(self.zeros.len().max(self.buf.len()), 0);
-        self.log.write_all_at(&self.zeros[..self.buf.len()], 0).map_err(|e| self.fail("log trim", true, e))?;
+        let trim = pwrite_all(&self.log, &self.zeros[..self.buf.len()], 0, &mut self.syscalls);
+        trim.map_err(|e| self.fail("log trim", true, e))?;
         probe(Stage::Trimmed);
         Ok(())
     }
@@ -490,7 +558,8 @@ impl Segment {
             Some(CrashPoint::LogWrite { bytes }) => bytes.min(self.buf.len()),
             _ => self.buf.len(),
         };
-        self.log.write_all_at(&self.buf[..n], 0).map_err(|e| self.fail("log write", true, e))?;
+        let written = pwrite_all(&self.log, &self.buf[..n], 0, &mut self.syscalls);
+        written.map_err(|e| self.fail("log write", true, e))?;
         match inject {
             Some(point @ CrashPoint::LogWrite { .. }) => Err(self.injected(point)),
             _ => Ok(()),
@@ -504,7 +573,7 @@ impl Segment {
         };
         for r in self.ranges.iter().take(limit) {
             let (at, len) = (r.offset as usize, r.len as usize);
-            if let Err(e) = self.file.write_all_at(&self.map.data()[at..at + len], r.offset) {
+            if let Err(e) = pwrite_all(&self.file, &self.map.data()[at..at + len], r.offset, &mut self.syscalls) {
                 return Err(self.fail("apply", false, e));
             }
         }
@@ -531,9 +600,15 @@ impl Segment {
 pub struct Transaction<'a> {
     seg: &'a mut Segment,
     open: bool,
+    begin: Crossings,
 }
 
 impl Transaction<'_> {
+    /// The kernel crossings of the begin that opened this transaction.
+    pub fn begin_crossings(&self) -> Crossings {
+        self.begin
+    }
+
     /// The segment's current contents, with this transaction's writes.
     pub fn bytes(&self) -> &[u8] {
         self.seg.map.data()
@@ -585,6 +660,24 @@ impl Drop for Transaction<'_> {
             self.seg.abort_inner();
         }
     }
+}
+
+/// `pwrite`s all of `buf` at `offset`, adding each call made to `calls` (a short write or an
+/// interruption makes another).
+fn pwrite_all(file: &File, mut buf: &[u8], mut offset: u64, calls: &mut u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        *calls += 1;
+        match file.write_at(buf, offset) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// `<segment>.log`.

@@ -4,8 +4,9 @@
 //! Each risky mechanism has one home here: the raw system-call instruction (`raw`), signal
 //! dispositions (`disposition`), the process-wide SIGSEGV handler (`segv`), the userfaultfd
 //! binding (`uffd`), forking children (`process`), reaping them with a deadline (`reap`),
-//! helper programs started with `exec` and killed with their parent (`spawn`), and the
-//! hand-written stack switches (`stack_switch`).
+//! helper programs started with `exec` and killed with their parent (`spawn`), the
+//! hand-written stack switches (`stack_switch`), and counting a closure's system calls by
+//! syscall user dispatch (`sud`).
 //!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
@@ -34,6 +35,7 @@ pub mod sighook;
 pub mod spawn;
 pub mod stack_switch;
 pub mod stamp_signal;
+pub mod sud;
 pub mod switches;
 pub mod testing;
 pub mod thread;
