@@ -328,7 +328,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 mean_ci: finite_pair(s.mean_ci95),
                 median_ci: finite_pair(s.median_ci95),
                 doubt: doubt(run, r, s.mean),
-                crossings: want.stage.filter(|s| *s == "trap").and_then(|_| crossings(r)),
+                crossings: want.stage.filter(|s| *s == "trap").and_then(|_| crossings(r, s.mean)),
             },
             // A difference of medians has no mean of its own.
             (None, Some(d)) if want.stage.is_none() => Today {
@@ -398,12 +398,12 @@ fn doubt(run: &RunFile, r: &Row, value: f64) -> Option<&'static str> {
     (paired && value.abs() < read).then_some("a difference within one clock read")
 }
 
-/// k and c of a trap stage estimated from the operation's own kernel crossings (`observed`
-/// `trap_crossings` and `crossing_ns`), when the result has them.
-fn crossings(r: &Row) -> Option<(f64, f64)> {
+/// k and c of a trap stage estimated from the operation's own kernel crossings: k the
+/// crossings per operation (`observed.trap_crossings`), c the trap's mean over k, so that the
+/// label multiplies out to the figure shown (the same statistic, over every round).
+fn crossings(r: &Row, trap_mean: f64) -> Option<(f64, f64)> {
     let k = r.observed.get("trap_crossings")?.as_f64()?;
-    let c = r.observed.get("crossing_ns")?.as_f64()?;
-    (k.is_finite() && c.is_finite()).then_some((k, c))
+    (k.is_finite() && k > 0.0 && trap_mean.is_finite()).then(|| (k, trap_mean / k))
 }
 
 /// The run's counter frequency, when it is a usable one.
@@ -519,8 +519,8 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
     row.doubt = today.doubt.map(str::to_string);
     row.estimated = today.crossings.map(|(k, c)| {
         format!(
-            "estimated: {} kernel crossings × {} (the operation's own system calls and faults, counted in the same \
-             samples, each at the cost of one crossing timed in the same rounds)",
+            "estimated: {} kernel crossings × {} (the operation's own system calls, counted by the RVM in the same \
+             samples, no fault inside (checked); each at the cost of a null system call timed beside each operation)",
             sig3(k),
             fmt_ns(c)
         )
