@@ -152,6 +152,15 @@ fn validate(d: &Domain, before: &str, seen: u64, written: Option<u64>) -> Vec<Ch
         after.clone(),
         after == before && (how == Rights::Pkey || before.ends_with("---p")),
     ));
+    if how == Rights::Mprotect {
+        let vma = d.vma();
+        checks.push(Check::new(
+            "the callee's region is a VMA of its own (opening and closing it splits and merges none)",
+            format!("{:x?}", d.data_range()),
+            format!("{vma:x?}"),
+            vma == Ok(d.data_range()),
+        ));
+    }
     let probe = domain::probe_read(how, d.marker() as usize);
     checks.push(Check::new(
         format!("isolation probe: the caller's read of the callee's memory faults ({code_name})"),

@@ -254,21 +254,26 @@ pub fn pkey_mprotect(region: &Region, key: u32) -> io::Result<()> {
     sys::raw::check(rc).map(|_| ())
 }
 
+/// The line of `/proc/self/maps` for the mapping holding `addr`: its range and permissions
+/// (`rw-p`, `---p`, …), the kernel's own view.
+fn maps_entry(addr: usize) -> io::Result<(std::ops::Range<usize>, String)> {
+    let maps = std::fs::read_to_string("/proc/self/maps")?;
+    for l in maps.lines() {
+        let mut fields = l.split_whitespace();
+        let (range, perms) = (fields.next().unwrap_or(""), fields.next().unwrap_or(""));
+        let mut ends = range.split('-').map(|x| usize::from_str_radix(x, 16).unwrap_or(0));
+        let r = ends.next().unwrap_or(0)..ends.next().unwrap_or(0);
+        if r.contains(&addr) {
+            return Ok((r, perms.to_string()));
+        }
+    }
+    Err(io::Error::other(format!("no mapping holds {addr:#x}")))
+}
+
 /// The permissions `/proc/self/maps` shows for the mapping holding `addr` (`rw-p`, `---p`,
 /// …): the kernel's own view of whether a region is open.
 pub fn maps_perms(addr: usize) -> io::Result<String> {
-    let maps = std::fs::read_to_string("/proc/self/maps")?;
-    let holds = |l: &&str| {
-        let range = l.split_whitespace().next().unwrap_or("");
-        let mut ends = range.split('-').map(|x| usize::from_str_radix(x, 16).unwrap_or(0));
-        let (start, end) = (ends.next().unwrap_or(0), ends.next().unwrap_or(0));
-        (start..end).contains(&addr)
-    };
-    maps.lines()
-        .find(holds)
-        .and_then(|l| l.split_whitespace().nth(1))
-        .map(str::to_string)
-        .ok_or_else(|| io::Error::other(format!("no mapping holds {addr:#x}")))
+    maps_entry(addr).map(|(_, p)| p)
 }
 
 /// Mappings of this process now (lines of `/proc/self/maps`).
@@ -413,6 +418,9 @@ impl Gate<'_> {
 pub struct Domain {
     _owner: Registration,
     data: Region,
+    /// Guard pages around the data, so that it is a VMA of its own (no split and merge when
+    /// mprotect mode opens and closes it).
+    _guards: sys::fault::Guards,
     /// Its private stacks; t-calls run on the last one ([`Domain::link_stack`] adds one).
     stacks: Vec<Stack>,
     how: Rights,
@@ -442,7 +450,8 @@ impl Domain {
     }
 
     fn build(how: Rights, key: u32, stack: bool) -> io::Result<Domain> {
-        let data = Region::anon(DATA_PAGES).map_err(|e| io::Error::new(e.kind(), format!("mmap: {e}")))?;
+        let (data, guards) =
+            Region::anon_isolated(DATA_PAGES).map_err(|e| io::Error::new(e.kind(), format!("mmap: {e}")))?;
         match how {
             Rights::Pkey => {
                 pkey_mprotect(&data, key).map_err(|e| io::Error::new(e.kind(), format!("pkey_mprotect: {e}")))?
@@ -459,7 +468,7 @@ impl Domain {
         let thrower = Arc::new(Thrower { code: how.fault_code() });
         let owner = segv::register(thrower, data.page_addr(0), data.len(), EntryClock::None)
             .map_err(|e| io::Error::other(format!("register the fault owner: {e}")))?;
-        Ok(Domain { _owner: owner, data, stacks, how, key: Cell::new(key), own_key: None })
+        Ok(Domain { _owner: owner, data, _guards: guards, stacks, how, key: Cell::new(key), own_key: None })
     }
 
     /// How its rights are switched.
@@ -512,6 +521,12 @@ impl Domain {
         pkey_mprotect(&self.data, key)?;
         self.key.set(key);
         Ok(())
+    }
+
+    /// The range of the VMA holding its data (`/proc/self/maps`): its data range exactly, a
+    /// VMA of its own, unless something merged with it.
+    pub fn vma(&self) -> Result<std::ops::Range<usize>, String> {
+        maps_entry(self.data.page_addr(0)).map(|(r, _)| r).map_err(|e| e.to_string())
     }
 
     /// Its data range.

@@ -53,6 +53,7 @@ fn fcall_runs_in_the_domain_and_restores_the_callers_rights() {
         assert_eq!(d.caller_view(), before, "{how:?}: the caller's rights are back");
         assert_closed(&d);
         assert_eq!(marker_of(&d).0, 0xfeed, "the value is in the callee's memory");
+        assert_eq!(d.vma(), Ok(d.data_range()), "its region is a VMA of its own");
         assert!(d.data_range().contains(&(d.marker() as usize)));
     }
 }

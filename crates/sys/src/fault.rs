@@ -67,6 +67,10 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// The two guard pages of [`Region::anon_isolated`], unmapped on drop.
+#[derive(Debug)]
+pub struct Guards([Region; 2]);
+
 /// An `mmap`ed range of whole pages, unmapped on drop.
 #[derive(Debug)]
 pub struct Region {
@@ -82,6 +86,31 @@ impl Region {
         let region = Region::map_anon(pages, libc::PROT_READ | libc::PROT_WRITE)?;
         region.no_huge_pages()?;
         Ok(region)
+    }
+
+    /// As [`Region::anon`], between two guard pages (`PROT_NONE`, marked `MADV_DONTDUMP`) whose
+    /// flags never equal the region's, whatever protection it is given: so the region is a VMA
+    /// of its own and never merges with a neighbour (a protection domain's region, opened and
+    /// closed by `mprotect` on every call, is then not split and merged again per call). The
+    /// guards are unmapped when [`Guards`] drops.
+    pub fn anon_isolated(pages: usize) -> io::Result<(Region, Guards)> {
+        let all = Region::map_anon(pages.checked_add(2).ok_or(io::ErrorKind::InvalidInput)?, libc::PROT_NONE)?;
+        let page = all.page;
+        // Split ownership: three Regions over the three parts of `all`'s mapping, which is
+        // forgotten so that each part is unmapped once, by its own Region.
+        let (lower, middle, upper) = (
+            Region { addr: all.addr, pages: 1, page },
+            Region { addr: all.addr + page, pages, page },
+            Region { addr: all.addr + (pages + 1) * page, pages: 1, page },
+        );
+        std::mem::forget(all);
+        let guards = Guards([lower, upper]);
+        for g in &guards.0 {
+            g.advise(libc::MADV_DONTDUMP)?;
+        }
+        middle.protect(0, pages, Prot::ReadWrite)?;
+        middle.no_huge_pages()?;
+        Ok((middle, guards))
     }
 
     /// Maps pages `0..pages` of `file` shared and read-only in one mapping that is never
@@ -194,7 +223,7 @@ impl Region {
 
     fn advise(&self, advice: libc::c_int) -> io::Result<()> {
         // SAFETY: the range is exactly this region's mapping; the advice values used here
-        // (NOHUGEPAGE, RANDOM) change kernel policy, not contents.
+        // (NOHUGEPAGE, RANDOM, DONTDUMP) change kernel policy, not contents.
         check(unsafe { libc::madvise(self.addr as *mut c_void, self.len(), advice) })
     }
 
