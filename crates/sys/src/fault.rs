@@ -42,6 +42,19 @@ pub fn page_size() -> usize {
     usize::try_from(v).ok().filter(|&p| p.is_power_of_two()).unwrap_or(4096)
 }
 
+/// Gives the C allocator's free memory back to the kernel (`malloc_trim(0)`: free chunks'
+/// whole pages are discarded), so that the next allocations are fresh pages whose first write
+/// shows in the resident set (`space.interface` counts its table entries so).
+#[cfg(target_env = "gnu")]
+pub fn trim_heap() {
+    // SAFETY: malloc_trim takes an integer and only releases memory no allocation holds.
+    unsafe { libc::malloc_trim(0) };
+}
+
+/// Elsewhere there is no `malloc_trim`: nothing is given back.
+#[cfg(not(target_env = "gnu"))]
+pub fn trim_heap() {}
+
 /// How a page may be accessed (`PROT_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prot {
