@@ -110,6 +110,12 @@ fn failed(what: &str) -> impl FnOnce(io::Error) -> NotMeasured + '_ {
 /// The checks every domain row makes (see the module doc); `before` is
 /// [`Domain::caller_view`] before the calls.
 fn validate(d: &Domain, before: &str, seen: u64, written: Option<u64>) -> Vec<Check> {
+    validate_beside(d, None, before, seen, written)
+}
+
+/// [`validate`], with `other` the domain whose memory the callee must not reach (else a new
+/// one: a key table may hold every key there is).
+fn validate_beside(d: &Domain, other: Option<&Domain>, before: &str, seen: u64, written: Option<u64>) -> Vec<Check> {
     let how = d.how();
     let mut checks = vec![Check::new(
         match how {
@@ -132,10 +138,14 @@ fn validate(d: &Domain, before: &str, seen: u64, written: Option<u64>) -> Vec<Ch
     }
     let code = how.fault_code();
     let code_name = if how == Rights::Pkey { "SEGV_PKUERR" } else { "SEGV_ACCERR" };
-    let alone = Domain::new(how, false).map(|other| {
-        let mut a = NullArgs::for_domain(d).touching(&other);
+    let touch = |other: &Domain| {
+        let mut a = NullArgs::for_domain(d).touching(other);
         (d.fcall_known(Known::Throwing, &mut a), other.marker() as usize)
-    });
+    };
+    let alone = match other {
+        Some(o) => Ok(touch(o)),
+        None => Domain::new(how, false).map(|o| touch(&o)),
+    };
     checks.push(Check::new(
         format!("the callee ran alone: from inside, another domain's memory faults ({code_name})"),
         format!("fault, si_code {code}"),
@@ -369,8 +379,10 @@ impl Benchmark for Xfer {
             });
             let d = t.domain(obj);
             // With keys the caller's PKRU is one for all; in mprotect mode compare this
-            // domain's region (closed) with domain 0's before.
-            let mut checks = validate(d, &before, a.seen(), Some(n_total));
+            // domain's region (closed) with domain 0's before. The table may hold every key:
+            // the other domain is the table's next one.
+            let other = t.domain((obj + 1) % domains);
+            let mut checks = validate_beside(d, Some(other), &before, a.seen(), Some(n_total));
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
             checks.push(Check::all_ok("every table look-up succeeded", errors, n_total));
             let misses = t.misses();
