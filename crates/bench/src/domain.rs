@@ -59,8 +59,8 @@ use domain::table::{KeyTable, ObjRef};
 use domain::{self, Domain, NullArgs, Outcome, Rights, Stack};
 use std::io;
 
-/// The rights switch a row asks for (`rights`), if it works here.
-fn rights_of(p: &Params) -> Result<Rights, NotMeasured> {
+/// The rights switch a row asks for (`rights`), if it works here (also `space.domain`'s).
+pub(crate) fn rights_of(p: &Params) -> Result<Rights, NotMeasured> {
     let how = p.get("rights").and_then(|v| v.as_str()).and_then(Rights::from_name).unwrap_or(Rights::Mprotect);
     how.available().map_err(|why| NotMeasured::Skipped(format!("no {}-switched domains here: {why}", how.name())))?;
     Ok(how)
@@ -75,7 +75,7 @@ fn skip_if_unavailable() -> Result<(), String> {
 }
 
 /// `base` once per rights switch that works here (`rights` = `pkey` | `mprotect`).
-fn with_rights(base: Vec<Params>) -> Vec<Params> {
+pub(crate) fn with_rights(base: Vec<Params>) -> Vec<Params> {
     Rights::here()
         .into_iter()
         .flat_map(|how| {
@@ -97,10 +97,14 @@ fn rights_notes(how: Rights) -> Vec<String> {
                 .to_string()
         }
     }];
-    if how == Rights::Mprotect && domain::available().is_err() {
-        notes.push("no protection keys here, rights switched by the kernel".into());
-    }
+    notes.extend(no_keys_note(how));
     notes
+}
+
+/// The note of a row measured in mprotect mode because there are no keys here.
+pub(crate) fn no_keys_note(how: Rights) -> Option<String> {
+    (how == Rights::Mprotect && domain::available().is_err())
+        .then(|| "no protection keys here, rights switched by the kernel".to_string())
 }
 
 fn failed(what: &str) -> impl FnOnce(io::Error) -> NotMeasured + '_ {

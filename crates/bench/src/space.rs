@@ -750,29 +750,6 @@ macro_rules! space_benchmark {
     };
 }
 
-/// The rights switch a `space.domain` / `space.interface` row asks for, if it works here.
-fn space_rights(p: &Params) -> Result<domain::Rights, NotMeasured> {
-    let how = p
-        .get("rights")
-        .and_then(|v| v.as_str())
-        .and_then(domain::Rights::from_name)
-        .unwrap_or(domain::Rights::Mprotect);
-    how.available().map_err(|why| NotMeasured::Skipped(format!("no {}-switched domains here: {why}", how.name())))?;
-    Ok(how)
-}
-
-/// `rights` once per mechanism that works here.
-fn space_variants() -> Vec<Params> {
-    super::one_param("rights", domain::Rights::here().into_iter().map(domain::Rights::name))
-}
-
-/// The note of a row measured without keys.
-fn no_keys_note(m: &mut Measured, how: domain::Rights) {
-    if how == domain::Rights::Mprotect && domain::available().is_err() {
-        m.notes.push("no protection keys here, rights switched by the kernel".into());
-    }
-}
-
 /// `space.domain` (`Space(false)`): memory per protection domain; `space.interface`
 /// (`Space(true)`): the protection bookkeeping one more interface costs.
 pub struct Domain(pub bool);
@@ -796,10 +773,10 @@ impl Benchmark for Domain {
         Ok(())
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        space_variants()
+        super::domain::with_rights(vec![Params::new()])
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
-        let how = space_rights(params)?;
+        let how = super::domain::rights_of(params)?;
         let mut m = run_space(ctx, if self.0 { Kind::Interface(how) } else { Kind::Domain(how) })?;
         if self.0 {
             m.notes.push(format!(
@@ -807,7 +784,7 @@ impl Benchmark for Domain {
                 std::mem::size_of::<domain::table::Interface>()
             ));
         }
-        no_keys_note(&mut m, how);
+        m.notes.extend(super::domain::no_keys_note(how));
         Ok(m)
     }
     fn single_round(&self) -> bool {
