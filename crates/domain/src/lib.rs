@@ -276,11 +276,6 @@ pub fn maps_perms(addr: usize) -> io::Result<String> {
     maps_entry(addr).map(|(_, p)| p)
 }
 
-/// Mappings of this process now (lines of `/proc/self/maps`).
-pub fn mapping_count() -> io::Result<usize> {
-    Ok(std::fs::read_to_string("/proc/self/maps")?.lines().count())
-}
-
 /// The innermost active call on a thread: its record, and whether it was entered with keys
 /// (which way out, [`switch::leave`] or [`switch::leave_plain`]).
 #[repr(C)]
@@ -417,10 +412,9 @@ impl Gate<'_> {
 #[derive(Debug)]
 pub struct Domain {
     _owner: Registration,
-    data: Region,
-    /// Guard pages around the data, so that it is a VMA of its own (no split and merge when
+    /// The data, between guard pages so that it is a VMA of its own (no split and merge when
     /// mprotect mode opens and closes it).
-    _guards: sys::fault::Guards,
+    data: sys::fault::Isolated,
     /// Its private stacks; t-calls run on the last one ([`Domain::link_stack`] adds one).
     stacks: Vec<Stack>,
     how: Rights,
@@ -450,11 +444,11 @@ impl Domain {
     }
 
     fn build(how: Rights, key: u32, stack: bool) -> io::Result<Domain> {
-        let (data, guards) =
-            Region::anon_isolated(DATA_PAGES).map_err(|e| io::Error::new(e.kind(), format!("mmap: {e}")))?;
+        let isolated = Region::anon_isolated(DATA_PAGES).map_err(|e| io::Error::new(e.kind(), format!("mmap: {e}")))?;
+        let data = isolated.region();
         match how {
             Rights::Pkey => {
-                pkey_mprotect(&data, key).map_err(|e| io::Error::new(e.kind(), format!("pkey_mprotect: {e}")))?
+                pkey_mprotect(data, key).map_err(|e| io::Error::new(e.kind(), format!("pkey_mprotect: {e}")))?
             }
             Rights::Mprotect => data
                 .protect(0, DATA_PAGES, Prot::None)
@@ -468,7 +462,7 @@ impl Domain {
         let thrower = Arc::new(Thrower { code: how.fault_code() });
         let owner = segv::register(thrower, data.page_addr(0), data.len(), EntryClock::None)
             .map_err(|e| io::Error::other(format!("register the fault owner: {e}")))?;
-        Ok(Domain { _owner: owner, data, _guards: guards, stacks, how, key: Cell::new(key), own_key: None })
+        Ok(Domain { _owner: owner, data: isolated, stacks, how, key: Cell::new(key), own_key: None })
     }
 
     /// How its rights are switched.
@@ -493,14 +487,14 @@ impl Domain {
     pub fn inside(&self) -> u64 {
         match self.how {
             Rights::Pkey => u64::from(self.rights()),
-            Rights::Mprotect => self.data.page_addr(0) as u64,
+            Rights::Mprotect => self.data.region().page_addr(0) as u64,
         }
     }
 
     /// What entering it switches.
     #[inline(always)]
     pub fn gate(&self) -> Gate<'_> {
-        Gate { how: self.how, pkru: self.rights(), region: Some(&self.data) }
+        Gate { how: self.how, pkru: self.rights(), region: Some(self.data.region()) }
     }
 
     /// The caller's view of its rights over this domain, to compare before and after calls:
@@ -509,7 +503,7 @@ impl Domain {
     pub fn caller_view(&self) -> String {
         match self.how {
             Rights::Pkey => format!("PKRU {:#010x}", pkru()),
-            Rights::Mprotect => match maps_perms(self.data.page_addr(0)) {
+            Rights::Mprotect => match maps_perms(self.data.region().page_addr(0)) {
                 Ok(p) => format!("region {p}"),
                 Err(e) => format!("region unknown ({e})"),
             },
@@ -518,7 +512,7 @@ impl Domain {
 
     /// Re-tags its pages with `key` (key virtualisation; keys only).
     pub fn retag(&self, key: u32) -> io::Result<()> {
-        pkey_mprotect(&self.data, key)?;
+        pkey_mprotect(self.data.region(), key)?;
         self.key.set(key);
         Ok(())
     }
@@ -526,17 +520,17 @@ impl Domain {
     /// The range of the VMA holding its data (`/proc/self/maps`): its data range exactly, a
     /// VMA of its own, unless something merged with it.
     pub fn vma(&self) -> Result<std::ops::Range<usize>, String> {
-        maps_entry(self.data.page_addr(0)).map(|(r, _)| r).map_err(|e| e.to_string())
+        maps_entry(self.data.region().page_addr(0)).map(|(r, _)| r).map_err(|e| e.to_string())
     }
 
     /// Its data range.
     pub fn data_range(&self) -> std::ops::Range<usize> {
-        self.data.page_addr(0)..self.data.page_addr(0) + self.data.len()
+        self.data.region().page_addr(0)..self.data.region().page_addr(0) + self.data.region().len()
     }
 
     /// The address of the word only the domain writes (its marker).
     pub fn marker(&self) -> *mut u64 {
-        (self.data.page_addr(0) as *mut u64).wrapping_add(MARKER)
+        (self.data.region().page_addr(0) as *mut u64).wrapping_add(MARKER)
     }
 
     /// The private stack t-calls run on, if it has one.
@@ -594,8 +588,12 @@ impl Domain {
     /// As [`Domain::fcall`]; `method` receives the frame's address, not `args`.
     pub unsafe fn call(&self, method: Method, args: [u64; FRAME_WORDS]) -> io::Result<(Outcome, u64, u64)> {
         let top = self.stack_top()?;
-        let mut frame =
-            CallFrame { method, args, result: [0; 2], frame: (self.data.page_addr(0) as *mut u64).wrapping_add(FRAME) };
+        let mut frame = CallFrame {
+            method,
+            args,
+            result: [0; 2],
+            frame: (self.data.region().page_addr(0) as *mut u64).wrapping_add(FRAME),
+        };
         // SAFETY: as `tcall`; the stub's argument is this frame, live until `run` returns.
         let out = unsafe { run(self.gate(), call_stub, (&raw mut frame).cast(), top) };
         Ok((out, frame.result[0], frame.result[1]))

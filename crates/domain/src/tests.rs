@@ -275,14 +275,20 @@ fn references_name_typed_interfaces_and_lead_to_their_key() {
 #[test]
 fn mprotect_domains_leave_no_region_open_or_mapped() {
     let _s = serial();
-    let before = mapping_count().expect("maps");
-    {
+    let page = sys::fault::page_size();
+    let pages = {
         let d = Domain::new(Rights::Mprotect, true).expect("domain");
         assert_closed(&d);
         let mut a = NullArgs::for_domain(&d);
         // SAFETY: the null method holds nothing.
         assert_eq!(unsafe { d.fcall(null_method, a.as_arg()) }, Outcome::Returned);
         assert_closed(&d);
+        let (r, s) = (d.data_range(), d.stack().expect("stack").range());
+        assert_eq!(maps_perms(r.start - page).expect("guard"), "r--p", "the guard below");
+        assert_eq!(maps_perms(r.end).expect("guard"), "r--p", "the guard above");
+        [r.start - page, r.start, r.end, s.start - page, s.start]
+    };
+    for p in pages {
+        assert!(maps_perms(p).is_err(), "{p:#x} unmapped with the domain");
     }
-    assert_eq!(mapping_count().expect("maps"), before);
 }

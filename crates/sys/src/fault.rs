@@ -80,9 +80,20 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
-/// The two guard pages of [`Region::anon_isolated`], unmapped on drop.
+/// A [`Region`] between two guard pages ([`Region::anon_isolated`]); all three unmapped on
+/// drop, in one `munmap`.
 #[derive(Debug)]
-pub struct Guards([Region; 2]);
+pub struct Isolated {
+    middle: std::mem::ManuallyDrop<Region>,
+    _whole: Region,
+}
+
+impl Isolated {
+    /// The region between the guards.
+    pub fn region(&self) -> &Region {
+        &self.middle
+    }
+}
 
 /// An `mmap`ed range of whole pages, unmapped on drop.
 #[derive(Debug)]
@@ -101,29 +112,24 @@ impl Region {
         Ok(region)
     }
 
-    /// As [`Region::anon`], between two guard pages (`PROT_NONE`, marked `MADV_DONTDUMP`) whose
-    /// flags never equal the region's, whatever protection it is given: so the region is a VMA
-    /// of its own and never merges with a neighbour (a protection domain's region, opened and
-    /// closed by `mprotect` on every call, is then not split and merged again per call). The
-    /// guards are unmapped when [`Guards`] drops.
-    pub fn anon_isolated(pages: usize) -> io::Result<(Region, Guards)> {
-        let all = Region::map_anon(pages.checked_add(2).ok_or(io::ErrorKind::InvalidInput)?, libc::PROT_NONE)?;
-        let page = all.page;
-        // Split ownership: three Regions over the three parts of `all`'s mapping, which is
-        // forgotten so that each part is unmapped once, by its own Region.
-        let (lower, middle, upper) = (
-            Region { addr: all.addr, pages: 1, page },
-            Region { addr: all.addr + page, pages, page },
-            Region { addr: all.addr + (pages + 1) * page, pages: 1, page },
-        );
-        std::mem::forget(all);
-        let guards = Guards([lower, upper]);
-        for g in &guards.0 {
-            g.advise(libc::MADV_DONTDUMP)?;
+    /// As [`Region::anon`], between two guard pages whose protection (`PROT_READ`: they hold
+    /// nothing but the zero page, and a write faults) never equals the region's, whatever the
+    /// region is given (`PROT_NONE` or read-write): so the region is a VMA of its own and never
+    /// merges with a neighbour (a protection domain's region, opened and closed by `mprotect`
+    /// on every call, is then not split and merged again per call). Two system calls: the
+    /// mapping of all three parts read-only, and the region's read-write protection (which
+    /// splits it off); one `munmap` of all three on drop. Transparent huge pages are left
+    /// alone: a region under 2 MiB cannot get one.
+    pub fn anon_isolated(pages: usize) -> io::Result<Isolated> {
+        let whole = Region::map_anon(pages.checked_add(2).ok_or(io::ErrorKind::InvalidInput)?, libc::PROT_READ)?;
+        let middle = Region { addr: whole.addr + whole.page, pages, page: whole.page };
+        // The middle is unmapped by `whole` only, never by its own drop.
+        let isolated = Isolated { middle: std::mem::ManuallyDrop::new(middle), _whole: whole };
+        isolated.middle.protect(0, pages, Prot::ReadWrite)?;
+        if isolated.middle.len() >= 2 << 20 {
+            isolated.middle.no_huge_pages()?;
         }
-        middle.protect(0, pages, Prot::ReadWrite)?;
-        middle.no_huge_pages()?;
-        Ok((middle, guards))
+        Ok(isolated)
     }
 
     /// Maps pages `0..pages` of `file` shared and read-only in one mapping that is never
@@ -236,7 +242,7 @@ impl Region {
 
     fn advise(&self, advice: libc::c_int) -> io::Result<()> {
         // SAFETY: the range is exactly this region's mapping; the advice values used here
-        // (NOHUGEPAGE, RANDOM, DONTDUMP) change kernel policy, not contents.
+        // (NOHUGEPAGE, RANDOM) change kernel policy, not contents.
         check(unsafe { libc::madvise(self.addr as *mut c_void, self.len(), advice) })
     }
 
