@@ -13,10 +13,10 @@
 //!   access faults with `SEGV_ACCERR` instead of `SEGV_PKUERR`.
 //!
 //! Everything else (call kinds, catch point, throw, key table) is the same code for both: a
-//! [`Gate`] says what to switch, and [`run`] is the one call path.
+//! [`Gate`] says what to switch, and one private function (`run`) is the call path.
 //!
-//! **Rights (pkey).** Key 0 is the shared area: code, thread stacks, statics, the call records and the
-//! arguments the caller passes (the "call area"). The caller (the program) runs with the
+//! **Rights (pkey).** Key 0 is the shared area: code, thread stacks, statics, the call records
+//! and the arguments the caller passes (the "call area"). The caller (the program) runs with the
 //! domains' keys access-disabled (`pkey_alloc` with `PKEY_DISABLE_ACCESS`, and the kernel's
 //! default PKRU for other threads); while a domain runs, PKRU grants key 0 and that domain's
 //! key only ([`rights_for`]). Private stacks are key-0 memory, private by address, not by key:
@@ -25,7 +25,9 @@
 //!
 //! **Rights (mprotect).** Only the region is protected; the caller, and a callee, keep the
 //! shared area (as with key 0). What a callee observes of its rights ([`observe`]): PKRU with
-//! keys, else the base of the region the library opened for it.
+//! keys, else the base of the region the library opened for it. The region lies between two
+//! read-only guard pages ([`sys::fault::Region::anon_isolated`]), so it is a VMA of its own:
+//! opening and closing it changes one VMA's protection and never splits or merges VMAs.
 //!
 //! **Call kinds** (Go!'s names), all through [`switch::enter`] (or [`switch::enter_plain`],
 //! the same without PKRU), the one assembly entry:
@@ -38,11 +40,12 @@
 //!   ([`xfer_back`]) rather than a return.
 //!
 //! **Throw.** A callee that touches memory it has no rights to takes a SIGSEGV with `si_code`
-//! `SEGV_PKUERR` ([`SEGV_PKUERR`]; `SEGV_ACCERR` in mprotect mode). If the address lies in a domain, that domain's owner
-//! resolves it: when a call is active on the faulting thread (a thread-local pointer to its
-//! call record), the owner records the fault there and jumps to [`switch::leave`], which writes
-//! the caller's PKRU, restores its stack and registers and makes the call return
-//! [`Outcome::Thrown`] — `siglongjmp` from the handler, nothing but a few stores and the jump.
+//! `SEGV_PKUERR` ([`SEGV_PKUERR`]; [`SEGV_ACCERR`] in mprotect mode). If the address lies in
+//! a domain, that domain's owner resolves it: when a call is active on the faulting thread (a
+//! thread-local pointer to its call record), the owner records the fault there and jumps to
+//! [`switch::leave`] (or [`switch::leave_plain`]), which writes the caller's PKRU (keys),
+//! restores its stack and registers and makes the call return [`Outcome::Thrown`]; in
+//! mprotect mode the call path then closes the callee's region, however the call ended — `siglongjmp` from the handler, nothing but a few stores and the jump.
 //! The signal stays blocked, so the call function unblocks SIGSEGV (`pthread_sigmask`) before
 //! it returns. [`raise`] throws explicitly, without a signal. A fault on no active call is
 //! passed on (the process dies of it, as it should). [`probe_read`] runs one read with the
@@ -56,8 +59,9 @@
 //!
 //! # Safety
 //! - System calls (`pkey_alloc`, `pkey_free`, `pkey_mprotect`, `mprotect`, `pthread_sigmask`)
-//!   get memory this module owns: a domain's region (a [`Region`], unmapped once on drop, after the fault
-//!   owner's registration is dropped and before the key is freed).
+//!   get memory this module owns: a domain's region (a [`Region`] between guard pages,
+//!   unmapped once on drop, after the fault owner's registration is dropped and before the
+//!   key is freed).
 //! - The call functions are `unsafe`: the method runs with the callee's rights, and a throw
 //!   abandons its frames (and those of the handler) without running destructors, so a method
 //!   must hold nothing that needs dropping while it may fault or raise; and it must not unwind
@@ -65,10 +69,12 @@
 //! - The fault owner is async-signal-safe: it reads a `const`-initialised thread-local `Cell`
 //!   (no lazy initialisation, no destructor), writes the active call record (key 0, on the
 //!   caller's stack, live while the call is) and jumps; no allocation, lock or system call.
-//!   It throws only for `SEGV_PKUERR` faults with a call active on the faulting thread, which
-//!   is inside [`switch::enter`], so [`switch::leave`]'s contract holds.
+//!   It throws only for faults of its mechanism's `si_code` (`SEGV_PKUERR` or `SEGV_ACCERR`)
+//!   with a call active on the faulting thread, which is inside [`switch::enter`] (or
+//!   [`switch::enter_plain`]), so [`switch::leave`]'s contract holds; the active record says
+//!   which of the two entered, so the matching way out is taken.
 //! - The domain's memory is touched only with volatile accesses through raw pointers, never as
-//!   a Rust reference, by methods running with its key.
+//!   a Rust reference, by methods running with its rights.
 #![allow(unsafe_code)]
 
 pub mod library_calls;
