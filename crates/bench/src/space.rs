@@ -124,24 +124,28 @@ impl Kind {
                  page on each side so that it is a VMA of its own"
             }
             Kind::Domain(domain::Rights::Pkey) => {
-                "a protection-key domain's data: a one-page anonymous mapping of its own (an unmapped page on each \
-                 side), written once, tagged by pkey_mprotect with a protection key (the parking key of key \
+                "a protection-key domain's data as the library lays it out: one page between two read-only guard \
+                 pages (a VMA of its own; neighbouring domains' guards merge), written once, tagged by pkey_mprotect \
+                 with a protection key (the parking key of key \
                  virtualisation: 10,000 domains share the 15 hardware keys, and a key itself is a bit in a bitmap); \
                  no private stack"
             }
             Kind::Domain(domain::Rights::Mprotect) => {
-                "an mprotect-mode domain's data: a one-page anonymous mapping of its own (an unmapped page on each \
-                 side), written once, then closed (mprotect PROT_NONE) as between calls; no private stack"
+                "an mprotect-mode domain's data as the library lays it out: one page between two read-only guard \
+                 pages (a VMA of its own; neighbouring domains' guards merge), written once, then closed (mprotect \
+                 PROT_NONE) as between calls; no private stack"
             }
             Kind::Interface(domain::Rights::Pkey) => {
                 "one more interface's protection bookkeeping, not its data: a key-table entry (the library's \
-                 Interface record: domain and type) and a protected region of its own (a VMA, between unmapped \
-                 pages) tagged with the parking key, never touched, so no data page and no page-table entry"
+                 Interface record: domain and type) and a protected region of its own, laid out as a domain's \
+                 (a VMA between read-only guard pages), tagged with the parking key, never touched, so no data page \
+                 and no page-table entry"
             }
             Kind::Interface(domain::Rights::Mprotect) => {
                 "one more interface's protection bookkeeping, not its data: a key-table entry (the library's \
-                 Interface record: domain and type) and a protected region of its own (a VMA, between unmapped \
-                 pages) closed PROT_NONE, never touched, so no data page and no page-table entry"
+                 Interface record: domain and type) and a protected region of its own, laid out as a domain's \
+                 (a VMA between read-only guard pages), closed PROT_NONE, never touched, so no data page and no \
+                 page-table entry"
             }
         }
     }
@@ -228,10 +232,10 @@ enum Objects {
     Children(Vec<Child>),
     Mappings(Vec<Region>),
     /// Domains' data pages and the key they carry (freed after the pages are unmapped).
-    Domains(Vec<Region>, Option<domain::Pkey>),
+    Domains(Vec<sys::fault::Isolated>, Option<domain::Pkey>),
     /// Interfaces: their key-table entries (not touched before the first reading: they are
     /// what is measured), their regions and the key those carry.
-    Interfaces(Vec<domain::table::Interface>, Vec<Region>, Option<domain::Pkey>),
+    Interfaces(Vec<domain::table::Interface>, Vec<sys::fault::Isolated>, Option<domain::Pkey>),
 }
 
 impl Objects {
@@ -371,33 +375,40 @@ fn row_key(kind: Kind, key: &mut Option<domain::Pkey>) -> Result<Option<u32>, St
     Ok(Some(id))
 }
 
-/// Makes `n` domains' data pages: separate one-page mappings, each written and then closed
-/// (tagged with one protection key, or `PROT_NONE`).
-fn fill_domains(kind: Kind, m: &mut Vec<Region>, key: &mut Option<domain::Pkey>, n: usize) -> Result<(), String> {
-    let id = row_key(kind, key)?;
-    let first = m.len();
-    Region::separate_pages(n, m).map_err(|e| format!("mmap: {e}"))?;
-    for r in &m[first..] {
-        r.write(0, 1);
-        close_region(kind, r, id)?;
-    }
-    Ok(())
-}
-
-/// Makes `n` interfaces: a key-table entry each and a closed, never touched region of its own.
-fn fill_interfaces(
+/// Makes `n` domains' data pages as the domain library lays them out (one page between two
+/// read-only guard pages, `Region::anon_isolated`), each written and then closed (tagged with
+/// one protection key, or `PROT_NONE`).
+fn fill_domains(
     kind: Kind,
-    t: &mut Vec<domain::table::Interface>,
-    m: &mut Vec<Region>,
+    m: &mut Vec<sys::fault::Isolated>,
     key: &mut Option<domain::Pkey>,
     n: usize,
 ) -> Result<(), String> {
     let id = row_key(kind, key)?;
-    let first = m.len();
-    Region::separate_pages(n, m).map_err(|e| format!("mmap: {e}"))?;
-    for (i, r) in m[first..].iter().enumerate() {
-        close_region(kind, r, id)?;
-        t.push(domain::table::Interface { domain: (first + i) as u32, type_id: i as u32 });
+    for _ in 0..n {
+        let r = Region::anon_isolated(domain::DATA_PAGES).map_err(|e| format!("mmap: {e}"))?;
+        r.region().write(0, 1);
+        close_region(kind, r.region(), id)?;
+        m.push(r);
+    }
+    Ok(())
+}
+
+/// Makes `n` interfaces: a key-table entry each and a closed, never touched region of its own,
+/// laid out as a domain's.
+fn fill_interfaces(
+    kind: Kind,
+    t: &mut Vec<domain::table::Interface>,
+    m: &mut Vec<sys::fault::Isolated>,
+    key: &mut Option<domain::Pkey>,
+    n: usize,
+) -> Result<(), String> {
+    let id = row_key(kind, key)?;
+    for i in 0..n {
+        let r = Region::anon_isolated(domain::DATA_PAGES).map_err(|e| format!("mmap: {e}"))?;
+        close_region(kind, r.region(), id)?;
+        m.push(r);
+        t.push(domain::table::Interface { domain: i as u32, type_id: i as u32 });
     }
     Ok(())
 }
