@@ -375,27 +375,41 @@ fn row_key(kind: Kind, key: &mut Option<domain::Pkey>) -> Result<Option<u32>, St
     Ok(Some(id))
 }
 
-/// Makes `n` domains' data pages as the domain library lays them out (one page between two
-/// read-only guard pages, `Region::anon_isolated`), each written and then closed (tagged with
-/// one protection key, or `PROT_NONE`).
-fn fill_domains(
+/// Makes `n` regions as the domain library lays a domain's data out (one page between two
+/// read-only guard pages, `Region::anon_isolated`), each written once if `write` (a domain's
+/// data) or never touched (an interface's), then closed (tagged with one protection key, or
+/// `PROT_NONE`).
+fn fill_regions(
     kind: Kind,
     m: &mut Vec<sys::fault::Isolated>,
     key: &mut Option<domain::Pkey>,
     n: usize,
+    write: bool,
 ) -> Result<(), String> {
     let id = row_key(kind, key)?;
     for _ in 0..n {
         let r = Region::anon_isolated(domain::DATA_PAGES).map_err(|e| format!("mmap: {e}"))?;
-        r.region().write(0, 1);
+        if write {
+            r.region().write(0, 1);
+        }
         close_region(kind, r.region(), id)?;
         m.push(r);
     }
     Ok(())
 }
 
-/// Makes `n` interfaces: a key-table entry each and a closed, never touched region of its own,
-/// laid out as a domain's.
+/// Makes `n` domains' data pages ([`fill_regions`], written).
+fn fill_domains(
+    kind: Kind,
+    m: &mut Vec<sys::fault::Isolated>,
+    key: &mut Option<domain::Pkey>,
+    n: usize,
+) -> Result<(), String> {
+    fill_regions(kind, m, key, n, true)
+}
+
+/// Makes `n` interfaces: a closed, never touched region each ([`fill_regions`]) and a
+/// key-table entry each.
 fn fill_interfaces(
     kind: Kind,
     t: &mut Vec<domain::table::Interface>,
@@ -403,14 +417,10 @@ fn fill_interfaces(
     key: &mut Option<domain::Pkey>,
     n: usize,
 ) -> Result<(), String> {
-    let id = row_key(kind, key)?;
-    for i in 0..n {
-        let r = Region::anon_isolated(domain::DATA_PAGES).map_err(|e| format!("mmap: {e}"))?;
-        close_region(kind, r.region(), id)?;
-        m.push(r);
-        t.push(domain::table::Interface { domain: i as u32, type_id: i as u32 });
-    }
-    Ok(())
+    let first = m.len();
+    let made = fill_regions(kind, m, key, n, false);
+    t.extend((first..m.len()).map(|i| domain::table::Interface { domain: i as u32, type_id: i as u32 }));
+    made
 }
 
 /// Waits (up to 2 s in all) until every child sleeps in `pause`, so its memory is what it
