@@ -364,6 +364,10 @@ fn stages_add_up(
     let Some(total) = total else { return Err("the stage's row has no total".into()) };
     let mean_of = |name: &str| breakdown.iter().find(|s| s.name == name).map(|s| s.summary.mean);
     let partitions = seeds::partitions(id);
+    if mean_of(stage).is_none() {
+        // No such stage: the row says so, and which stages there are.
+        return Ok(());
+    }
     let Some(parts) = partitions.iter().find(|p| p.contains(&stage) && p.iter().all(|n| mean_of(n).is_some())) else {
         return if partitions.is_empty() {
             Ok(())
@@ -590,7 +594,18 @@ fn found_or_why(run: &RunFile, want: Want, row: &mut SeedRow) -> Option<(Unit, T
                 _ if want.stage.is_some() => match &r.breakdown {
                     Some(b) if !b.is_empty() => {
                         let names: Vec<&str> = b.iter().map(|s| s.name.as_str()).collect();
-                        format!("no such stage in this result (its stages: {})", names.join(", "))
+                        // Another whole breakdown of the same result: this machine cannot time
+                        // the stage apart (e.g. without tracepoints), and times it with its
+                        // neighbour.
+                        let whole = seeds::partitions(want.id).iter().any(|p| p.iter().all(|n| names.contains(n)));
+                        if whole {
+                            format!(
+                                "combined here: timed together with a neighbouring stage (its stages: {})",
+                                names.join(", ")
+                            )
+                        } else {
+                            format!("no such stage in this result (its stages: {})", names.join(", "))
+                        }
                     }
                     _ => "no such stage in this result".into(),
                 },
@@ -627,6 +642,11 @@ fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Un
     found.sort_by(|a, b| stat(&a.2).total_cmp(&stat(&b.2)));
     row.nearest = Some(n.why.to_string());
     let Some(&(best, unit, today)) = found.first() else {
+        if let [only] = n.candidates {
+            // One candidate: its own reason (skipped here, and why).
+            name_today(row, only);
+            return found_or_why(run, *only, row);
+        }
         let ids: Vec<&str> = n.candidates.iter().map(|w| w.id).collect();
         row.today_id = Some(ids.join(" | "));
         row.status = RowStatus::NotInResult;
@@ -1044,7 +1064,7 @@ fn planned_family(why: &str) -> Option<&str> {
 pub(crate) fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counters: &str) -> Vec<String> {
     let mut n = [0usize; 5];
     for r in rows {
-        let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped"));
+        let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped") || w.starts_with("combined here"));
         match r.status {
             RowStatus::Measured => {}
             RowStatus::NotInResult if skipped => n[0] += 1,
