@@ -687,6 +687,7 @@ fn fallback(run: &RunFile, fb: seeds::Fallback, row: &mut SeedRow) -> Option<(Un
             Some(x)
         }
         None => {
+            name_today(row, &fb.first);
             let why_first = first.reason.unwrap_or_default();
             let why_then = row.reason.take().unwrap_or_default();
             row.reason = Some(if why_first == why_then {
@@ -1240,7 +1241,7 @@ fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
         measured.iter().filter(|r| !r.part && r.caveat.is_none() && r.doubt.as_deref() == Some(why)).count()
     };
     for (n, one, many) in [
-        (part, "part of a breakdown (totals only)", "parts of a breakdown (totals only)"),
+        (part, "part of a breakdown", "parts of a breakdown"),
         (unlike, "not like for like", "not like for like"),
         (doubted("failed its checks"), "that failed its checks", "that failed their checks"),
         (
@@ -1281,7 +1282,7 @@ fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
             }
         }
         for (n, why) in [
-            (other_kind, format!("compared only other than {what}")),
+            (other_kind, "in other units".to_string()),
             (inconclusive, "inconclusive".to_string()),
             (below, "below resolution".to_string()),
         ] {
@@ -1307,7 +1308,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
     let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
     let distinct = distinct_figures(&all);
     if distinct < measured {
-        let _ = write!(first, " ({distinct} distinct figures today)");
+        let _ = write!(first, " ({distinct} distinct figure{})", if distinct == 1 { "" } else { "s" });
     }
     if !counts.is_empty() {
         let _ = write!(first, "; {}", counts.join(", "));
@@ -1387,11 +1388,8 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
     para(
         &mut out,
         &format!(
-            "{LEGEND} {} A paper's median is the median of its conclusive rows' ratios (the geometric mean \
-             of the middle two when their number is even), a figure of today's that answers several rows \
-             counted once. It rests on totals: parts of a breakdown whose total is a row of its own, rows \
-             whose result failed its checks, differences within one clock read, rows not like for like, rows compared only in another unit, and \
-             rows inconclusive or below resolution are left out, and counted.",
+            "{LEGEND} {} A paper's median is of its conclusive totals' ratios, a figure of today's that \
+             answers several rows counted once; what it leaves out is counted.",
             method_text(run)
         ),
         width,
