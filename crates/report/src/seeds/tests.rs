@@ -656,8 +656,11 @@ fn a_difference_below_resolution_has_no_ratio_in_any_format() {
         let text = render(&run, &view(width));
         assert_fits(&text, width);
         let at = text.lines().position(|l| l.contains("Intercept non-user-interface")).expect("the row");
-        let row_lines: Vec<&str> =
-            text.lines().skip(at).take_while(|l| !l.starts_with(" Intercept and") && !l.starts_with(" Simple I/O")).collect();
+        let row_lines: Vec<&str> = text
+            .lines()
+            .skip(at)
+            .take_while(|l| !l.starts_with(" Intercept and") && !l.starts_with(" Simple I/O"))
+            .collect();
         let row_text = row_lines.join("\n");
         assert!(row_text.contains("below resolution (|x| < 9.000 ns)"), "{row_text}");
         assert!(!row_text.contains('×'), "no ratio: {row_text}");
