@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod counters;
 pub mod ctx;
 pub mod domain;
 pub mod domain_process;
@@ -126,6 +127,8 @@ pub struct Ctx<'a> {
     overhead: Overhead,
     /// What [`Ctx::iter`] subtracts from each sample: the loop shape's overhead, ticks.
     loop_overhead_ticks: f64,
+    /// The hardware counters of `--counters`, opened on first use (or why they could not be).
+    counting: std::sync::OnceLock<std::sync::Mutex<Result<counters::Counting, String>>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -154,6 +157,7 @@ impl<'a> Ctx<'a> {
             offset_bounds: Vec::new(),
             overhead: Overhead::of_timer(&timer),
             loop_overhead_ticks: timer.overhead_ticks(),
+            counting: std::sync::OnceLock::new(),
         }
     }
 
@@ -205,9 +209,59 @@ impl<'a> Ctx<'a> {
     /// **Timing model:** `start`, then `n` calls of `op` with each result passed through
     /// `black_box`, then `stop`. Nothing else is inside.
     /// The loop shape's overhead ([`overhead::Overhead::looped`]) is subtracted once per sample.
+    /// With `--counters` ([`counters`]), the hardware counters are read just outside the same
+    /// `start`/`stop`, and each sample's counts per operation go into [`Samples::counters`].
     pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
         let timer = self.timer;
-        sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op))
+        if !self.cfg.counters {
+            return sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op));
+        }
+        self.counted(|c| match c {
+            Some(c) => sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| {
+                c.around(n, || time_loop(&timer, n, &mut op))
+            }),
+            None => sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op)),
+        })
+    }
+
+    /// Counts with `source` instead of the thread's PMU (for tests: [`counters::Fake`]); the
+    /// PMU's group, when already opened, is kept.
+    #[doc(hidden)]
+    pub fn count_with(&mut self, source: Box<dyn counters::CounterSource>) {
+        let timer = self.timer;
+        let c = counters::Counting::new(source, || {
+            time_loop(&timer, 0, &mut || ());
+        });
+        let _ = self.counting.set(std::sync::Mutex::new(Ok(c)));
+    }
+
+    /// Samples with the counting hook `sample` gets (opened on first use, its overhead
+    /// calibrated on [`Ctx::iter`]'s path with no operation; `None` where the counters cannot
+    /// be opened); the samples then carry their counts, or why there are none.
+    fn counted(&self, sample: impl FnOnce(Option<&mut counters::Counting>) -> Samples) -> Samples {
+        let timer = self.timer;
+        let cell = self.counting.get_or_init(|| {
+            let opened = counters::Perf::open().map(|p| {
+                counters::Counting::new(Box::new(p), || {
+                    time_loop(&timer, 0, &mut || ());
+                })
+            });
+            std::sync::Mutex::new(opened)
+        });
+        let mut guard = cell.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *guard {
+            Ok(c) => {
+                c.clear();
+                let mut samples = sample(Some(c));
+                samples.counters = Some(c.take(samples.per_op_ns.len()));
+                samples
+            }
+            Err(why) => {
+                let none = model::counters::CounterSamples::none(why);
+                drop(guard);
+                Samples { counters: Some(none), ..sample(None) }
+            }
+        }
     }
 
     /// Samples a routine that times `n` operations itself, in **one** timed region, and

@@ -224,6 +224,7 @@ pub fn run_file(partial: bool) -> RunFile {
             min_sample_resolutions: 1000.0,
             rounds: 3,
             tail_samples: 0,
+            counters: false,
         },
         placement: Placement { cpu: 1, chosen_by: "--cpu".into(), allowed_cpus: vec![0, 1], cpu_pair: Some([0, 1]) },
         timer: TimerInfo {
