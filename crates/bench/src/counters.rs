@@ -187,10 +187,7 @@ impl Counting {
     }
 }
 
-/// Why a benchmark's rows have no counts although they were asked for, when its samples do
-/// not come from a counted loop.
-pub const NOT_REACHED: &str = "not counted: this benchmark times its own regions (not a Ctx::iter loop), which \
-                               osprim's counting hook does not reach yet";
+pub use model::counters::NOT_REACHED;
 
 #[cfg(test)]
 mod tests {

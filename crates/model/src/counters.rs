@@ -15,6 +15,11 @@ use serde::{Deserialize, Serialize};
 /// `branch_misses`.
 pub const EVENT_NAMES: [&str; 5] = ["cycles", "instructions", "llc_misses", "dtlb_misses", "branch_misses"];
 
+/// Why a row asked for counters has none, when its benchmark's samples do not come from a
+/// counted loop.
+pub const NOT_REACHED: &str = "not counted: this benchmark times its own regions (not a Ctx::iter loop), which \
+                               osprim's counting hook does not reach yet";
+
 /// One round's counts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterSamples {
