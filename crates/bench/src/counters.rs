@@ -189,6 +189,24 @@ impl Counting {
 
 pub use model::counters::NOT_REACHED;
 
+/// What this thread can count: opens the group once and closes it (for the run's record).
+pub fn probe() -> model::counters::Availability {
+    match Perf::open() {
+        Ok(p) => {
+            let missing = p.missing();
+            let mut out = model::counters::Availability::default();
+            for (i, name) in EVENT_NAMES.iter().enumerate() {
+                match missing.iter().find(|(m, _)| *m == i) {
+                    Some((_, why)) => out.missing.push(MissingEvent { event: name.to_string(), reason: why.clone() }),
+                    None => out.counted.push(name.to_string()),
+                }
+            }
+            out
+        }
+        Err(why) => model::counters::Availability { counted: Vec::new(), missing: CounterSamples::none(&why).missing },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,3 +96,14 @@ pub struct CounterSummary {
     /// Samples it is the mean of.
     pub samples: usize,
 }
+
+/// What a run could count (`--counters`), probed on the measuring CPU before measuring: the
+/// events counted, and the others with why (no PMU, `perf_event_paranoid` and how to allow
+/// it, an event the PMU lacks).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Availability {
+    /// The events this machine counts, in [`EVENT_NAMES`]' order.
+    pub counted: Vec<String>,
+    /// The events it does not, with why.
+    pub missing: Vec<MissingEvent>,
+}

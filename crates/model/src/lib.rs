@@ -73,6 +73,9 @@ pub struct RunFile {
     /// measured in workers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub executions: Vec<Execution>,
+    /// The hardware counters the run could count (`--counters`); absent when not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<counters::Availability>,
 }
 
 /// The build that produced a result.
