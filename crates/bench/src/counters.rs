@@ -19,8 +19,9 @@
 //!
 //! The real source is the calling thread's `perf_event_open` group ([`Perf`],
 //! `sys::perf`); tests drive the arithmetic with [`Fake`], which returns known counts.
-//! Benchmarks that time their own regions (`Ctx::iter_custom` and kin) are not counted yet:
-//! their rows say so.
+//! A benchmark that times its own regions (`Ctx::iter_custom` and kin) has its samples
+//! counted when it wraps its timed region in `Ctx::count_region` (one region per sample);
+//! until it does, its rows say it was not counted ([`NOT_REACHED`]).
 
 use model::counters::{CounterSamples, EVENT_NAMES, EventSamples, MissingEvent};
 pub use sys::perf::{EVENTS, Reading};
@@ -160,6 +161,11 @@ impl Counting {
             _ => ([None; EVENTS], 0.0),
         });
         out
+    }
+
+    /// Regions counted since the last [`Counting::clear`] or [`Counting::take`].
+    pub fn logged(&self) -> usize {
+        self.log.len()
     }
 
     /// Forgets the calls logged so far (before a new sampling).
@@ -313,6 +319,33 @@ mod tests {
                 assert!(e.per_op.iter().all(|v| *v == Some(0.0)), "{}: the reads' own counts subtracted", e.event);
             }
             assert_eq!(c.missing[0].event, "dtlb_misses");
+        });
+    }
+
+    #[test]
+    fn a_self_timed_routine_is_counted_where_it_wraps_its_region_and_says_so_where_not() {
+        crate::testing::with_ctx(0.01, |ctx| {
+            let round = crate::sampler::SamplerConfig { counters: true, ..ctx.cfg().clone() };
+            ctx.begin_visit(&round, model::SamplingOverride::default());
+            ctx.count_with(Box::new(Fake::new([Some(1); EVENTS])));
+            let timer = ctx.timer;
+            let bare = ctx.iter_custom(|n| {
+                let t0 = timer.start();
+                std::hint::black_box(n);
+                timer.stop().wrapping_sub(t0)
+            });
+            let c = bare.counters.expect("asked for");
+            assert!(c.events.is_empty() && c.missing.iter().all(|m| m.reason == NOT_REACHED), "{c:?}");
+            let wrapped = ctx.iter_custom(|n| {
+                ctx.count_region(n, || {
+                    let t0 = timer.start();
+                    std::hint::black_box(n);
+                    timer.stop().wrapping_sub(t0)
+                })
+            });
+            let c = wrapped.counters.expect("asked for");
+            assert_eq!(c.events.len(), EVENTS);
+            assert!(c.events.iter().all(|e| e.per_op.len() == wrapped.per_op_ns.len()));
         });
     }
 

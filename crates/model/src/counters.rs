@@ -17,8 +17,8 @@ pub const EVENT_NAMES: [&str; 5] = ["cycles", "instructions", "llc_misses", "dtl
 
 /// Why a row asked for counters has none, when its benchmark's samples do not come from a
 /// counted loop.
-pub const NOT_REACHED: &str = "not counted: this benchmark times its own regions (not a Ctx::iter loop), which \
-                               osprim's counting hook does not reach yet";
+pub const NOT_REACHED: &str = "not counted: this benchmark times its own regions and does not wrap them in \
+                               the counting hook (Ctx::count_region) yet";
 
 /// One round's counts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

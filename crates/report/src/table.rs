@@ -349,8 +349,8 @@ fn counters_notes(run: &RunFile) -> Vec<String> {
         .count();
     if unreached > 0 && !a.counted.is_empty() {
         out.push(format!(
-            "counters: {unreached} row(s) not counted: their benchmarks time their own regions, which the counting \
-             hook does not reach yet"
+            "counters: {unreached} row(s) not counted: their benchmarks time their own regions and do not wrap \
+             them in the counting hook yet"
         ));
     }
     out
