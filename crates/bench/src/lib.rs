@@ -253,7 +253,10 @@ impl<'a> Ctx<'a> {
     /// hardware counters when `--counters` asked for them (just `region` otherwise): what a
     /// routine that times itself wraps around its own `start`/`stop` to have its samples
     /// counted. One counted region per sample: the counts kept are those of the last regions,
-    /// one per sample ([`counters::Counting::take`]).
+    /// one per sample ([`counters::Counting::take`]); a routine that times two regions per
+    /// sample (paired) or gives up after a counted region would shift them, so it wraps only
+    /// the one region of a sample it keeps. Only the calling thread is counted: a peer's work
+    /// (another thread or process) is not.
     pub fn count_region<T>(&self, ops: u64, region: impl FnOnce() -> T) -> T {
         if !self.cfg.counters {
             return region();
