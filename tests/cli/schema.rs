@@ -169,7 +169,7 @@ fn fixture() -> RunFile {
 }
 
 /// The fixture with what it lacks: a row with single-operation percentiles and a declared
-/// sampling override, a sweep's fitted row with two segments, an availability probe, and the
+/// sampling override and hardware counters, a sweep's fitted row with two segments, an availability probe, and the
 /// worker processes of its rounds (one killed, one round measured in osprim's own process).
 fn fixture_with_a_fit_and_a_tail() -> RunFile {
     let mut run = fixture();
@@ -178,6 +178,16 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     tail.tail = Some(Tail { n: 3, p50: 220.0, p99: 886.0, p999: 898.6, max: 900.0, resolution: 0.41 });
     // Every field of a declared sampling override (no benchmark declares all three).
     tail.sampling = Some(model::SamplingOverride { budget_factor: Some(0.5), batch: Some(1), warmup_share: Some(0.1) });
+    // Hardware counters (`--counters`): two counted, one missing.
+    use model::counters::{Availability, CounterSummary, Counters, MissingEvent};
+    let no_ll =
+        MissingEvent { event: "llc_misses".into(), reason: "perf_event_open: No such file or directory".into() };
+    let cycles = CounterSummary { event: "cycles".into(), per_op: 312.5, ci95: [310.0, 315.0], samples: 30 };
+    let instr = CounterSummary { event: "instructions".into(), per_op: 45.0, ci95: [45.0, 45.0], samples: 30 };
+    tail.counters =
+        Some(Counters { events: vec![cycles, instr], missing: vec![no_ll.clone()], running_share_min: 1.0 });
+    run.counters = Some(Availability { counted: vec!["cycles".into(), "instructions".into()], missing: vec![no_ll] });
+    run.config.counters = true;
     // The sweep's last point stands alone above the breakpoint: all leverage, no residual.
     let mut fit = crate::common::fitted_row(&run);
     for p in &mut fit.fit.as_mut().expect("a fit").points {

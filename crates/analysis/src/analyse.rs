@@ -81,6 +81,7 @@ pub fn rounds_row(
         stats::floor_at_resolution(&mut summary, &steady, timer.resolution_ns);
     }
     row.breakdown = stages(&ok, &slices, &drops, resamples, timer.resolution_ns);
+    row.counters = counters(&ok, &drops, cfg.counters, resamples);
     if unit == Unit::Ns {
         row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
     }
@@ -186,6 +187,47 @@ fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize
             out.push(Stage { name: name.clone(), summary: summary_record(summary) });
         }
     }
+    Some(out)
+}
+
+/// Each counted event's mean per operation over the rounds' samples (the start-up samples the
+/// summary dropped left out too), with its bootstrap interval; the events not counted with
+/// why. `None` when counters were not asked for; when asked but no round carries counts
+/// (a benchmark that times its own regions), every event is missing with
+/// [`model::counters::NOT_REACHED`].
+fn counters(ok: &[&Measured], drops: &[usize], asked: bool, resamples: usize) -> Option<model::counters::Counters> {
+    use model::counters::{CounterSamples, CounterSummary, Counters, EVENT_NAMES, MissingEvent};
+    let rounds: Vec<(usize, &CounterSamples)> = ok
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.samples.counters.as_ref().map(|c| (drops.get(i).copied().unwrap_or(0), c)))
+        .collect();
+    if rounds.is_empty() {
+        let missing = CounterSamples::none(model::counters::NOT_REACHED).missing;
+        return asked.then_some(Counters { events: Vec::new(), missing, running_share_min: 1.0 });
+    }
+    let mut out = Counters { running_share_min: 1.0, ..Counters::default() };
+    for name in EVENT_NAMES {
+        let values: Vec<f64> = rounds
+            .iter()
+            .filter_map(|(d, c)| c.events.iter().find(|e| e.event == name).map(|e| (d, e)))
+            .flat_map(|(&d, e)| e.per_op[d.min(e.per_op.len())..].iter().flatten().copied())
+            .collect();
+        if values.is_empty() {
+            let reason = rounds
+                .iter()
+                .find_map(|(_, c)| c.missing.iter().find(|m| m.event == name).map(|m| m.reason.clone()))
+                .unwrap_or_else(|| "the counters did not run during any sample".into());
+            out.missing.push(MissingEvent { event: name.into(), reason });
+            continue;
+        }
+        let mean = stats::moments::mean(&values);
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let ci95 = stats::bootstrap_ci(&sorted, |v| stats::moments::mean(v), resamples, 0.95, BOOTSTRAP_SEED);
+        out.events.push(CounterSummary { event: name.into(), per_op: mean, ci95, samples: values.len() });
+    }
+    out.running_share_min = rounds.iter().map(|(_, c)| c.running_share_min).fold(1.0, f64::min);
     Some(out)
 }
 
@@ -402,6 +444,55 @@ mod tests {
         let samples =
             Samples { per_op_ns, iterations_per_sample: 10, batch_check: vec![batch; 2], ..Samples::default() };
         Ok(Measured::new(samples, vec![Check::new("payload intact", "intact", "intact", checks_ok)]))
+    }
+
+    /// A round of `n` samples around 100 ns whose cycles per operation are `cycles` and whose
+    /// LLC misses are missing for `why`.
+    fn counted_round(cycles: &[f64], why: &str) -> Result<Measured, NotMeasured> {
+        use model::counters::{CounterSamples, EventSamples, MissingEvent};
+        let samples = Samples {
+            per_op_ns: cycles.iter().enumerate().map(|(i, _)| 100.0 + (i % 3) as f64).collect(),
+            iterations_per_sample: 10,
+            stop: Some(StopReason::TargetMet),
+            counters: Some(CounterSamples {
+                events: vec![EventSamples {
+                    event: "cycles".into(),
+                    per_op: cycles.iter().map(|&c| Some(c)).collect(),
+                }],
+                missing: vec![MissingEvent { event: "llc_misses".into(), reason: why.into() }],
+                running_share_min: 0.5,
+            }),
+            ..Samples::default()
+        };
+        Ok(Measured::new(samples, Vec::new()))
+    }
+
+    #[test]
+    fn a_rows_counters_are_the_mean_per_operation_over_its_rounds_with_what_is_missing() {
+        let cfg =
+            bench::sampler::SamplerConfig { counters: true, ..bench::sampler::SamplerConfig::standard() }.record();
+        let run = |outcomes: &[Result<Measured, NotMeasured>]| {
+            rounds_row("x.y", "test", Params::new(), outcomes, &cfg, &timer(), 200)
+        };
+        let r = run(&[counted_round(&[300.0; 40], "no LL"), counted_round(&[320.0; 40], "no LL")]);
+        let c = r.counters.expect("asked for");
+        let cycles = c.event("cycles").expect("counted");
+        assert!((cycles.per_op - 310.0).abs() < 1e-9, "{cycles:?}");
+        assert!(cycles.ci95[0] <= 310.0 && cycles.ci95[1] >= 310.0 && cycles.ci95[0] >= 300.0);
+        assert_eq!(c.running_share_min, 0.5);
+        let missing: Vec<(&str, &str)> = c.missing.iter().map(|m| (m.event.as_str(), m.reason.as_str())).collect();
+        assert_eq!(missing[0], ("instructions", "the counters did not run during any sample"));
+        assert!(missing.contains(&("llc_misses", "no LL")));
+        // Asked for, but the benchmark's samples carry no counts: every event says why.
+        let plain = Samples { per_op_ns: vec![100.0; 40], iterations_per_sample: 10, ..Samples::default() };
+        let r = run(&[Ok(Measured::new(plain.clone(), Vec::new()))]);
+        let c = r.counters.expect("asked for");
+        assert!(c.events.is_empty() && c.missing.len() == 5);
+        assert!(c.missing.iter().all(|m| m.reason == model::counters::NOT_REACHED));
+        // Not asked for: no counters field at all.
+        let r = rows(&[Ok(Measured::new(plain, Vec::new()))]);
+        assert!(r.counters.is_none());
+        assert!(serde_json::to_value(&r).unwrap().get("counters").is_none(), "the file does not change");
     }
 
     fn rows(outcomes: &[Result<Measured, NotMeasured>]) -> Row {

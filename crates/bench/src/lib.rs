@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod counters;
 pub mod ctx;
 pub mod domain;
 pub mod domain_process;
@@ -126,6 +127,8 @@ pub struct Ctx<'a> {
     overhead: Overhead,
     /// What [`Ctx::iter`] subtracts from each sample: the loop shape's overhead, ticks.
     loop_overhead_ticks: f64,
+    /// The hardware counters of `--counters`, opened on first use (or why they could not be).
+    counting: std::sync::OnceLock<std::sync::Mutex<Result<counters::Counting, String>>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -154,6 +157,7 @@ impl<'a> Ctx<'a> {
             offset_bounds: Vec::new(),
             overhead: Overhead::of_timer(&timer),
             loop_overhead_ticks: timer.overhead_ticks(),
+            counting: std::sync::OnceLock::new(),
         }
     }
 
@@ -205,29 +209,105 @@ impl<'a> Ctx<'a> {
     /// **Timing model:** `start`, then `n` calls of `op` with each result passed through
     /// `black_box`, then `stop`. Nothing else is inside.
     /// The loop shape's overhead ([`overhead::Overhead::looped`]) is subtracted once per sample.
+    /// With `--counters` ([`counters`]), the hardware counters are read just outside the same
+    /// `start`/`stop`, and each sample's counts per operation go into [`Samples::counters`].
     pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
         let timer = self.timer;
-        sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op))
+        if !self.cfg.counters {
+            return sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op));
+        }
+        self.with_counts(|| {
+            sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| {
+                self.count_region(n, || time_loop(&timer, n, &mut op))
+            })
+        })
+    }
+
+    /// Counts with `source` instead of the thread's PMU (for tests: [`counters::Fake`]); the
+    /// PMU's group, when already opened, is kept.
+    #[doc(hidden)]
+    pub fn count_with(&mut self, source: Box<dyn counters::CounterSource>) {
+        let timer = self.timer;
+        let c = counters::Counting::new(source, || {
+            time_loop(&timer, 0, &mut || ());
+        });
+        let _ = self.counting.set(std::sync::Mutex::new(Ok(c)));
+    }
+
+    /// The counting hook, opened on first use on the calling thread (its overhead calibrated
+    /// on [`Ctx::iter`]'s path with no operation), or why it could not be.
+    fn counting(&self) -> std::sync::MutexGuard<'_, Result<counters::Counting, String>> {
+        let timer = self.timer;
+        let cell = self.counting.get_or_init(|| {
+            let opened = counters::Perf::open().map(|p| {
+                counters::Counting::new(Box::new(p), || {
+                    time_loop(&timer, 0, &mut || ());
+                })
+            });
+            std::sync::Mutex::new(opened)
+        });
+        cell.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `region`, one sample's timed region of `ops` operations, between two reads of the
+    /// hardware counters when `--counters` asked for them (just `region` otherwise): what a
+    /// routine that times itself wraps around its own `start`/`stop` to have its samples
+    /// counted. One counted region per sample: the counts kept are those of the last regions,
+    /// one per sample ([`counters::Counting::take`]); a routine that times two regions per
+    /// sample (paired) or gives up after a counted region would shift them, so it wraps only
+    /// the one region of a sample it keeps. Only the calling thread is counted: a peer's work
+    /// (another thread or process) is not.
+    pub fn count_region<T>(&self, ops: u64, region: impl FnOnce() -> T) -> T {
+        if !self.cfg.counters {
+            return region();
+        }
+        let mut guard = self.counting();
+        match &mut *guard {
+            Ok(c) => c.around(ops, region),
+            Err(_) => {
+                drop(guard);
+                region()
+            }
+        }
+    }
+
+    /// `sample()` (a sampling of this visit) with, under `--counters`, its samples' counts
+    /// ([`Ctx::count_region`]), or why there are none: the PMU's absence, or a routine that
+    /// counted no region ([`counters::NOT_REACHED`]).
+    fn with_counts(&self, sample: impl FnOnce() -> Samples) -> Samples {
+        if !self.cfg.counters {
+            return sample();
+        }
+        if let Ok(c) = &mut *self.counting() {
+            c.clear();
+        }
+        let mut samples = sample();
+        samples.counters = Some(match &mut *self.counting() {
+            Ok(c) if c.logged() > 0 => c.take(samples.per_op_ns.len()),
+            Ok(_) => model::counters::CounterSamples::none(counters::NOT_REACHED),
+            Err(why) => model::counters::CounterSamples::none(why),
+        });
+        samples
     }
 
     /// Samples a routine that times `n` operations itself, in **one** timed region, and
     /// returns the ticks they took; one region overhead is subtracted per sample. A routine
     /// that times its operations in several regions uses [`Ctx::iter_regions`].
     pub fn iter_custom(&self, routine: impl FnMut(u64) -> u64) -> Samples {
-        sampler::sample(&self.cfg, &self.timer, self.interrupt, routine)
+        self.with_counts(|| sampler::sample(&self.cfg, &self.timer, self.interrupt, routine))
     }
 
     /// Samples a routine that times `n` operations itself in one region and may give up
     /// (`None`), e.g. when its peer died; the samples taken before are kept.
     pub fn iter_fallible(&self, routine: impl FnMut(u64) -> Option<u64>) -> Samples {
-        sampler::sample_fallible(&self.cfg, &self.timer, self.interrupt, routine)
+        self.with_counts(|| sampler::sample_fallible(&self.cfg, &self.timer, self.interrupt, routine))
     }
 
     /// Samples a routine that times its `n` operations in as many regions as it says
     /// ([`Timed::regions`], e.g. `n` when it times each on its own): one region overhead is
     /// subtracted per region.
     pub fn iter_regions(&self, mut routine: impl FnMut(u64) -> Timed) -> Samples {
-        sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, |n| Some(routine(n)))
+        self.with_counts(|| sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, |n| Some(routine(n))))
     }
 
     /// [`Ctx::iter_regions`] for an operation the benchmark has found to cost about `op_ns`
@@ -235,12 +315,12 @@ impl<'a> Ctx<'a> {
     /// warm-up to that share of the budget at this cost.
     pub fn iter_regions_costing(&self, op_ns: f64, mut routine: impl FnMut(u64) -> Timed) -> Samples {
         let cfg = self.cfg.warmup_fitted(self.sampling.warmup_share, op_ns);
-        sampler::sample_timed(&cfg, &self.timer, self.interrupt, |n| Some(routine(n)))
+        self.with_counts(|| sampler::sample_timed(&cfg, &self.timer, self.interrupt, |n| Some(routine(n))))
     }
 
     /// [`Ctx::iter_regions`] for a routine that may give up (`None`).
     pub fn iter_regions_fallible(&self, routine: impl FnMut(u64) -> Option<Timed>) -> Samples {
-        sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, routine)
+        self.with_counts(|| sampler::sample_timed(&self.cfg, &self.timer, self.interrupt, routine))
     }
 
     /// The interrupt flag, for benchmarks whose peers must stop when Ctrl-C arrives.

@@ -122,6 +122,9 @@ pub struct SamplerConfig {
     /// that stops, since more samples in it cannot narrow an interval that the differences
     /// between rounds make wide.
     pub spread_between_rounds_rel: f64,
+    /// Count hardware events beside the time (`--counters`; `bench::counters`).
+    #[serde(default)]
+    pub counters: bool,
 }
 
 impl SamplerConfig {
@@ -141,6 +144,7 @@ impl SamplerConfig {
             seed_runs: SEED_RUNS,
             batch: None,
             spread_between_rounds_rel: 0.0,
+            counters: false,
         }
     }
 
@@ -176,6 +180,7 @@ impl SamplerConfig {
             min_sample_resolutions: self.min_sample_resolutions,
             rounds: self.rounds,
             tail_samples: self.tail_samples,
+            counters: self.counters,
         }
     }
 

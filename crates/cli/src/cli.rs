@@ -354,6 +354,11 @@ pub struct SamplingArgs {
     /// Also take single-operation samples and report per-operation p50/p99/p99.9.
     #[arg(long)]
     pub tail: bool,
+    /// Also count cycles, instructions, LLC and dTLB misses and branch misses per operation
+    /// (hardware counters through perf_event_open, in the same samples as the time), where
+    /// the machine exposes a PMU; each result says which it has and why not.
+    #[arg(long)]
+    pub counters: bool,
     /// Where to save the result file (default: osprim-results/<UTC time>.json).
     #[arg(long, short, value_name = "FILE", conflicts_with = "no_save")]
     pub output: Option<PathBuf>,
@@ -424,6 +429,7 @@ impl SamplingArgs {
         if self.tail {
             cfg.tail_samples = TAIL_SAMPLES;
         }
+        cfg.counters = self.counters;
         cfg
     }
 
@@ -737,6 +743,18 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn counters_are_off_unless_asked_for() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
+            Some(Command::Run(r)) => r.sampling.sampler_config(),
+            other => panic!("{other:?}"),
+        };
+        assert!(!parse(&["osprim", "run", "syscall"]).counters);
+        let on = parse(&["osprim", "run", "--counters", "syscall"]);
+        assert!(on.counters && on.record().counters);
+        assert!(serde_json::to_value(parse(&["osprim", "run"]).record()).unwrap().get("counters").is_none());
     }
 
     #[test]

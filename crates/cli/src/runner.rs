@@ -117,6 +117,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         results: Vec::new(),
         availability: Vec::new(),
         executions: Vec::new(),
+        counters: cfg.counters.then(bench::counters::probe),
     };
 
     // The journal first (it refuses a name another run is writing to), then the result file,
@@ -913,6 +914,7 @@ mod tests {
             results: Vec::new(),
             availability: Vec::new(),
             executions: Vec::new(),
+            counters: None,
         }
     }
 

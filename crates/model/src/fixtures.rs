@@ -209,6 +209,7 @@ pub fn run_file(partial: bool) -> RunFile {
         },
         availability: Vec::new(),
         executions: Vec::new(),
+        counters: None,
         started_utc: "2026-01-01T00:00:00Z".into(),
         finished_utc: (!partial).then(|| "2026-01-01T00:01:00Z".into()),
         partial,
@@ -224,6 +225,7 @@ pub fn run_file(partial: bool) -> RunFile {
             min_sample_resolutions: 1000.0,
             rounds: 3,
             tail_samples: 0,
+            counters: false,
         },
         placement: Placement { cpu: 1, chosen_by: "--cpu".into(), allowed_cpus: vec![0, 1], cpu_pair: Some([0, 1]) },
         timer: TimerInfo {

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod counters;
 pub mod crosscheck;
 pub mod execution;
 #[doc(hidden)]
@@ -72,6 +73,9 @@ pub struct RunFile {
     /// measured in workers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub executions: Vec<Execution>,
+    /// The hardware counters the run could count (`--counters`); absent when not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<counters::Availability>,
 }
 
 /// The build that produced a result.
@@ -569,6 +573,10 @@ pub struct Row {
     pub summary: Option<Summary>,
     /// Median in counter cycles.
     pub cycles: Option<Cycles>,
+    /// Hardware counters per operation (`--counters`): what was counted, and why the rest
+    /// was not; absent when counters were not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<counters::Counters>,
     /// Per-stage summaries, when the benchmark breaks its time down.
     pub breakdown: Option<Vec<Stage>>,
     /// Set when this row is derived from others.
@@ -613,6 +621,7 @@ impl Row {
             tail: None,
             summary: None,
             cycles: None,
+            counters: None,
             breakdown: None,
             derived: None,
             fit: None,

@@ -66,4 +66,7 @@ pub struct Samples {
     pub batch_check: Vec<[f64; 2]>,
     /// Single-operation samples (`--tail`), ns, in time order.
     pub single_op_ns: Vec<f64>,
+    /// Hardware counts per operation of the same samples (`--counters`), or why none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::CounterSamples>,
 }

@@ -152,6 +152,9 @@ pub struct SamplerSettings {
     /// Single-operation samples per benchmark over the run (`--tail`); 0 for none.
     #[serde(default)]
     pub tail_samples: usize,
+    /// Hardware counters asked for (`--counters`); absent when not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counters: bool,
 }
 
 fn one() -> usize {

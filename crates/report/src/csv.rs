@@ -37,6 +37,10 @@
 //! - `notes` joins the row's notes with ` | `; `about` is what the row measures; `run_partial`
 //!   is the file's `partial`. `fit_points` counts the sweep's points. The rest of a row (its
 //!   samples, checks, `observed`, the fit's diagnostics) is in the JSON file only.
+//! - A run measured with `--counters` has 15 more columns after the parameters: per event
+//!   (`cycles`, `instructions`, `llc_misses`, `dtlb_misses`, `branch_misses`) `counter_<event>`,
+//!   its mean count per operation, and `counter_<event>_ci95_lo`/`_hi`; empty where the row has
+//!   no such count (the JSON says why) and on stage lines. Without `--counters` they are absent.
 
 use super::View;
 use super::compare::{self, CSV_COLUMNS, Named};
@@ -173,16 +177,54 @@ pub fn param_columns(run: &RunFile) -> Vec<(String, String)> {
 fn render_csv(run: &RunFile) -> Result<String, csv::Error> {
     let params = param_columns(run);
     let mut w = csv::Writer::from_writer(Vec::new());
-    let header: Vec<&str> = COLUMNS.iter().copied().chain(params.iter().map(|(_, c)| c.as_str())).collect();
+    let counted = counter_columns(run);
+    let header: Vec<&str> = COLUMNS
+        .iter()
+        .copied()
+        .chain(params.iter().map(|(_, c)| c.as_str()))
+        .chain(counted.iter().map(String::as_str))
+        .collect();
     w.write_record(&header)?;
     for (i, r) in run.results.iter().enumerate() {
-        w.write_record(row_line(run, i, r, &params))?;
+        let mut line = row_line(run, i, r, &params);
+        line.extend(counter_cells(r.counters.as_ref(), !counted.is_empty()));
+        w.write_record(line)?;
         for stage in r.breakdown.iter().flatten() {
-            w.write_record(stage_line(run, i, r, &stage.name, &stage.summary, &params))?;
+            let mut line = stage_line(run, i, r, &stage.name, &stage.summary, &params);
+            line.extend(counter_cells(None, !counted.is_empty()));
+            w.write_record(line)?;
         }
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The counter columns, after the parameters, only in a run that asked for counters
+/// (`--counters`): per event of [`model::counters::EVENT_NAMES`], `counter_<event>` (mean per
+/// operation) and its 95 % interval `counter_<event>_ci95_lo`/`_hi`; empty where a row has
+/// no such count (its JSON says why).
+fn counter_columns(run: &RunFile) -> Vec<String> {
+    if run.counters.is_none() {
+        return Vec::new();
+    }
+    model::counters::EVENT_NAMES
+        .iter()
+        .flat_map(|e| [format!("counter_{e}"), format!("counter_{e}_ci95_lo"), format!("counter_{e}_ci95_hi")])
+        .collect()
+}
+
+/// A row's cells (`c`, its counters; `None` on a stage line) under [`counter_columns`] (none when the run has no such columns).
+fn counter_cells(c: Option<&model::counters::Counters>, present: bool) -> Vec<String> {
+    if !present {
+        return Vec::new();
+    }
+    model::counters::EVENT_NAMES
+        .iter()
+        .flat_map(|e| match c.and_then(|c| c.event(e)) {
+            Some(x) => [num(x.per_op), num(x.ci95[0]), num(x.ci95[1])],
+            None => [String::new(), String::new(), String::new()],
+        })
+        .collect()
 }
 
 /// The line of one row, [`COLUMNS`] then its parameters.
@@ -549,4 +591,31 @@ fn records<const N: usize, H: AsRef<[u8]>>(header: &[H; N], rows: impl Iterator<
         let _ = w.write_record(r);
     }
     String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned()
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use super::*;
+    use model::counters::{Availability, CounterSummary, Counters};
+
+    #[test]
+    fn counter_columns_come_only_with_counters_after_the_parameters() {
+        let mut run = model::fixtures::run_file(false);
+        let plain = render(&run);
+        assert!(!plain.lines().next().unwrap_or_default().contains("counter_"), "not asked for: no column");
+        run.counters = Some(Availability { counted: vec!["cycles".into()], missing: Vec::new() });
+        let i = run.results.iter().position(|r| r.summary.is_some()).expect("a measured row");
+        let cycles = CounterSummary { event: "cycles".into(), per_op: 312.5, ci95: [310.0, 315.0], samples: 30 };
+        run.results[i].counters = Some(Counters { events: vec![cycles], ..Counters::default() });
+        let text = render(&run);
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let header = reader.headers().expect("a header").clone();
+        assert_eq!(header.len(), plain.lines().next().unwrap_or_default().split(',').count() + 15);
+        let at = |name: &str| header.iter().position(|h| h == name).expect(name);
+        assert_eq!(at("counter_cycles"), header.len() - 15);
+        let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.expect("a record")).collect();
+        let line = rows.iter().find(|l| l[0] == i.to_string() && l[2].is_empty()).expect("the row's line");
+        assert_eq!((&line[at("counter_cycles")], &line[at("counter_cycles_ci95_hi")]), ("312.5", "315"));
+        assert_eq!(&line[at("counter_instructions")], "");
+    }
 }

@@ -279,9 +279,81 @@ fn plain_lines(ctx: &mut Ctx, grid: &mut Grid, fams: &Families, r: &Row) {
         );
         grid.push(Line::Span { indent: 2, cell: Cell::styled(text, Style::Dim) });
     }
+    if let Some(text) = r.counters.as_ref().and_then(counters_line) {
+        grid.push(Line::Span { indent: 2, cell: Cell::styled(text, Style::Dim) });
+    }
     for n in ctx.row_notes(r, &at) {
         grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("· {n}"), Style::Dim) });
     }
+}
+
+/// A row's hardware counts per operation, compactly: `└ per operation: 312 cycles · 45 instr
+/// · 0.02 LLC miss · 0.1 dTLB miss · 0.3 br miss`, with the share of the time the counters ran
+/// when the kernel multiplexed them; `None` when nothing was counted (the closing notes say
+/// why).
+pub(super) fn counters_line(c: &model::counters::Counters) -> Option<String> {
+    if c.events.is_empty() {
+        return None;
+    }
+    fn short(e: &str) -> &str {
+        match e {
+            "cycles" => "cycles",
+            "instructions" => "instr",
+            "llc_misses" => "LLC miss",
+            "dtlb_misses" => "dTLB miss",
+            "branch_misses" => "br miss",
+            other => other,
+        }
+    }
+    let parts: Vec<String> = c.events.iter().map(|e| format!("{} {}", count_text(e.per_op), short(&e.event))).collect();
+    let mut line = format!("└ per operation: {}", parts.join(" · "));
+    if c.running_share_min < 1.0 {
+        line.push_str(&format!(" (multiplexed: ≥ {:.0} % counted, scaled)", c.running_share_min * 100.0));
+    }
+    Some(line)
+}
+
+/// A count per operation with about three significant digits.
+fn count_text(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
+/// The closing notes on hardware counters (`--counters`): which events none of the rows has,
+/// and why; how many rows were not counted because their benchmark times its own regions.
+fn counters_notes(run: &RunFile) -> Vec<String> {
+    let Some(a) = &run.counters else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for m in &a.missing {
+        match reasons.iter_mut().find(|(r, _)| *r == m.reason) {
+            Some((_, events)) => events.push(&m.event),
+            None => reasons.push((&m.reason, vec![&m.event])),
+        }
+    }
+    for (reason, events) in reasons {
+        let which =
+            if events.len() == model::counters::EVENT_NAMES.len() { "none".to_string() } else { events.join(", ") };
+        out.push(format!("counters (--counters): {which} counted: {reason}"));
+    }
+    let unreached = run
+        .results
+        .iter()
+        .filter(|r| {
+            r.counters.as_ref().is_some_and(|c| c.missing.iter().any(|m| m.reason == model::counters::NOT_REACHED))
+        })
+        .count();
+    if unreached > 0 && !a.counted.is_empty() {
+        out.push(format!(
+            "counters: {unreached} row(s) not counted: their benchmarks time their own regions and do not wrap \
+             them in the counting hook yet"
+        ));
+    }
+    out
 }
 
 /// A row's figures: estimate, CI, min, p99, samples (derived rows: their estimate).
@@ -379,6 +451,7 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
     if let Some(why) = &run.timer.fallback_reason {
         out.push(format!("timer: the cycle counter was not used: {why}"));
     }
+    out.extend(counters_notes(run));
     match ctx.marks.unshown_notes {
         0 => {}
         1 => out.push("1 row has notes of its own (how it was measured, its rounds): --detail shows them under it".into()),

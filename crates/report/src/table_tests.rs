@@ -291,3 +291,29 @@ fn a_row_cut_off_by_ctrl_c_reads_interrupted() {
     let line = row_line(&run.results[1], 100);
     assert!(line.contains("interrupted: Ctrl-C arrived"), "{line}");
 }
+
+#[test]
+fn counters_show_compactly_under_their_row_and_what_is_missing_once() {
+    use model::counters::{Availability, CounterSummary, Counters, MissingEvent};
+    let plain = render(&fixture(), &view(100));
+    assert!(!plain.contains("(--counters)") && !plain.contains("└ per operation:"), "not asked for: nothing shown");
+    let mut run = fixture();
+    let why = "the PMU has no LL cache event";
+    let missing = vec![MissingEvent { event: "llc_misses".into(), reason: why.into() }];
+    run.counters = Some(Availability {
+        counted: vec!["cycles".into(), "instructions".into(), "dtlb_misses".into(), "branch_misses".into()],
+        missing: missing.clone(),
+    });
+    let i = run.results.iter().position(|r| r.summary.is_some()).expect("a measured row");
+    let ev = |e: &str, x: f64| CounterSummary { event: e.into(), per_op: x, ci95: [x, x], samples: 30 };
+    run.results[i].counters = Some(Counters {
+        events: vec![ev("cycles", 312.4), ev("instructions", 45.0), ev("dtlb_misses", 0.02), ev("branch_misses", 1.5)],
+        missing,
+        running_share_min: 0.5,
+    });
+    let out = render(&run, &view(100));
+    assert!(out.contains("└ per operation: 312 cycles · 45.0 instr · 0.020 dTLB miss · 1.50 br miss"), "{out}");
+    assert!(out.contains("(multiplexed: ≥ 50 %"), "{out}");
+    assert!(out.contains(&format!("counters (--counters): llc_misses counted: {why}")), "{out}");
+    assert_fits(&out, 100);
+}

@@ -431,6 +431,7 @@ mod tests {
             results: Vec::new(),
             availability: Vec::new(),
             executions: Vec::new(),
+            counters: None,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod futex_private;
 pub mod lifecycle;
 pub mod msg;
 pub mod mutex;
+pub mod perf;
 pub mod process;
 pub mod raw;
 pub mod raw_errno;
