@@ -410,6 +410,18 @@ fn crossings(r: &Row, trap_mean: f64) -> Option<(f64, f64)> {
     (k.is_finite() && k > 0.0 && trap_mean.is_finite()).then(|| (k, trap_mean / k))
 }
 
+/// Why the run has no retired instructions: not asked for (`--counters`), or the reason the
+/// run's probe gave (no PMU, `perf_event_paranoid`); as a clause to append, empty when it had
+/// them.
+fn counters_missing(run: &RunFile) -> String {
+    match &run.counters {
+        None => "; counters were not asked for (--counters)".into(),
+        Some(a) => {
+            a.missing.iter().find(|m| m.event == "instructions").map(|m| format!("; {}", m.reason)).unwrap_or_default()
+        }
+    }
+}
+
 /// The run's counter frequency, when it is a usable one.
 fn counter_hz(run: &RunFile) -> Option<f64> {
     run.timer.counter_hz().filter(|h| h.is_finite() && *h > 0.0)
@@ -492,7 +504,8 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         },
         Target::Planned(what) => return without(row, RowStatus::Planned, what.to_string()),
         Target::Counters(id) => {
-            return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {id}'s"));
+            let why = counters_missing(run);
+            return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {id}'s{why}"));
         }
         Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
     };
@@ -1003,7 +1016,10 @@ pub(crate) fn collapsed(groups: &[Group]) -> Vec<String> {
                     format!("not measured yet (needs the {}.* benchmarks)", family.unwrap_or_default())
                 }
                 RowStatus::Planned => format!("not measured yet (needs {why})"),
-                RowStatus::NeedsCounters => "need hardware counters (retired instructions)".to_string(),
+                RowStatus::NeedsCounters => match why.splitn(3, "; ").nth(2) {
+                    Some(run_why) => format!("need hardware counters (retired instructions): {run_why}"),
+                    None => "need hardware counters (retired instructions)".to_string(),
+                },
                 RowStatus::NotApplicable => format!("not applicable: {why}"),
                 RowStatus::NotInResult => why.to_string(),
             };
