@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cold;
 pub mod ctx;
 pub mod domain;
 pub mod domain_process;
@@ -82,6 +83,12 @@ pub trait Benchmark: Sync {
     fn single_round(&self) -> bool {
         false
     }
+    /// Whether it has a cold-cache mode ([`cold`]): `Ok` when, run with `cache=cold`, it takes
+    /// cold/hot pairs of single operations (through [`Ctx::iter`], which does so by itself in
+    /// a cold visit, or [`Ctx::iter_cold`]); `Err(reason)` when not. Default: not.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Err("no cold-cache mode: it does not time single operations with a disturbance before each")
+    }
 }
 
 /// Costs of two reference operations, measured once per run when a check first needs them.
@@ -126,6 +133,10 @@ pub struct Ctx<'a> {
     overhead: Overhead,
     /// What [`Ctx::iter`] subtracts from each sample: the loop shape's overhead, ticks.
     loop_overhead_ticks: f64,
+    /// The cold-cache disturbance, made on the first cold visit and kept for the next.
+    disturber: Option<cold::Disturber>,
+    /// Whether this visit runs cold ([`Ctx::set_cold`]).
+    cold_visit: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -154,7 +165,39 @@ impl<'a> Ctx<'a> {
             offset_bounds: Vec::new(),
             overhead: Overhead::of_timer(&timer),
             loop_overhead_ticks: timer.overhead_ticks(),
+            disturber: None,
+            cold_visit: false,
         }
+    }
+
+    /// For the runner, before each visit: whether it runs cold (`cache=cold` on a benchmark
+    /// with a [`Benchmark::cold_mode`]). Makes the disturbance on first use.
+    pub fn set_cold(&mut self, cold: bool) -> Result<(), String> {
+        self.cold_visit = false;
+        if cold && self.disturber.is_none() {
+            self.disturber =
+                Some(cold::Disturber::new().map_err(|e| format!("cannot map the cold-cache stream buffer: {e}"))?);
+        }
+        self.cold_visit = cold;
+        Ok(())
+    }
+
+    /// The disturbance, when this visit runs cold.
+    pub fn cold(&self) -> Option<&cold::Disturber> {
+        if self.cold_visit { self.disturber.as_ref() } else { None }
+    }
+
+    /// Samples cold/hot pairs ([`cold`]) of a routine that runs **one** operation, calls
+    /// [`cold::Before::now`] right before its timed region (after any untimed set-up it needs),
+    /// and returns the ticks of its region(s); the overhead of a routine's own region is
+    /// subtracted per region. The samples are the cold ones, `hot_twin_ns` their twins.
+    /// Outside a cold visit it does the same with no disturbance (every pair hot), for tests.
+    pub fn iter_cold(&self, routine: impl FnMut(&cold::Before) -> Option<Timed>) -> Samples {
+        self.pairs(&self.timer, routine)
+    }
+
+    fn pairs(&self, timer: &Timer, routine: impl FnMut(&cold::Before) -> Option<Timed>) -> Samples {
+        cold::sample_pairs(&self.cfg, timer, self.interrupt, self.cold(), routine)
     }
 
     /// The sampler settings the benchmark measures with (read-only: a benchmark declares what
@@ -205,8 +248,18 @@ impl<'a> Ctx<'a> {
     /// **Timing model:** `start`, then `n` calls of `op` with each result passed through
     /// `black_box`, then `stop`. Nothing else is inside.
     /// The loop shape's overhead ([`overhead::Overhead::looped`]) is subtracted once per sample.
+    ///
+    /// In a cold visit ([`cold`]) it takes cold/hot pairs of single operations instead: each a
+    /// loop of one operation (the calibrated loop shape at n = 1), the cold one right after
+    /// the disturbance.
     pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
         let timer = self.timer;
+        if self.cold_visit {
+            return self.pairs(&self.loop_timer(), |before| {
+                before.now();
+                Some(Timed::one(time_loop(&timer, 1, &mut op)))
+            });
+        }
         sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op))
     }
 

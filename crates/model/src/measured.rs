@@ -66,4 +66,8 @@ pub struct Samples {
     pub batch_check: Vec<[f64; 2]>,
     /// Single-operation samples (`--tail`), ns, in time order.
     pub single_op_ns: Vec<f64>,
+    /// Cold-cache mode only: the hot twin of each sample of `per_op_ns` (same index), the
+    /// same operation timed right after the cold one; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hot_twin_ns: Vec<f64>,
 }
