@@ -73,6 +73,55 @@ pub const COLD: &str = "cold";
 /// `cache=hot`: the hot twin of a `cache=cold` row, measured in the same rounds.
 pub const HOT: &str = "hot";
 
+/// The benchmarks whose cold twins the bare `osprim` (the seed suite) measures: the
+/// counterparts of Go!'s worst-case rows (install, uninstall, get_self, get_stack,
+/// switch_stacks, lock, unlock, reject, sel2ref's kernel step); the domain ones join them.
+pub const SUITE: &[&str] = &[
+    "lib.dlopen",
+    "lib.dlclose",
+    "id.gettid",
+    "id.altstack",
+    "ctx.user",
+    "lock.mutex.lock",
+    "lock.mutex.unlock",
+    "syscall.reject",
+    "syscall.getfd",
+];
+
+/// Whether a visit of `bench` under `params` runs cold: `cache=cold` on a benchmark with a
+/// cold mode ([`crate::Benchmark::cold_mode`]; a benchmark with a `cache` parameter of its
+/// own has none).
+pub fn is_cold_visit(bench: &dyn crate::Benchmark, params: &model::Params) -> bool {
+    bench.cold_mode().is_ok() && params.get(CACHE_PARAM).is_some_and(|v| model::vocab::param_is(v, COLD))
+}
+
+/// `params` with `cache=value`.
+pub fn with_cache(params: &model::Params, value: &str) -> model::Params {
+    let mut p = params.clone();
+    p.insert(CACHE_PARAM.into(), value.into());
+    p
+}
+
+/// The hot twin's record made from a cold visit's: the twins as its samples, the same checks,
+/// notes and parameters (but `cache=hot`).
+pub fn hot_twin(m: &model::Measured) -> model::Measured {
+    model::Measured {
+        samples: Samples {
+            per_op_ns: m.samples.hot_twin_ns.clone(),
+            iterations_per_sample: 1,
+            warmup_iterations: m.samples.warmup_iterations,
+            stop: m.samples.stop,
+            ..Samples::default()
+        },
+        unit: m.unit,
+        checks: m.checks.clone(),
+        notes: m.notes.clone(),
+        params: m.params.clone(),
+        observed: m.observed.clone(),
+        breakdown: Vec::new(),
+    }
+}
+
 /// The stream covers this many times the last-level cache (an LRU-like cache is emptied by
 /// about 1×, a pseudo-random or victim one needs more).
 pub const STREAM_LLC_FACTOR: f64 = 1.5;

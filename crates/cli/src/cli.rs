@@ -367,6 +367,35 @@ pub struct SamplingArgs {
     /// Measure payload-carrying benchmarks at these message sizes, e.g. 0,64,4K,1M.
     #[arg(long, value_name = "LIST", value_parser = parse_sizes)]
     pub sizes: Option<Sizes>,
+    /// Cache state: hot (today's batched rows), cold (each operation timed alone after the
+    /// caches, TLB and branch predictors were disturbed, rows cache=cold, each beside its
+    /// hot twin cache=hot timed alone right after it in the same rounds, the cold row giving
+    /// cold/hot with its interval; a benchmark without a cold mode gives a skipped row saying
+    /// why; fault.file and fault.user keep their own cache parameter), or both.
+    #[arg(long, value_enum, default_value_t = CacheArg::Hot)]
+    pub cache: CacheArg,
+}
+
+/// `--cache`.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheArg {
+    /// Hot caches: operations in tight loops, batched (the default).
+    #[default]
+    Hot,
+    /// Cold caches: single operations after a disturbance, each with its hot twin.
+    Cold,
+    /// Both: the hot rows, and cold rows with their twins.
+    Both,
+}
+
+impl From<CacheArg> for config::CacheMode {
+    fn from(c: CacheArg) -> config::CacheMode {
+        match c {
+            CacheArg::Hot => config::CacheMode::Hot,
+            CacheArg::Cold => config::CacheMode::Cold,
+            CacheArg::Both => config::CacheMode::Both,
+        }
+    }
 }
 
 /// Message sizes in bytes, from `--sizes`.
@@ -442,6 +471,8 @@ impl SamplingArgs {
             },
             only: None,
             bound_s: None,
+            cache: self.cache.into(),
+            cold_ids: None,
         }
     }
 }
@@ -465,6 +496,8 @@ impl Cli {
         let seed_suite = || RunConfig {
             only: Some(seeds_only()),
             bound_s: Some(config::SEED_SUITE_BOUND_S),
+            cache: config::CacheMode::Both,
+            cold_ids: Some(bench::cold::SUITE.iter().map(|s| s.to_string()).collect()),
             ..SamplingArgs::default().run_config(Vec::new())
         };
         match self.command {
