@@ -390,6 +390,17 @@ pub fn one_param<'a>(key: &str, values: impl IntoIterator<Item = &'a str>) -> Ve
     values.into_iter().map(|v| Params::from([(key.to_string(), serde_json::Value::from(v))])).collect()
 }
 
+/// Median of the hot samples: in a cold visit the hot twins', else the samples' (for checks
+/// that compare with a hot reference).
+pub fn hot_median(samples: &Samples) -> f64 {
+    if samples.hot_twin_ns.is_empty() {
+        return quick_median(samples);
+    }
+    let mut v = samples.hot_twin_ns.clone();
+    v.sort_by(f64::total_cmp);
+    stats::median(&v)
+}
+
 /// Median of the samples (for checks made right after sampling).
 pub fn quick_median(samples: &Samples) -> f64 {
     let mut v = samples.per_op_ns.clone();
