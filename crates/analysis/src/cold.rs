@@ -34,11 +34,18 @@ pub fn add_cold_hot(row: &mut Row, ok: &[&Measured], timer: &TimerInfo, resample
          the overhead of the same region shape subtracted from every sample",
         timer.resolution_ns
     ));
+    // A hot twin below one timer step (an operation of a few instructions) is counted as one
+    // step: the ratio is then a lower bound.
+    let step = timer.resolution_ns;
+    let hot_below_step = hot_median_ns < step && step > 0.0;
+    let floored: Vec<Vec<f64>> =
+        rounds.iter().map(|(_, h)| h.iter().map(|&v| if hot_below_step { v.max(step) } else { v }).collect()).collect();
+    let rounds: Vec<(&[f64], &[f64])> = rounds.iter().zip(&floored).map(|((c, _), h)| (*c, h.as_slice())).collect();
     let Some(q) = stats::ratio::paired_median_ratio(&rounds, resamples, COLD_HOT_SEED) else {
         row.notes.push(format!("no cold/hot ratio: the hot twins' median is {hot_median_ns:.1} ns"));
         return;
     };
-    row.cold_hot = Some(ColdHot { ratio: q.estimate, ci: q.ci95, hot_median_ns, pairs });
+    row.cold_hot = Some(ColdHot { ratio: q.estimate, ci: q.ci95, hot_median_ns, pairs, hot_below_step });
     if q.ci95[0] <= 1.0 {
         let why = if hot_median_ns < RESOLVABLE_STEPS * timer.resolution_ns {
             format!(
@@ -111,6 +118,16 @@ mod tests {
         assert!(
             row.notes.iter().any(|n| n.starts_with("cold is not slower than its hot twin") && n.contains("likely:"))
         );
+    }
+
+    #[test]
+    fn a_hot_twin_below_the_timer_step_gives_a_lower_bound() {
+        let step = TimerInfo::for_tests().resolution_ns;
+        let m = paired(vec![50.0 * step; 30], vec![0.0; 30]);
+        let mut row = row();
+        add_cold_hot(&mut row, &[&m], &TimerInfo::for_tests(), 100);
+        let c = row.cold_hot.expect("a bound");
+        assert!(c.hot_below_step && (c.ratio - 50.0).abs() < 1e-9, "{c:?}");
     }
 
     #[test]

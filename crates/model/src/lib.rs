@@ -621,6 +621,10 @@ pub struct ColdHot {
     pub hot_median_ns: f64,
     /// Pairs the ratio is computed from.
     pub pairs: usize,
+    /// The hot twins' median is below one timer step: each twin was counted as at least one
+    /// step, so `ratio` and `ci` are lower bounds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hot_below_step: bool,
 }
 
 impl Row {
