@@ -151,56 +151,56 @@ impl Benchmark for Mutex {
                 })
             } else {
                 ctx.iter_regions_fallible(|n| {
-                let mut left = n;
-                let (mut ticks, mut regions) = (0u64, 0u64);
-                while left > 0 {
-                    let k = left.min(CHUNK as u64) as usize;
-                    let last = left == k as u64;
-                    let (t, locked) = match op {
-                        Op::Lock => {
-                            let t0 = timer.start();
-                            let locked = mutexes.lock_range(0..k);
-                            (timer.stop().wrapping_sub(t0), locked)
-                        }
-                        Op::Unlock => (0, mutexes.lock_range(0..k)),
-                    };
-                    failures += (k - locked.count()) as u64;
-                    calls += 2 * k as u64;
-                    if last {
-                        let Some(r) = ask(0..locked.count()) else {
-                            lost = Some("the prober thread did not answer within the deadline".into());
-                            return None;
+                    let mut left = n;
+                    let (mut ticks, mut regions) = (0u64, 0u64);
+                    while left > 0 {
+                        let k = left.min(CHUNK as u64) as usize;
+                        let last = left == k as u64;
+                        let (t, locked) = match op {
+                            Op::Lock => {
+                                let t0 = timer.start();
+                                let locked = mutexes.lock_range(0..k);
+                                (timer.stop().wrapping_sub(t0), locked)
+                            }
+                            Op::Unlock => (0, mutexes.lock_range(0..k)),
                         };
-                        held.add(r);
-                    }
-                    let count = locked.count();
-                    let t = match op {
-                        Op::Lock => {
-                            failures += locked.unlock();
-                            t
+                        failures += (k - locked.count()) as u64;
+                        calls += 2 * k as u64;
+                        if last {
+                            let Some(r) = ask(0..locked.count()) else {
+                                lost = Some("the prober thread did not answer within the deadline".into());
+                                return None;
+                            };
+                            held.add(r);
                         }
-                        Op::Unlock => {
-                            let t0 = timer.start();
-                            let f = locked.unlock();
-                            let t = timer.stop().wrapping_sub(t0);
-                            failures += f;
-                            t
-                        }
-                    };
-                    if last {
-                        let Some(r) = ask(0..count) else {
-                            lost = Some("the prober thread did not answer within the deadline".into());
-                            return None;
+                        let count = locked.count();
+                        let t = match op {
+                            Op::Lock => {
+                                failures += locked.unlock();
+                                t
+                            }
+                            Op::Unlock => {
+                                let t0 = timer.start();
+                                let f = locked.unlock();
+                                let t = timer.stop().wrapping_sub(t0);
+                                failures += f;
+                                t
+                            }
                         };
-                        freed.add(r);
+                        if last {
+                            let Some(r) = ask(0..count) else {
+                                lost = Some("the prober thread did not answer within the deadline".into());
+                                return None;
+                            };
+                            freed.add(r);
+                        }
+                        ticks += t;
+                        regions += 1;
+                        left -= k as u64;
                     }
-                    ticks += t;
-                    regions += 1;
-                    left -= k as u64;
-                }
-                // Each region carries one timer overhead; the sampler subtracts one per region.
-                Some(Timed::regions(ticks, regions))
-            })
+                    // Each region carries one timer overhead; the sampler subtracts one per region.
+                    Some(Timed::regions(ticks, regions))
+                })
             };
             drop(req_tx); // the prober ends when the channel closes
             (samples, [held, freed], failures, calls, lost)

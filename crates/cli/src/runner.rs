@@ -161,11 +161,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         })
         .collect();
     let rounds_of = |b: &dyn Benchmark| if b.single_round() { 1 } else { cfg.rounds.max(1) };
-    let twins: usize = benches
-        .iter()
-        .zip(&planned)
-        .map(|(b, v)| v.iter().filter(|p| bench::cold::is_cold_visit(*b, p)).count())
-        .sum();
+    let twins: usize =
+        benches.iter().zip(&planned).map(|(b, v)| v.iter().filter(|p| bench::cold::is_cold_visit(*b, p)).count()).sum();
     let mut plan = Plan {
         twins,
         results: planned.iter().map(Vec::len).sum::<usize>() + cold_skipped.len() + twins,

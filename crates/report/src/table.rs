@@ -468,7 +468,15 @@ pub fn row_line(row: &Row, width: usize) -> String {
 
 /// A cold row's ratio to its hot twin with its 95 % interval: `cold/hot 3.2× [2.9, 3.6]`.
 pub fn cold_hot_text(c: &model::ColdHot) -> String {
-    let x = |v: f64| if v >= 10.0 { format!("{v:.0}") } else if v >= 1.0 { format!("{v:.1}") } else { format!("{v:.2}") };
+    let x = |v: f64| {
+        if v >= 10.0 {
+            format!("{v:.0}")
+        } else if v >= 1.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
     if c.hot_below_step {
         // The hot twin was counted as one timer step: lower bounds.
         return format!("cold/hot ≥ {}× [≥ {}] (hot below the timer step)", x(c.ratio), x(c.ci[0]));
