@@ -447,6 +447,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cold_visit_of_an_iter_benchmark_takes_pairs_and_a_hot_one_does_not() {
+        let _serial = testing::serial();
+        testing::with_ctx(0.05, |ctx| {
+            let bench = registry::find("syscall.null").expect("registered");
+            ctx.set_cold(true).expect("the stream buffer");
+            let cold = testing::visit(ctx, bench, &cold::with_cache(&Params::new(), cold::COLD)).expect("measured");
+            let s = &cold.samples;
+            assert_eq!(s.iterations_per_sample, 1);
+            assert!(!s.per_op_ns.is_empty() && s.per_op_ns.len() == s.hot_twin_ns.len());
+            // A system call after the disturbance is slower than right after another one (a
+            // ratio measured in one run).
+            let ratio = quick_median(s) / hot_median(s);
+            assert!(ratio > 1.5, "cold/hot {ratio:.2}");
+            ctx.set_cold(false).unwrap();
+            let hot = testing::visit(ctx, bench, &Params::new()).expect("measured");
+            assert!(hot.samples.hot_twin_ns.is_empty() && hot.samples.iterations_per_sample > 1);
+        });
+    }
+
+    #[test]
     fn a_pilot_measures_under_its_own_settings_and_gives_the_visits_back() {
         testing::with_ctx(0.02, |ctx| {
             let visit = ctx.cfg().clone();

@@ -773,6 +773,35 @@ mod tests {
     }
 
     #[test]
+    fn cache_is_hot_by_default_cold_or_both_when_asked_and_nothing_else() {
+        let run = |args: &[&str]| -> Result<RunConfig, clap::error::ErrorKind> {
+            let cli = Cli::try_parse_from(args).map_err(|e| e.kind())?;
+            match cli.command {
+                Some(Command::Run(r)) => Ok(r.sampling.run_config(r.patterns)),
+                _ => panic!("not a run"),
+            }
+        };
+        assert_eq!(run(&["osprim", "run", "syscall"]).unwrap().cache, config::CacheMode::Hot);
+        let cold = run(&["osprim", "run", "--cache", "cold", "syscall", "ipc.pipe", "fault.anon"]).unwrap();
+        assert_eq!(cold.cache, config::CacheMode::Cold);
+        assert_eq!(cold.patterns, ["syscall", "ipc.pipe", "fault.anon"]);
+        assert_eq!(cold.cold_ids, None, "every selected benchmark with a cold mode");
+        assert_eq!(run(&["osprim", "run", "--cache", "both"]).unwrap().cache, config::CacheMode::Both);
+        assert!(run(&["osprim", "run", "--cache", "warm"]).is_err());
+    }
+
+    #[test]
+    fn the_seed_suite_measures_the_cold_twins_of_its_list_beside_the_hot_rows() {
+        let Cmd::Run { run, .. } = Cli::try_parse_from(["osprim"]).unwrap().into_command() else {
+            panic!("the bare osprim runs")
+        };
+        assert_eq!(run.cache, config::CacheMode::Both);
+        let ids = run.cold_ids.expect("a list");
+        assert!(ids.iter().all(|id| bench::registry::find(id).is_some_and(|b| b.cold_mode().is_ok())), "{ids:?}");
+        assert!(ids.iter().any(|id| id == "lock.mutex.unlock"));
+    }
+
+    #[test]
     fn value_parsers_reject_nonsense() {
         assert_eq!(parse_cpu_pair("0,1"), Ok([0, 1]));
         assert!(parse_cpu_pair("1,1").is_err());

@@ -1138,6 +1138,77 @@ mod tests {
     }
 
     #[test]
+    fn a_cold_visit_settles_its_row_and_its_hot_twin_and_the_row_carries_their_ratio() {
+        let bench = registry::find("syscall.null").expect("registered");
+        let params = bench::cold::with_cache(&Params::new(), bench::cold::COLD);
+        let item = Item { bench, params, cfg: SamplerConfig::quick().for_round(0) };
+        let (run, mut observer) = (run_file(), crate::progress::Silent);
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 2,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
+        for round in 0..2 {
+            let hot: Vec<f64> = (0..30).map(|i| 100.0 + (i % 3) as f64).collect();
+            let samples = Samples {
+                per_op_ns: hot.iter().map(|h| 4.0 * h).collect(),
+                hot_twin_ns: hot,
+                iterations_per_sample: 1,
+                ..Samples::default()
+            };
+            book.begin(round, &item);
+            book.settle(&item, round, Ok(Measured::new(samples, Vec::new())), 0, Duration::ZERO, &run);
+        }
+        assert_eq!(book.slots.len(), 2, "the cold row and its twin");
+        let cache = |i: usize| book.slots[i].params[bench::cold::CACHE_PARAM].as_str().unwrap().to_string();
+        assert_eq!((cache(0), cache(1)), ("cold".to_string(), "hot".to_string()));
+        let (cold, hot) = (book.slots[0].row.clone().unwrap(), book.slots[1].row.clone().unwrap());
+        assert_eq!(hot.samples.len(), 60);
+        assert!(hot.samples.iter().all(|&v| v < 110.0), "the twin's samples are the hot ones");
+        let c = cold.cold_hot.expect("the ratio");
+        assert!((c.ratio - 4.0).abs() < 1e-9 && c.pairs == 60, "{c:?}");
+        assert!(hot.cold_hot.is_none());
+        // A failed cold visit fails its twin too.
+        let (run, mut observer) = (run_file(), crate::progress::Silent);
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 1,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
+        book.settle(&item, 0, Err(NotMeasured::Failed("x".into())), 0, Duration::ZERO, &run);
+        assert_eq!(book.slots.len(), 2);
+        assert!(book.slots.iter().all(|s| s.done && matches!(s.rounds.outcomes[..], [Err(_)])));
+    }
+
+    #[test]
+    fn cold_runs_plan_cold_variants_skipped_rows_or_a_benchmarks_own_cache() {
+        let args = |cache| RunConfig { cache, ..RunConfig::standard() };
+        bench::testing::with_ctx(0.01, |ctx| {
+            let plan = |id: &str, mode| {
+                let b = registry::find(id).expect("registered");
+                plan_cache(b, b.variants(ctx), ctx, &args(mode), None)
+            };
+            let (v, skip) = plan("syscall.null", CacheMode::Cold);
+            assert_eq!((v.len(), skip), (1, None));
+            assert!(bench::cold::is_cold_visit(registry::find("syscall.null").unwrap(), &v[0]));
+            assert_eq!(plan("syscall.null", CacheMode::Both).0.len(), 2, "hot and cold");
+            assert_eq!(plan("syscall.null", CacheMode::Hot).0, [Params::new()]);
+            let (v, skip) = plan("lib.dlopen.init", CacheMode::Cold);
+            assert!(v.is_empty() && skip.is_some_and(|w| w.contains("no cold-cache mode")));
+            assert!(plan("lib.dlopen.init", CacheMode::Both).1.is_none(), "both: its hot rows, no skip");
+            let own = registry::find("fault.file.read").unwrap();
+            let (v, skip) = plan("fault.file.read", CacheMode::Cold);
+            assert_eq!((v, skip), (own.variants(ctx), None), "its own cache parameter");
+        });
+    }
+
+    #[test]
     fn a_program_that_is_no_worker_makes_the_run_measure_in_its_own_process() {
         let _serial = bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
