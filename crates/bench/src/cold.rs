@@ -56,8 +56,9 @@
 //! region shape subtracted ([`crate::sampler::overhead_of`]; [`crate::Ctx::iter`]'s loop at n = 1
 //! for `iter` benchmarks, exactly the calibrated loop shape; a routine's own region for
 //! [`crate::Ctx::iter_cold`]). Pairs are taken until the round's cold median is known within
-//! the target ([`crate::sampler::StopReason::TargetMet`]) or its budget is spent (then the row
-//! says `ci-wide` when the interval misses the target).
+//! the target ([`crate::sampler::StopReason::TargetMet`]) or [`BUDGET_SHARE`] of its budget is
+//! spent (then the row says `ci-wide` or `ci-unusable` when the interval misses the target: a
+//! cold figure spreads far more than a hot one, with the kernel's lines found or not).
 
 use crate::sampler::{Clock, SamplerConfig, Samples, StopReason, Timed, Wall, overhead_of};
 use platform::timer::Timer;
@@ -135,6 +136,10 @@ pub const BRANCH_ITERATIONS: usize = 8192;
 pub const HOT_WARMUPS: usize = 2;
 /// Untimed calls before the first pair of a round (lazy binding, first-use faults).
 pub const PAIR_WARMUP: usize = 3;
+/// Share of the round's budget a cold row's pairs take: each pair costs a disturbance (about
+/// 2.3 ms for a 48 MiB stream here) and gives two rows, so half the budget keeps a cold run of
+/// a family within about 3 × its hot run while giving a hundred pairs or more per row.
+pub const BUDGET_SHARE: f64 = 0.5;
 /// Fewest pairs a round takes, stretching its budget up to [`MAX_STRETCH`] times.
 pub const MIN_PAIRS: usize = 8;
 /// How far the budget may stretch for [`MIN_PAIRS`].
@@ -286,7 +291,8 @@ pub fn sample_pairs_on(
     let to_ns = |t: Timed| timer.ticks_to_ns(t.ticks as f64 - overhead_of(timer, t.regions));
     let mut out = Samples { iterations_per_sample: 1, ..Samples::default() };
     let began = clock.now();
-    let budget = std::time::Duration::from_secs_f64(cfg.budget_s.max(0.0));
+    let budget_s = cfg.budget_s * BUDGET_SHARE;
+    let budget = std::time::Duration::from_secs_f64(budget_s.max(0.0));
     for _ in 0..PAIR_WARMUP {
         if routine(&Before::hot()).is_none() {
             out.stop = Some(StopReason::Aborted);
@@ -323,7 +329,7 @@ pub fn sample_pairs_on(
             return out;
         }
         let elapsed = clock.since(began);
-        if len >= next_check && elapsed.as_secs_f64() >= cfg.budget_s * MIN_TIME_SHARE {
+        if len >= next_check && elapsed.as_secs_f64() >= budget_s * MIN_TIME_SHARE {
             if crate::sampler::round_half_width_rel(&out.per_op_ns) <= cfg.ci_target_rel {
                 out.stop = Some(StopReason::TargetMet);
                 return out;
