@@ -1,33 +1,54 @@
-//! Protection-domain calls in one address space (memory protection keys): `domain.fcall`,
-//! `domain.tcall`, `domain.call` (round trips), `domain.xfer` (one way, `via` = `key` |
-//! `table_hit` | `table_miss`), `domain.throw` (`after` = `fcall` | `tcall` | `call`),
+//! Protection-domain calls in one address space: `domain.fcall`, `domain.tcall`,
+//! `domain.call` (round trips), `domain.xfer` (one way, `via` = `key` | `table_hit` |
+//! `table_miss`), `domain.throw` and `domain.fault` (`after` = `fcall` | `tcall` | `call`),
 //! `domain.create` / `domain.destroy` (`variant` = `plain` | `null` | `stack` |
-//! `linked_stack`). Seed: Go! component OS (seed 003), Tables "Detailed ORB performance",
-//! "Exception latency", "Other ORB methods", "GDT miss". The library is [`domain`].
+//! `linked_stack`), `domain.get_type`, `domain.sel2ref`. Seed: Go! component OS (seed 003),
+//! Tables "Detailed ORB performance", "Exception latency", "Other ORB methods", "GDT miss".
+//! The library is [`domain`].
+//!
+//! **Rights** (`rights` parameter on every row, [`domain::Rights`]): `pkey` switches PKRU
+//! (`wrpkru`, no kernel); `mprotect` has the kernel switch them: the callee's region is
+//! `PROT_NONE` outside calls, opened (`mprotect` read-write) on entry and closed again on the
+//! way out. Where the CPU has protection keys both run (two records per benchmark); where it
+//! has none only `mprotect`, and the record says so.
 //!
 //! **Timing models.**
 //! - Round trips: `Ctx::iter` around one call: the argument set, the rights switch (and stack
-//!   switch, and argument frame copy), the null method (writes its marker, reads PKRU), the
-//!   way back.
+//!   switch, and argument frame copy), the null method (writes its marker, observes its
+//!   rights), the way back.
 //! - `domain.xfer`: per transfer, the caller reads the clock, (looks the callee up in the key
-//!   table: a hit, or a miss that evicts the least recently used domain and re-tags two
-//!   regions with `pkey_mprotect`), switches rights and stack and jumps; the callee's first
-//!   statement reads the clock. The transfer back is not timed.
-//! - `domain.throw`: the callee, after the call of its kind, reads the clock and touches
-//!   another domain's memory; the fault (`SEGV_PKUERR`) goes through the kernel to the SIGSEGV
-//!   dispatcher, the domain's owner jumps to the caller's catch point (rights and stack back),
-//!   and SIGSEGV is unblocked; the caller then reads the clock.
-//! - `domain.create` / `domain.destroy`: batches of 8 domains, each batch timed as a whole;
-//!   the other half (destroy / create) untimed.
+//!   table: a hit, or — keys only — a miss that evicts the least recently used domain and
+//!   re-tags two regions with `pkey_mprotect`), switches rights and stack and jumps; the
+//!   callee's first statement reads the clock. The transfer back is not timed. In mprotect
+//!   mode there is no `table_miss`: no hardware slots to run out of, every entry already
+//!   re-protects (`table_hit` is that path); the row is skipped with that reason.
+//! - `domain.throw`: the callee, after the call of its kind, reads the clock and raises (the
+//!   library's `raise`: no signal, a jump to the caller's catch point with its rights and
+//!   stack back); the caller then reads the clock.
+//! - `domain.fault`: the same, but the callee touches another domain's memory: the fault
+//!   (`SEGV_PKUERR`, `SEGV_ACCERR` in mprotect mode) goes through the kernel to the SIGSEGV
+//!   dispatcher, the domain's owner jumps to the catch point, and SIGSEGV is unblocked.
+//! - `domain.create` / `domain.destroy` (Go!'s definitions): `plain` = key (or nothing) +
+//!   region + a call to the constructor (destroy: a call to the destructor, then teardown:
+//!   unregister, munmap, pkey_free); `null` = the same without the call; `stack` = the stack
+//!   object alone (mmap + guard page; destroy: munmap); `linked_stack` = the stack plus
+//!   linking it to an existing domain (destroy: unlink, munmap). Batches of 8, each batch timed
+//!   as a whole; the other half untimed. destroy(null) tears down domains made as for
+//!   destroy(plain) (constructor called), so the two differ by the destructor call alone.
+//! - `domain.get_type`, `domain.sel2ref`: `Ctx::iter` around one look-up, over 64 references
+//!   to interfaces of 4 domains, in turn.
 //! - Transfers, throws and batches are each a timed region of their own: the sampler subtracts
-//!   one timer overhead per transfer, per throw and per batch ([`crate::sampler::Timed`]), not
-//!   one per sample (which left about 18 ns of timer in every transfer). A domain owned key stays allocated all along
-//!   (so the SIGSEGV handler stays installed and is not part of the figure).
+//!   one timer overhead per transfer, per throw and per batch ([`crate::sampler::Timed`]).
+//!   An anchor domain stays alive all along (so the SIGSEGV handler stays installed and is
+//!   not part of the figure).
 //!
-//! **Validation** (every row): the callee ran in its domain (the PKRU it read grants key 0 and
-//! its key only), the value it wrote is in its memory (read back from inside), the caller's
-//! PKRU is as before, and an isolation probe (the caller reading the callee's memory) faults
-//! with `SEGV_PKUERR`. Create/destroy also check that no key is left allocated.
+//! **Validation** (every call row): the callee ran in its domain (what it observed of its
+//! rights: PKRU granting key 0 and its key only, or the base of the region the library opened
+//! for it), the value it wrote is in its memory (read back from inside), it ran alone (from
+//! inside, another domain's memory faults), the caller's rights are back (PKRU as before, or
+//! the region `---p` in `/proc/self/maps` again), and an isolation probe (the caller reading
+//! the callee's memory) faults with the mechanism's `si_code`. Create/destroy also check that
+//! no key is left allocated and no mapping left behind.
 //!
 //! Every call goes through the library's safe calls of its own methods
 //! ([`domain::library_calls`]).
@@ -35,24 +56,80 @@
 use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::Timed;
 use domain::library_calls::{Known, Roaming};
-use domain::{self, Domain, NullArgs, Outcome, SEGV_PKUERR, table::KeyTable};
+use domain::table::{KeyTable, ObjRef};
+use domain::{self, Domain, NullArgs, Outcome, Rights, Stack};
 use std::io;
 
+/// The rights switch a row asks for (`rights`), if it works here (also `space.domain`'s).
+pub(crate) fn rights_of(p: &Params) -> Result<Rights, NotMeasured> {
+    let how = p.get("rights").and_then(|v| v.as_str()).and_then(Rights::from_name).unwrap_or(Rights::Mprotect);
+    how.available().map_err(|why| NotMeasured::Skipped(format!("no {}-switched domains here: {why}", how.name())))?;
+    Ok(how)
+}
+
+/// Whether any domain works here.
 fn skip_if_unavailable() -> Result<(), String> {
-    domain::available().map_err(|why| format!("no protection-key domains here: {why}"))
+    if Rights::here().is_empty() {
+        return Err(format!("no protection domains here: {}", Rights::Mprotect.available().err().unwrap_or_default()));
+    }
+    Ok(())
+}
+
+/// `base` once per rights switch that works here (`rights` = `pkey` | `mprotect`).
+pub(crate) fn with_rights(base: Vec<Params>) -> Vec<Params> {
+    Rights::here()
+        .into_iter()
+        .flat_map(|how| {
+            base.iter().cloned().map(move |mut p| {
+                p.insert("rights".into(), how.name().into());
+                p
+            })
+        })
+        .collect()
+}
+
+/// Notes every row carries about its rights switch.
+fn rights_notes(how: Rights) -> Vec<String> {
+    let mut notes = vec![match how {
+        Rights::Pkey => "rights switched by wrpkru (protection keys), no kernel on the call path".to_string(),
+        Rights::Mprotect => {
+            "rights switched by the kernel: the callee's region PROT_NONE outside calls, mprotect read-write on entry \
+             and PROT_NONE on the way out (two system calls per call)"
+                .to_string()
+        }
+    }];
+    notes.extend(no_keys_note(how));
+    notes
+}
+
+/// The note of a row measured in mprotect mode because there are no keys here.
+pub(crate) fn no_keys_note(how: Rights) -> Option<String> {
+    (how == Rights::Mprotect && domain::available().is_err())
+        .then(|| "no protection keys here, rights switched by the kernel".to_string())
 }
 
 fn failed(what: &str) -> impl FnOnce(io::Error) -> NotMeasured + '_ {
     move |e| NotMeasured::Failed(format!("{what}: {e}"))
 }
 
-/// The checks every domain row makes (see the module doc).
-fn validate(d: &Domain, before: u32, seen: u32, written: Option<u64>) -> Vec<Check> {
+/// The checks every domain row makes (see the module doc); `before` is
+/// [`Domain::caller_view`] before the calls.
+fn validate(d: &Domain, before: &str, seen: u64, written: Option<u64>) -> Vec<Check> {
+    validate_beside(d, None, before, seen, written)
+}
+
+/// [`validate`], with `other` the domain whose memory the callee must not reach (else a new
+/// one: a key table may hold every key there is).
+fn validate_beside(d: &Domain, other: Option<&Domain>, before: &str, seen: u64, written: Option<u64>) -> Vec<Check> {
+    let how = d.how();
     let mut checks = vec![Check::new(
-        "the callee ran in its domain (PKRU it read grants key 0 and its key only)",
-        format!("{:#010x}", d.rights()),
-        format!("{seen:#010x}"),
-        seen == d.rights(),
+        match how {
+            Rights::Pkey => "the callee ran in its domain (PKRU it read grants key 0 and its key only)",
+            Rights::Mprotect => "the callee ran in its domain (the region opened for it is its own)",
+        },
+        format!("{:#x}", d.inside()),
+        format!("{seen:#x}"),
+        seen == d.inside(),
     )];
     if let Some(v) = written {
         let mut a = NullArgs::for_domain(d);
@@ -64,22 +141,50 @@ fn validate(d: &Domain, before: u32, seen: u32, written: Option<u64>) -> Vec<Che
             a.value == v && out == Outcome::Returned,
         ));
     }
-    let after = domain::pkru();
+    let code = how.fault_code();
+    let code_name = if how == Rights::Pkey { "SEGV_PKUERR" } else { "SEGV_ACCERR" };
+    let touch = |other: &Domain| {
+        let mut a = NullArgs::for_domain(d).touching(other);
+        (d.fcall_known(Known::Throwing, &mut a), other.marker() as usize)
+    };
+    let alone = match other {
+        Some(o) => Ok(touch(o)),
+        None => Domain::new(how, false).map(|o| touch(&o)),
+    };
     checks.push(Check::new(
-        "the caller's rights are back (PKRU as before the calls)",
-        format!("{before:#010x}"),
-        format!("{after:#010x}"),
-        after == before,
+        format!("the callee ran alone: from inside, another domain's memory faults ({code_name})"),
+        format!("fault, si_code {code}"),
+        format!("{alone:?}"),
+        matches!(alone, Ok((Outcome::Thrown { addr, code: c }, other)) if addr == other && c == code),
     ));
-    let probe = domain::probe_read(d.marker() as usize);
+    let after = d.caller_view();
     checks.push(Check::new(
-        "isolation probe: the caller's read of the callee's memory faults (SEGV_PKUERR)",
-        "fault, si_code 4",
+        match how {
+            Rights::Pkey => "the caller's rights are back (PKRU as before the calls)",
+            Rights::Mprotect => "the caller's rights are back (the callee's region ---p again, /proc/self/maps)",
+        },
+        before.to_string(),
+        after.clone(),
+        after == before && (how == Rights::Pkey || before.ends_with("---p")),
+    ));
+    if how == Rights::Mprotect {
+        let vma = d.vma();
+        checks.push(Check::new(
+            "the callee's region is a VMA of its own (opening and closing it splits and merges none)",
+            format!("{:x?}", d.data_range()),
+            format!("{vma:x?}"),
+            vma == Ok(d.data_range()),
+        ));
+    }
+    let probe = domain::probe_read(how, d.marker() as usize);
+    checks.push(Check::new(
+        format!("isolation probe: the caller's read of the callee's memory faults ({code_name})"),
+        format!("fault, si_code {code}"),
         match probe {
             Ok(v) => format!("read {v}"),
             Err(f) => format!("fault, si_code {}", f.code),
         },
-        probe.is_err_and(|f| f.code == SEGV_PKUERR),
+        probe.is_err_and(|f| f.code == code),
     ));
     checks
 }
@@ -126,19 +231,23 @@ impl Benchmark for Call {
     }
     fn about(&self) -> &'static str {
         match self.0 {
-            Kind::F => "null call into a protection-key domain: rights switch (wrpkru) only, round trip",
-            Kind::T => "null call into a protection-key domain: rights switch + private stack, round trip",
+            Kind::F => "null call into a protection domain: rights switch (wrpkru or mprotect) only, round trip",
+            Kind::T => "null call into a protection domain: rights switch + private stack, round trip",
             Kind::Full => {
-                "null call into a protection-key domain: rights + stack + argument frame copied in and result out, round trip"
+                "null call into a protection domain: rights + stack + argument frame copied in and result out, round trip"
             }
         }
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
-    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let d = Domain::new(self.0 != Kind::F).map_err(failed("create a domain"))?;
-        let before = domain::pkru();
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        with_rights(vec![Params::new()])
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let how = rights_of(params)?;
+        let d = Domain::new(how, self.0 != Kind::F).map_err(failed("create a domain"))?;
+        let before = d.caller_view();
         let mut a = NullArgs::for_domain(&d);
         let mut i = 0u64;
         let mut bad = 0u64;
@@ -164,18 +273,20 @@ impl Benchmark for Call {
             }),
         };
         let (seen, written) = match self.0 {
-            Kind::Full => (seen as u32, None),
-            _ => (a.pkru_seen, Some(i)),
+            Kind::Full => (seen, None),
+            _ => (a.seen, Some(i)),
         };
-        let mut checks = validate(&d, before, seen, written);
+        let mut checks = validate(&d, &before, seen, written);
         if self.0 == Kind::Full {
             checks.push(Check::all_ok("every call returned its argument + 1 (frame copied in and out)", bad, i));
         }
-        Ok(Measured::new(samples, checks).note(format!(
-            "{}: caller and callee in one address space, the callee's data under protection key {}",
+        let mut m = Measured::new(samples, checks).note(format!(
+            "{}: caller and callee in one address space, the callee's data {}",
             self.0.name(),
-            d.key()
-        )))
+            d.key().map_or("closed by mprotect".to_string(), |k| format!("under protection key {k}"))
+        ));
+        m.notes.extend(rights_notes(how));
+        Ok(m)
     }
 }
 
@@ -198,26 +309,35 @@ impl Benchmark for Xfer {
         "domain.xfer"
     }
     fn about(&self) -> &'static str {
-        "one-way transfer into a protection-key domain (rights + stack switch, jump), issue to callee's first instruction"
+        "one-way transfer into a protection domain (rights + stack switch, jump), issue to callee's first instruction"
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        super::one_param("via", ["key", "table_hit", "table_miss"])
+        with_rights(super::one_param("via", ["key", "table_hit", "table_miss"]))
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let how = rights_of(params)?;
         let via = match params.get("via").and_then(|v| v.as_str()) {
             Some("table_hit") => Via::TableHit,
             Some("table_miss") => Via::TableMiss,
             _ => Via::Key,
         };
-        let before = domain::pkru();
+        if via == Via::TableMiss && how == Rights::Mprotect {
+            return Err(NotMeasured::Skipped(
+                "table_miss is keys only: with rights switched by mprotect there are no hardware slots to run out of \
+                 (every domain is closed unless called, and every entry already re-protects its region: the \
+                 table_hit row is that path)"
+                    .into(),
+            ));
+        }
         let timer = ctx.timer;
         let mut bad = 0u64;
         let mut n_total = 0u64;
         let (samples, checks, notes) = if via == Via::Key {
-            let d = Domain::new(true).map_err(failed("create a domain"))?;
+            let d = Domain::new(how, true).map_err(failed("create a domain"))?;
+            let before = d.caller_view();
             let target = d.xfer_target().map_err(failed("the domain's stack"))?;
             let mut a = NullArgs::for_domain(&d);
             a.timer = Some(timer);
@@ -234,12 +354,14 @@ impl Benchmark for Xfer {
                 // Each transfer is a timed region of its own.
                 Timed::regions(ticks, n)
             });
-            let mut checks = validate(&d, before, a.pkru_seen, Some(n_total));
+            let mut checks = validate(&d, &before, a.seen, Some(n_total));
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
-            (samples, checks, vec![format!("callee key {} in hand", d.key())])
+            let named = d.key().map_or("callee's region in hand".to_string(), |k| format!("callee key {k} in hand"));
+            (samples, checks, vec![named])
         } else {
             let domains = if via == Via::TableHit { 2 } else { MISS_DOMAINS };
-            let mut t = KeyTable::new(domains, 15).map_err(failed("key table"))?;
+            let mut t = KeyTable::new(how, domains, 15).map_err(failed("key table"))?;
+            let before = t.domain(0).caller_view();
             let mut a = Roaming::new(Some(timer));
             let mut obj = 0usize;
             let mut errors = 0u64;
@@ -261,9 +383,13 @@ impl Benchmark for Xfer {
                 Timed::regions(ticks, regions)
             });
             let d = t.domain(obj);
-            let mut checks = validate(d, before, a.pkru_seen(), Some(n_total));
+            // With keys the caller's PKRU is one for all; in mprotect mode compare this
+            // domain's region (closed) with domain 0's before. The table may hold every key:
+            // the other domain is the table's next one.
+            let other = t.domain((obj + 1) % domains);
+            let mut checks = validate_beside(d, Some(other), &before, a.seen(), Some(n_total));
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
-            checks.push(Check::all_ok("every table look-up succeeded (pkey_mprotect on a miss)", errors, n_total));
+            checks.push(Check::all_ok("every table look-up succeeded", errors, n_total));
             let misses = t.misses();
             let (name, ok) = if via == Via::TableHit {
                 ("the look-ups hit (after the first of each domain)", misses <= domains as u64)
@@ -271,41 +397,58 @@ impl Benchmark for Xfer {
                 ("every look-up missed (more domains than keys, used round robin)", misses == n_total)
             };
             checks.push(Check::new(name, format!("{n_total} look-ups"), format!("{misses} misses"), ok));
-            (samples, checks, vec![format!("{domains} domains share {} hardware keys", t.keys())])
+            let shared = match how {
+                Rights::Pkey => format!("{domains} domains share {} hardware keys", t.keys()),
+                Rights::Mprotect => format!("{domains} domains in the table, no keys (every entry opens its region)"),
+            };
+            (samples, checks, vec![shared])
         };
         let mut m = Measured::new(samples, checks);
         m.notes = notes;
         m.notes.push("one way; the callee comes back through a fresh transfer, not timed".into());
+        m.notes.extend(rights_notes(how));
         Ok(m)
     }
 }
 
-/// `domain.throw`: a fault in the callee back to the caller's catch point.
-pub struct Throw;
+/// `domain.throw` (`Throw(false)`: the callee's raise) and `domain.fault` (`Throw(true)`: a
+/// protection fault delivered as SIGSEGV), back to the caller's catch point.
+pub struct Throw(pub bool);
 
 impl Benchmark for Throw {
     fn id(&self) -> &'static str {
-        "domain.throw"
+        if self.0 { "domain.fault" } else { "domain.throw" }
     }
     fn about(&self) -> &'static str {
-        "callee touches another domain's memory (SEGV_PKUERR) -> handler -> caller resumed at its catch point"
+        if self.0 {
+            "callee touches another domain's memory (SEGV_PKUERR / SEGV_ACCERR) -> kernel -> SIGSEGV handler -> caller \
+             resumed at its catch point"
+        } else {
+            "callee raises (the domain library's raise, no signal) -> caller resumed at its catch point"
+        }
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        super::one_param("after", ["fcall", "tcall", "call"])
+        with_rights(super::one_param("after", ["fcall", "tcall", "call"]))
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let how = rights_of(params)?;
+        let fault = self.0;
         let kind = Kind::from_param(params, "after");
-        let d = Domain::new(true).map_err(failed("create a domain"))?;
-        let other = Domain::new(false).map_err(failed("create a second domain"))?;
-        let before = domain::pkru();
+        let d = Domain::new(how, true).map_err(failed("create a domain"))?;
+        let other = Domain::new(how, false).map_err(failed("create a second domain"))?;
+        let before = d.caller_view();
         let timer = ctx.timer;
-        let mut a = NullArgs::for_domain(&d).touching(&other);
+        let mut a = if fault { NullArgs::for_domain(&d).touching(&other) } else { NullArgs::for_domain(&d) };
         a.timer = Some(timer);
         let (mut bad, mut total, mut mask_bad) = (0u64, 0u64, 0u64);
-        let expected = Outcome::Thrown { addr: other.marker() as usize, code: SEGV_PKUERR };
+        let expected = if fault {
+            Outcome::Thrown { addr: other.marker() as usize, code: how.fault_code() }
+        } else {
+            Outcome::Raised
+        };
         let samples = ctx.iter_regions(|n| {
             let mut ticks = 0u64;
             for _ in 0..n {
@@ -326,17 +469,25 @@ impl Benchmark for Throw {
             // Each throw is a timed region of its own.
             Timed::regions(ticks, n)
         });
-        let mut checks = validate(&d, before, a.pkru_seen, Some(total));
-        checks.push(Check::all_ok(
-            "every call threw SEGV_PKUERR at the other domain's address and resumed the caller",
-            bad,
-            total,
-        ));
-        checks.push(Check::all_ok("SIGSEGV unblocked again after the throws", mask_bad, 1));
-        Ok(Measured::new(samples, checks).note(format!(
-            "after {}: fault -> kernel -> SIGSEGV dispatcher -> jump to the catch point -> SIGSEGV unblocked (pthread_sigmask)",
-            kind.name()
-        )))
+        let mut checks = validate(&d, &before, a.seen, Some(total));
+        let what = if fault {
+            format!(
+                "every call faulted (si_code {}) at the other domain's address and resumed the caller",
+                how.fault_code()
+            )
+        } else {
+            "every call raised and resumed the caller at its catch point".to_string()
+        };
+        checks.push(Check::all_ok(what, bad, total));
+        checks.push(Check::all_ok("SIGSEGV not blocked after the throws", mask_bad, 1));
+        let path = if fault {
+            "fault -> kernel -> SIGSEGV dispatcher -> jump to the catch point -> SIGSEGV unblocked (pthread_sigmask)"
+        } else {
+            "raise -> jump to the catch point (no signal, no kernel but the mprotect closing the region in mprotect mode)"
+        };
+        let mut m = Measured::new(samples, checks).note(format!("after {}: {path}", kind.name()));
+        m.notes.extend(rights_notes(how));
+        Ok(m)
     }
 }
 
@@ -364,32 +515,62 @@ fn variant_of(p: &Params) -> Variant {
     }
 }
 
-/// A created domain (the link is dropped first).
-struct Made {
-    _link: Option<domain::Link>,
-    d: Domain,
+/// A created object: a domain, an unlinked stack, or a stack linked to the anchor.
+enum Made {
+    Domain(Domain),
+    Stack(Stack),
+    Linked,
 }
 
-/// Creates one domain of `v`: key, mapping, tag (+ stack, + link) and, but for `null`, a call
-/// of its null constructor.
+/// Creates one object of `v` (see the module doc).
 #[inline(always)]
-fn create(v: Variant, ctor: &mut Roaming) -> io::Result<Made> {
-    let d = Domain::new(matches!(v, Variant::Stack | Variant::LinkedStack))?;
-    let link = if v == Variant::LinkedStack { Some(d.link()?) } else { None };
-    if v != Variant::Null {
-        let out = d.construct(ctor);
-        if out != Outcome::Returned {
-            return Err(io::Error::other(format!("the constructor did not return: {out:?}")));
+fn create(how: Rights, v: Variant, anchor: &mut Domain, ctor: &mut Roaming) -> io::Result<Made> {
+    match v {
+        Variant::Plain | Variant::Null => {
+            let d = Domain::new(how, false)?;
+            if v == Variant::Plain {
+                let out = d.construct(ctor);
+                if out != Outcome::Returned {
+                    return Err(io::Error::other(format!("the constructor did not return: {out:?}")));
+                }
+            }
+            Ok(Made::Domain(d))
+        }
+        Variant::Stack => Ok(Made::Stack(Stack::new()?)),
+        Variant::LinkedStack => {
+            anchor.link_stack(Stack::new()?);
+            Ok(Made::Linked)
         }
     }
-    Ok(Made { _link: link, d })
+}
+
+/// Destroys one object of `v`; `plain` calls the destructor first.
+#[inline(always)]
+fn destroy(v: Variant, m: Made, anchor: &mut Domain, dtor: &mut Roaming) -> io::Result<()> {
+    match m {
+        Made::Domain(d) => {
+            if v == Variant::Plain {
+                let out = d.destruct(dtor);
+                if out != Outcome::Returned {
+                    return Err(io::Error::other(format!("the destructor did not return: {out:?}")));
+                }
+            }
+            drop(d);
+        }
+        Made::Stack(s) => drop(s),
+        Made::Linked => drop(anchor.unlink_stack().ok_or_else(|| io::Error::other("no linked stack"))?),
+    }
+    Ok(())
 }
 
 /// Domains per timed batch (keys are few: 15 per process).
 const BATCH: u64 = 8;
 
-/// Keys that can be allocated now (allocated and freed again).
+/// Keys that can be allocated now (allocated and freed again); 0 without keys.
 fn free_keys() -> usize {
+    if domain::available().is_err() {
+        return 0;
+    }
     let mut keys = Vec::new();
     while let Ok(k) = domain::Pkey::alloc() {
         keys.push(k);
@@ -398,15 +579,19 @@ fn free_keys() -> usize {
 }
 
 /// `domain.create` (`destroy` false) or `domain.destroy`.
-fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroy: bool) -> Result<Measured, NotMeasured> {
+fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroying: bool) -> Result<Measured, NotMeasured> {
+    let how = rights_of(params)?;
     let v = variant_of(params);
     let keys_before = free_keys();
-    let anchor = Domain::new(false).map_err(failed("create the anchor domain"))?;
-    let before = domain::pkru();
+    let mut anchor = Domain::new(how, true).map_err(failed("create the anchor domain"))?;
+    let before = anchor.caller_view();
     let mut ctor = Roaming::new(None);
     let mut error: Option<String> = None;
     let mut made: Vec<Made> = Vec::with_capacity(BATCH as usize);
     let timer = ctx.timer;
+    // destroy(null) tears down the same domains as destroy(plain), constructed (untimed): the
+    // two differ by the destructor call alone, not by a page the constructor touched.
+    let made_as = if destroying && v == Variant::Null { Variant::Plain } else { v };
     let samples = ctx.iter_regions_fallible(|n| {
         let (mut ticks, mut regions) = (0u64, 0u64);
         let mut left = n;
@@ -414,59 +599,127 @@ fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroy: bool) -> Result<Measur
             let k = left.min(BATCH);
             left -= k;
             regions += 1;
-            if destroy {
-                for _ in 0..k {
-                    match create(v, &mut ctor) {
-                        Ok(m) => made.push(m),
-                        Err(e) => {
-                            error = Some(e.to_string());
-                            return None;
-                        }
+            let t0 = if destroying { 0 } else { timer.start() };
+            for _ in 0..k {
+                match create(how, made_as, &mut anchor, &mut ctor) {
+                    Ok(m) => made.push(m),
+                    Err(e) => {
+                        error = Some(format!("create: {e}"));
+                        return None;
                     }
                 }
-                let t0 = timer.start();
-                while made.pop().is_some() {}
-                ticks = ticks.wrapping_add(timer.stop().wrapping_sub(t0));
-            } else {
-                let t0 = timer.start();
-                for _ in 0..k {
-                    match create(v, &mut ctor) {
-                        Ok(m) => made.push(m),
-                        Err(e) => {
-                            error = Some(e.to_string());
-                            return None;
-                        }
-                    }
-                }
-                ticks = ticks.wrapping_add(timer.stop().wrapping_sub(t0));
-                while made.pop().is_some() {}
             }
+            let t1 = if destroying { timer.start() } else { timer.stop() };
+            while let Some(m) = made.pop() {
+                if let Err(e) = destroy(v, m, &mut anchor, &mut ctor) {
+                    error = Some(format!("destroy: {e}"));
+                    return None;
+                }
+            }
+            let t2 = if destroying { timer.stop() } else { 0 };
+            ticks = ticks.wrapping_add(if destroying { t2.wrapping_sub(t1) } else { t1.wrapping_sub(t0) });
         }
         // Each batch is a timed region of its own.
         Some(Timed::regions(ticks, regions))
     });
-    while made.pop().is_some() {}
-    if let Some(e) = error {
-        return Err(NotMeasured::Failed(format!("create a domain: {e}")));
+    while let Some(m) = made.pop() {
+        let _ = destroy(v, m, &mut anchor, &mut ctor);
     }
-    // One more, validated: its constructor ran in it.
-    ctor.set_value(77);
-    let m = create(Variant::Plain, &mut ctor).map_err(failed("create a domain"))?;
-    let mut checks = validate(&m.d, before, ctor.pkru_seen(), Some(77));
-    drop(m);
-    drop(anchor);
-    let keys_after = free_keys();
+    if let Some(e) = error {
+        return Err(NotMeasured::Failed(e));
+    }
+    // One of each kind more, validated.
+    let mut checks = Vec::new();
+    match v {
+        Variant::Plain | Variant::Null => {
+            // Its constructor ran in it (plain's call; null has none, so make the call here).
+            ctor.set_value(77);
+            let d = Domain::new(how, false).map_err(failed("create a domain"))?;
+            let out = d.construct(&mut ctor);
+            checks.push(Check::new(
+                "the constructor returned",
+                "Returned",
+                format!("{out:?}"),
+                out == Outcome::Returned,
+            ));
+            checks.extend(validate(&d, &before, ctor.seen(), Some(77)));
+        }
+        Variant::Stack | Variant::LinkedStack => {
+            let s = Stack::new().map_err(failed("mmap a stack"))?;
+            let guard = s.range().start - sys::fault::page_size();
+            let perms = domain::maps_perms(guard).unwrap_or_else(|e| e.to_string());
+            checks.push(Check::new("the stack's guard page is PROT_NONE", "---p", perms.clone(), perms == "---p"));
+            anchor.link_stack(s);
+            let mut a = NullArgs::for_domain(&anchor);
+            a.value = 78;
+            let out = anchor.tcall_known(Known::Null, &mut a).unwrap_or(Outcome::Raised);
+            checks.push(Check::new(
+                "a t-call runs on the linked stack",
+                "Returned",
+                format!("{out:?}"),
+                out == Outcome::Returned,
+            ));
+            let seen = a.seen;
+            checks.extend(validate(&anchor, &before, seen, Some(78)));
+            drop(anchor.unlink_stack());
+            let stacks = anchor.stacks();
+            checks.push(Check::new(
+                "every linked stack was unlinked again (the anchor's stacks as before)",
+                "1",
+                stacks.to_string(),
+                stacks == 1,
+            ));
+        }
+    }
+    // One more of the variant, made and destroyed by the timed functions: its pages are gone.
+    let made = create(how, v, &mut anchor, &mut ctor).map_err(failed("create"))?;
+    let pages: Vec<usize> = match &made {
+        Made::Domain(d) => {
+            let r = d.data_range();
+            vec![r.start - sys::fault::page_size(), r.start, r.end]
+        }
+        Made::Stack(s) => vec![s.range().start, s.range().start - sys::fault::page_size()],
+        Made::Linked => anchor.stack().map(|s| vec![s.range().start]).unwrap_or_default(),
+    };
+    destroy(v, made, &mut anchor, &mut ctor).map_err(failed("destroy"))?;
+    let left: Vec<String> =
+        pages.iter().filter(|&&p| domain::maps_perms(p).is_ok()).map(|p| format!("{p:#x}")).collect();
     checks.push(Check::new(
-        "no key left allocated (keys free before = after)",
-        keys_before.to_string(),
-        keys_after.to_string(),
-        keys_before == keys_after,
+        "destroy leaves nothing mapped (the object's pages gone from /proc/self/maps)",
+        "none left",
+        if left.is_empty() { "none left".to_string() } else { left.join(", ") },
+        left.is_empty() && !pages.is_empty(),
     ));
-    Ok(Measured::new(samples, checks).note(format!(
-        "{}: batches of {BATCH} timed as a whole; the {} untimed",
+    drop(anchor);
+    if how == Rights::Pkey {
+        let keys_after = free_keys();
+        checks.push(Check::new(
+            "no key left allocated (keys free before = after)",
+            keys_before.to_string(),
+            keys_after.to_string(),
+            keys_before == keys_after,
+        ));
+    }
+    let what = match (v, destroying) {
+        (Variant::Plain, false) => "domain (key + region) and a call to its constructor",
+        (Variant::Plain, true) => "a call to the destructor, then teardown (unregister, munmap, key freed)",
+        (Variant::Null, false) => "domain (key + region), no call",
+        (Variant::Null, true) => {
+            "teardown alone (unregister, munmap, key freed), no call; of domains made as for destroy(plain) (constructor \
+             called, untimed)"
+        }
+        (Variant::Stack, false) => "the stack object alone: mmap 16 pages + a PROT_NONE guard page",
+        (Variant::Stack, true) => "the stack object alone: munmap",
+        (Variant::LinkedStack, false) => "the stack object, linked to an existing domain (t-calls run on it)",
+        (Variant::LinkedStack, true) => "unlink from the domain, munmap",
+    };
+    let mut m = Measured::new(samples, checks).note(format!(
+        "{}: {what}; batches of {BATCH} timed as a whole, the {} untimed",
         VARIANTS[v as usize],
-        if destroy { "creation" } else { "destruction" }
-    )))
+        if destroying { "creation" } else { "destruction" }
+    ));
+    m.notes.extend(rights_notes(how));
+    Ok(m)
 }
 
 /// `domain.create` (`Lifecycle(false)`) or `domain.destroy` (`Lifecycle(true)`), timed apart.
@@ -478,23 +731,97 @@ impl Benchmark for Lifecycle {
     }
     fn about(&self) -> &'static str {
         if self.0 {
-            "destroy a protection-key domain: unlink, unregister, munmap, pkey_free"
+            "destroy a protection domain (plain: destructor call + teardown; null: teardown) or a stack (unlinked / linked)"
         } else {
-            "create a protection-key domain: pkey_alloc + mmap + pkey_mprotect (+ null constructor call, + stack, + sigaltstack link)"
+            "create a protection domain (plain: + constructor call; null: without) or a stack alone (unlinked / linked)"
         }
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        super::one_param("variant", VARIANTS.iter().copied())
+        with_rights(super::one_param("variant", VARIANTS.iter().copied()))
     }
     fn sampling(&self, _: &Params) -> super::SamplingOverride {
-        // Eight rows of these: keep the family within its time.
+        // Many rows of these: keep the family within its time.
         super::SamplingOverride { budget_factor: Some(0.5), ..Default::default() }
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         run_lifecycle(ctx, params, self.0)
+    }
+}
+
+/// Domains and interfaces of the look-up rows.
+const LOOKUP_DOMAINS: usize = 4;
+const LOOKUP_REFS: usize = 64;
+
+/// A table of [`LOOKUP_DOMAINS`] domains with [`LOOKUP_REFS`] interfaces spread over them,
+/// type `100 + i`, domain `i % LOOKUP_DOMAINS`; one domain resolved (holding a key).
+fn lookup_table(how: Rights) -> Result<(KeyTable, Vec<ObjRef>), NotMeasured> {
+    let mut t = KeyTable::new(how, LOOKUP_DOMAINS, 15).map_err(failed("key table"))?;
+    let refs = (0..LOOKUP_REFS)
+        .map(|i| t.add_interface(i % LOOKUP_DOMAINS, 100 + i as u32))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| NotMeasured::Failed("add an interface".into()))?;
+    t.resolve(1).map_err(failed("resolve"))?;
+    Ok((t, refs))
+}
+
+/// `domain.get_type` (`Lookup(false)`: reference → interface type) and `domain.sel2ref`
+/// (`Lookup(true)`: reference → the domain and key).
+pub struct Lookup(pub bool);
+
+impl Benchmark for Lookup {
+    fn id(&self) -> &'static str {
+        if self.0 { "domain.sel2ref" } else { "domain.get_type" }
+    }
+    fn about(&self) -> &'static str {
+        if self.0 {
+            "the domain library's reference -> key look-up (key table: the interface's domain and the key it holds)"
+        } else {
+            "a type query on an object reference (the domain library's ObjRef -> interface type)"
+        }
+    }
+    fn available(&self) -> Result<(), String> {
+        skip_if_unavailable()
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        with_rights(vec![Params::new()])
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let how = rights_of(params)?;
+        let (t, refs) = lookup_table(how)?;
+        let (mut i, mut bad, mut total) = (0usize, 0u64, 0u64);
+        let samples = if self.0 {
+            // The key each domain holds now (only domain 1 was resolved; with keys it holds one).
+            let keys: Vec<Option<u32>> =
+                (0..LOOKUP_DOMAINS).map(|d| t.domain(d).key().filter(|_| how == Rights::Pkey && d == 1)).collect();
+            ctx.iter(|| {
+                total += 1;
+                i = (i + 1) % LOOKUP_REFS;
+                let b = t.sel2ref(refs[i]);
+                let want = i % LOOKUP_DOMAINS;
+                bad += u64::from(b.is_none_or(|b| b.domain != want || b.key != keys[want]));
+            })
+        } else {
+            ctx.iter(|| {
+                total += 1;
+                i = (i + 1) % LOOKUP_REFS;
+                bad += u64::from(t.get_type(refs[i]) != Some(100 + i as u32));
+            })
+        };
+        let what = if self.0 {
+            "every look-up named the interface's domain and the key it holds (none when parked or without keys)"
+        } else {
+            "every query answered the interface's type"
+        };
+        let checks = vec![Check::all_ok(what, bad, total.max(1))];
+        let mut m = Measured::new(samples, checks).note(format!(
+            "{LOOKUP_REFS} references to interfaces of {LOOKUP_DOMAINS} domains, in turn; a bounds-checked table read{}",
+            if self.0 { " and the domain's key slot" } else { "" }
+        ));
+        m.notes.extend(rights_notes(how));
+        Ok(m)
     }
 }
 
@@ -506,18 +833,44 @@ mod tests {
     #[test]
     fn every_domain_row_measures_and_passes_its_checks() {
         let _s = serial();
-        if domain::available().is_err() {
+        if skip_if_unavailable().is_err() {
             return;
         }
         with_ctx(0.02, |ctx| {
-            let benches: [&dyn Benchmark; 7] =
-                [&Call(Kind::F), &Call(Kind::T), &Call(Kind::Full), &Xfer, &Throw, &Lifecycle(false), &Lifecycle(true)];
+            let benches: [&dyn Benchmark; 10] = [
+                &Call(Kind::F),
+                &Call(Kind::T),
+                &Call(Kind::Full),
+                &Xfer,
+                &Throw(false),
+                &Throw(true),
+                &Lifecycle(false),
+                &Lifecycle(true),
+                &Lookup(false),
+                &Lookup(true),
+            ];
             for b in benches {
-                for p in b.variants(ctx) {
-                    let m = b.run(ctx, &p).unwrap_or_else(|e| panic!("{} {p:?}: {e:?}", b.id()));
+                let variants = b.variants(ctx);
+                assert!(variants.iter().all(|p| p.contains_key("rights")), "{}", b.id());
+                for p in variants {
+                    let m = match b.run(ctx, &p) {
+                        Ok(m) => m,
+                        Err(NotMeasured::Skipped(why)) => {
+                            assert_eq!(
+                                (b.id(), p.get("via").and_then(|v| v.as_str())),
+                                ("domain.xfer", Some("table_miss"))
+                            );
+                            assert!(why.contains("keys only"), "{why}");
+                            continue;
+                        }
+                        Err(e) => panic!("{} {p:?}: {e:?}", b.id()),
+                    };
                     assert!(!m.samples.per_op_ns.is_empty(), "{} {p:?}", b.id());
                     for c in &m.checks {
                         assert_eq!(c.ok, Some(true), "{} {p:?}: {c:?}", b.id());
+                    }
+                    if domain::available().is_err() {
+                        assert!(m.notes.iter().any(|n| n == "no protection keys here, rights switched by the kernel"));
                     }
                 }
             }

@@ -48,9 +48,12 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &crate::domain::Call(crate::domain::Kind::T),
     &crate::domain::Call(crate::domain::Kind::Full),
     &crate::domain::Xfer,
-    &crate::domain::Throw,
+    &crate::domain::Throw(false),
+    &crate::domain::Throw(true),
     &crate::domain::Lifecycle(false),
     &crate::domain::Lifecycle(true),
+    &crate::domain::Lookup(false),
+    &crate::domain::Lookup(true),
     &crate::domain_process::ProcessCall,
 ];
 
@@ -74,7 +77,8 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &space::Epoll,
     &space::Timerfd,
     &space::Mapping,
-    &space::Domain,
+    &space::Domain(false),
+    &space::Domain(true),
     &crate::elf::Shell,
     &crate::size::Lib,
     &crate::size::Module,

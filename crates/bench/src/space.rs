@@ -1,5 +1,6 @@
 //! Memory per object: `space.thread`, `space.process`, `space.pipe`, `space.socketpair`,
-//! `space.eventfd`, `space.epoll`, `space.timerfd`, `space.mapping`.
+//! `space.eventfd`, `space.epoll`, `space.timerfd`, `space.mapping`, `space.domain` and
+//! `space.interface` (both with `rights` = `pkey` | `mprotect`, as the `domain.*` rows).
 //!
 //! Seed rows: Go! "memory per interface" (32 bytes per interface) and its other spatial rows.
 //!
@@ -78,7 +79,8 @@ enum Kind {
     Epoll,
     Timerfd,
     Mapping,
-    Domain,
+    Domain(domain::Rights),
+    Interface(domain::Rights),
 }
 
 impl Kind {
@@ -96,7 +98,7 @@ impl Kind {
         match self {
             Kind::Pipe | Kind::Socketpair => 2,
             Kind::Eventfd | Kind::Epoll | Kind::Timerfd => 1,
-            Kind::Thread | Kind::Process | Kind::Mapping | Kind::Domain => 0,
+            Kind::Thread | Kind::Process | Kind::Mapping | Kind::Domain(_) | Kind::Interface(_) => 0,
         }
     }
 
@@ -121,11 +123,29 @@ impl Kind {
                 "a one-page anonymous mapping, never touched (so no page and usually no page table), with an unmapped \
                  page on each side so that it is a VMA of its own"
             }
-            Kind::Domain => {
-                "a protection-key domain's data: a one-page anonymous mapping of its own (an unmapped page on each \
-                 side), written once, tagged by pkey_mprotect with a protection key (the parking key of key \
+            Kind::Domain(domain::Rights::Pkey) => {
+                "a protection-key domain's data as the library lays it out: one page between two read-only guard \
+                 pages (a VMA of its own; neighbouring domains' guards merge), written once, tagged by pkey_mprotect \
+                 with a protection key (the parking key of key \
                  virtualisation: 10,000 domains share the 15 hardware keys, and a key itself is a bit in a bitmap); \
                  no private stack"
+            }
+            Kind::Domain(domain::Rights::Mprotect) => {
+                "an mprotect-mode domain's data as the library lays it out: one page between two read-only guard \
+                 pages (a VMA of its own; neighbouring domains' guards merge), written once, then closed (mprotect \
+                 PROT_NONE) as between calls; no private stack"
+            }
+            Kind::Interface(domain::Rights::Pkey) => {
+                "one more interface's protection bookkeeping, not its data: a key-table entry (the library's \
+                 Interface record: domain and type) and a protected region of its own, laid out as a domain's \
+                 (a VMA between read-only guard pages), tagged with the parking key, never touched, so no data page \
+                 and no page-table entry"
+            }
+            Kind::Interface(domain::Rights::Mprotect) => {
+                "one more interface's protection bookkeeping, not its data: a key-table entry (the library's \
+                 Interface record: domain and type) and a protected region of its own, laid out as a domain's \
+                 (a VMA between read-only guard pages), closed PROT_NONE, never touched, so no data page and no \
+                 page-table entry"
             }
         }
     }
@@ -212,7 +232,10 @@ enum Objects {
     Children(Vec<Child>),
     Mappings(Vec<Region>),
     /// Domains' data pages and the key they carry (freed after the pages are unmapped).
-    Domains(Vec<Region>, Option<domain::Pkey>),
+    Domains(Vec<sys::fault::Isolated>, Option<domain::Pkey>),
+    /// Interfaces: their key-table entries (not touched before the first reading: they are
+    /// what is measured), their regions and the key those carry.
+    Interfaces(Vec<domain::table::Interface>, Vec<sys::fault::Isolated>, Option<domain::Pkey>),
 }
 
 impl Objects {
@@ -222,7 +245,14 @@ impl Objects {
             Kind::Thread => Objects::Threads(Parked { gate: Arc::new(Gate::default()), handles: touched_vec(n) }),
             Kind::Process => Objects::Children(touched_vec(n)),
             Kind::Mapping => Objects::Mappings(touched_vec(n)),
-            Kind::Domain => Objects::Domains(touched_vec(n), None),
+            Kind::Domain(_) => Objects::Domains(touched_vec(n), None),
+            Kind::Interface(_) => {
+                let regions = touched_vec(n);
+                // The entries' memory fresh (not pages the last round touched), so that
+                // writing them shows in the resident set.
+                sys::fault::trim_heap();
+                Objects::Interfaces(Vec::with_capacity(n), regions, None)
+            }
             fd => Objects::Fds(touched_vec(n * fd.fds_each() as usize)),
         }
     }
@@ -242,7 +272,8 @@ impl Objects {
             }
             Objects::Mappings(m) => Region::separate_pages(n, m).err().map(|e| format!("mmap: {e}")),
             Objects::Fds(fds) => fill(fds, n, |v| open_fds(kind, v)),
-            Objects::Domains(m, key) => fill_domains(m, key, n).err(),
+            Objects::Domains(m, key) => fill_domains(kind, m, key, n).err(),
+            Objects::Interfaces(t, m, key) => fill_interfaces(kind, t, m, key, n).err(),
         }
     }
 
@@ -254,6 +285,7 @@ impl Objects {
             Objects::Children(c) => c.len(),
             Objects::Mappings(m) => m.len(),
             Objects::Domains(m, _) => m.len(),
+            Objects::Interfaces(t, m, _) => t.len().min(m.len()),
         }
     }
 
@@ -316,24 +348,79 @@ fn open_fds(kind: Kind, out: &mut Vec<OwnedFd>) -> std::io::Result<()> {
         Kind::Timerfd => {
             out.push(timerfd::TimerFd::new(timerfd::ClockId::CLOCK_MONOTONIC, timerfd::TimerFlags::TFD_CLOEXEC)?.into())
         }
-        Kind::Thread | Kind::Process | Kind::Mapping | Kind::Domain => {}
+        Kind::Thread | Kind::Process | Kind::Mapping | Kind::Domain(_) | Kind::Interface(_) => {}
     }
     Ok(())
 }
 
-/// Makes `n` domains' data pages: separate one-page mappings, each written and then tagged
-/// with one protection key.
-fn fill_domains(m: &mut Vec<Region>, key: &mut Option<domain::Pkey>, n: usize) -> Result<(), String> {
+/// Protects `r` as a closed domain region of `kind`'s mechanism: tagged with `key` (keys) or
+/// `PROT_NONE` (mprotect).
+fn close_region(kind: Kind, r: &Region, key: Option<u32>) -> Result<(), String> {
+    match (kind, key) {
+        (Kind::Domain(domain::Rights::Pkey) | Kind::Interface(domain::Rights::Pkey), Some(k)) => {
+            domain::pkey_mprotect(r, k).map_err(|e| format!("pkey_mprotect: {e}"))
+        }
+        _ => r.protect(0, 1, sys::fault::Prot::None).map_err(|e| format!("mprotect: {e}")),
+    }
+}
+
+/// The key a keyed row's regions carry (allocated once per round), or none.
+fn row_key(kind: Kind, key: &mut Option<domain::Pkey>) -> Result<Option<u32>, String> {
+    if !matches!(kind, Kind::Domain(domain::Rights::Pkey) | Kind::Interface(domain::Rights::Pkey)) {
+        return Ok(None);
+    }
     let k = domain::Pkey::alloc().map_err(|e| format!("pkey_alloc: {e}"))?;
     let id = k.id();
     *key = Some(k);
-    let first = m.len();
-    Region::separate_pages(n, m).map_err(|e| format!("mmap: {e}"))?;
-    for r in &m[first..] {
-        r.write(0, 1);
-        domain::pkey_mprotect(r, id).map_err(|e| format!("pkey_mprotect: {e}"))?;
+    Ok(Some(id))
+}
+
+/// Makes `n` regions as the domain library lays a domain's data out (one page between two
+/// read-only guard pages, `Region::anon_isolated`), each written once if `write` (a domain's
+/// data) or never touched (an interface's), then closed (tagged with one protection key, or
+/// `PROT_NONE`).
+fn fill_regions(
+    kind: Kind,
+    m: &mut Vec<sys::fault::Isolated>,
+    key: &mut Option<domain::Pkey>,
+    n: usize,
+    write: bool,
+) -> Result<(), String> {
+    let id = row_key(kind, key)?;
+    for _ in 0..n {
+        let r = Region::anon_isolated(domain::DATA_PAGES).map_err(|e| format!("mmap: {e}"))?;
+        if write {
+            r.region().write(0, 1);
+        }
+        close_region(kind, r.region(), id)?;
+        m.push(r);
     }
     Ok(())
+}
+
+/// Makes `n` domains' data pages ([`fill_regions`], written).
+fn fill_domains(
+    kind: Kind,
+    m: &mut Vec<sys::fault::Isolated>,
+    key: &mut Option<domain::Pkey>,
+    n: usize,
+) -> Result<(), String> {
+    fill_regions(kind, m, key, n, true)
+}
+
+/// Makes `n` interfaces: a closed, never touched region each ([`fill_regions`]) and a
+/// key-table entry each.
+fn fill_interfaces(
+    kind: Kind,
+    t: &mut Vec<domain::table::Interface>,
+    m: &mut Vec<sys::fault::Isolated>,
+    key: &mut Option<domain::Pkey>,
+    n: usize,
+) -> Result<(), String> {
+    let first = m.len();
+    let made = fill_regions(kind, m, key, n, false);
+    t.extend((first..m.len()).map(|i| domain::table::Interface { domain: i as u32, type_id: i as u32 }));
+    made
 }
 
 /// Waits (up to 2 s in all) until every child sleeps in `pause`, so its memory is what it
@@ -429,7 +516,7 @@ fn visible(kind: Kind, before: &Snapshot, during: &Snapshot, made: usize) -> boo
     let grew = |a: u64, b: u64| a.saturating_sub(b) >= made as u64;
     match kind {
         Kind::Thread => grew(during.user.threads, before.user.threads),
-        Kind::Mapping | Kind::Domain => grew(during.vmas, before.vmas),
+        Kind::Mapping | Kind::Domain(_) | Kind::Interface(_) => grew(during.vmas, before.vmas),
         Kind::Process => true, // every child asleep in `pause`: see `Objects::children_asleep`
         fd => during.fds.saturating_sub(before.fds) >= made as u64 * fd.fds_each(),
     }
@@ -684,21 +771,42 @@ macro_rules! space_benchmark {
     };
 }
 
-/// `space.domain`: memory per protection-key domain.
-pub struct Domain;
+/// `space.domain` (`Space(false)`): memory per protection domain; `space.interface`
+/// (`Space(true)`): the protection bookkeeping one more interface costs.
+pub struct Domain(pub bool);
 
 impl Benchmark for Domain {
     fn id(&self) -> &'static str {
-        "space.domain"
+        if self.0 { "space.interface" } else { "space.domain" }
     }
     fn about(&self) -> &'static str {
-        "memory per protection-key domain: its data page's VMA, page and page tables (bytes; user + kernel)"
+        if self.0 {
+            "memory per interface: only its protection bookkeeping (key-table entry, VMA, page-table share), not \
+             the component's data page (bytes; user + kernel)"
+        } else {
+            "memory per protection domain: its data page's VMA, page and page tables (bytes; user + kernel)"
+        }
     }
     fn available(&self) -> Result<(), String> {
-        domain::available().map_err(|why| format!("no protection-key domains here: {why}"))
+        if domain::Rights::here().is_empty() {
+            return Err("no protection domains here".into());
+        }
+        Ok(())
     }
-    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        run_space(ctx, Kind::Domain)
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        super::domain::with_rights(vec![Params::new()])
+    }
+    fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let how = super::domain::rights_of(params)?;
+        let mut m = run_space(ctx, if self.0 { Kind::Interface(how) } else { Kind::Domain(how) })?;
+        if self.0 {
+            m.notes.push(format!(
+                "a key-table entry is {} bytes (user memory: the table's pages, fresh each round)",
+                std::mem::size_of::<domain::table::Interface>()
+            ));
+        }
+        m.notes.extend(super::domain::no_keys_note(how));
+        Ok(m)
     }
     fn single_round(&self) -> bool {
         true
@@ -745,6 +853,17 @@ mod tests {
     fn room_is_made_for_descriptors() {
         let (_guard, room, _) = make_room(10, 100);
         assert!(room >= 100 || getrlimit(Resource::RLIMIT_NOFILE).map(|(_, h)| h < 200).unwrap_or(true));
+    }
+
+    #[test]
+    fn domain_and_interface_rows_measure_without_keys_too() {
+        let _serial = serial();
+        for bench in [&Domain(false) as &dyn Benchmark, &Domain(true)] {
+            let p = Params::from([("rights".to_string(), serde_json::Value::from("mprotect"))]);
+            let m = run_quick(bench, &p).unwrap_or_else(|e| panic!("{}: {e:?}", bench.id()));
+            assert_eq!(m.unit, model::Unit::Bytes);
+            assert!(m.checks[..2].iter().all(|c| c.ok == Some(true)), "{}: {:?}", bench.id(), m.checks);
+        }
     }
 
     #[test]

@@ -1,21 +1,36 @@
-//! Protection domains inside one address space, with memory protection keys (MPK/PKU): the
-//! counterpart today of a Go! component (seed 003). A library of its own, used by the
-//! `domain.*` benchmarks.
+//! Protection domains inside one address space: the counterpart today of a Go! component
+//! (seed 003). A library of its own, used by the `domain.*` benchmarks.
 //!
-//! A [`Domain`] is a data region tagged with its own protection key (`pkey_alloc`,
-//! `pkey_mprotect`), an optional private stack over a guard page, and a fault owner registered
-//! with the process-wide SIGSEGV dispatcher ([`sys::segv`]). Code stays shared: keys
-//! govern data accesses only.
+//! A [`Domain`] is a data region, private stacks over guard pages, and a fault owner
+//! registered with the process-wide SIGSEGV dispatcher ([`sys::segv`]). Code stays shared: the
+//! rights govern data accesses only. **How rights switch** is one choice per domain,
+//! [`Rights`]:
+//! - [`Rights::Pkey`]: the region is tagged with its own protection key (`pkey_alloc`,
+//!   `pkey_mprotect`) and entering writes PKRU (`wrpkru`), no kernel on the call path;
+//! - [`Rights::Mprotect`]: for machines without keys, the kernel switches them: outside a call
+//!   the region is `PROT_NONE`; entering opens it (`mprotect` read-write) and leaving — by
+//!   return, raise, transfer or fault — closes it again (`mprotect` `PROT_NONE`). A stray
+//!   access faults with `SEGV_ACCERR` instead of `SEGV_PKUERR`.
 //!
-//! **Rights.** Key 0 is the shared area: code, thread stacks, statics, the call records and the
-//! arguments the caller passes (the "call area"). The caller (the program) runs with the
+//! Everything else (call kinds, catch point, throw, key table) is the same code for both: a
+//! [`Gate`] says what to switch, and one private function (`run`) is the call path.
+//!
+//! **Rights (pkey).** Key 0 is the shared area: code, thread stacks, statics, the call records
+//! and the arguments the caller passes (the "call area"). The caller (the program) runs with the
 //! domains' keys access-disabled (`pkey_alloc` with `PKEY_DISABLE_ACCESS`, and the kernel's
 //! default PKRU for other threads); while a domain runs, PKRU grants key 0 and that domain's
 //! key only ([`rights_for`]). Private stacks are key-0 memory, private by address, not by key:
 //! the kernel delivers every signal with PKRU reset to its default (key 0 only), so a stack a
 //! signal can land on must be key 0 or the handler's first push faults and the process dies.
 //!
-//! **Call kinds** (Go!'s names), all through [`switch::enter`], the one assembly entry:
+//! **Rights (mprotect).** Only the region is protected; the caller, and a callee, keep the
+//! shared area (as with key 0). What a callee observes of its rights ([`observe`]): PKRU with
+//! keys, else the base of the region the library opened for it. The region lies between two
+//! read-only guard pages ([`sys::fault::Region::anon_isolated`]), so it is a VMA of its own:
+//! opening and closing it changes one VMA's protection and never splits or merges VMAs.
+//!
+//! **Call kinds** (Go!'s names), all through [`switch::enter`] (or [`switch::enter_plain`],
+//! the same without PKRU), the one assembly entry:
 //! - [`Domain::fcall`]: rights switch only; the callee runs on the caller's stack.
 //! - [`Domain::tcall`]: rights switch and a switch to the callee's private stack.
 //! - [`Domain::call`]: a t-call whose ORB stub, running in the callee's domain, copies an
@@ -24,26 +39,29 @@
 //! - [`Domain::xfer`]: one way: rights, stack, jump; the callee comes back by a fresh transfer
 //!   ([`xfer_back`]) rather than a return.
 //!
-//! **Throw.** A callee that touches memory it has no key for takes a SIGSEGV with `si_code`
-//! `SEGV_PKUERR` ([`SEGV_PKUERR`]). If the address lies in a domain, that domain's owner
-//! resolves it: when a call is active on the faulting thread (a thread-local pointer to its
-//! call record), the owner records the fault there and jumps to [`switch::leave`], which writes
-//! the caller's PKRU, restores its stack and registers and makes the call return
-//! [`Outcome::Thrown`] — `siglongjmp` from the handler, nothing but a few stores and the jump.
+//! **Throw.** A callee that touches memory it has no rights to takes a SIGSEGV with `si_code`
+//! `SEGV_PKUERR` ([`SEGV_PKUERR`]; [`SEGV_ACCERR`] in mprotect mode). If the address lies in
+//! a domain, that domain's owner resolves it: when a call is active on the faulting thread (a
+//! thread-local pointer to its call record), the owner records the fault there and jumps to
+//! [`switch::leave`] (or [`switch::leave_plain`]), which writes the caller's PKRU (keys),
+//! restores its stack and registers and makes the call return [`Outcome::Thrown`]; in
+//! mprotect mode the call path then closes the callee's region, however the call ended — `siglongjmp` from the handler, nothing but a few stores and the jump.
 //! The signal stays blocked, so the call function unblocks SIGSEGV (`pthread_sigmask`) before
 //! it returns. [`raise`] throws explicitly, without a signal. A fault on no active call is
 //! passed on (the process dies of it, as it should). [`probe_read`] runs one read with the
 //! caller's own rights under a catch point: the isolation probe.
 //!
-//! **Key virtualisation** ([`table::KeyTable`]): more domains than hardware keys.
+//! **Key virtualisation** ([`table::KeyTable`]): more domains than hardware keys; object
+//! references ([`table::ObjRef`]) to typed interfaces, looked up to their domain's key.
 //!
 //! **Safe calls** ([`library_calls`]): the call functions take any method and so are
 //! `unsafe`; the library's own methods, aimed only at live domains, are called safely there.
 //!
 //! # Safety
-//! - System calls (`pkey_alloc`, `pkey_free`, `pkey_mprotect`, `pthread_sigmask`) get memory
-//!   this module owns: a domain's region (a [`Region`], unmapped once on drop, after the fault
-//!   owner's registration is dropped and before the key is freed).
+//! - System calls (`pkey_alloc`, `pkey_free`, `pkey_mprotect`, `mprotect`, `pthread_sigmask`)
+//!   get memory this module owns: a domain's region (a [`Region`] between guard pages,
+//!   unmapped once on drop, after the fault owner's registration is dropped and before the
+//!   key is freed).
 //! - The call functions are `unsafe`: the method runs with the callee's rights, and a throw
 //!   abandons its frames (and those of the handler) without running destructors, so a method
 //!   must hold nothing that needs dropping while it may fault or raise; and it must not unwind
@@ -51,10 +69,12 @@
 //! - The fault owner is async-signal-safe: it reads a `const`-initialised thread-local `Cell`
 //!   (no lazy initialisation, no destructor), writes the active call record (key 0, on the
 //!   caller's stack, live while the call is) and jumps; no allocation, lock or system call.
-//!   It throws only for `SEGV_PKUERR` faults with a call active on the faulting thread, which
-//!   is inside [`switch::enter`], so [`switch::leave`]'s contract holds.
+//!   It throws only for faults of its mechanism's `si_code` (`SEGV_PKUERR` or `SEGV_ACCERR`)
+//!   with a call active on the faulting thread, which is inside [`switch::enter`] (or
+//!   [`switch::enter_plain`]), so [`switch::leave`]'s contract holds; the active record says
+//!   which of the two entered, so the matching way out is taken.
 //! - The domain's memory is touched only with volatile accesses through raw pointers, never as
-//!   a Rust reference, by methods running with its key.
+//!   a Rust reference, by methods running with its rights.
 #![allow(unsafe_code)]
 
 pub mod library_calls;
@@ -72,6 +92,8 @@ use sys::stack_switch::keyed as switch;
 
 /// `si_code` of a fault refused by a protection key (`<asm/siginfo.h>`).
 pub const SEGV_PKUERR: i32 = 4;
+/// `si_code` of a fault on a mapped page without the needed permission.
+pub const SEGV_ACCERR: i32 = segv::SEGV_ACCERR;
 /// `pkey_alloc`'s init-rights flag: no data access for the calling thread.
 const PKEY_DISABLE_ACCESS: libc::c_ulong = 1;
 /// The kernel's default PKRU: every key but 0 access-disabled.
@@ -89,6 +111,56 @@ pub const FRAME_WORDS: usize = 4;
 
 /// A domain method: runs with the callee's rights; `arg` points into the call area (key 0).
 pub type Method = extern "C" fn(arg: *mut u8);
+
+/// How a domain's rights are switched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rights {
+    /// Protection keys: the region tagged with a key, PKRU written on entry and exit.
+    Pkey,
+    /// The kernel: the region `PROT_NONE` outside calls, `mprotect` read-write on entry and
+    /// back to `PROT_NONE` on exit.
+    Mprotect,
+}
+
+impl Rights {
+    /// Both, the keyed one first.
+    pub const ALL: [Rights; 2] = [Rights::Pkey, Rights::Mprotect];
+
+    /// The name results carry (`rights` parameter).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rights::Pkey => "pkey",
+            Rights::Mprotect => "mprotect",
+        }
+    }
+
+    /// The mechanism named `name`.
+    pub fn from_name(name: &str) -> Option<Rights> {
+        Rights::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// Whether it works here (keys: [`available`]; mprotect: the x86_64 entry only).
+    pub fn available(self) -> Result<(), String> {
+        match self {
+            Rights::Pkey => available(),
+            Rights::Mprotect if cfg!(target_arch = "x86_64") => Ok(()),
+            Rights::Mprotect => Err("the domain entry is written for x86_64 only".into()),
+        }
+    }
+
+    /// The mechanisms that work here.
+    pub fn here() -> Vec<Rights> {
+        Rights::ALL.into_iter().filter(|r| r.available().is_ok()).collect()
+    }
+
+    /// The `si_code` of an access refused by it.
+    pub const fn fault_code(self) -> i32 {
+        match self {
+            Rights::Pkey => SEGV_PKUERR,
+            Rights::Mprotect => SEGV_ACCERR,
+        }
+    }
+}
 
 /// Whether protection keys work here: the CPU has PKU with the OS enabling it (OSPKE), and a
 /// key can be allocated. Checked once.
@@ -128,10 +200,11 @@ pub fn pkru() -> u32 {
     read_pkru()
 }
 
-/// [`pkru`] without the check, for methods (the callee's code runs only if a domain exists).
+/// [`pkru`] without the check, for methods (reached only in a keyed call, so keys exist).
 #[inline(always)]
 fn read_pkru() -> u32 {
-    // SAFETY: reached only once `available()` said yes (a domain exists, or `pkru` checked).
+    // SAFETY: reached only once `available()` said yes (a keyed domain exists, or `pkru`
+    // checked).
     unsafe { switch::rdpkru() }
 }
 
@@ -187,31 +260,92 @@ pub fn pkey_mprotect(region: &Region, key: u32) -> io::Result<()> {
     sys::raw::check(rc).map(|_| ())
 }
 
+/// The line of `/proc/self/maps` for the mapping holding `addr`: its range and permissions
+/// (`rw-p`, `---p`, …), the kernel's own view.
+fn maps_entry(addr: usize) -> io::Result<(std::ops::Range<usize>, String)> {
+    let maps = std::fs::read_to_string("/proc/self/maps")?;
+    for l in maps.lines() {
+        let mut fields = l.split_whitespace();
+        let (range, perms) = (fields.next().unwrap_or(""), fields.next().unwrap_or(""));
+        let mut ends = range.split('-').map(|x| usize::from_str_radix(x, 16).unwrap_or(0));
+        let r = ends.next().unwrap_or(0)..ends.next().unwrap_or(0);
+        if r.contains(&addr) {
+            return Ok((r, perms.to_string()));
+        }
+    }
+    Err(io::Error::other(format!("no mapping holds {addr:#x}")))
+}
+
+/// The permissions `/proc/self/maps` shows for the mapping holding `addr` (`rw-p`, `---p`,
+/// …): the kernel's own view of whether a region is open.
+pub fn maps_perms(addr: usize) -> io::Result<String> {
+    maps_entry(addr).map(|(_, p)| p)
+}
+
+/// The innermost active call on a thread: its record, and whether it was entered with keys
+/// (which way out, [`switch::leave`] or [`switch::leave_plain`]).
+#[repr(C)]
+struct Active {
+    rec: Rec,
+    keyed: bool,
+}
+
 thread_local! {
-    /// The call record of the innermost active call on this thread (null: none).
-    static CURRENT: Cell<*mut Rec> = const { Cell::new(std::ptr::null_mut()) };
+    /// The innermost active call on this thread (null: none).
+    static CURRENT: Cell<*mut Active> = const { Cell::new(std::ptr::null_mut()) };
+    /// In an mprotect-mode call: the base of the region the library opened (0 otherwise).
+    static OPENED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// What a method observes of the rights it runs with: PKRU in a keyed call, else the base of
+/// the region the library opened for it. Call only from a method (inside a call).
+#[inline(always)]
+pub fn observe() -> u64 {
+    match OPENED.with(Cell::get) {
+        0 => u64::from(read_pkru()),
+        base => base,
+    }
+}
+
+/// Leaves the active call `a` with `code`.
+///
+/// # Safety
+/// `a` is the active call of this thread, and we run inside it (or in a signal handler that
+/// interrupted it): [`switch::leave`]'s contract.
+unsafe fn leave(a: *mut Active, code: u32) -> ! {
+    // SAFETY: the caller's contract; `keyed` says which entry filled the record.
+    unsafe {
+        if (*a).keyed {
+            switch::leave(&raw const (*a).rec, code)
+        } else {
+            switch::leave_plain(&raw const (*a).rec, code)
+        }
+    }
 }
 
 /// The fault owner of a domain's data: throws to the active call's catch point.
-struct Thrower;
+struct Thrower {
+    /// The `si_code` its mechanism refuses with.
+    code: i32,
+}
 
 // SAFETY: see the module's safety notes: a thread-local read, stores into the live call record,
 // and a jump to `leave` while `enter` is active on this thread; nothing else.
 unsafe impl SegvOwner for Thrower {
     fn resolve(&self, fault: &Fault) -> bool {
-        if fault.code != SEGV_PKUERR {
+        if fault.code != self.code {
             return false;
         }
-        let rec = CURRENT.with(|c| c.get());
-        if rec.is_null() {
+        let a = CURRENT.with(|c| c.get());
+        if a.is_null() {
             return false;
         }
-        // SAFETY: `rec` is the record of the call active on this thread (set before `enter`,
+        // SAFETY: `a` is the record of the call active on this thread (set before `enter`,
         // cleared after it returns), on the caller's stack below which the handler runs.
         unsafe {
-            (*rec).fault_code = fault.code;
-            (*rec).fault_addr = fault.addr;
-            switch::leave(rec, THROWN)
+            (*a).rec.fault_code = fault.code;
+            (*a).rec.fault_addr = fault.addr;
+            leave(a, THROWN)
         }
     }
 }
@@ -225,12 +359,15 @@ const RAISED: u32 = 3;
 pub enum Outcome {
     /// The method returned.
     Returned,
-    /// The method faulted on memory it has no key for (`addr`, `si_code`).
+    /// The method faulted on memory it has no rights to (`addr`, `si_code`).
     Thrown { addr: usize, code: i32 },
     /// The method raised explicitly ([`raise`]).
     Raised,
     /// The callee transferred back ([`xfer_back`]).
     Xferred,
+    /// The kernel refused to switch the rights (mprotect mode: opening the region failed, the
+    /// method did not run; or closing it failed after the call: `errno`).
+    RightsFailed(i32),
 }
 
 /// A private stack: [`STACK_PAGES`] pages over a `PROT_NONE` guard page (key 0, see the
@@ -259,74 +396,172 @@ impl Stack {
     }
 }
 
-/// A protection domain: a data region tagged with a key, an optional private stack, and the
-/// fault owner of its data. Dropping it unregisters the owner, unmaps, frees the key.
+/// What entering a domain switches: PKRU to `pkru` (keys), or `region` opened for the call
+/// (mprotect); `region` None with mprotect: nothing (the caller's own rights).
+#[derive(Clone, Copy, Debug)]
+pub struct Gate<'d> {
+    how: Rights,
+    pkru: u32,
+    region: Option<&'d Region>,
+}
+
+impl Gate<'_> {
+    /// The caller's own rights under `how` (no switch): the probe's.
+    fn callers(how: Rights) -> Gate<'static> {
+        let pkru = if how == Rights::Pkey { pkru() } else { 0 };
+        Gate { how, pkru, region: None }
+    }
+}
+
+/// A protection domain: a data region under its mechanism's protection, private stacks, and
+/// the fault owner of its data. Dropping it unregisters the owner, unmaps, frees the key.
 #[derive(Debug)]
 pub struct Domain {
     _owner: Registration,
-    data: Region,
-    stack: Option<Stack>,
+    /// The data, between guard pages so that it is a VMA of its own (no split and merge when
+    /// mprotect mode opens and closes it).
+    data: sys::fault::Isolated,
+    /// Its private stacks; t-calls run on the last one ([`Domain::link_stack`] adds one).
+    stacks: Vec<Stack>,
+    how: Rights,
     key: Cell<u32>,
     own_key: Option<Pkey>,
 }
 
 impl Domain {
-    /// A domain with a fresh key and [`DATA_PAGES`] data pages; with a private stack if `stack`.
-    pub fn new(stack: bool) -> io::Result<Domain> {
-        let key = Pkey::alloc().map_err(|e| io::Error::new(e.kind(), format!("pkey_alloc: {e}")))?;
-        let mut d = Domain::with_key(key.id(), stack)?;
-        d.own_key = Some(key);
-        Ok(d)
+    /// A domain whose rights `how` switches, with [`DATA_PAGES`] data pages (and a fresh key
+    /// with keys); with a private stack if `stack`.
+    pub fn new(how: Rights, stack: bool) -> io::Result<Domain> {
+        match how {
+            Rights::Pkey => {
+                let key = Pkey::alloc().map_err(|e| io::Error::new(e.kind(), format!("pkey_alloc: {e}")))?;
+                let mut d = Domain::with_key(key.id(), stack)?;
+                d.own_key = Some(key);
+                Ok(d)
+            }
+            Rights::Mprotect => Domain::build(Rights::Mprotect, 0, stack),
+        }
     }
 
-    /// A domain whose pages carry `key`, which someone else owns (a [`table::KeyTable`]).
+    /// A keyed domain whose pages carry `key`, which someone else owns (a
+    /// [`table::KeyTable`]).
     pub fn with_key(key: u32, stack: bool) -> io::Result<Domain> {
-        let data = Region::anon(DATA_PAGES).map_err(|e| io::Error::new(e.kind(), format!("mmap: {e}")))?;
-        pkey_mprotect(&data, key).map_err(|e| io::Error::new(e.kind(), format!("pkey_mprotect: {e}")))?;
-        let stack = if stack {
-            Some(Stack::new().map_err(|e| io::Error::new(e.kind(), format!("private stack (mmap): {e}")))?)
+        Domain::build(Rights::Pkey, key, stack)
+    }
+
+    fn build(how: Rights, key: u32, stack: bool) -> io::Result<Domain> {
+        let isolated = Region::anon_isolated(DATA_PAGES).map_err(|e| io::Error::new(e.kind(), format!("mmap: {e}")))?;
+        let data = isolated.region();
+        match how {
+            Rights::Pkey => {
+                pkey_mprotect(data, key).map_err(|e| io::Error::new(e.kind(), format!("pkey_mprotect: {e}")))?
+            }
+            Rights::Mprotect => data
+                .protect(0, DATA_PAGES, Prot::None)
+                .map_err(|e| io::Error::new(e.kind(), format!("mprotect: {e}")))?,
+        }
+        let stacks = if stack {
+            vec![Stack::new().map_err(|e| io::Error::new(e.kind(), format!("private stack (mmap): {e}")))?]
         } else {
-            None
+            Vec::new()
         };
-        let owner = segv::register(Arc::new(Thrower), data.page_addr(0), data.len(), EntryClock::None)
+        let thrower = Arc::new(Thrower { code: how.fault_code() });
+        let owner = segv::register(thrower, data.page_addr(0), data.len(), EntryClock::None)
             .map_err(|e| io::Error::other(format!("register the fault owner: {e}")))?;
-        Ok(Domain { _owner: owner, data, stack, key: Cell::new(key), own_key: None })
+        Ok(Domain { _owner: owner, data: isolated, stacks, how, key: Cell::new(key), own_key: None })
     }
 
-    /// The key its pages carry now.
-    pub fn key(&self) -> u32 {
-        self.key.get()
+    /// How its rights are switched.
+    pub fn how(&self) -> Rights {
+        self.how
     }
 
-    /// The PKRU it runs with.
+    /// The key its pages carry now (keys only).
+    pub fn key(&self) -> Option<u32> {
+        (self.how == Rights::Pkey).then(|| self.key.get())
+    }
+
+    /// The PKRU it runs with (keys; 0 in mprotect mode).
     pub fn rights(&self) -> u32 {
-        rights_for(self.key.get())
+        match self.how {
+            Rights::Pkey => rights_for(self.key.get()),
+            Rights::Mprotect => 0,
+        }
     }
 
-    /// Re-tags its pages with `key` (key virtualisation).
+    /// What its methods [`observe`]: its PKRU, or its region's base.
+    pub fn inside(&self) -> u64 {
+        match self.how {
+            Rights::Pkey => u64::from(self.rights()),
+            Rights::Mprotect => self.data.region().page_addr(0) as u64,
+        }
+    }
+
+    /// What entering it switches.
+    #[inline(always)]
+    pub fn gate(&self) -> Gate<'_> {
+        Gate { how: self.how, pkru: self.rights(), region: Some(self.data.region()) }
+    }
+
+    /// The caller's view of its rights over this domain, to compare before and after calls:
+    /// PKRU (keys), or the region's permissions in `/proc/self/maps` (mprotect: `---p` while
+    /// no call is active).
+    pub fn caller_view(&self) -> String {
+        match self.how {
+            Rights::Pkey => format!("PKRU {:#010x}", pkru()),
+            Rights::Mprotect => match maps_perms(self.data.region().page_addr(0)) {
+                Ok(p) => format!("region {p}"),
+                Err(e) => format!("region unknown ({e})"),
+            },
+        }
+    }
+
+    /// Re-tags its pages with `key` (key virtualisation; keys only).
     pub fn retag(&self, key: u32) -> io::Result<()> {
-        pkey_mprotect(&self.data, key)?;
+        pkey_mprotect(self.data.region(), key)?;
         self.key.set(key);
         Ok(())
     }
 
+    /// The range of the VMA holding its data (`/proc/self/maps`): its data range exactly, a
+    /// VMA of its own, unless something merged with it.
+    pub fn vma(&self) -> Result<std::ops::Range<usize>, String> {
+        maps_entry(self.data.region().page_addr(0)).map(|(r, _)| r).map_err(|e| e.to_string())
+    }
+
     /// Its data range.
     pub fn data_range(&self) -> std::ops::Range<usize> {
-        self.data.page_addr(0)..self.data.page_addr(0) + self.data.len()
+        self.data.region().page_addr(0)..self.data.region().page_addr(0) + self.data.region().len()
     }
 
     /// The address of the word only the domain writes (its marker).
     pub fn marker(&self) -> *mut u64 {
-        (self.data.page_addr(0) as *mut u64).wrapping_add(MARKER)
+        (self.data.region().page_addr(0) as *mut u64).wrapping_add(MARKER)
     }
 
-    /// Its private stack, if it has one.
+    /// The private stack t-calls run on, if it has one.
     pub fn stack(&self) -> Option<&Stack> {
-        self.stack.as_ref()
+        self.stacks.last()
     }
 
+    /// Its private stacks.
+    pub fn stacks(&self) -> usize {
+        self.stacks.len()
+    }
+
+    /// Links `stack` to the domain (Go!'s linked stack): t-calls run on it from now on.
+    pub fn link_stack(&mut self, stack: Stack) {
+        self.stacks.push(stack);
+    }
+
+    /// Unlinks the stack linked last, if any.
+    pub fn unlink_stack(&mut self) -> Option<Stack> {
+        self.stacks.pop()
+    }
+
+    #[inline(always)]
     fn stack_top(&self) -> io::Result<usize> {
-        self.stack.as_ref().map(Stack::top).ok_or_else(|| io::Error::other("the domain has no private stack"))
+        self.stacks.last().map(Stack::top).ok_or_else(|| io::Error::other("the domain has no private stack"))
     }
 
     /// F-call: runs `method(arg)` with the domain's rights on the caller's stack.
@@ -336,7 +571,7 @@ impl Domain {
     /// or raise, and does not unwind; `arg` is whatever `method` expects.
     pub unsafe fn fcall(&self, method: Method, arg: *mut u8) -> Outcome {
         // SAFETY: no stack switch; the caller's contract covers `method` and `arg`.
-        unsafe { run(self.rights(), method, arg, 0) }
+        unsafe { run(self.gate(), method, arg, 0) }
     }
 
     /// T-call: like [`Domain::fcall`] on the domain's private stack.
@@ -347,7 +582,7 @@ impl Domain {
         let top = self.stack_top()?;
         // SAFETY: `top` is the aligned top of this domain's own stack, unused while no call of
         // it is active (calls into one domain do not nest here: a method calls no domain).
-        Ok(unsafe { run(self.rights(), method, arg, top) })
+        Ok(unsafe { run(self.gate(), method, arg, top) })
     }
 
     /// Call: a t-call whose stub copies `args` into the domain's argument frame, runs `method`
@@ -359,10 +594,14 @@ impl Domain {
     /// As [`Domain::fcall`]; `method` receives the frame's address, not `args`.
     pub unsafe fn call(&self, method: Method, args: [u64; FRAME_WORDS]) -> io::Result<(Outcome, u64, u64)> {
         let top = self.stack_top()?;
-        let mut frame =
-            CallFrame { method, args, result: [0; 2], frame: (self.data.page_addr(0) as *mut u64).wrapping_add(FRAME) };
+        let mut frame = CallFrame {
+            method,
+            args,
+            result: [0; 2],
+            frame: (self.data.region().page_addr(0) as *mut u64).wrapping_add(FRAME),
+        };
         // SAFETY: as `tcall`; the stub's argument is this frame, live until `run` returns.
-        let out = unsafe { run(self.rights(), call_stub, (&raw mut frame).cast(), top) };
+        let out = unsafe { run(self.gate(), call_stub, (&raw mut frame).cast(), top) };
         Ok((out, frame.result[0], frame.result[1]))
     }
 
@@ -374,18 +613,18 @@ impl Domain {
     pub unsafe fn xfer(&self, method: Method, arg: *mut u8) -> io::Result<Outcome> {
         let top = self.stack_top()?;
         // SAFETY: as `tcall`.
-        Ok(unsafe { xfer_with(self.rights(), top, method, arg) })
+        Ok(unsafe { xfer_with(self.gate(), top, method, arg) })
     }
 }
 
-/// [`Domain::xfer`] with rights and a stack top in hand (the `via=key` path, or after a table
-/// look-up).
+/// [`Domain::xfer`] with the gate and a stack top in hand (the `via=key` path, or after a
+/// table look-up).
 ///
 /// # Safety
-/// As [`Domain::fcall`]; `top` is the top of the callee's private stack, `rights` keeps key 0.
-pub unsafe fn xfer_with(rights: u32, top: usize, method: Method, arg: *mut u8) -> Outcome {
+/// As [`Domain::fcall`]; `top` is the top of the callee's private stack, the gate its own.
+pub unsafe fn xfer_with(gate: Gate<'_>, top: usize, method: Method, arg: *mut u8) -> Outcome {
     // SAFETY: the caller's contract.
-    unsafe { run(rights, method, arg, top) }
+    unsafe { run(gate, method, arg, top) }
 }
 
 /// What [`Domain::call`] hands its stub (in the call area).
@@ -413,24 +652,57 @@ extern "C" fn call_stub(f: *mut u8) {
     }
 }
 
-/// Runs one call through the assembly entry, with the thread's active record set for the
-/// fault owner; unblocks SIGSEGV after a throw by fault.
+/// Sets a region's protection (`mprotect`); the errno on failure.
+#[inline(always)]
+fn set_prot(region: &Region, prot: libc::c_int) -> Result<(), i32> {
+    // SAFETY: the range is exactly `region`'s mapping, owned by a live domain; its contents
+    // are touched only through raw pointers by methods, never as Rust references.
+    let rc = unsafe { libc::mprotect(region.page_addr(0) as *mut libc::c_void, region.len(), prot) };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error().raw_os_error().unwrap_or(0)) }
+}
+
+/// The one call path: switches the rights the gate says, runs one call through the assembly
+/// entry with the thread's active record set for the fault owner, switches back (mprotect:
+/// closes the region however the call ended); unblocks SIGSEGV after a throw by fault.
 ///
 /// # Safety
 /// As [`Domain::fcall`]; `top` is 0 or the top of a private stack no active call uses.
 #[inline(always)]
-unsafe fn run(rights: u32, method: Method, arg: *mut u8, top: usize) -> Outcome {
-    let mut rec = Rec::default();
-    let prev = CURRENT.with(|c| c.replace(&raw mut rec));
-    // SAFETY: `rec` lives until `enter` returns; `rights` keeps key 0 (rights_for); the
-    // caller's contract covers the rest.
-    let code = unsafe { switch::enter(&raw mut rec, rights, method, arg, top) };
+unsafe fn run(gate: Gate<'_>, method: Method, arg: *mut u8, top: usize) -> Outcome {
+    let keyed = gate.how == Rights::Pkey;
+    let mut a = Active { rec: Rec::default(), keyed };
+    let opened = match gate.region.filter(|_| !keyed) {
+        Some(r) => {
+            if let Err(e) = set_prot(r, libc::PROT_READ | libc::PROT_WRITE) {
+                return Outcome::RightsFailed(e);
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    let prev_opened = opened.map(|r| OPENED.with(|o| o.replace(r.page_addr(0) as u64)));
+    let prev = CURRENT.with(|c| c.replace(&raw mut a));
+    // SAFETY: `a` lives until `enter` returns; with keys, `pkru` keeps key 0 (rights_for or
+    // the caller's own); the caller's contract covers the rest.
+    let code = unsafe {
+        if keyed {
+            switch::enter(&raw mut a.rec, gate.pkru, method, arg, top)
+        } else {
+            switch::enter_plain(&raw mut a.rec, 0, method, arg, top)
+        }
+    };
     CURRENT.with(|c| c.set(prev));
+    if let (Some(r), Some(p)) = (opened, prev_opened) {
+        OPENED.with(|o| o.set(p));
+        if let Err(e) = set_prot(r, libc::PROT_NONE) {
+            return Outcome::RightsFailed(e);
+        }
+    }
     match code {
         0 => Outcome::Returned,
         THROWN => {
             unblock_sigsegv();
-            Outcome::Thrown { addr: rec.fault_addr, code: rec.fault_code }
+            Outcome::Thrown { addr: a.rec.fault_addr, code: a.rec.fault_code }
         }
         XFERRED => Outcome::Xferred,
         _ => Outcome::Raised,
@@ -451,13 +723,13 @@ fn unblock_sigsegv() {
 
 /// Leaves the innermost active call with `code`; returns only if no call is active.
 fn leave_current(code: u32) {
-    let rec = CURRENT.with(|c| c.get());
-    if rec.is_null() {
+    let a = CURRENT.with(|c| c.get());
+    if a.is_null() {
         return;
     }
-    // SAFETY: `rec` is the active call's record, and we run inside that call (methods are the
+    // SAFETY: `a` is the active call's record, and we run inside that call (methods are the
     // only callers of `raise`/`xfer_back`), so `enter` is active on this thread.
-    unsafe { switch::leave(rec, code) }
+    unsafe { leave(a, code) }
 }
 
 /// Throws from inside a method without a fault: the call returns [`Outcome::Raised`]. Does
@@ -472,14 +744,13 @@ pub fn xfer_back() {
     leave_current(XFERRED);
 }
 
-/// The isolation probe: reads the byte at `addr` with the caller's own rights under a catch
-/// point; `Err` with the fault if it faulted in a domain.
-pub fn probe_read(addr: usize) -> Result<u8, Fault> {
+/// The isolation probe: reads the byte at `addr` with the caller's own rights (under `how`)
+/// under a catch point; `Err` with the fault if it faulted in a domain.
+pub fn probe_read(how: Rights, addr: usize) -> Result<u8, Fault> {
     let mut p = Probe { addr, value: 0 };
-    let rights = pkru();
     // SAFETY: the reader holds nothing needing drop; `p` lives until the call returns; the
     // rights are the caller's own (which keep key 0).
-    match unsafe { run(rights, probe_reader, (&raw mut p).cast(), 0) } {
+    match unsafe { run(Gate::callers(how), probe_reader, (&raw mut p).cast(), 0) } {
         Outcome::Thrown { addr, code } => Err(Fault { addr, code, entry: 0, write: Some(false) }),
         _ => Ok(p.value),
     }
@@ -508,8 +779,8 @@ pub struct NullArgs<'d> {
     target: *mut u64,
     /// What it writes (null method) or read (marker reader).
     pub value: u64,
-    /// The PKRU the method saw.
-    pub pkru_seen: u32,
+    /// What the method [`observe`]d of its rights (PKRU, or its opened region's base).
+    pub seen: u64,
     /// For throwing methods: the address touched (another domain's memory); 0: raise.
     touch: usize,
     /// For timed methods: a clock reading taken in the callee.
@@ -525,7 +796,7 @@ impl<'d> NullArgs<'d> {
         NullArgs {
             target: d.marker(),
             value: 0,
-            pkru_seen: 0,
+            seen: 0,
             touch: 0,
             stamp: 0,
             timer: None,
@@ -546,40 +817,40 @@ impl<'d> NullArgs<'d> {
     }
 }
 
-/// The null method: writes `value` to the callee's marker and reads PKRU.
+/// The null method: writes `value` to the callee's marker and [`observe`]s its rights.
 pub extern "C" fn null_method(a: *mut u8) {
     let a = a.cast::<NullArgs>();
     // SAFETY: `a` is live `NullArgs` in the call area; `target` is the callee's marker,
     // writable with its rights.
     unsafe {
         (*a).target.write_volatile((*a).value);
-        (*a).pkru_seen = read_pkru();
+        (*a).seen = observe();
     }
 }
 
-/// Reads the callee's marker into `value` and PKRU.
+/// Reads the callee's marker into `value` and [`observe`]s its rights.
 pub extern "C" fn read_marker(a: *mut u8) {
     let a = a.cast::<NullArgs>();
     // SAFETY: as `null_method`, reading.
     unsafe {
         (*a).value = (*a).target.read_volatile();
-        (*a).pkru_seen = read_pkru();
+        (*a).seen = observe();
     }
 }
 
 /// A method for [`Domain::call`]: its frame's first word becomes the sum of the four words,
-/// plus one, and the last word the PKRU it saw.
+/// plus one, and the last word what it [`observe`]d of its rights.
 pub extern "C" fn sum_method(frame: *mut u8) {
     let f = frame.cast::<u64>();
     // SAFETY: `f` is the argument frame in the callee's memory (FRAME_WORDS + 1 words).
     unsafe {
         let s = (0..FRAME_WORDS).map(|i| f.add(i).read_volatile()).fold(1u64, u64::wrapping_add);
         f.write_volatile(s);
-        f.add(FRAME_WORDS).write_volatile(u64::from(read_pkru()));
+        f.add(FRAME_WORDS).write_volatile(observe());
     }
 }
 
-/// The throwing method: writes its marker, reads PKRU, stamps the clock and then touches
+/// The throwing method: writes its marker, observes its rights, stamps the clock and then touches
 /// `touch` (faults if it is another domain's) or, if `touch` is 0, raises.
 pub extern "C" fn throwing_method(a: *mut u8) {
     null_method(a);
@@ -614,8 +885,8 @@ pub extern "C" fn throwing_frame_method(frame: *mut u8) {
     throwing_method(a);
 }
 
-/// A private stack attached to the calling thread as its alternate signal stack (Go!'s
-/// "linked stack"); the previous one is put back on drop.
+/// A domain's private stack attached to the calling thread as its alternate signal stack; the
+/// previous one is put back on drop. (Go!'s linked stack is [`Domain::link_stack`].)
 #[derive(Debug)]
 pub struct Link {
     previous: libc::stack_t,
@@ -626,7 +897,7 @@ impl Domain {
     /// Attaches the domain's private stack to this thread (`sigaltstack`). The [`Link`] must be
     /// dropped before the domain, on this thread, and links dropped in reverse order.
     pub fn link(&self) -> io::Result<Link> {
-        let stack = self.stack.as_ref().ok_or_else(|| io::Error::other("the domain has no private stack"))?;
+        let stack = self.stack().ok_or_else(|| io::Error::other("the domain has no private stack"))?;
         let r = stack.range();
         let new = libc::stack_t { ss_sp: r.start as *mut libc::c_void, ss_flags: 0, ss_size: r.end - r.start };
         let mut previous = libc::stack_t { ss_sp: std::ptr::null_mut(), ss_flags: 0, ss_size: 0 };

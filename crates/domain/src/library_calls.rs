@@ -5,19 +5,19 @@
 //! entered. Each is the `unsafe` call it wraps and nothing more (`#[inline(always)]`: they sit
 //! in timed regions).
 
-use super::table::{KeyTable, ObjRef};
+use super::table::KeyTable;
 use super::{
-    Domain, FRAME_WORDS, Method, NullArgs, Outcome, null_method, read_marker, stamp_and_xfer_back, throwing_method,
-    xfer_with,
+    Domain, FRAME_WORDS, Gate, Method, NullArgs, Outcome, null_method, read_marker, stamp_and_xfer_back,
+    throwing_method, xfer_with,
 };
 use std::io;
 
 /// A method of this library that safe code may run in a domain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Known {
-    /// [`null_method`]: writes `value` to the marker, reads PKRU.
+    /// [`null_method`]: writes `value` to the marker, observes its rights.
     Null,
-    /// [`read_marker`]: reads the marker into `value`, reads PKRU.
+    /// [`read_marker`]: reads the marker into `value`, observes its rights.
     ReadMarker,
     /// [`throwing_method`]: as `Null`, stamps, then touches (faults) or raises.
     Throwing,
@@ -52,7 +52,8 @@ impl Domain {
         unsafe { self.tcall(m.method(), a.as_arg()) }
     }
 
-    /// [`Domain::call`] of [`super::sum_method`]: `(outcome, sum of args + 1, PKRU seen)`.
+    /// [`Domain::call`] of [`super::sum_method`]: `(outcome, sum of args + 1, what it
+    /// observed of its rights)`.
     #[inline(always)]
     pub fn call_sum(&self, args: [u64; FRAME_WORDS]) -> io::Result<(Outcome, u64, u64)> {
         // SAFETY: `sum_method` writes its own frame only and holds nothing.
@@ -75,28 +76,34 @@ impl Domain {
         unsafe { self.fcall(null_method, ctor.0.as_arg()) }
     }
 
+    /// The null destructor: as [`Domain::construct`] (writes the value, here the caller's
+    /// last word to the domain before it goes).
+    #[inline(always)]
+    pub fn destruct(&self, dtor: &mut Roaming) -> Outcome {
+        self.construct(dtor)
+    }
+
     /// This domain's rights and stack top in hand, for transfers timed without looking them
     /// up; `Err` without a private stack.
     pub fn xfer_target(&self) -> io::Result<XferTarget<'_>> {
-        Ok(XferTarget { rights: self.rights(), top: self.stack_top()?, _domain: std::marker::PhantomData })
+        Ok(XferTarget { gate: self.gate(), top: self.stack_top()? })
     }
 }
 
-/// A domain's rights and private stack top, borrowed from it ([`Domain::xfer_target`]).
+/// A domain's gate and private stack top, borrowed from it ([`Domain::xfer_target`]).
 #[derive(Clone, Copy, Debug)]
 pub struct XferTarget<'d> {
-    rights: u32,
+    gate: Gate<'d>,
     top: usize,
-    _domain: std::marker::PhantomData<&'d Domain>,
 }
 
 impl XferTarget<'_> {
     /// Transfers to [`stamp_and_xfer_back`] with `a`: [`Outcome::Xferred`] when it came back.
     #[inline(always)]
     pub fn xfer_stamped(&self, a: &mut NullArgs<'_>) -> Outcome {
-        // SAFETY: `top` is the domain's own stack (borrowed), `rights` its rights (key 0
-        // kept); the method is a known one.
-        unsafe { xfer_with(self.rights, self.top, stamp_and_xfer_back, a.as_arg()) }
+        // SAFETY: `top` is the domain's own stack (borrowed), the gate its own (key 0 kept);
+        // the method is a known one.
+        unsafe { xfer_with(self.gate, self.top, stamp_and_xfer_back, a.as_arg()) }
     }
 }
 
@@ -111,7 +118,7 @@ impl Roaming {
         Roaming(NullArgs {
             target: std::ptr::null_mut(),
             value: 0,
-            pkru_seen: 0,
+            seen: 0,
             touch: 0,
             stamp: 0,
             timer,
@@ -124,9 +131,9 @@ impl Roaming {
         self.0.value = value;
     }
 
-    /// The PKRU the last method saw.
-    pub fn pkru_seen(&self) -> u32 {
-        self.0.pkru_seen
+    /// What the last method observed of its rights.
+    pub fn seen(&self) -> u64 {
+        self.0.seen
     }
 
     /// The last callee's stamp.
@@ -137,47 +144,47 @@ impl Roaming {
 }
 
 impl KeyTable {
-    /// Resolves `obj` (a hit, or a miss that re-tags), aims `a` at it with `value` and
-    /// transfers to [`stamp_and_xfer_back`].
+    /// Resolves domain `obj` (a hit, or a miss that re-tags), aims `a` at it with `value`
+    /// and transfers to [`stamp_and_xfer_back`].
     #[inline(always)]
-    pub fn xfer_stamped(&mut self, obj: ObjRef, a: &mut Roaming, value: u64) -> io::Result<Outcome> {
+    pub fn xfer_stamped(&mut self, obj: usize, a: &mut Roaming, value: u64) -> io::Result<Outcome> {
         let d = self.resolve(obj)?;
         a.0.target = d.marker();
         a.0.value = value;
         let top = d.stack().map(|s| s.top()).unwrap_or(0);
         // SAFETY: `a` is aimed at the domain entered; `top` is its own stack (or 0: none),
-        // `rights` its rights; the method is a known one.
-        Ok(unsafe { xfer_with(d.rights(), top, stamp_and_xfer_back, a.0.as_arg()) })
+        // the gate its own; the method is a known one.
+        Ok(unsafe { xfer_with(d.gate(), top, stamp_and_xfer_back, a.0.as_arg()) })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Rights;
 
     #[test]
     fn known_methods_run_safely_in_their_domain() {
         let _s = sys::testing::serial();
-        if crate::available().is_err() {
-            return;
+        for how in Rights::here() {
+            let (d, other) = (Domain::new(how, true).expect("domain"), Domain::new(how, false).expect("domain"));
+            let mut a = NullArgs::for_domain(&d);
+            a.value = 9;
+            assert_eq!(d.fcall_known(Known::Null, &mut a), Outcome::Returned);
+            assert_eq!(d.tcall_known(Known::ReadMarker, &mut a).unwrap(), Outcome::Returned);
+            assert_eq!((a.value, a.seen), (9, d.inside()));
+            assert_eq!(d.call_sum([1, 2, 3, 4]).unwrap().1, 11);
+            let mut t = NullArgs::for_domain(&d).touching(&other);
+            let thrown = Outcome::Thrown { addr: other.marker() as usize, code: how.fault_code() };
+            assert_eq!(d.call_throwing(&mut t).unwrap().0, thrown, "{how:?}");
+            assert_eq!(d.xfer_target().unwrap().xfer_stamped(&mut a), Outcome::Xferred);
+            let mut ctor = Roaming::new(None);
+            assert_eq!(other.construct(&mut ctor), Outcome::Returned);
+            assert_eq!(ctor.seen(), other.inside());
+            let mut table = KeyTable::new(how, 2, 15).expect("table");
+            let mut r = Roaming::new(None);
+            assert_eq!(table.xfer_stamped(1, &mut r, 5).unwrap(), Outcome::Xferred);
+            assert_eq!(r.seen(), table.domain(1).inside());
         }
-        let (d, other) = (Domain::new(true).expect("domain"), Domain::new(false).expect("domain"));
-        let mut a = NullArgs::for_domain(&d);
-        a.value = 9;
-        assert_eq!(d.fcall_known(Known::Null, &mut a), Outcome::Returned);
-        assert_eq!(d.tcall_known(Known::ReadMarker, &mut a).unwrap(), Outcome::Returned);
-        assert_eq!((a.value, a.pkru_seen), (9, d.rights()));
-        assert_eq!(d.call_sum([1, 2, 3, 4]).unwrap().1, 11);
-        let mut t = NullArgs::for_domain(&d).touching(&other);
-        let thrown = Outcome::Thrown { addr: other.marker() as usize, code: crate::SEGV_PKUERR };
-        assert_eq!(d.call_throwing(&mut t).unwrap().0, thrown);
-        assert_eq!(d.xfer_target().unwrap().xfer_stamped(&mut a), Outcome::Xferred);
-        let mut ctor = Roaming::new(None);
-        assert_eq!(other.construct(&mut ctor), Outcome::Returned);
-        assert_eq!(ctor.pkru_seen(), other.rights());
-        let mut table = KeyTable::new(2, 15).expect("table");
-        let mut r = Roaming::new(None);
-        assert_eq!(table.xfer_stamped(1, &mut r, 5).unwrap(), Outcome::Xferred);
-        assert_eq!(r.pkru_seen(), table.domain(1).rights());
     }
 }

@@ -1,26 +1,61 @@
-//! Key virtualisation: more domains than hardware keys, as Go! had more components than GDT
-//! slots. An [`ObjRef`] names a domain; the [`KeyTable`] maps it to a hardware key when it
-//! holds one. On a miss the least-recently-used domain's key is taken back — its pages are
-//! re-tagged with the *parking* key, which every PKRU denies — and the callee's pages are
-//! re-tagged with the freed key (`pkey_mprotect`) before the switch. So every domain's memory
-//! is always under a key no one else runs with: an access from outside faults with
-//! `SEGV_PKUERR` whether the domain holds a key or not.
+//! Key virtualisation and object references. An [`ObjRef`] names one interface of one domain
+//! (Go!'s object reference); the [`KeyTable`] holds the domains and their interfaces, answers
+//! an interface's type ([`KeyTable::get_type`]) and the key its domain holds
+//! ([`KeyTable::sel2ref`]: the naming step from a reference to the key).
+//!
+//! With keys there are more domains than hardware keys, as Go! had more components than GDT
+//! slots: the table maps a domain to a hardware key when it holds one. On a miss the
+//! least-recently-used domain's key is taken back — its pages are re-tagged with the
+//! *parking* key, which every PKRU denies — and the callee's pages are re-tagged with the
+//! freed key (`pkey_mprotect`) before the switch. So every domain's memory is always under a
+//! key no one else runs with: an access from outside faults with `SEGV_PKUERR` whether the
+//! domain holds a key or not.
+//!
+//! In mprotect mode there are no slots to run out of: every domain is closed (`PROT_NONE`)
+//! unless called, and every entry opens its region, so every look-up is a hit (a "miss"
+//! would be the very re-protection each entry does anyway).
 
-use super::{Domain, Pkey};
+use super::{Domain, Pkey, Rights};
 use std::io;
 
-/// A domain's name in a [`KeyTable`].
-pub type ObjRef = usize;
+/// An interface's type (what [`KeyTable::get_type`] answers).
+pub type TypeId = u32;
 
-/// Domains sharing a few hardware keys.
+/// An object reference: a handle naming one interface of one domain in a [`KeyTable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjRef(u32);
+
+/// One interface: the domain it belongs to and its type (the table's entry per interface).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Interface {
+    /// The domain's index in its table.
+    pub domain: u32,
+    /// Its type.
+    pub type_id: TypeId,
+}
+
+/// Where [`KeyTable::sel2ref`] says a reference leads: the domain and the hardware key it
+/// holds now (None: parked, the next entry misses; or mprotect mode, no keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The domain's index.
+    pub domain: usize,
+    /// Its hardware key, if it holds one.
+    pub key: Option<u32>,
+}
+
+/// Domains sharing a few hardware keys (or none, in mprotect mode), and their interfaces.
 #[derive(Debug)]
 pub struct KeyTable {
     // Field order: domains (registrations, mappings) go before the keys are freed.
     domains: Vec<Entry>,
+    interfaces: Vec<Interface>,
     /// Which domain holds each hardware key.
-    holder: Vec<Option<ObjRef>>,
+    holder: Vec<Option<usize>>,
     keys: Vec<Pkey>,
-    park: Pkey,
+    park: Option<Pkey>,
+    how: Rights,
     clock: u64,
     misses: u64,
 }
@@ -33,27 +68,48 @@ struct Entry {
 }
 
 impl KeyTable {
-    /// `domains` domains with private stacks, sharing at most `max_keys` hardware keys (as many
-    /// as can be allocated, one of them kept as the parking key). All start parked.
-    pub fn new(domains: usize, max_keys: usize) -> io::Result<KeyTable> {
-        let park = Pkey::alloc().map_err(|e| io::Error::new(e.kind(), format!("pkey_alloc (parking key): {e}")))?;
-        let mut keys = Vec::new();
-        while keys.len() < max_keys.saturating_sub(1) {
-            match Pkey::alloc() {
-                Ok(k) => keys.push(k),
-                Err(_) if !keys.is_empty() => break,
-                Err(e) => return Err(io::Error::new(e.kind(), format!("pkey_alloc: {e}"))),
+    /// `domains` domains with private stacks whose rights `how` switches; with keys, sharing at
+    /// most `max_keys` hardware keys (as many as can be allocated, one of them kept as the
+    /// parking key), all starting parked.
+    pub fn new(how: Rights, domains: usize, max_keys: usize) -> io::Result<KeyTable> {
+        let mut t = KeyTable {
+            domains: Vec::new(),
+            interfaces: Vec::new(),
+            holder: Vec::new(),
+            keys: Vec::new(),
+            park: None,
+            how,
+            clock: 0,
+            misses: 0,
+        };
+        if how == Rights::Pkey {
+            let park = Pkey::alloc().map_err(|e| io::Error::new(e.kind(), format!("pkey_alloc (parking key): {e}")))?;
+            while t.keys.len() < max_keys.saturating_sub(1) {
+                match Pkey::alloc() {
+                    Ok(k) => t.keys.push(k),
+                    Err(_) if !t.keys.is_empty() => break,
+                    Err(e) => return Err(io::Error::new(e.kind(), format!("pkey_alloc: {e}"))),
+                }
             }
+            t.holder = vec![None; t.keys.len()];
+            t.park = Some(park);
         }
-        let mut t = KeyTable { domains: Vec::new(), holder: vec![None; keys.len()], keys, park, clock: 0, misses: 0 };
         for _ in 0..domains {
-            let domain = Domain::with_key(t.park.id(), true)?;
+            let domain = match &t.park {
+                Some(p) => Domain::with_key(p.id(), true)?,
+                None => Domain::new(how, true)?,
+            };
             t.domains.push(Entry { domain, slot: None, last_use: 0 });
         }
         Ok(t)
     }
 
-    /// Hardware keys the domains share (the parking key not counted).
+    /// How the domains' rights switch.
+    pub fn how(&self) -> Rights {
+        self.how
+    }
+
+    /// Hardware keys the domains share (the parking key not counted; 0 in mprotect mode).
     pub fn keys(&self) -> usize {
         self.keys.len()
     }
@@ -73,32 +129,59 @@ impl KeyTable {
         self.misses
     }
 
-    /// The parking key.
-    pub fn park_key(&self) -> u32 {
-        self.park.id()
+    /// The parking key (keys only).
+    pub fn park_key(&self) -> Option<u32> {
+        self.park.as_ref().map(Pkey::id)
     }
 
-    /// The domain `obj` (its key may be the parking key).
-    pub fn domain(&self, obj: ObjRef) -> &Domain {
-        &self.domains[obj].domain
+    /// The domain `d` (with keys, its key may be the parking key).
+    pub fn domain(&self, d: usize) -> &Domain {
+        &self.domains[d].domain
     }
 
-    /// Makes `obj` hold a hardware key (a hit, or a miss that evicts the least recently used
-    /// holder) and returns its domain, ready to be entered.
+    /// Adds an interface of type `type_id` to domain `d`; `None` if there is no such domain.
+    pub fn add_interface(&mut self, d: usize, type_id: TypeId) -> Option<ObjRef> {
+        let id = u32::try_from(self.interfaces.len()).ok()?;
+        (d < self.domains.len()).then(|| {
+            self.interfaces.push(Interface { domain: d as u32, type_id });
+            ObjRef(id)
+        })
+    }
+
+    /// The type of the interface `r` names (Go!'s `get_type`); `None` for a stale reference.
     #[inline]
-    pub fn resolve(&mut self, obj: ObjRef) -> io::Result<&Domain> {
+    pub fn get_type(&self, r: ObjRef) -> Option<TypeId> {
+        self.interfaces.get(r.0 as usize).map(|i| i.type_id)
+    }
+
+    /// The naming step from a reference to the key: the domain `r` leads to and the
+    /// hardware key it holds now (Go!'s `sel2ref`, selector to reference, here reference to
+    /// key). `None` for a stale reference.
+    #[inline]
+    pub fn sel2ref(&self, r: ObjRef) -> Option<Binding> {
+        let i = self.interfaces.get(r.0 as usize)?;
+        let domain = i.domain as usize;
+        let key = self.domains[domain].slot.map(|s| self.keys[s].id());
+        Some(Binding { domain, key })
+    }
+
+    /// Makes domain `d` enterable (with keys: holding a hardware key, by a hit or a miss that
+    /// evicts the least recently used holder) and returns it.
+    #[inline]
+    pub fn resolve(&mut self, d: usize) -> io::Result<&Domain> {
         self.clock += 1;
-        if self.domains[obj].slot.is_none() {
-            self.miss(obj)?;
+        if self.how == Rights::Pkey && self.domains[d].slot.is_none() {
+            self.miss(d)?;
         }
-        let e = &mut self.domains[obj];
+        let e = &mut self.domains[d];
         e.last_use = self.clock;
         Ok(&e.domain)
     }
 
     #[cold]
-    fn miss(&mut self, obj: ObjRef) -> io::Result<()> {
+    fn miss(&mut self, d: usize) -> io::Result<()> {
         self.misses += 1;
+        let park = self.park.as_ref().map(Pkey::id).ok_or_else(|| io::Error::other("no parking key"))?;
         let slot = match self.holder.iter().position(Option::is_none) {
             Some(s) => s,
             None => {
@@ -109,15 +192,15 @@ impl KeyTable {
                     .filter_map(|(s, h)| h.map(|v| (s, v)))
                     .min_by_key(|&(_, v)| self.domains[v].last_use)
                     .ok_or_else(|| io::Error::other("the key table has no hardware key"))?;
-                self.domains[victim].domain.retag(self.park.id())?;
+                self.domains[victim].domain.retag(park)?;
                 self.domains[victim].slot = None;
                 self.holder[slot] = None;
                 slot
             }
         };
-        self.domains[obj].domain.retag(self.keys[slot].id())?;
-        self.domains[obj].slot = Some(slot);
-        self.holder[slot] = Some(obj);
+        self.domains[d].domain.retag(self.keys[slot].id())?;
+        self.domains[d].slot = Some(slot);
+        self.holder[slot] = Some(d);
         Ok(())
     }
 }

@@ -2,59 +2,78 @@ use super::table::KeyTable;
 use super::*;
 use sys::testing::serial;
 
-fn skip() -> bool {
+/// The mechanisms to test here: mprotect always (x86_64); keys where the CPU has them (the
+/// keyed tests skip elsewhere, saying why).
+fn mechanisms() -> Vec<Rights> {
     if let Err(why) = available() {
-        eprintln!("skipped: {why}");
-        return true;
+        eprintln!("keyed mode skipped: {why}");
     }
-    false
+    Rights::here()
 }
 
 /// Reads `d`'s marker from inside `d`.
-fn marker_of(d: &Domain) -> (u64, u32) {
+fn marker_of(d: &Domain) -> (u64, u64) {
     let mut a = NullArgs::for_domain(d);
     // SAFETY: `read_marker` holds nothing and cannot fault on its own marker.
     assert_eq!(unsafe { d.fcall(read_marker, a.as_arg()) }, Outcome::Returned);
-    (a.value, a.pkru_seen)
+    (a.value, a.seen)
+}
+
+/// The caller's view is the closed one: PKRU denying the key, or the region `---p`.
+fn assert_closed(d: &Domain) {
+    match d.how() {
+        Rights::Pkey => assert!(!grants(pkru(), d.key().expect("key")), "the caller has no access: {:#x}", pkru()),
+        Rights::Mprotect => assert_eq!(maps_perms(d.data_range().start).expect("maps"), "---p"),
+    }
+}
+
+#[test]
+fn mprotect_mode_is_available_on_x86_64() {
+    assert_eq!(Rights::Mprotect.available().is_ok(), cfg!(target_arch = "x86_64"));
+    assert_eq!(Rights::from_name("mprotect"), Some(Rights::Mprotect));
+    assert_eq!(Rights::from_name("pkey"), Some(Rights::Pkey));
+    assert_eq!(Rights::here().contains(&Rights::Pkey), available().is_ok());
 }
 
 #[test]
 fn fcall_runs_in_the_domain_and_restores_the_callers_rights() {
     let _s = serial();
-    if skip() {
-        return;
+    for how in mechanisms() {
+        let d = Domain::new(how, false).expect("domain");
+        assert_closed(&d);
+        let before = d.caller_view();
+        let mut a = NullArgs::for_domain(&d);
+        a.value = 0xfeed;
+        // SAFETY: the null method holds nothing and writes its own marker only.
+        assert_eq!(unsafe { d.fcall(null_method, a.as_arg()) }, Outcome::Returned);
+        assert_eq!(a.seen, d.inside(), "{how:?}: the callee ran with its own rights");
+        if how == Rights::Pkey {
+            assert_eq!(a.seen, u64::from(rights_for(d.key().expect("key"))), "PKRU grants key 0 and its key only");
+        }
+        assert_eq!(d.caller_view(), before, "{how:?}: the caller's rights are back");
+        assert_closed(&d);
+        assert_eq!(marker_of(&d).0, 0xfeed, "the value is in the callee's memory");
+        assert_eq!(d.vma(), Ok(d.data_range()), "its region is a VMA of its own");
+        assert!(d.data_range().contains(&(d.marker() as usize)));
     }
-    let d = Domain::new(false).expect("domain");
-    let before = pkru();
-    assert!(!grants(before, d.key()), "the caller has no access to the new key: {before:#x}");
-    let mut a = NullArgs::for_domain(&d);
-    a.value = 0xfeed;
-    // SAFETY: the null method holds nothing and writes its own marker only.
-    assert_eq!(unsafe { d.fcall(null_method, a.as_arg()) }, Outcome::Returned);
-    assert_eq!(a.pkru_seen, rights_for(d.key()), "PKRU inside grants key 0 and the callee's key only");
-    assert!(grants(a.pkru_seen, d.key()));
-    assert_eq!(pkru(), before, "the caller's rights are back");
-    assert_eq!(marker_of(&d).0, 0xfeed, "the value is in the callee's memory");
-    assert!(d.data_range().contains(&(d.marker() as usize)));
 }
 
 #[test]
 fn the_caller_cannot_read_the_callees_memory() {
     let _s = serial();
-    if skip() {
-        return;
+    for how in mechanisms() {
+        let d = Domain::new(how, false).expect("domain");
+        let before = d.caller_view();
+        let f = probe_read(how, d.marker() as usize).expect_err("the read faults");
+        assert_eq!(f.code, how.fault_code(), "{how:?}");
+        assert_eq!(f.addr, d.marker() as usize);
+        assert_eq!(d.caller_view(), before);
+        // Again: SIGSEGV was unblocked after the first throw, so a second fault is caught too.
+        assert!(probe_read(how, d.marker() as usize).is_err());
+        // Memory outside every domain reads fine under the probe.
+        let x = 7u8;
+        assert_eq!(probe_read(how, &raw const x as usize), Ok(7));
     }
-    let d = Domain::new(false).expect("domain");
-    let before = pkru();
-    let f = probe_read(d.marker() as usize).expect_err("the read faults");
-    assert_eq!(f.code, SEGV_PKUERR);
-    assert_eq!(f.addr, d.marker() as usize);
-    assert_eq!(pkru(), before);
-    // Again: SIGSEGV was unblocked after the first throw, so a second fault is caught too.
-    assert!(probe_read(d.marker() as usize).is_err());
-    // Memory outside every domain reads fine under the probe.
-    let x = 7u8;
-    assert_eq!(probe_read(&raw const x as usize), Ok(7));
 }
 
 extern "C" fn record_sp(a: *mut u8) {
@@ -63,68 +82,76 @@ extern "C" fn record_sp(a: *mut u8) {
     // SAFETY: `a` is the live argument block in the call area.
     unsafe {
         (*a).value = std::hint::black_box(&raw const here) as u64;
-        (*a).pkru_seen = read_pkru();
+        (*a).seen = observe();
     }
 }
 
 #[test]
 fn tcall_and_call_run_on_the_private_stack_and_copy_frames() {
     let _s = serial();
-    if skip() {
-        return;
+    for how in mechanisms() {
+        let mut d = Domain::new(how, true).expect("domain");
+        let before = d.caller_view();
+        let mut a = NullArgs::for_domain(&d);
+        // SAFETY: `record_sp` holds nothing.
+        assert_eq!(unsafe { d.tcall(record_sp, a.as_arg()) }.expect("stack"), Outcome::Returned);
+        assert!(d.stack().expect("stack").range().contains(&(a.value as usize)), "{:#x}", a.value);
+        assert_eq!(a.seen, d.inside());
+        assert_eq!(d.caller_view(), before);
+        // SAFETY: `sum_method` holds nothing and writes its own frame.
+        let (out, result, seen) = unsafe { d.call(sum_method, [1, 2, 3, 4]) }.expect("stack");
+        assert_eq!((out, result, seen), (Outcome::Returned, 11, d.inside()));
+        // A linked stack: t-calls run on it until it is unlinked.
+        d.link_stack(Stack::new().expect("stack"));
+        assert_eq!(d.stacks(), 2);
+        let linked = d.stack().expect("stack").range();
+        let mut a = NullArgs::for_domain(&d);
+        // SAFETY: as above.
+        assert_eq!(unsafe { d.tcall(record_sp, a.as_arg()) }.expect("stack"), Outcome::Returned);
+        assert!(linked.contains(&(a.value as usize)), "on the linked stack");
+        assert!(d.unlink_stack().is_some());
+        let _link = d.link().expect("sigaltstack");
+        assert_eq!(d.caller_view(), before);
+        let no_stack = Domain::new(how, false).expect("domain");
+        let mut a = NullArgs::for_domain(&no_stack);
+        // SAFETY: as above.
+        assert!(unsafe { no_stack.tcall(record_sp, a.as_arg()) }.is_err(), "t-call needs a private stack");
     }
-    let d = Domain::new(true).expect("domain");
-    let before = pkru();
-    let mut a = NullArgs::for_domain(&d);
-    // SAFETY: `record_sp` holds nothing.
-    assert_eq!(unsafe { d.tcall(record_sp, a.as_arg()) }.expect("stack"), Outcome::Returned);
-    assert!(d.stack().expect("stack").range().contains(&(a.value as usize)), "{:#x}", a.value);
-    assert_eq!(a.pkru_seen, d.rights());
-    assert_eq!(pkru(), before);
-    // SAFETY: `sum_method` holds nothing and writes its own frame.
-    let (out, result, seen) = unsafe { d.call(sum_method, [1, 2, 3, 4]) }.expect("stack");
-    assert_eq!((out, result, seen), (Outcome::Returned, 11, u64::from(d.rights())));
-    let _link = d.link().expect("sigaltstack");
-    assert_eq!(pkru(), before);
-    let no_stack = Domain::new(false).expect("domain");
-    // SAFETY: as above.
-    assert!(unsafe { no_stack.tcall(record_sp, a.as_arg()) }.is_err(), "t-call needs a private stack");
 }
 
 #[test]
 fn throw_after_each_call_kind_resumes_the_caller_with_its_rights() {
     let _s = serial();
-    if skip() {
-        return;
+    for how in mechanisms() {
+        let (d, other) = (Domain::new(how, true).expect("domain"), Domain::new(how, false).expect("domain"));
+        let before = d.caller_view();
+        for touch in [other.marker() as usize, 0] {
+            let expected =
+                if touch == 0 { Outcome::Raised } else { Outcome::Thrown { addr: touch, code: how.fault_code() } };
+            let mut a = NullArgs::for_domain(&d);
+            a.touch = touch;
+            // SAFETY: `throwing_method` holds nothing when it faults or raises.
+            assert_eq!(unsafe { d.fcall(throwing_method, a.as_arg()) }, expected, "{how:?} after fcall");
+            assert_eq!(d.caller_view(), before);
+            // SAFETY: as above.
+            assert_eq!(unsafe { d.tcall(throwing_method, a.as_arg()) }.expect("stack"), expected, "after tcall");
+            assert_eq!(d.caller_view(), before);
+            assert_eq!(a.seen, d.inside(), "it ran in its domain before throwing");
+            let mut a = NullArgs::for_domain(&d);
+            a.touch = touch;
+            assert_eq!(d.call_throwing_for_test(&mut a), expected, "{how:?} after call");
+            assert_eq!(d.caller_view(), before);
+            assert_closed(&d);
+        }
+        assert_eq!(marker_of(&d).1, d.inside(), "calls work after throws");
     }
-    let (d, other) = (Domain::new(true).expect("domain"), Domain::new(false).expect("domain"));
-    let before = pkru();
-    for touch in [other.marker() as usize, 0] {
-        let expected = if touch == 0 { Outcome::Raised } else { Outcome::Thrown { addr: touch, code: SEGV_PKUERR } };
-        let mut a = NullArgs::for_domain(&d);
-        a.touch = touch;
-        // SAFETY: `throwing_method` holds nothing when it faults or raises.
-        assert_eq!(unsafe { d.fcall(throwing_method, a.as_arg()) }, expected, "after fcall");
-        assert_eq!(pkru(), before);
-        // SAFETY: as above.
-        assert_eq!(unsafe { d.tcall(throwing_method, a.as_arg()) }.expect("stack"), expected, "after tcall");
-        assert_eq!(pkru(), before);
-        assert_eq!(a.pkru_seen, d.rights(), "it ran in its domain before throwing");
+}
+
+impl Domain {
+    fn call_throwing_for_test(&self, a: &mut NullArgs<'_>) -> Outcome {
+        // SAFETY: the frame method runs `throwing_method` on `a`, live for the call.
+        unsafe { self.call(throwing_frame_method, [a.as_arg() as u64, 0, 0, 0]) }.expect("stack").0
     }
-    // `call`: the method gets the frame, so its throw is the fault of a touch in the frame's
-    // sibling domain: use a method that faults on `other` through a static address.
-    static TOUCH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    extern "C" fn touch_static(_: *mut u8) {
-        let t = TOUCH.load(std::sync::atomic::Ordering::Relaxed);
-        // SAFETY: faults (another domain's memory) and throws; nothing to drop.
-        std::hint::black_box(unsafe { (t as *const u8).read_volatile() });
-    }
-    TOUCH.store(other.marker() as usize, std::sync::atomic::Ordering::Relaxed);
-    // SAFETY: as above.
-    let (out, _, _) = unsafe { d.call(touch_static, [0; FRAME_WORDS]) }.expect("stack");
-    assert_eq!(out, Outcome::Thrown { addr: other.marker() as usize, code: SEGV_PKUERR }, "after call");
-    assert_eq!(pkru(), before);
-    assert_eq!(marker_of(&d).1, d.rights(), "calls work after throws");
 }
 
 static SEEN_IN_HANDLER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -140,27 +167,28 @@ extern "C" fn signalled_method(a: *mut u8) {
     // SAFETY: `a` is live; the marker is the callee's.
     unsafe {
         (*a).target.write_volatile(5);
-        (*a).pkru_seen = read_pkru();
+        (*a).seen = observe();
     }
 }
 
 #[test]
 fn a_signal_in_the_callee_keeps_its_rights_and_the_caller_gets_its_own_back() {
     let _s = serial();
-    if skip() {
+    if let Err(why) = available() {
+        eprintln!("skipped (keys only): {why}");
         return;
     }
     // SAFETY: the handler is async-signal-safe (an atomic store); the guard puts SIGUSR2's
     // disposition back.
     let _guard = unsafe { sys::disposition::Disposition::handle(libc::SIGUSR2, on_usr2, 0) }.expect("sigaction");
-    let d = Domain::new(true).expect("domain");
+    let d = Domain::new(Rights::Pkey, true).expect("domain");
     let before = pkru();
     let mut a = NullArgs::for_domain(&d);
     // SAFETY: the method holds nothing.
     assert_eq!(unsafe { d.tcall(signalled_method, a.as_arg()) }.expect("stack"), Outcome::Returned);
     let in_handler = SEEN_IN_HANDLER.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(!grants(in_handler, d.key()), "the handler runs without the callee's key: {in_handler:#x}");
-    assert_eq!(a.pkru_seen, d.rights(), "the callee's rights survive the signal");
+    assert!(!grants(in_handler, d.key().expect("key")), "the handler runs without the callee's key: {in_handler:#x}");
+    assert_eq!(a.seen, d.inside(), "the callee's rights survive the signal");
     assert_eq!(pkru(), before);
     assert_eq!(marker_of(&d).0, 5);
 }
@@ -168,55 +196,99 @@ fn a_signal_in_the_callee_keeps_its_rights_and_the_caller_gets_its_own_back() {
 #[test]
 fn xfer_reaches_the_callee_and_comes_back_by_transfer() {
     let _s = serial();
-    if skip() {
-        return;
+    for how in mechanisms() {
+        let d = Domain::new(how, true).expect("domain");
+        let before = d.caller_view();
+        let mut a = NullArgs::for_domain(&d);
+        a.value = 9;
+        // SAFETY: the target holds nothing when it transfers back.
+        assert_eq!(unsafe { d.xfer(stamp_and_xfer_back, a.as_arg()) }.expect("stack"), Outcome::Xferred);
+        assert_eq!((a.seen, d.caller_view()), (d.inside(), before));
+        assert_eq!(marker_of(&d).0, 9);
     }
-    let d = Domain::new(true).expect("domain");
-    let before = pkru();
-    let mut a = NullArgs::for_domain(&d);
-    a.value = 9;
-    // SAFETY: the target holds nothing when it transfers back.
-    assert_eq!(unsafe { d.xfer(stamp_and_xfer_back, a.as_arg()) }.expect("stack"), Outcome::Xferred);
-    assert_eq!((a.pkru_seen, pkru()), (d.rights(), before));
-    assert_eq!(marker_of(&d).0, 9);
 }
 
 #[test]
-fn twenty_domains_share_the_hardware_keys_and_stay_isolated() {
+fn twenty_domains_share_the_table_and_stay_isolated() {
     let _s = serial();
-    if skip() {
-        return;
-    }
-    let mut t = KeyTable::new(20, 15).expect("table");
-    assert!(t.keys() < t.len(), "more domains ({}) than keys ({})", t.len(), t.keys());
-    let before = pkru();
-    for round in 0..3u64 {
+    for how in mechanisms() {
+        let mut t = KeyTable::new(how, 20, 15).expect("table");
+        if how == Rights::Pkey {
+            assert!(t.keys() < t.len(), "more domains ({}) than keys ({})", t.len(), t.keys());
+        } else {
+            assert_eq!(t.keys(), 0);
+        }
+        for round in 0..3u64 {
+            for obj in 0..t.len() {
+                let d = t.resolve(obj).expect("resolve");
+                let before = d.caller_view();
+                let mut a = NullArgs::for_domain(d);
+                a.value = round * 100 + obj as u64;
+                // SAFETY: the null method holds nothing.
+                assert_eq!(unsafe { d.fcall(null_method, a.as_arg()) }, Outcome::Returned);
+                assert_eq!(a.seen, d.inside(), "domain {obj}");
+                assert_eq!(d.caller_view(), before);
+            }
+        }
+        match how {
+            Rights::Pkey => assert!(t.misses() >= 3 * (t.len() as u64 - t.keys() as u64)),
+            Rights::Mprotect => assert_eq!(t.misses(), 0, "no slots to miss"),
+        }
         for obj in 0..t.len() {
+            let f = probe_read(how, t.domain(obj).marker() as usize).expect_err("outside access faults");
+            assert_eq!(f.code, how.fault_code(), "domain {obj}, key {:?}", t.domain(obj).key());
+        }
+        // From inside one domain, another (held or parked) faults; each keeps its own value.
+        for obj in 0..t.len() {
+            let other = t.domain((obj + 1) % t.len()).marker() as usize;
             let d = t.resolve(obj).expect("resolve");
             let mut a = NullArgs::for_domain(d);
-            a.value = round * 100 + obj as u64;
-            // SAFETY: the null method holds nothing.
-            assert_eq!(unsafe { d.fcall(null_method, a.as_arg()) }, Outcome::Returned);
-            assert_eq!(a.pkru_seen, d.rights(), "domain {obj}");
-            assert_eq!(pkru(), before);
+            a.value = 200 + obj as u64;
+            a.touch = other;
+            // SAFETY: the method holds nothing when it faults.
+            let out = unsafe { d.fcall(throwing_method, a.as_arg()) };
+            assert_eq!(out, Outcome::Thrown { addr: other, code: how.fault_code() }, "domain {obj}");
+            let (value, seen) = marker_of(d);
+            assert_eq!((value, seen), (200 + obj as u64, d.inside()));
         }
     }
-    assert!(t.misses() >= 3 * (t.len() as u64 - t.keys() as u64));
-    for obj in 0..t.len() {
-        let f = probe_read(t.domain(obj).marker() as usize).expect_err("outside access faults");
-        assert_eq!(f.code, SEGV_PKUERR, "domain {obj}, key {}", t.domain(obj).key());
+}
+
+#[test]
+fn references_name_typed_interfaces_and_lead_to_their_key() {
+    let _s = serial();
+    for how in mechanisms() {
+        let mut t = KeyTable::new(how, 3, 15).expect("table");
+        let r0 = t.add_interface(0, 10).expect("interface");
+        let r2 = t.add_interface(2, 12).expect("interface");
+        assert!(t.add_interface(3, 1).is_none(), "no domain 3");
+        assert_eq!((t.get_type(r0), t.get_type(r2)), (Some(10), Some(12)));
+        let b = t.sel2ref(r2).expect("binding");
+        assert_eq!(b.domain, 2);
+        assert_eq!(b.key, None, "parked, or no keys");
+        t.resolve(2).expect("resolve");
+        let b = t.sel2ref(r2).expect("binding");
+        assert_eq!(b.key, t.domain(2).key().filter(|_| how == Rights::Pkey));
     }
-    // From inside one domain, another (held or parked) faults; each keeps its own value.
-    for obj in 0..t.len() {
-        let other = t.domain((obj + 1) % t.len()).marker() as usize;
-        let d = t.resolve(obj).expect("resolve");
-        let mut a = NullArgs::for_domain(d);
-        a.value = 200 + obj as u64;
-        a.touch = other;
-        // SAFETY: the method holds nothing when it faults.
-        let out = unsafe { d.fcall(throwing_method, a.as_arg()) };
-        assert_eq!(out, Outcome::Thrown { addr: other, code: SEGV_PKUERR }, "domain {obj}");
-        let (value, seen) = marker_of(d);
-        assert_eq!((value, seen), (200 + obj as u64, d.rights()));
+}
+
+#[test]
+fn mprotect_domains_leave_no_region_open_or_mapped() {
+    let _s = serial();
+    let page = sys::fault::page_size();
+    let pages = {
+        let d = Domain::new(Rights::Mprotect, true).expect("domain");
+        assert_closed(&d);
+        let mut a = NullArgs::for_domain(&d);
+        // SAFETY: the null method holds nothing.
+        assert_eq!(unsafe { d.fcall(null_method, a.as_arg()) }, Outcome::Returned);
+        assert_closed(&d);
+        let (r, s) = (d.data_range(), d.stack().expect("stack").range());
+        assert_eq!(maps_perms(r.start - page).expect("guard"), "r--p", "the guard below");
+        assert_eq!(maps_perms(r.end).expect("guard"), "r--p", "the guard above");
+        [r.start - page, r.start, r.end, s.start - page, s.start]
+    };
+    for p in pages {
+        assert!(maps_perms(p).is_err(), "{p:#x} unmapped with the domain");
     }
 }

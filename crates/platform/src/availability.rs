@@ -115,11 +115,11 @@ pub fn busy_note(p: &Probe, rounds: u16) -> String {
 
 /// Flags each row measured next to a busy probe, with a note saying which; `measured_rounds[i]`
 /// is how many rounds row `i` was measured in (its rounds are the first ones), `total_rounds`
-/// how many the run had.
+/// how many the run had. A row of sizes or counts is not a time: a busy CPU does not disturb it.
 pub fn mark_busy_rows(rows: &mut [Row], measured_rounds: &[usize], probes: &[Probe], total_rounds: usize) {
     let total = u16::try_from(total_rounds).unwrap_or(u16::MAX);
     for (row, &n) in rows.iter_mut().zip(measured_rounds) {
-        if row.summary.is_none() {
+        if row.summary.is_none() || row.unit != model::Unit::Ns {
             continue;
         }
         if let Some(p) = busiest_next_to(probes, n.max(1)) {

@@ -364,6 +364,10 @@ fn stages_add_up(
     let Some(total) = total else { return Err("the stage's row has no total".into()) };
     let mean_of = |name: &str| breakdown.iter().find(|s| s.name == name).map(|s| s.summary.mean);
     let partitions = seeds::partitions(id);
+    if mean_of(stage).is_none() {
+        // No such stage: the row says so, and which stages there are.
+        return Ok(());
+    }
     let Some(parts) = partitions.iter().find(|p| p.contains(&stage) && p.iter().all(|n| mean_of(n).is_some())) else {
         return if partitions.is_empty() {
             Ok(())
@@ -590,7 +594,18 @@ fn found_or_why(run: &RunFile, want: Want, row: &mut SeedRow) -> Option<(Unit, T
                 _ if want.stage.is_some() => match &r.breakdown {
                     Some(b) if !b.is_empty() => {
                         let names: Vec<&str> = b.iter().map(|s| s.name.as_str()).collect();
-                        format!("no such stage in this result (its stages: {})", names.join(", "))
+                        // Another whole breakdown of the same result: this machine cannot time
+                        // the stage apart (e.g. without tracepoints), and times it with its
+                        // neighbour.
+                        let whole = seeds::partitions(want.id).iter().any(|p| p.iter().all(|n| names.contains(n)));
+                        if whole {
+                            format!(
+                                "combined here: timed together with a neighbouring stage (its stages: {})",
+                                names.join(", ")
+                            )
+                        } else {
+                            format!("no such stage in this result (its stages: {})", names.join(", "))
+                        }
                     }
                     _ => "no such stage in this result".into(),
                 },
@@ -627,6 +642,11 @@ fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Un
     found.sort_by(|a, b| stat(&a.2).total_cmp(&stat(&b.2)));
     row.nearest = Some(n.why.to_string());
     let Some(&(best, unit, today)) = found.first() else {
+        if let [only] = n.candidates {
+            // One candidate: its own reason (skipped here, and why).
+            name_today(row, only);
+            return found_or_why(run, *only, row);
+        }
         let ids: Vec<&str> = n.candidates.iter().map(|w| w.id).collect();
         row.today_id = Some(ids.join(" | "));
         row.status = RowStatus::NotInResult;
@@ -667,6 +687,7 @@ fn fallback(run: &RunFile, fb: seeds::Fallback, row: &mut SeedRow) -> Option<(Un
             Some(x)
         }
         None => {
+            name_today(row, &fb.first);
             let why_first = first.reason.unwrap_or_default();
             let why_then = row.reason.take().unwrap_or_default();
             row.reason = Some(if why_first == why_then {
@@ -1044,7 +1065,7 @@ fn planned_family(why: &str) -> Option<&str> {
 pub(crate) fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counters: &str) -> Vec<String> {
     let mut n = [0usize; 5];
     for r in rows {
-        let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped"));
+        let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped") || w.starts_with("combined here"));
         match r.status {
             RowStatus::Measured => {}
             RowStatus::NotInResult if skipped => n[0] += 1,
@@ -1220,7 +1241,7 @@ fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
         measured.iter().filter(|r| !r.part && r.caveat.is_none() && r.doubt.as_deref() == Some(why)).count()
     };
     for (n, one, many) in [
-        (part, "part of a breakdown (totals only)", "parts of a breakdown (totals only)"),
+        (part, "part of a breakdown", "parts of a breakdown"),
         (unlike, "not like for like", "not like for like"),
         (doubted("failed its checks"), "that failed its checks", "that failed their checks"),
         (
@@ -1261,7 +1282,7 @@ fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
             }
         }
         for (n, why) in [
-            (other_kind, format!("compared only other than {what}")),
+            (other_kind, "in other units".to_string()),
             (inconclusive, "inconclusive".to_string()),
             (below, "below resolution".to_string()),
         ] {
@@ -1287,7 +1308,7 @@ fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize
     let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
     let distinct = distinct_figures(&all);
     if distinct < measured {
-        let _ = write!(first, " ({distinct} distinct figures today)");
+        let _ = write!(first, " ({distinct} distinct figure{})", if distinct == 1 { "" } else { "s" });
     }
     if !counts.is_empty() {
         let _ = write!(first, "; {}", counts.join(", "));
@@ -1367,11 +1388,8 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
     para(
         &mut out,
         &format!(
-            "{LEGEND} {} A paper's median is the median of its conclusive rows' ratios (the geometric mean \
-             of the middle two when their number is even), a figure of today's that answers several rows \
-             counted once. It rests on totals: parts of a breakdown whose total is a row of its own, rows \
-             whose result failed its checks, differences within one clock read, rows not like for like, rows compared only in another unit, and \
-             rows inconclusive or below resolution are left out, and counted.",
+            "{LEGEND} {} A paper's median is of its conclusive totals' ratios, a figure of today's that \
+             answers several rows counted once; what it leaves out is counted.",
             method_text(run)
         ),
         width,

@@ -42,6 +42,19 @@ pub fn page_size() -> usize {
     usize::try_from(v).ok().filter(|&p| p.is_power_of_two()).unwrap_or(4096)
 }
 
+/// Gives the C allocator's free memory back to the kernel (`malloc_trim(0)`: free chunks'
+/// whole pages are discarded), so that the next allocations are fresh pages whose first write
+/// shows in the resident set (`space.interface` counts its table entries so).
+#[cfg(target_env = "gnu")]
+pub fn trim_heap() {
+    // SAFETY: malloc_trim takes an integer and only releases memory no allocation holds.
+    unsafe { libc::malloc_trim(0) };
+}
+
+/// Elsewhere there is no `malloc_trim`: nothing is given back.
+#[cfg(not(target_env = "gnu"))]
+pub fn trim_heap() {}
+
 /// How a page may be accessed (`PROT_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prot {
@@ -67,6 +80,21 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// A [`Region`] between two guard pages ([`Region::anon_isolated`]); all three unmapped on
+/// drop, in one `munmap`.
+#[derive(Debug)]
+pub struct Isolated {
+    middle: std::mem::ManuallyDrop<Region>,
+    _whole: Region,
+}
+
+impl Isolated {
+    /// The region between the guards.
+    pub fn region(&self) -> &Region {
+        &self.middle
+    }
+}
+
 /// An `mmap`ed range of whole pages, unmapped on drop.
 #[derive(Debug)]
 pub struct Region {
@@ -82,6 +110,26 @@ impl Region {
         let region = Region::map_anon(pages, libc::PROT_READ | libc::PROT_WRITE)?;
         region.no_huge_pages()?;
         Ok(region)
+    }
+
+    /// As [`Region::anon`], between two guard pages whose protection (`PROT_READ`: they hold
+    /// nothing but the zero page, and a write faults) never equals the region's, whatever the
+    /// region is given (`PROT_NONE` or read-write): so the region is a VMA of its own and never
+    /// merges with a neighbour (a protection domain's region, opened and closed by `mprotect`
+    /// on every call, is then not split and merged again per call). Two system calls: the
+    /// mapping of all three parts read-only, and the region's read-write protection (which
+    /// splits it off); one `munmap` of all three on drop. Transparent huge pages are left
+    /// alone: a region under 2 MiB cannot get one.
+    pub fn anon_isolated(pages: usize) -> io::Result<Isolated> {
+        let whole = Region::map_anon(pages.checked_add(2).ok_or(io::ErrorKind::InvalidInput)?, libc::PROT_READ)?;
+        let middle = Region { addr: whole.addr + whole.page, pages, page: whole.page };
+        // The middle is unmapped by `whole` only, never by its own drop.
+        let isolated = Isolated { middle: std::mem::ManuallyDrop::new(middle), _whole: whole };
+        isolated.middle.protect(0, pages, Prot::ReadWrite)?;
+        if isolated.middle.len() >= 2 << 20 {
+            isolated.middle.no_huge_pages()?;
+        }
+        Ok(isolated)
     }
 
     /// Maps pages `0..pages` of `file` shared and read-only in one mapping that is never

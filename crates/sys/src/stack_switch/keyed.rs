@@ -22,7 +22,7 @@
 //!   `siglongjmp` reduced to what a domain call needs; the callee's frames are abandoned.
 //!
 //! # Safety
-//! - The CPU must support protection keys with the OS enabling them (CPUID.7.0:ECX.OSPKE);
+//! - [`enter`], [`leave`], [`rdpkru`], [`wrpkru`]: the CPU must support protection keys with the OS enabling them (CPUID.7.0:ECX.OSPKE);
 //!   otherwise `rdpkru`/`wrpkru` raise #UD. The domain crate's `available` checks before any
 //!   domain exists, and only code holding a `Domain` reaches these functions (its public
 //!   wrappers check `available` once and cache it).
@@ -38,6 +38,8 @@
 //!   it. Frames between are abandoned without running destructors, so they must hold none (the
 //!   `# Safety` contracts of the domain crate's call functions say so). From a signal handler, the
 //!   signal stays blocked (no `sigreturn` runs): the caller unblocks it after [`enter`] returns.
+//! - [`enter_plain`] / [`leave_plain`]: the same without PKRU, for domains whose rights the
+//!   kernel switches (`mprotect`); they need no protection keys.
 //! - With the CPU's user-mode shadow stack (CET) on, [`leave`]'s return would fault; Linux
 //!   enables it only for binaries marked for it and osprim is not.
 #![allow(unsafe_code)]
@@ -77,6 +79,53 @@ pub unsafe extern "sysv64" fn wrpkru(pkru: u32) {
     core::arch::naked_asm!("mov eax, edi", "xor ecx, ecx", "xor edx, edx", "wrpkru", "ret")
 }
 
+/// The body of [`enter`] and [`enter_plain`]: `$save` stores the caller's PKRU in the record
+/// (or nothing), `$write` writes the callee's (in esi) and `$restore` the caller's back.
+macro_rules! enter_body {
+    ($save:literal, $write:literal, $restore:literal) => {
+        core::arch::naked_asm!(
+            push_callee_saved!(),
+            "sub rsp, 8", // rsp is now 16-byte aligned
+            "mov rbx, rdi",
+            "mov r12, rdx",
+            "mov r13, rcx",
+            "mov r14d, esi",
+            $save,
+            "mov [rbx], rsp",
+            $write,
+            "test r8, r8",
+            "jz 2f",
+            "mov rsp, r8",
+            "2:",
+            "mov rdi, r13",
+            "call r12",
+            $restore,
+            "mov rsp, [rbx]",
+            "add rsp, 8",
+            pop_callee_saved!(),
+            "xor eax, eax",
+            "ret",
+        )
+    };
+}
+
+/// The body of [`leave`] and [`leave_plain`]: `$restore` writes the caller's PKRU (from the
+/// record in r8) or nothing.
+macro_rules! leave_body {
+    ($restore:literal) => {
+        core::arch::naked_asm!(
+            "mov r8, rdi",
+            "mov r9d, esi",
+            $restore,
+            "mov rsp, [r8]",
+            "add rsp, 8",
+            pop_callee_saved!(),
+            "mov eax, r9d",
+            "ret",
+        )
+    };
+}
+
 /// Enters a domain: saves the caller's state in `rec`, writes `pkru`, switches to `stack_top`
 /// (if not 0), calls `f(arg)`, switches back; returns 0, or the code given to [`leave`].
 ///
@@ -91,37 +140,29 @@ pub unsafe extern "sysv64" fn enter(
     arg: *mut u8,
     stack_top: usize,
 ) -> u32 {
-    core::arch::naked_asm!(
-        push_callee_saved!(),
-        "sub rsp, 8", // rsp is now 16-byte aligned
-        "mov rbx, rdi",
-        "mov r12, rdx",
-        "mov r13, rcx",
-        "mov r14d, esi",
-        "xor ecx, ecx",
-        "rdpkru",
-        "mov [rbx + 8], eax",
-        "mov [rbx], rsp",
-        "mov eax, r14d",
-        "xor ecx, ecx",
-        "xor edx, edx",
-        "wrpkru",
-        "test r8, r8",
-        "jz 2f",
-        "mov rsp, r8",
-        "2:",
-        "mov rdi, r13",
-        "call r12",
-        "mov eax, [rbx + 8]",
-        "xor ecx, ecx",
-        "xor edx, edx",
-        "wrpkru",
-        "mov rsp, [rbx]",
-        "add rsp, 8",
-        pop_callee_saved!(),
-        "xor eax, eax",
-        "ret",
+    enter_body!(
+        "xor ecx, ecx\nrdpkru\nmov [rbx + 8], eax",
+        "mov eax, r14d\nxor ecx, ecx\nxor edx, edx\nwrpkru",
+        "mov eax, [rbx + 8]\nxor ecx, ecx\nxor edx, edx\nwrpkru"
     )
+}
+
+/// [`enter`] without PKRU: the same catch point, stack switch and call, for domains whose
+/// rights the kernel switches (`mprotect`, by the caller around this call). `_pkru` is ignored
+/// (the record's `pkru` is left as it was). Needs no protection keys.
+///
+/// # Safety
+/// As [`enter`], less the PKRU conditions; the call must be left by [`leave_plain`].
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub unsafe extern "sysv64" fn enter_plain(
+    rec: *mut Rec,
+    _pkru: u32,
+    f: extern "C" fn(*mut u8),
+    arg: *mut u8,
+    stack_top: usize,
+) -> u32 {
+    enter_body!("", "", "")
 }
 
 /// Leaves the domain entered with `rec`: writes the caller's PKRU, restores its stack and
@@ -132,19 +173,17 @@ pub unsafe extern "sysv64" fn enter(
 #[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
 pub unsafe extern "sysv64" fn leave(rec: *const Rec, code: u32) -> ! {
-    core::arch::naked_asm!(
-        "mov r8, rdi",
-        "mov r9d, esi",
-        "mov eax, [r8 + 8]",
-        "xor ecx, ecx",
-        "xor edx, edx",
-        "wrpkru",
-        "mov rsp, [r8]",
-        "add rsp, 8",
-        pop_callee_saved!(),
-        "mov eax, r9d",
-        "ret",
-    )
+    leave_body!("mov eax, [r8 + 8]\nxor ecx, ecx\nxor edx, edx\nwrpkru")
+}
+
+/// Leaves a call made by [`enter_plain`] (no PKRU written).
+///
+/// # Safety
+/// As [`leave`], for a record filled by [`enter_plain`].
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub unsafe extern "sysv64" fn leave_plain(rec: *const Rec, code: u32) -> ! {
+    leave_body!("")
 }
 
 /// Elsewhere than x86_64 there are no protection keys to switch: the domain crate's `available`
@@ -190,4 +229,4 @@ mod elsewhere {
     }
 }
 #[cfg(not(target_arch = "x86_64"))]
-pub use elsewhere::{enter, leave, rdpkru, wrpkru};
+pub use elsewhere::{enter, enter as enter_plain, leave, leave as leave_plain, rdpkru, wrpkru};
