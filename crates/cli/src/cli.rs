@@ -493,12 +493,15 @@ impl Cli {
             quiet: global.quiet,
             strict,
         };
-        let seed_suite = || RunConfig {
-            only: Some(seeds_only()),
-            bound_s: Some(config::SEED_SUITE_BOUND_S),
-            cache: config::CacheMode::Both,
-            cold_ids: Some(bench::cold::SUITE.iter().map(|s| s.to_string()).collect()),
-            ..SamplingArgs::default().run_config(Vec::new())
+        let seed_suite = || {
+            let only = seeds_only();
+            RunConfig {
+                cold_ids: Some(cold_ids(&only)),
+                only: Some(only),
+                bound_s: Some(config::SEED_SUITE_BOUND_S),
+                cache: config::CacheMode::Both,
+                ..SamplingArgs::default().run_config(Vec::new())
+            }
         };
         match self.command {
             None => Cmd::Run {
@@ -588,6 +591,20 @@ fn seeds_only() -> Vec<Only> {
         }
     }
     only
+}
+
+/// The benchmarks whose cold twins the seed suite measures: [`bench::cold::SUITE`], and every
+/// benchmark with a cold mode a seed row wants with `cache=cold`.
+fn cold_ids(only: &[Only]) -> Vec<String> {
+    let mut ids: Vec<String> = bench::cold::SUITE.iter().map(|s| s.to_string()).collect();
+    for o in only {
+        let cold = o.params.iter().any(|(k, v)| k == bench::cold::CACHE_PARAM && v == bench::cold::COLD);
+        let has_mode = bench::registry::find(&o.id).is_some_and(|b| b.cold_mode().is_ok());
+        if cold && has_mode && !ids.contains(&o.id) {
+            ids.push(o.id.clone());
+        }
+    }
+    ids
 }
 
 /// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows).
@@ -799,6 +816,11 @@ mod tests {
         let ids = run.cold_ids.expect("a list");
         assert!(ids.iter().all(|id| bench::registry::find(id).is_some_and(|b| b.cold_mode().is_ok())), "{ids:?}");
         assert!(ids.iter().any(|id| id == "lock.mutex.unlock"));
+        // A seed row that wants a benchmark cold adds it; one with a cache parameter of its own
+        // (fault.user.sigsegv cache=cold) does not.
+        let want = |id: &str| Only { id: id.into(), params: vec![("cache".into(), "cold".into())] };
+        let more = cold_ids(&[want("ipc.pipe"), want("fault.user.sigsegv")]);
+        assert!(more.iter().any(|i| i == "ipc.pipe") && !more.iter().any(|i| i == "fault.user.sigsegv"));
     }
 
     #[test]
