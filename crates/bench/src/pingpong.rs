@@ -600,7 +600,7 @@ impl Session {
         if ctx.cold().is_some() {
             return self.measure_cold(ctx, report, before);
         }
-        let mut samples = ctx.iter_regions_fallible(|n| {
+        let samples = ctx.iter_regions_fallible(|n| {
             if let Some(f) = self.abandoned() {
                 fault = Some(f);
                 return None;
@@ -646,13 +646,7 @@ impl Session {
         if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
         }
-        match fault {
-            Some(Fault::Interrupted) => samples.stop = Some(StopReason::Interrupted),
-            Some(f) => return Err(f.into_not_measured(&plan, samples.per_op_ns.len())),
-            None => {}
-        }
-        report.samples = samples;
-        Ok(report)
+        ended(&plan, fault, samples, report)
     }
 
     /// [`Session::measure`] in a cold visit (`crate::cold`): one round trip per sample, the
@@ -667,7 +661,7 @@ impl Session {
         let overhead = ctx.timer.overhead_ticks();
         let watch = Arc::clone(&self.watch);
         let mut fault: Option<Fault> = None;
-        let mut samples = ctx.iter_cold(|cold| {
+        let samples = ctx.iter_cold(|cold| {
             if let Some(f) = self.abandoned() {
                 fault = Some(f);
                 return None;
@@ -689,13 +683,7 @@ impl Session {
             }
         });
         report.measurer_switches = Switches::now().since(before);
-        match fault {
-            Some(Fault::Interrupted) => samples.stop = Some(StopReason::Interrupted),
-            Some(f) => return Err(f.into_not_measured(&plan, samples.per_op_ns.len())),
-            None => {}
-        }
-        report.samples = samples;
-        Ok(report)
+        ended(&plan, fault, samples, report)
     }
 
     /// `n` round trips; the ticks they took.
@@ -1030,6 +1018,18 @@ fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg, s: &SharedMem) -> 
             r => return r,
         }
     }
+}
+
+/// The report of a session's sampling that ended with `fault` (if any): an interruption
+/// keeps the samples, any other fault fails the row.
+fn ended(plan: &Plan, fault: Option<Fault>, mut samples: Samples, mut report: Report) -> Result<Report, NotMeasured> {
+    match fault {
+        Some(Fault::Interrupted) => samples.stop = Some(StopReason::Interrupted),
+        Some(f) => return Err(f.into_not_measured(plan, samples.per_op_ns.len())),
+        None => {}
+    }
+    report.samples = samples;
+    Ok(report)
 }
 
 #[cfg(test)]
