@@ -67,6 +67,8 @@ Examples:
   osprim run --quick syscall fs       two families, quickly
   osprim run 'fs.*' --format json     JSON on stdout
   osprim run ipc.pipe --sweep         message sizes 0 to 1 MiB, fixed + per-byte cost
+  osprim run --cache cold syscall ipc.pipe fault.anon
+                                      cold caches: each row beside its hot twin, cold/hot
   osprim run syscall.null --method seed --cpu 1
   osprim run --output today.json --thorough --strict
   osprim run syscall --baseline yesterday.json")]
