@@ -108,6 +108,7 @@ pub fn rounds_row(
         row.flags.retain(|f| !matches!(f, Flag::CiTargetMissed | Flag::CiUnusable));
     }
     row.summary = Some(summary_record(summary));
+    crate::cold::add_cold_hot(&mut row, &ok, timer, resamples);
     row.status = Status::of_flags(&row.flags);
     row
 }

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analyse;
+pub mod cold;
 pub mod compare;
 pub mod derive;
 pub mod history;

@@ -11,6 +11,8 @@
 //! whole contexts and makes an `rt_sigprocmask` system call on each switch.
 //! **Timing model:** the sampler's loop around round trips, `⌈n/2⌉` of them for `n`
 //! operations, the time scaled to `n`: **one operation is one switch, half a round trip.**
+//! **Cold-cache mode** (`cache=cold`, `crate::cold`): one round trip per sample, timed alone
+//! after the disturbance and halved; its hot twin likewise.
 //! **Validation:** the coroutine ran once per resume (its own counter), and its stack pointer,
 //! recorded on its last run, lay inside its stack; `ctx.user` costs clearly less than a bare
 //! system call (stays in user space), `ctx.swapcontext` clearly more than a vDSO call (its
@@ -228,15 +230,30 @@ fn time_switches<C: UserCoroutine>(ctx: &Ctx, co: &mut C) -> (crate::sampler::Sa
     let timer = ctx.timer;
     let overhead = timer.overhead_ticks();
     let mut resumes = 0u64;
+    if ctx.cold().is_some() {
+        // One round trip per sample (two switches), the cold one right after the disturbance.
+        let samples = ctx.iter_cold(|before| {
+            before.now();
+            let t = round_trips(&timer, co, 1);
+            resumes += 1;
+            Some(crate::sampler::Timed::one(pingpong::scale_ticks(t, overhead, 0.5)))
+        });
+        return (samples, switch_checks(co, resumes));
+    }
     let samples = ctx.iter_custom(|n| {
         let rounds = n.div_ceil(2);
         let t = round_trips(&timer, co, rounds);
         resumes += rounds;
         pingpong::scale_ticks(t, overhead, n as f64 / (2 * rounds) as f64)
     });
+    (samples, switch_checks(co, resumes))
+}
+
+/// The checks on the coroutine's runs and stack after `resumes` resumes.
+fn switch_checks<C: UserCoroutine>(co: &C, resumes: u64) -> Vec<Check> {
     let range = co.stack_range();
     let sp = co.last_sp();
-    let checks = vec![
+    vec![
         Check::new(
             "the coroutine ran once per resume (its own counter)",
             resumes.to_string(),
@@ -249,8 +266,7 @@ fn time_switches<C: UserCoroutine>(ctx: &Ctx, co: &mut C) -> (crate::sampler::Sa
             format!("{sp:#x}"),
             range.contains(&sp),
         ),
-    ];
-    (samples, checks)
+    ]
 }
 
 /// `rounds` resumes, timed.
@@ -280,11 +296,16 @@ impl Benchmark for UserSwitch {
             Err("the stack switch is written in x86_64 assembly only".into())
         }
     }
+    /// One round trip per cold sample, halved (module doc).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let mut co = sys::stack_switch::Coroutine::new()
             .map_err(|e| NotMeasured::Failed(format!("coroutine stack (mmap + guard page): {e}")))?;
         let (samples, mut checks) = time_switches(ctx, &mut co);
-        let median = quick_median(&samples);
+        // Against a hot system call: the hot twins' median in a cold visit.
+        let median = crate::hot_median(&samples);
         let name = "costs clearly less than a bare system call (stays in user space)";
         checks.push(if sys::raw::AVAILABLE {
             let r = ctx.references();
@@ -317,6 +338,10 @@ impl Benchmark for SwapContext {
         } else {
             Err("getcontext/makecontext/swapcontext are used with glibc on x86_64 and aarch64 only".into())
         }
+    }
+    /// One round trip per cold sample, halved (module doc).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let mut co = sys::ucontext::UContext::new()

@@ -13,6 +13,8 @@
 //! timer (one timer overhead subtracted per operation): `lib.dlopen` times
 //! `dlopen(RTLD_NOW | RTLD_LOCAL)` alone, the `dlclose` after it untimed; `lib.dlclose` times
 //! `dlclose` alone, the `dlopen` before it untimed.
+//! In the cold-cache mode (`cache=cold`, `crate::cold`) one open + close per sample, the
+//! disturbance right before the timed half (after the untimed `dlopen` for `lib.dlclose`).
 //! **Validation:** the loaded library answers its probe function, appears in `/proc/self/maps`
 //! while open and is gone after `dlclose`; every open and close succeeded; and after every
 //! close the library is no longer loaded (`dlopen(RTLD_NOLOAD)` finds nothing), so each timed
@@ -75,6 +77,10 @@ impl Benchmark for Dlopen {
     fn available(&self) -> Result<(), String> {
         probe_available()
     }
+    /// One open + close per sample, the disturbance between the untimed half and the timed one.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         run_split(ctx, Op::Open)
     }
@@ -89,6 +95,10 @@ impl Benchmark for Dlclose {
     }
     fn available(&self) -> Result<(), String> {
         probe_available()
+    }
+    /// One open + close per sample, the disturbance between the untimed half and the timed one.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         run_split(ctx, Op::Close)
@@ -112,11 +122,14 @@ struct Tally {
 }
 
 /// One open + close of `path`, the `op` half timed; its ticks (0 if the timed call never ran).
+/// `before` runs right before the clock starts (the cold mode's disturbance; nothing, and so
+/// no code, in the hot mode).
 #[inline(never)]
-fn timed_half(timer: &Timer, path: &CStr, op: Op, t: &mut Tally) -> u64 {
+fn timed_half(timer: &Timer, path: &CStr, op: Op, t: &mut Tally, before: impl Fn()) -> u64 {
     t.ops += 1;
     let ticks = match op {
         Op::Open => {
+            before();
             let t0 = timer.start();
             let h = dl::open(black_box(path));
             let t1 = timer.stop();
@@ -128,6 +141,7 @@ fn timed_half(timer: &Timer, path: &CStr, op: Op, t: &mut Tally) -> u64 {
         }
         Op::Close => match dl::open(path) {
             Some(h) => {
+                before();
                 let t0 = timer.start();
                 let ok = dl::close(black_box(h));
                 let t1 = timer.stop();
@@ -160,10 +174,14 @@ fn run_split(ctx: &mut Ctx, op: Op) -> Result<Measured, NotMeasured> {
     let mut t = Tally::default();
     let samples = {
         let c = &*ctx;
-        c.iter_regions(|n| {
-            let ticks: u64 = (0..n).map(|_| timed_half(&timer, &cpath, op, &mut t)).sum();
-            Timed::regions(ticks, n)
-        })
+        if c.cold().is_some() {
+            c.iter_cold(|b| Some(Timed::one(timed_half(&timer, &cpath, op, &mut t, || b.now()))))
+        } else {
+            c.iter_regions(|n| {
+                let ticks: u64 = (0..n).map(|_| timed_half(&timer, &cpath, op, &mut t, || {})).sum();
+                Timed::regions(ticks, n)
+            })
+        }
     };
     let maps_check = match (while_open, after_close) {
         (Some(o), Some(c)) => Check::new(

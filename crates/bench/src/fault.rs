@@ -21,6 +21,13 @@
 //! When a batch is timed in pieces, the sampler subtracts one timer overhead per piece
 //! ([`crate::sampler::Timed`]).
 //!
+//! **Cold-cache mode** (`fault.anon.*` with `cache=cold`, `crate::cold`): every fault is a
+//! first touch either way; the cold sample is one fault right after the disturbance (caches,
+//! TLB and branch predictors cold for the kernel's fault path, the page-table pages and the
+//! zeroing), its hot twin the fault of the next fresh page right after (the fault path warm).
+//! The other fault benchmarks have no such mode: `fault.file.*` and `fault.user.*` have a
+//! `cache` parameter of their own (the page's place: page cache or disk).
+//!
 //! **Validation.** Around each timed piece (outside the clock, so the sampler's own
 //! allocations are not counted) the thread's fault counters are read (`getrusage(RUSAGE_THREAD)`,
 //! `ru_minflt`/`ru_majflt`); over the run they must rise by exactly one per touched page:
@@ -272,6 +279,54 @@ pub fn sample_arena<A: Arena>(ctx: &Ctx, arena: A) -> Result<(Samples, Driver<A>
     }
 }
 
+/// An arena in the cold-cache mode: the disturbance right before its next timed touch when
+/// armed (inside the fault-counting window, outside the clock; the disturbance's buffer is
+/// populated, so it adds no fault).
+struct ColdArena<'d, A> {
+    inner: A,
+    disturber: &'d crate::cold::Disturber,
+    armed: bool,
+}
+
+impl<A: Arena> Arena for ColdArena<'_, A> {
+    fn pages(&self) -> usize {
+        self.inner.pages()
+    }
+    fn rearm(&mut self, used: usize) -> Result<(), String> {
+        self.inner.rearm(used)
+    }
+    fn prepare(&mut self, first: usize, count: usize) -> Result<(), String> {
+        self.inner.prepare(first, count)
+    }
+    fn time(&mut self, timer: &Timer, first: usize, count: usize) -> Timed {
+        if std::mem::take(&mut self.armed) {
+            self.disturber.disturb();
+        }
+        self.inner.time(timer, first, count)
+    }
+}
+
+/// [`sample_arena`] in a cold visit: cold/hot pairs of single faults, each on a fresh page;
+/// the cold one right after the disturbance, its hot twin on the next fresh page after it.
+pub fn sample_arena_cold<A: Arena>(
+    ctx: &Ctx,
+    arena: A,
+    disturber: &crate::cold::Disturber,
+) -> Result<(Samples, Driver<A>), NotMeasured> {
+    warm_stack();
+    let mut driver = Driver::new(ColdArena { inner: arena, disturber, armed: false });
+    let timer = ctx.timer;
+    let samples = ctx.iter_cold(|before| {
+        driver.arena.armed = before.is_cold();
+        Some(driver.routine(&timer, 1))
+    });
+    if let Some(f) = driver.failure() {
+        return Err(f);
+    }
+    let Driver { arena, next, touched, faults, error, stages, dry } = driver;
+    Ok((samples, Driver { arena: arena.inner, next, touched, faults, error, stages, dry }))
+}
+
 /// Touches the next 64 KiB of this thread's stack, so that a timed region reaching deeper
 /// than the thread has been before does not take (and count) a stack page fault.
 /// Also breaks copy-on-write sharing of those stack pages after a `fork`.
@@ -322,7 +377,10 @@ impl Arena for AnonArena {
 
 fn run_anon(ctx: &Ctx, write: bool) -> Result<Measured, NotMeasured> {
     let region = Region::anon(ANON_PAGES).map_err(failed("mmap of the anonymous region"))?;
-    let (samples, driver) = sample_arena(ctx, AnonArena { region, write })?;
+    let (samples, driver) = match ctx.cold() {
+        Some(d) => sample_arena_cold(ctx, AnonArena { region, write }, d)?,
+        None => sample_arena(ctx, AnonArena { region, write })?,
+    };
     let check = fault_check(Expect::Minor, driver.touched, driver.faults);
     let mut m = Measured::new(samples, vec![check]).note(format!(
         "first touches of fresh anonymous pages (MADV_NOHUGEPAGE: one {} KiB page per fault), {ANON_PAGES}-page \
@@ -348,6 +406,10 @@ impl Benchmark for AnonRead {
     fn about(&self) -> &'static str {
         "page fault: first read of a fresh anonymous page (maps the zero page)"
     }
+    /// One fault per sample (module doc).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         run_anon(ctx, false)
     }
@@ -362,6 +424,10 @@ impl Benchmark for AnonWrite {
     }
     fn about(&self) -> &'static str {
         "page fault: first write to a fresh anonymous page (allocate + zero a page)"
+    }
+    /// One fault per sample (module doc).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         run_anon(ctx, true)

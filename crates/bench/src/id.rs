@@ -28,6 +28,10 @@ impl Benchmark for Gettid {
     fn about(&self) -> &'static str {
         "gettid(): the calling thread's id (a system call)"
     }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let samples = ctx.iter(nix::unistd::gettid);
         let median = quick_median(&samples);
@@ -49,6 +53,10 @@ impl Benchmark for SchedGetcpu {
     }
     fn about(&self) -> &'static str {
         "sched_getcpu(): the CPU the caller runs on (vDSO or rdpid, no kernel entry)"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let cpu = ctx.cpu;
@@ -78,6 +86,10 @@ impl Benchmark for ExeName {
     }
     fn about(&self) -> &'static str {
         "application name: readlink(/proc/self/exe)"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let truth = std::env::current_exe().map_err(|e| NotMeasured::Skipped(format!("current_exe: {e}")))?;
@@ -109,6 +121,10 @@ impl Benchmark for Comm {
     }
     fn about(&self) -> &'static str {
         "thread name: prctl(PR_GET_NAME)"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let truth = std::fs::read_to_string("/proc/thread-self/comm")
@@ -143,6 +159,10 @@ impl Benchmark for Altstack {
     }
     fn about(&self) -> &'static str {
         "the thread's stack: sigaltstack(NULL, &old), a query of its alternate signal stack (a system call)"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         // A stack of our own, so the answer has a known truth (a thread may have none, or

@@ -101,6 +101,10 @@ impl Benchmark for Ipc {
     fn variants(&self, ctx: &Ctx) -> Vec<Params> {
         variants(self.0, ctx, true)
     }
+    /// One round trip per cold sample, halved (`pingpong`).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let setup = Setup::read(self.0, ctx, params)?;
         let plan = setup.plan(Timing::RoundTrip { ops_per_round_trip: 2 });

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod counters;
+pub mod cold;
 pub mod ctx;
 pub mod domain;
 pub mod domain_process;
@@ -83,6 +84,12 @@ pub trait Benchmark: Sync {
     fn single_round(&self) -> bool {
         false
     }
+    /// Whether it has a cold-cache mode ([`cold`]): `Ok` when, run with `cache=cold`, it takes
+    /// cold/hot pairs of single operations (through [`Ctx::iter`], which does so by itself in
+    /// a cold visit, or [`Ctx::iter_cold`]); `Err(reason)` when not. Default: not.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Err("no cold-cache mode: it does not time single operations with a disturbance before each")
+    }
 }
 
 /// Costs of two reference operations, measured once per run when a check first needs them.
@@ -129,6 +136,10 @@ pub struct Ctx<'a> {
     loop_overhead_ticks: f64,
     /// The hardware counters of `--counters`, opened on first use (or why they could not be).
     counting: std::sync::OnceLock<std::sync::Mutex<Result<counters::Counting, String>>>,
+    /// The cold-cache disturbance, made on the first cold visit and kept for the next.
+    disturber: Option<cold::Disturber>,
+    /// Whether this visit runs cold ([`Ctx::set_cold`]).
+    cold_visit: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -158,7 +169,39 @@ impl<'a> Ctx<'a> {
             overhead: Overhead::of_timer(&timer),
             loop_overhead_ticks: timer.overhead_ticks(),
             counting: std::sync::OnceLock::new(),
+            disturber: None,
+            cold_visit: false,
         }
+    }
+
+    /// For the runner, before each visit: whether it runs cold (`cache=cold` on a benchmark
+    /// with a [`Benchmark::cold_mode`]). Makes the disturbance on first use.
+    pub fn set_cold(&mut self, cold: bool) -> Result<(), String> {
+        self.cold_visit = false;
+        if cold && self.disturber.is_none() {
+            self.disturber =
+                Some(cold::Disturber::new().map_err(|e| format!("cannot map the cold-cache stream buffer: {e}"))?);
+        }
+        self.cold_visit = cold;
+        Ok(())
+    }
+
+    /// The disturbance, when this visit runs cold.
+    pub fn cold(&self) -> Option<&cold::Disturber> {
+        if self.cold_visit { self.disturber.as_ref() } else { None }
+    }
+
+    /// Samples cold/hot pairs ([`cold`]) of a routine that runs **one** operation, calls
+    /// [`cold::Before::now`] right before its timed region (after any untimed set-up it needs),
+    /// and returns the ticks of its region(s); the overhead of a routine's own region is
+    /// subtracted per region. The samples are the cold ones, `hot_twin_ns` their twins.
+    /// Outside a cold visit it does the same with no disturbance (every pair hot), for tests.
+    pub fn iter_cold(&self, routine: impl FnMut(&cold::Before) -> Option<Timed>) -> Samples {
+        self.pairs(&self.timer, routine)
+    }
+
+    fn pairs(&self, timer: &Timer, routine: impl FnMut(&cold::Before) -> Option<Timed>) -> Samples {
+        cold::sample_pairs(&self.cfg, timer, self.interrupt, self.cold(), routine)
     }
 
     /// The sampler settings the benchmark measures with (read-only: a benchmark declares what
@@ -211,8 +254,18 @@ impl<'a> Ctx<'a> {
     /// The loop shape's overhead ([`overhead::Overhead::looped`]) is subtracted once per sample.
     /// With `--counters` ([`counters`]), the hardware counters are read just outside the same
     /// `start`/`stop`, and each sample's counts per operation go into [`Samples::counters`].
+    ///
+    /// In a cold visit ([`cold`]) it takes cold/hot pairs of single operations instead: each a
+    /// loop of one operation (the calibrated loop shape at n = 1), the cold one right after
+    /// the disturbance.
     pub fn iter<R>(&self, mut op: impl FnMut() -> R) -> Samples {
         let timer = self.timer;
+        if self.cold_visit {
+            return self.pairs(&self.loop_timer(), |before| {
+                before.now();
+                Some(Timed::one(time_loop(&timer, 1, &mut op)))
+            });
+        }
         if !self.cfg.counters {
             return sampler::sample(&self.cfg, &self.loop_timer(), self.interrupt, |n| time_loop(&timer, n, &mut op));
         }
@@ -417,6 +470,17 @@ pub fn one_param<'a>(key: &str, values: impl IntoIterator<Item = &'a str>) -> Ve
     values.into_iter().map(|v| Params::from([(key.to_string(), serde_json::Value::from(v))])).collect()
 }
 
+/// Median of the hot samples: in a cold visit the hot twins', else the samples' (for checks
+/// that compare with a hot reference).
+pub fn hot_median(samples: &Samples) -> f64 {
+    if samples.hot_twin_ns.is_empty() {
+        return quick_median(samples);
+    }
+    let mut v = samples.hot_twin_ns.clone();
+    v.sort_by(f64::total_cmp);
+    stats::median(&v)
+}
+
 /// Median of the samples (for checks made right after sampling).
 pub fn quick_median(samples: &Samples) -> f64 {
     let mut v = samples.per_op_ns.clone();
@@ -459,6 +523,26 @@ mod tests {
             assert_eq!(m.samples.iterations_per_sample, 1);
             ctx.begin_visit(&round, SamplingOverride::default());
             assert_eq!(*ctx.cfg(), round);
+        });
+    }
+
+    #[test]
+    fn a_cold_visit_of_an_iter_benchmark_takes_pairs_and_a_hot_one_does_not() {
+        let _serial = testing::serial();
+        testing::with_ctx(0.05, |ctx| {
+            let bench = registry::find("syscall.null").expect("registered");
+            ctx.set_cold(true).expect("the stream buffer");
+            let cold = testing::visit(ctx, bench, &cold::with_cache(&Params::new(), cold::COLD)).expect("measured");
+            let s = &cold.samples;
+            assert_eq!(s.iterations_per_sample, 1);
+            assert!(!s.per_op_ns.is_empty() && s.per_op_ns.len() == s.hot_twin_ns.len());
+            // A system call after the disturbance is slower than right after another one (a
+            // ratio measured in one run).
+            let ratio = quick_median(s) / hot_median(s);
+            assert!(ratio > 1.5, "cold/hot {ratio:.2}");
+            ctx.set_cold(false).unwrap();
+            let hot = testing::visit(ctx, bench, &Params::new()).expect("measured");
+            assert!(hot.samples.hot_twin_ns.is_empty() && hot.samples.iterations_per_sample > 1);
         });
     }
 

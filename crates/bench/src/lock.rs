@@ -20,6 +20,10 @@
 //! waiter's report on a futex) and the switch to the waiter; across CPUs the wake-up of the
 //! other CPU. Only the stamps are timed; the waiter then unlocks and reports, outside.
 //!
+//! *Cold-cache mode* (`cache=cold`, `crate::cold`): one mutex, one lock (or unlock) per sample,
+//! its other half outside the clock, the disturbance right before `start`; probed after
+//! every sample.
+//!
 //! **Validation.** *lock / unlock:* every call returned 0, and, after the last region of every
 //! sample, a second thread (pinned to the same CPU, so no cache line moves) tries each mutex
 //! of that region with `pthread_mutex_trylock`: `EBUSY` for all after the locks, success for
@@ -32,7 +36,7 @@
 
 use super::ipc::cpus_for;
 use super::pingpong::Placement;
-use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params, quick_median};
+use super::{Benchmark, Check, Ctx, Measured, NotMeasured, Params};
 use crate::sampler::Timed;
 use platform::timer::Timer;
 use std::ops::Range;
@@ -82,6 +86,10 @@ impl Benchmark for Mutex {
             Op::Unlock => "uncontended pthread_mutex_unlock (default attributes), the lock untimed",
         }
     }
+    /// One mutex per sample (module doc).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let mutexes = MutexArray::new(CHUNK);
         let cpu = ctx.cpu;
@@ -100,36 +108,33 @@ impl Benchmark for Mutex {
                 req_tx.send(range).ok()?;
                 rep_rx.recv_timeout(DEADLINE).ok()
             };
-            let samples = ctx.iter_regions_fallible(|n| {
-                let mut left = n;
-                let (mut ticks, mut regions) = (0u64, 0u64);
-                while left > 0 {
-                    let k = left.min(CHUNK as u64) as usize;
-                    let last = left == k as u64;
+            let samples = if ctx.cold().is_some() {
+                // One mutex, one operation per sample; the other half of the pair and the
+                // probes outside the clock, the disturbance right before `start`.
+                ctx.iter_cold(|before| {
                     let (t, locked) = match op {
                         Op::Lock => {
+                            before.now();
                             let t0 = timer.start();
-                            let locked = mutexes.lock_range(0..k);
+                            let locked = mutexes.lock(0);
                             (timer.stop().wrapping_sub(t0), locked)
                         }
-                        Op::Unlock => (0, mutexes.lock_range(0..k)),
+                        Op::Unlock => (0, mutexes.lock(0)),
                     };
-                    failures += (k - locked.count()) as u64;
-                    calls += 2 * k as u64;
-                    if last {
-                        let Some(r) = ask(0..locked.count()) else {
-                            lost = Some("the prober thread did not answer within the deadline".into());
-                            return None;
-                        };
-                        held.add(r);
-                    }
-                    let count = locked.count();
+                    failures += (1 - locked.count()) as u64;
+                    calls += 2;
+                    let Some(r) = ask(0..locked.count()) else {
+                        lost = Some("the prober thread did not answer within the deadline".into());
+                        return None;
+                    };
+                    held.add(r);
                     let t = match op {
                         Op::Lock => {
                             failures += locked.unlock();
                             t
                         }
                         Op::Unlock => {
+                            before.now();
                             let t0 = timer.start();
                             let f = locked.unlock();
                             let t = timer.stop().wrapping_sub(t0);
@@ -137,25 +142,73 @@ impl Benchmark for Mutex {
                             t
                         }
                     };
-                    if last {
-                        let Some(r) = ask(0..count) else {
-                            lost = Some("the prober thread did not answer within the deadline".into());
-                            return None;
+                    let Some(r) = ask(0..1) else {
+                        lost = Some("the prober thread did not answer within the deadline".into());
+                        return None;
+                    };
+                    freed.add(r);
+                    Some(Timed::one(t))
+                })
+            } else {
+                ctx.iter_regions_fallible(|n| {
+                    let mut left = n;
+                    let (mut ticks, mut regions) = (0u64, 0u64);
+                    while left > 0 {
+                        let k = left.min(CHUNK as u64) as usize;
+                        let last = left == k as u64;
+                        let (t, locked) = match op {
+                            Op::Lock => {
+                                let t0 = timer.start();
+                                let locked = mutexes.lock_range(0..k);
+                                (timer.stop().wrapping_sub(t0), locked)
+                            }
+                            Op::Unlock => (0, mutexes.lock_range(0..k)),
                         };
-                        freed.add(r);
+                        failures += (k - locked.count()) as u64;
+                        calls += 2 * k as u64;
+                        if last {
+                            let Some(r) = ask(0..locked.count()) else {
+                                lost = Some("the prober thread did not answer within the deadline".into());
+                                return None;
+                            };
+                            held.add(r);
+                        }
+                        let count = locked.count();
+                        let t = match op {
+                            Op::Lock => {
+                                failures += locked.unlock();
+                                t
+                            }
+                            Op::Unlock => {
+                                let t0 = timer.start();
+                                let f = locked.unlock();
+                                let t = timer.stop().wrapping_sub(t0);
+                                failures += f;
+                                t
+                            }
+                        };
+                        if last {
+                            let Some(r) = ask(0..count) else {
+                                lost = Some("the prober thread did not answer within the deadline".into());
+                                return None;
+                            };
+                            freed.add(r);
+                        }
+                        ticks += t;
+                        regions += 1;
+                        left -= k as u64;
                     }
-                    ticks += t;
-                    regions += 1;
-                    left -= k as u64;
-                }
-                // Each region carries one timer overhead; the sampler subtracts one per region.
-                Some(Timed::regions(ticks, regions))
-            });
+                    // Each region carries one timer overhead; the sampler subtracts one per region.
+                    Some(Timed::regions(ticks, regions))
+                })
+            };
             drop(req_tx); // the prober ends when the channel closes
             (samples, [held, freed], failures, calls, lost)
         });
         let [held, freed] = tally;
-        let median = quick_median(&samples);
+        // Against a hot system call: the hot twins' median in a cold visit.
+        let median = crate::hot_median(&samples);
+        let cold = ctx.cold().is_some();
         let mut checks = vec![
             Check::all_ok("every pthread_mutex_lock and _unlock returned 0", failures, calls),
             Check::new(
@@ -176,6 +229,14 @@ impl Benchmark for Mutex {
             checks.push(Check::new("the prober answered every probe", "all answered", why, false));
         }
         let mut m = Measured::new(samples, checks);
+        if cold {
+            m.notes.push(format!(
+                "one mutex, one {} per sample; the {} outside the clock",
+                if op == Op::Lock { "lock" } else { "unlock" },
+                if op == Op::Lock { "unlock" } else { "lock" }
+            ));
+            return Ok(m);
+        }
         m.params.insert("mutexes".into(), CHUNK.into());
         m.notes.push(format!(
             "{CHUNK} distinct mutexes per timed region, each in its own cache line; the {} are outside the clock",

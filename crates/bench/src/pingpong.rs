@@ -597,7 +597,10 @@ impl Session {
         let (mut out_dir, mut back_dir) = (Vec::new(), Vec::new());
         let overhead = ctx.timer.overhead_ticks();
         let watch = Arc::clone(&self.watch);
-        let mut samples = ctx.iter_regions_fallible(|n| {
+        if ctx.cold().is_some() {
+            return self.measure_cold(ctx, report, before);
+        }
+        let samples = ctx.iter_regions_fallible(|n| {
             if let Some(f) = self.abandoned() {
                 fault = Some(f);
                 return None;
@@ -643,13 +646,44 @@ impl Session {
         if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
         }
-        match fault {
-            Some(Fault::Interrupted) => samples.stop = Some(StopReason::Interrupted),
-            Some(f) => return Err(f.into_not_measured(&plan, samples.per_op_ns.len())),
-            None => {}
-        }
-        report.samples = samples;
-        Ok(report)
+        ended(&plan, fault, samples, report)
+    }
+
+    /// [`Session::measure`] in a cold visit (`crate::cold`): one round trip per sample, the
+    /// disturbance right before it (the peer waits in its receive meanwhile), scaled to one
+    /// operation as the plan's timing says (a one-way plan: half the round trip).
+    fn measure_cold(&mut self, ctx: &Ctx, mut report: Report, before: Switches) -> Result<Report, NotMeasured> {
+        let plan = self.plan;
+        let ops = match plan.timing {
+            Timing::RoundTrip { ops_per_round_trip } => ops_per_round_trip.max(1),
+            Timing::OneWay => 2,
+        };
+        let overhead = ctx.timer.overhead_ticks();
+        let watch = Arc::clone(&self.watch);
+        let mut fault: Option<Fault> = None;
+        let samples = ctx.iter_cold(|cold| {
+            if let Some(f) = self.abandoned() {
+                fault = Some(f);
+                return None;
+            }
+            cold.now();
+            watch.begin();
+            let r = self.round_trips(1, &ctx.timer);
+            watch.end();
+            let checked = r.and_then(|t| {
+                report.payloads_checked += 1;
+                if self.inb.payload_intact() { Ok(t) } else { Err(Fault::Corrupt(self.seq)) }
+            });
+            match checked {
+                Ok(t) => Some(Timed::one(scale_ticks(t, overhead, 1.0 / ops as f64))),
+                Err(f) => {
+                    fault = Some(f);
+                    None
+                }
+            }
+        });
+        report.measurer_switches = Switches::now().since(before);
+        ended(&plan, fault, samples, report)
     }
 
     /// `n` round trips; the ticks they took.
@@ -984,6 +1018,18 @@ fn send_retrying(end: &mut Endpoint, seq: u32, msg: &mut Msg, s: &SharedMem) -> 
             r => return r,
         }
     }
+}
+
+/// The report of a session's sampling that ended with `fault` (if any): an interruption
+/// keeps the samples, any other fault fails the row.
+fn ended(plan: &Plan, fault: Option<Fault>, mut samples: Samples, mut report: Report) -> Result<Report, NotMeasured> {
+    match fault {
+        Some(Fault::Interrupted) => samples.stop = Some(StopReason::Interrupted),
+        Some(f) => return Err(f.into_not_measured(plan, samples.per_op_ns.len())),
+        None => {}
+    }
+    report.samples = samples;
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -522,7 +522,7 @@ fn warm_up(
 /// The relative half-width of the round's median interval: the circular block bootstrap of
 /// `stats::structured` on the samples after their start-up transient. Infinite when the
 /// median is 0.
-fn round_half_width_rel(samples: &[f64]) -> f64 {
+pub(crate) fn round_half_width_rel(samples: &[f64]) -> f64 {
     let steady = &samples[stats::structured::mser5(samples)..];
     let (med, [lo, hi], _) = stats::structured::round_median_ci(steady, STOP_RESAMPLES, STOP_SEED);
     if med.abs() > 0.0 { (hi - lo) / 2.0 / med.abs() } else { f64::INFINITY }

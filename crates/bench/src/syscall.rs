@@ -32,6 +32,10 @@ impl Benchmark for Null {
     fn available(&self) -> Result<(), String> {
         if sys::raw::AVAILABLE { Ok(()) } else { Err("no bare system-call path for this architecture".into()) }
     }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let expected = i64::from(nix::unistd::getppid().as_raw());
         let samples = ctx.iter(sys::raw::getppid);
@@ -93,6 +97,10 @@ impl Benchmark for Reject {
     fn available(&self) -> Result<(), String> {
         Null.available()
     }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         refused(ctx, sys::raw_errno::close_bad, libc::EBADF, "close(-1)")
     }
@@ -111,6 +119,10 @@ impl Benchmark for Enosys {
     fn available(&self) -> Result<(), String> {
         Null.available()
     }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let mut m = refused(ctx, sys::raw_errno::unallocated, libc::ENOSYS, "nothing behind the number")?;
         m.params.insert("nr".into(), sys::raw_errno::UNALLOCATED_NR.into());
@@ -127,6 +139,10 @@ impl Benchmark for Getpid {
     }
     fn about(&self) -> &'static str {
         "getpid() through libc"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let samples = ctx.iter(nix::unistd::getpid);
@@ -154,6 +170,10 @@ impl Benchmark for Ioctl {
     }
     fn about(&self) -> &'static str {
         "simple I/O control: ioctl(FIONREAD) on a pipe holding 8 bytes"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let (rd, wr) = nix::unistd::pipe().map_err(|e| NotMeasured::Failed(format!("pipe: {e}")))?;
@@ -183,6 +203,10 @@ impl Benchmark for Getfd {
     }
     fn about(&self) -> &'static str {
         "handle -> object: fcntl(F_GETFD) on an open descriptor (the kernel's descriptor-table look-up)"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         use nix::fcntl::{FcntlArg, FdFlag, fcntl};
@@ -216,6 +240,10 @@ impl Benchmark for VdsoClock {
     }
     fn about(&self) -> &'static str {
         "clock_gettime(CLOCK_MONOTONIC) through the vDSO: no kernel entry"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
         let samples = ctx.iter(|| clock_gettime(ClockId::CLOCK_MONOTONIC));

@@ -67,6 +67,8 @@ Examples:
   osprim run --quick syscall fs       two families, quickly
   osprim run 'fs.*' --format json     JSON on stdout
   osprim run ipc.pipe --sweep         message sizes 0 to 1 MiB, fixed + per-byte cost
+  osprim run --cache cold syscall ipc.pipe fault.anon
+                                      cold caches: each row beside its hot twin, cold/hot
   osprim run syscall.null --method seed --cpu 1
   osprim run --output today.json --thorough --strict
   osprim run syscall --baseline yesterday.json")]
@@ -372,6 +374,35 @@ pub struct SamplingArgs {
     /// Measure payload-carrying benchmarks at these message sizes, e.g. 0,64,4K,1M.
     #[arg(long, value_name = "LIST", value_parser = parse_sizes)]
     pub sizes: Option<Sizes>,
+    /// Cache state: hot (today's batched rows), cold (each operation timed alone after the
+    /// caches, TLB and branch predictors were disturbed, rows cache=cold, each beside its
+    /// hot twin cache=hot timed alone right after it in the same rounds, the cold row giving
+    /// cold/hot with its interval; a benchmark without a cold mode gives a skipped row saying
+    /// why; fault.file and fault.user keep their own cache parameter), or both.
+    #[arg(long, value_enum, default_value_t = CacheArg::Hot)]
+    pub cache: CacheArg,
+}
+
+/// `--cache`.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheArg {
+    /// Hot caches: operations in tight loops, batched (the default).
+    #[default]
+    Hot,
+    /// Cold caches: single operations after a disturbance, each with its hot twin.
+    Cold,
+    /// Both: the hot rows, and cold rows with their twins.
+    Both,
+}
+
+impl From<CacheArg> for config::CacheMode {
+    fn from(c: CacheArg) -> config::CacheMode {
+        match c {
+            CacheArg::Hot => config::CacheMode::Hot,
+            CacheArg::Cold => config::CacheMode::Cold,
+            CacheArg::Both => config::CacheMode::Both,
+        }
+    }
 }
 
 /// Message sizes in bytes, from `--sizes`.
@@ -448,6 +479,8 @@ impl SamplingArgs {
             },
             only: None,
             bound_s: None,
+            cache: self.cache.into(),
+            cold_ids: None,
         }
     }
 }
@@ -468,10 +501,15 @@ impl Cli {
             quiet: global.quiet,
             strict,
         };
-        let seed_suite = || RunConfig {
-            only: Some(seeds_only()),
-            bound_s: Some(config::SEED_SUITE_BOUND_S),
-            ..SamplingArgs::default().run_config(Vec::new())
+        let seed_suite = || {
+            let only = seeds_only();
+            RunConfig {
+                cold_ids: Some(cold_ids(&only)),
+                only: Some(only),
+                bound_s: Some(config::SEED_SUITE_BOUND_S),
+                cache: config::CacheMode::Both,
+                ..SamplingArgs::default().run_config(Vec::new())
+            }
         };
         match self.command {
             None => Cmd::Run {
@@ -561,6 +599,20 @@ fn seeds_only() -> Vec<Only> {
         }
     }
     only
+}
+
+/// The benchmarks whose cold twins the seed suite measures: [`bench::cold::SUITE`], and every
+/// benchmark with a cold mode a seed row wants with `cache=cold`.
+fn cold_ids(only: &[Only]) -> Vec<String> {
+    let mut ids: Vec<String> = bench::cold::SUITE.iter().map(|s| s.to_string()).collect();
+    for o in only {
+        let cold = o.params.iter().any(|(k, v)| k == bench::cold::CACHE_PARAM && v == bench::cold::COLD);
+        let has_mode = bench::registry::find(&o.id).is_some_and(|b| b.cold_mode().is_ok());
+        if cold && has_mode && !ids.contains(&o.id) {
+            ids.push(o.id.clone());
+        }
+    }
+    ids
 }
 
 /// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows).
@@ -755,6 +807,40 @@ mod tests {
         let on = parse(&["osprim", "run", "--counters", "syscall"]);
         assert!(on.counters && on.record().counters);
         assert!(serde_json::to_value(parse(&["osprim", "run"]).record()).unwrap().get("counters").is_none());
+    }
+
+    #[test]
+    fn cache_is_hot_by_default_cold_or_both_when_asked_and_nothing_else() {
+        let run = |args: &[&str]| -> Result<RunConfig, clap::error::ErrorKind> {
+            let cli = Cli::try_parse_from(args).map_err(|e| e.kind())?;
+            match cli.command {
+                Some(Command::Run(r)) => Ok(r.sampling.run_config(r.patterns)),
+                _ => panic!("not a run"),
+            }
+        };
+        assert_eq!(run(&["osprim", "run", "syscall"]).unwrap().cache, config::CacheMode::Hot);
+        let cold = run(&["osprim", "run", "--cache", "cold", "syscall", "ipc.pipe", "fault.anon"]).unwrap();
+        assert_eq!(cold.cache, config::CacheMode::Cold);
+        assert_eq!(cold.patterns, ["syscall", "ipc.pipe", "fault.anon"]);
+        assert_eq!(cold.cold_ids, None, "every selected benchmark with a cold mode");
+        assert_eq!(run(&["osprim", "run", "--cache", "both"]).unwrap().cache, config::CacheMode::Both);
+        assert!(run(&["osprim", "run", "--cache", "warm"]).is_err());
+    }
+
+    #[test]
+    fn the_seed_suite_measures_the_cold_twins_of_its_list_beside_the_hot_rows() {
+        let Cmd::Run { run, .. } = Cli::try_parse_from(["osprim"]).unwrap().into_command() else {
+            panic!("the bare osprim runs")
+        };
+        assert_eq!(run.cache, config::CacheMode::Both);
+        let ids = run.cold_ids.expect("a list");
+        assert!(ids.iter().all(|id| bench::registry::find(id).is_some_and(|b| b.cold_mode().is_ok())), "{ids:?}");
+        assert!(ids.iter().any(|id| id == "lock.mutex.unlock"));
+        // A seed row that wants a benchmark cold adds it; one with a cache parameter of its own
+        // (fault.user.sigsegv cache=cold) does not.
+        let want = |id: &str| Only { id: id.into(), params: vec![("cache".into(), "cold".into())] };
+        let more = cold_ids(&[want("ipc.pipe"), want("fault.user.sigsegv")]);
+        assert!(more.iter().any(|i| i == "ipc.pipe") && !more.iter().any(|i| i == "fault.user.sigsegv"));
     }
 
     #[test]

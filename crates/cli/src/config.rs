@@ -171,6 +171,25 @@ pub struct RunConfig {
     /// The longest the run may take, in seconds ([`crate::progress::Plan::bound_s`]): the
     /// budget per result shrinks to fit; `None`: no bound.
     pub bound_s: Option<f64>,
+    /// Cache state to measure in (`--cache`).
+    pub cache: CacheMode,
+    /// The benchmarks whose cold twins a `CacheMode::Both` or `Cold` run measures; `None`:
+    /// every selected one that has a cold mode (the seed suite lists Go!'s worst-case rows').
+    pub cold_ids: Option<Vec<String>>,
+}
+
+/// `--cache`: which cache state the selected benchmarks are measured in (`bench::cold`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Today's hot rows only, batched (no `cache` parameter).
+    #[default]
+    Hot,
+    /// Only cold-cache rows (`cache=cold`) with their hot twins (`cache=hot`); a benchmark
+    /// without a cold mode gives a skipped row saying why, one with a `cache` parameter of its
+    /// own (fault.file, fault.user) runs its own variants.
+    Cold,
+    /// The hot rows, and the cold rows with their twins for the benchmarks with a cold mode.
+    Both,
 }
 
 /// The seed suite's bound: the bare `osprim` finishes within a minute, however many results
@@ -200,6 +219,8 @@ impl RunConfig {
             output: Output::Default,
             only: None,
             bound_s: None,
+            cache: CacheMode::Hot,
+            cold_ids: None,
         }
     }
 }

@@ -390,6 +390,8 @@ fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<(Stat, 
         output: Output::None,
         only: Some(vec![pair.only.clone()]),
         bound_s: None,
+        cache: crate::config::CacheMode::Hot,
+        cold_ids: None,
     };
     // The runner pins this thread; the next pair may need another CPU.
     let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0));

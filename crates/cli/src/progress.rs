@@ -24,13 +24,16 @@ pub struct Plan {
     pub rounds: usize,
     /// Budget per result over all its rounds, in seconds.
     pub budget_s: f64,
+    /// Of `results`, the hot twins of cold rows (`--cache cold|both`): measured in their
+    /// cold row's visits, at no budget of their own.
+    pub twins: usize,
 }
 
 impl Plan {
     /// The longest the run can take, in seconds: a result's rounds end at twice their budget
     /// (the sampler's hard stop), set-up aside.
     pub fn bound_s(&self) -> f64 {
-        (self.results - self.skipped) as f64 * self.budget_s * 2.0
+        (self.results - self.skipped - self.twins) as f64 * self.budget_s * 2.0
     }
 
     /// The plan in one line.
@@ -262,7 +265,7 @@ mod tests {
 
     #[test]
     fn the_plan_bounds_the_run_by_twice_the_budget_of_what_runs() {
-        let p = Plan { results: 10, benchmarks: 4, skipped: 2, visits: 40, rounds: 5, budget_s: 1.0 };
+        let p = Plan { results: 10, benchmarks: 4, skipped: 2, visits: 40, rounds: 5, budget_s: 1.0, twins: 0 };
         assert_eq!(p.bound_s(), 16.0);
         let line = p.describe();
         assert!(line.contains("10 results from 4 benchmarks (2 cannot run here)"), "{line}");

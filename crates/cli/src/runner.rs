@@ -3,7 +3,7 @@
 //! a full disk or a second signal loses nothing), analyse, and write the result file.
 //! [`finish`] turns the journal of a run that did not end into its result file.
 
-use crate::config::{Only, Output, RunConfig};
+use crate::config::{CacheMode, Only, Output, RunConfig};
 use crate::execution::layout::Layouts;
 use crate::execution::parent::{Event, Launcher, Worker};
 use crate::execution::protocol::{Report, Request, Visit, from_wire};
@@ -149,12 +149,32 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         let kept: Vec<Params> = all.iter().filter(|p| wanted(only, bench.id(), p)).cloned().collect();
         if kept.is_empty() && bench.available().is_err() { all } else { kept }
     };
-    let planned: Vec<Vec<Params>> = benches.iter().map(|b| variants_of(*b, &ctx)).collect();
+    let mut cold_skipped: Vec<(&'static dyn Benchmark, String)> = Vec::new();
+    let planned: Vec<Vec<Params>> = benches
+        .iter()
+        .map(|b| {
+            let hot = variants_of(*b, &ctx);
+            let (planned, skip) = plan_cache(*b, hot, &ctx, args, only);
+            if let Some(why) = skip {
+                cold_skipped.push((*b, why));
+            }
+            planned
+        })
+        .collect();
     let rounds_of = |b: &dyn Benchmark| if b.single_round() { 1 } else { cfg.rounds.max(1) };
+    let twins: usize =
+        benches.iter().zip(&planned).map(|(b, v)| v.iter().filter(|p| bench::cold::is_cold_visit(*b, p)).count()).sum();
     let mut plan = Plan {
-        results: planned.iter().map(Vec::len).sum(),
+        twins,
+        results: planned.iter().map(Vec::len).sum::<usize>() + cold_skipped.len() + twins,
         benchmarks: benches.len(),
-        skipped: benches.iter().zip(&planned).filter(|(b, _)| b.available().is_err()).map(|(_, v)| v.len()).sum(),
+        skipped: benches
+            .iter()
+            .zip(&planned)
+            .filter(|(b, _)| b.available().is_err())
+            .map(|(_, v)| v.len())
+            .sum::<usize>()
+            + cold_skipped.len(),
         visits: benches.iter().zip(&planned).map(|(b, v)| (rounds_of(*b) * v.len()) as u64).sum(),
         rounds: cfg.rounds.max(1),
         budget_s: cfg.budget_s,
@@ -172,6 +192,13 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     let rounds = cfg.rounds.max(1);
     let mut book =
         Book { slots: Vec::new(), store, observer, rounds: cfg.rounds, budget_s: cfg.budget_s, executions_started: 0 };
+    // `--cache cold` on a benchmark without a cold mode: its row says so.
+    for (bench, why) in cold_skipped {
+        let item =
+            Item { bench, params: bench::cold::with_cache(&Params::new(), bench::cold::COLD), cfg: single_cfg.clone() };
+        book.begin(0, &item);
+        book.settle(&item, 0, Err(NotMeasured::Skipped(format!("not measured cold: {why}"))), 0, Duration::ZERO, &run);
+    }
     let probe_cpu = |before_round: usize, run: &mut RunFile, book: &mut Book| {
         let before_round = u16::try_from(before_round).unwrap_or(u16::MAX);
         let probe =
@@ -315,6 +342,40 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     let scratch_path = scratch.path().to_path_buf();
     platform::interrupt::settle(&scratch_path, || drop(scratch));
     Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
+}
+
+/// The variants a benchmark is visited with under the run's `--cache` (`config::CacheMode`):
+/// its hot variants `hot`, and for a cold run the same with `cache=cold` (the visit measures
+/// the twin `cache=hot` too); with the reason it gets a skipped cold row instead, when asked
+/// for cold and it has no cold mode.
+fn plan_cache(
+    bench: &'static dyn Benchmark,
+    hot: Vec<Params>,
+    ctx: &Ctx,
+    args: &RunConfig,
+    only: Option<&[Only]>,
+) -> (Vec<Params>, Option<String>) {
+    let asked = args.cold_ids.as_ref().is_none_or(|ids| ids.iter().any(|i| i == bench.id()));
+    if args.cache == CacheMode::Hot || !asked || bench.available().is_err() {
+        return (hot, None);
+    }
+    let own_cache = hot.iter().any(|p| p.contains_key(bench::cold::CACHE_PARAM));
+    match bench.cold_mode() {
+        Ok(()) => {
+            let cold: Vec<Params> = bench
+                .variants(ctx)
+                .iter()
+                .map(|p| bench::cold::with_cache(p, bench::cold::COLD))
+                .filter(|p| wanted(only, bench.id(), p))
+                .collect();
+            match args.cache {
+                CacheMode::Cold => (cold, None),
+                _ => (hot.into_iter().chain(cold).collect(), None),
+            }
+        }
+        Err(_) if own_cache || args.cache == CacheMode::Both => (hot, None),
+        Err(why) => (Vec::new(), Some(why.to_string())),
+    }
 }
 
 /// Where the rounds measure.
@@ -579,7 +640,8 @@ impl Book<'_> {
     }
 
     /// What `item` gave in `round`: journaled, kept, and, when it is the row's last round,
-    /// analysed and shown.
+    /// analysed and shown. A cold visit's hot twins become the outcome of its twin row
+    /// (`cache=hot`), settled right after it and finished with it.
     fn settle(
         &mut self,
         item: &Item,
@@ -589,6 +651,33 @@ impl Book<'_> {
         elapsed: Duration,
         run: &RunFile,
     ) {
+        let twin = bench::cold::is_cold_visit(item.bench, &item.params).then(|| {
+            let outcome = match &outcome {
+                Ok(m) => Ok(bench::cold::hot_twin(m)),
+                Err(e) => Err(e.clone()),
+            };
+            let params = bench::cold::with_cache(&item.params, bench::cold::HOT);
+            (Item { bench: item.bench, params, cfg: item.cfg.clone() }, outcome)
+        });
+        let done = self.settle_one(item, round, outcome, steal, elapsed, run, false);
+        if let Some((twin, outcome)) = twin {
+            self.settle_one(&twin, round, outcome, steal, Duration::ZERO, run, done);
+        }
+    }
+
+    /// [`Book::settle`] for one row; `finish`: this is its last round whatever the count
+    /// (a twin whose cold row got no more rounds). Returns whether the row is final.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_one(
+        &mut self,
+        item: &Item,
+        round: usize,
+        outcome: Result<Measured, NotMeasured>,
+        steal: u64,
+        elapsed: Duration,
+        run: &RunFile,
+        finish: bool,
+    ) -> bool {
         let at = self.slot_for(item);
         let (rounds, budget_s) = (self.rounds, self.budget_s);
         let single = item.bench.single_round();
@@ -619,12 +708,13 @@ impl Book<'_> {
         self.observer.visited();
         // A result is final after its last round (or when it gets no more): analysed now,
         // shown as it comes, kept for the result file.
-        if slot.done || single || round + 1 == rounds.max(1) {
+        if slot.done || single || finish || round + 1 == rounds.max(1) {
             slot.done = true;
             let row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
             self.observer.result(&row);
             slot.row = Some(row);
         }
+        slot.done
     }
 
     /// Appends a record to the journal, if the run has one.
@@ -1047,6 +1137,77 @@ mod tests {
         let rows = json["results"].as_array().expect("rows");
         assert_eq!(rows[0]["sampling"], serde_json::json!({ "batch": 1 }));
         assert!(rows[1].get("sampling").is_none(), "{}", rows[1]);
+    }
+
+    #[test]
+    fn a_cold_visit_settles_its_row_and_its_hot_twin_and_the_row_carries_their_ratio() {
+        let bench = registry::find("syscall.null").expect("registered");
+        let params = bench::cold::with_cache(&Params::new(), bench::cold::COLD);
+        let item = Item { bench, params, cfg: SamplerConfig::quick().for_round(0) };
+        let (run, mut observer) = (run_file(), crate::progress::Silent);
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 2,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
+        for round in 0..2 {
+            let hot: Vec<f64> = (0..30).map(|i| 100.0 + (i % 3) as f64).collect();
+            let samples = Samples {
+                per_op_ns: hot.iter().map(|h| 4.0 * h).collect(),
+                hot_twin_ns: hot,
+                iterations_per_sample: 1,
+                ..Samples::default()
+            };
+            book.begin(round, &item);
+            book.settle(&item, round, Ok(Measured::new(samples, Vec::new())), 0, Duration::ZERO, &run);
+        }
+        assert_eq!(book.slots.len(), 2, "the cold row and its twin");
+        let cache = |i: usize| book.slots[i].params[bench::cold::CACHE_PARAM].as_str().unwrap().to_string();
+        assert_eq!((cache(0), cache(1)), ("cold".to_string(), "hot".to_string()));
+        let (cold, hot) = (book.slots[0].row.clone().unwrap(), book.slots[1].row.clone().unwrap());
+        assert_eq!(hot.samples.len(), 60);
+        assert!(hot.samples.iter().all(|&v| v < 110.0), "the twin's samples are the hot ones");
+        let c = cold.cold_hot.expect("the ratio");
+        assert!((c.ratio - 4.0).abs() < 1e-9 && c.pairs == 60, "{c:?}");
+        assert!(hot.cold_hot.is_none());
+        // A failed cold visit fails its twin too.
+        let (run, mut observer) = (run_file(), crate::progress::Silent);
+        let mut book = Book {
+            slots: Vec::new(),
+            store: None,
+            observer: &mut observer,
+            rounds: 1,
+            budget_s: 0.2,
+            executions_started: 0,
+        };
+        book.settle(&item, 0, Err(NotMeasured::Failed("x".into())), 0, Duration::ZERO, &run);
+        assert_eq!(book.slots.len(), 2);
+        assert!(book.slots.iter().all(|s| s.done && matches!(s.rounds.outcomes[..], [Err(_)])));
+    }
+
+    #[test]
+    fn cold_runs_plan_cold_variants_skipped_rows_or_a_benchmarks_own_cache() {
+        let args = |cache| RunConfig { cache, ..RunConfig::standard() };
+        bench::testing::with_ctx(0.01, |ctx| {
+            let plan = |id: &str, mode| {
+                let b = registry::find(id).expect("registered");
+                plan_cache(b, b.variants(ctx), ctx, &args(mode), None)
+            };
+            let (v, skip) = plan("syscall.null", CacheMode::Cold);
+            assert_eq!((v.len(), skip), (1, None));
+            assert!(bench::cold::is_cold_visit(registry::find("syscall.null").unwrap(), &v[0]));
+            assert_eq!(plan("syscall.null", CacheMode::Both).0.len(), 2, "hot and cold");
+            assert_eq!(plan("syscall.null", CacheMode::Hot).0, [Params::new()]);
+            let (v, skip) = plan("lib.dlopen.init", CacheMode::Cold);
+            assert!(v.is_empty() && skip.is_some_and(|w| w.contains("no cold-cache mode")));
+            assert!(plan("lib.dlopen.init", CacheMode::Both).1.is_none(), "both: its hot rows, no skip");
+            let own = registry::find("fault.file.read").unwrap();
+            let (v, skip) = plan("fault.file.read", CacheMode::Cold);
+            assert_eq!((v, skip), (own.variants(ctx), None), "its own cache parameter");
+        });
     }
 
     #[test]

@@ -206,11 +206,15 @@ pub enum Flag {
     /// The CI does not overlap the previous run's on the same machine (from the history).
     #[serde(rename = "level-shift", alias = "level_shift")]
     LevelShift,
+    /// A cold-cache row (`cache=cold`) is not slower than its hot twin: the cold/hot ratio's
+    /// 95 % interval reaches 1 or below ([`ColdHot`]).
+    #[serde(rename = "cold-not-slower")]
+    ColdNotSlower,
 }
 
 impl Flag {
     /// Every flag, untrustworthy ones first.
-    pub const ALL: [Flag; 13] = [
+    pub const ALL: [Flag; 14] = [
         Flag::CheckFailed,
         Flag::BusyCpu,
         Flag::CiUnusable,
@@ -224,6 +228,7 @@ impl Flag {
         Flag::PoorFit,
         Flag::Nonlinear,
         Flag::LevelShift,
+        Flag::ColdNotSlower,
     ];
 
     /// How far the flag undermines the figure. Untrustworthy: a failed check (the figure may
@@ -245,7 +250,8 @@ impl Flag {
             | Flag::RoundFailed
             | Flag::PoorFit
             | Flag::Nonlinear
-            | Flag::LevelShift => Tier::Advisory,
+            | Flag::LevelShift
+            | Flag::ColdNotSlower => Tier::Advisory,
         }
     }
 
@@ -291,6 +297,11 @@ impl Flag {
                 "this run's 95 % CI does not overlap the previous run's on this machine, kernel and build (history): \
                  the machine changed level between the runs; each interval holds for its own run (see notes)"
             }
+            Flag::ColdNotSlower => {
+                "the cold-cache row is not slower than its hot twin (the cold/hot ratio's 95 % interval reaches 1): \
+                 the disturbance did not reach what the operation uses, or its cost is dominated by what no \
+                 disturbance from user space reaches (see notes for the likely reason)"
+            }
         }
     }
 
@@ -310,6 +321,7 @@ impl Flag {
             Flag::Nonlinear => "nonlinear",
             Flag::BusyCpu => "busy-cpu",
             Flag::LevelShift => "level-shift",
+            Flag::ColdNotSlower => "cold-not-slower",
         }
     }
 }
@@ -598,6 +610,29 @@ pub struct Row {
     /// measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingOverride>,
+    /// For a cold-cache row (`cache=cold`): its cost against its hot twin (`cache=hot`),
+    /// measured in the same rounds, pair by pair; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_hot: Option<ColdHot>,
+}
+
+/// A cold-cache row against its hot twin: each cold sample (one operation after the caches,
+/// TLB and branch predictors were disturbed) is paired with the hot sample taken right after
+/// it (the same operation again, single-operation timing too).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ColdHot {
+    /// Median of the cold samples over the median of the hot twins.
+    pub ratio: f64,
+    /// 95 % interval of `ratio`: a bootstrap that resamples whole pairs (within rounds).
+    pub ci: [f64; 2],
+    /// Median of the hot twins, ns.
+    pub hot_median_ns: f64,
+    /// Pairs the ratio is computed from.
+    pub pairs: usize,
+    /// The hot twins' median is below one timer step: each twin was counted as at least one
+    /// step, so `ratio` and `ci` are lower bounds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hot_below_step: bool,
 }
 
 impl Row {
@@ -630,6 +665,7 @@ impl Row {
             notes: Vec::new(),
             observed: Params::new(),
             sampling: None,
+            cold_hot: None,
         }
     }
 }

@@ -69,4 +69,8 @@ pub struct Samples {
     /// Hardware counts per operation of the same samples (`--counters`), or why none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::CounterSamples>,
+    /// Cold-cache mode only: the hot twin of each sample of `per_op_ns` (same index), the
+    /// same operation timed right after the cold one; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hot_twin_ns: Vec<f64>,
 }

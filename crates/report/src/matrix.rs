@@ -15,9 +15,10 @@ use serde_json::Value;
 /// The parameters that make the columns.
 const COLUMNS: [&str; 2] = ["peer", "placement"];
 
-/// Whether a row goes into the matrix.
+/// Whether a row goes into the matrix: not a cold-cache row or its hot twin (`cache=`), which
+/// are plain rows, each cold one with its cold/hot ratio under it.
 pub fn belongs(r: &Row) -> bool {
-    COLUMNS.iter().all(|k| r.params.contains_key(*k))
+    COLUMNS.iter().all(|k| r.params.contains_key(*k)) && !r.params.contains_key("cache")
 }
 
 /// The matrix being built: its columns, its lines and the cells' texts.

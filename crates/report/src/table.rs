@@ -266,6 +266,15 @@ fn plain_lines(ctx: &mut Ctx, grid: &mut Grid, fams: &Families, r: &Row) {
     c.flags = Cell::styled(refs(&flags), worst);
     grid.push(Line::Cells(c.into_cells(ctx.view.wide, ctx.seed)));
     breakdown_lines(ctx, grid, r);
+    if let Some(c) = &r.cold_hot {
+        let text = format!(
+            "└ {} (hot twin {}, {} pairs)",
+            cold_hot_text(c),
+            r.unit.format(c.hot_median_ns),
+            fmt_count(c.pairs as u64)
+        );
+        grid.push(Line::Span { indent: 2, cell: Cell::styled(text, Style::Dim) });
+    }
     if let Some(t) = &r.tail {
         let v = |x| r.unit.format(x);
         let text = format!(
@@ -530,10 +539,28 @@ pub fn row_line(row: &Row, width: usize) -> String {
     abbreviate(line.trim_end(), width)
 }
 
+/// A cold row's ratio to its hot twin with its 95 % interval: `cold/hot 3.2× [2.9, 3.6]`.
+pub fn cold_hot_text(c: &model::ColdHot) -> String {
+    let x = |v: f64| {
+        if v >= 10.0 {
+            format!("{v:.0}")
+        } else if v >= 1.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    if c.hot_below_step {
+        // The hot twin was counted as one timer step: lower bounds.
+        return format!("cold/hot ≥ {}× [≥ {}] (hot below the timer step)", x(c.ratio), x(c.ci[0]));
+    }
+    format!("cold/hot {}× [{}, {}]", x(c.ratio), x(c.ci[0]), x(c.ci[1]))
+}
+
 /// A row's markers in words, for [`row_line`]: `check-failed`, `ci-wide`, `drift −12 %`.
 fn words(row: &Row) -> Vec<String> {
     let rm = marks::of(row);
-    let mut out = Vec::new();
+    let mut out: Vec<String> = row.cold_hot.iter().map(cold_hot_text).collect();
     match rm.outcome {
         Outcome::CheckFailed => out.push(model::Flag::CheckFailed.label().to_string()),
         Outcome::Unchecked => out.push("unchecked".into()),

@@ -51,11 +51,14 @@ pub fn measure_visit(
     ctx.begin_visit(cfg, bench.sampling(params));
     let began = std::time::Instant::now();
     let steal_before = platform::placement::steal_jiffies(ctx.cpu);
-    let outcome = match bench.available() {
-        Ok(()) => crate::panics::guarded(|| bench.run(ctx, params))
+    let cold = ctx.set_cold(bench::cold::is_cold_visit(bench, params));
+    let outcome = match (bench.available(), cold) {
+        (Ok(()), Err(e)) => Err(NotMeasured::Failed(e)),
+        (Ok(()), Ok(())) => crate::panics::guarded(|| bench.run(ctx, params))
             .unwrap_or_else(|e| Err(NotMeasured::Failed(format!("internal error (a bug in osprim): {e}")))),
-        Err(reason) => Err(NotMeasured::Skipped(reason)),
+        (Err(reason), _) => Err(NotMeasured::Skipped(reason)),
     };
+    let _ = ctx.set_cold(false);
     let steal = match (steal_before, platform::placement::steal_jiffies(ctx.cpu)) {
         (Some(b), Some(a)) => a.saturating_sub(b),
         _ => 0,
