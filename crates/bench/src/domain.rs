@@ -241,6 +241,11 @@ impl Benchmark for Call {
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
+    /// Go!'s worst case: one operation per sample right after the disturbance, beside its hot
+    /// twin ([`crate::cold`]).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         with_rights(vec![Params::new()])
     }
@@ -314,6 +319,11 @@ impl Benchmark for Xfer {
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
+    /// Go!'s worst case: one operation per sample right after the disturbance, beside its hot
+    /// twin ([`crate::cold`]).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         with_rights(super::one_param("via", ["key", "table_hit", "table_miss"]))
     }
@@ -341,19 +351,26 @@ impl Benchmark for Xfer {
             let target = d.xfer_target().map_err(failed("the domain's stack"))?;
             let mut a = NullArgs::for_domain(&d);
             a.timer = Some(timer);
-            let samples = ctx.iter_regions(|n| {
-                let mut ticks = 0u64;
-                for _ in 0..n {
-                    n_total += 1;
-                    a.value = n_total;
-                    let t0 = timer.start();
-                    let out = target.xfer_stamped(&mut a);
-                    bad += u64::from(out != Outcome::Xferred);
-                    ticks = ticks.wrapping_add(a.stamp.wrapping_sub(t0));
-                }
-                // Each transfer is a timed region of its own.
-                Timed::regions(ticks, n)
-            });
+            let mut one = |a: &mut NullArgs| {
+                n_total += 1;
+                a.value = n_total;
+                let t0 = timer.start();
+                let out = target.xfer_stamped(a);
+                bad += u64::from(out != Outcome::Xferred);
+                a.stamp.wrapping_sub(t0)
+            };
+            let samples = if ctx.cold().is_some() {
+                ctx.iter_cold(|b| {
+                    b.now();
+                    Some(Timed::one(one(&mut a)))
+                })
+            } else {
+                ctx.iter_regions(|n| {
+                    let ticks = (0..n).fold(0u64, |t, _| t.wrapping_add(one(&mut a)));
+                    // Each transfer is a timed region of its own.
+                    Timed::regions(ticks, n)
+                })
+            };
             let mut checks = validate(&d, &before, a.seen, Some(n_total));
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
             let named = d.key().map_or("callee's region in hand".to_string(), |k| format!("callee key {k} in hand"));
@@ -365,23 +382,35 @@ impl Benchmark for Xfer {
             let mut a = Roaming::new(Some(timer));
             let mut obj = 0usize;
             let mut errors = 0u64;
-            let samples = ctx.iter_regions(|n| {
-                let (mut ticks, mut regions) = (0u64, 0u64);
-                for _ in 0..n {
-                    n_total += 1;
-                    obj = (obj + 1) % domains;
-                    let t0 = timer.start();
-                    let Ok(out) = t.xfer_stamped(obj, &mut a, n_total) else {
-                        errors += 1;
-                        continue;
-                    };
-                    bad += u64::from(out != Outcome::Xferred);
-                    ticks = ticks.wrapping_add(a.stamp().wrapping_sub(t0));
-                    regions += 1;
+            let mut one = |b: Option<&crate::cold::Before>| {
+                n_total += 1;
+                obj = (obj + 1) % domains;
+                if let Some(b) = b {
+                    b.now();
                 }
-                // Each transfer is a timed region of its own (a failed look-up adds none).
-                Timed::regions(ticks, regions)
-            });
+                let t0 = timer.start();
+                let Ok(out) = t.xfer_stamped(obj, &mut a, n_total) else {
+                    errors += 1;
+                    return None;
+                };
+                bad += u64::from(out != Outcome::Xferred);
+                Some(a.stamp().wrapping_sub(t0))
+            };
+            let samples = if ctx.cold().is_some() {
+                ctx.iter_cold(|b| one(Some(b)).map(Timed::one))
+            } else {
+                ctx.iter_regions(|n| {
+                    let (mut ticks, mut regions) = (0u64, 0u64);
+                    for _ in 0..n {
+                        if let Some(dt) = one(None) {
+                            ticks = ticks.wrapping_add(dt);
+                            regions += 1;
+                        }
+                    }
+                    // Each transfer is a timed region of its own (a failed look-up adds none).
+                    Timed::regions(ticks, regions)
+                })
+            };
             let d = t.domain(obj);
             // With keys the caller's PKRU is one for all; in mprotect mode compare this
             // domain's region (closed) with domain 0's before. The table may hold every key:
@@ -430,6 +459,11 @@ impl Benchmark for Throw {
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
+    /// Go!'s worst case: one operation per sample right after the disturbance, beside its hot
+    /// twin ([`crate::cold`]).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         with_rights(super::one_param("after", ["fcall", "tcall", "call"]))
     }
@@ -449,26 +483,42 @@ impl Benchmark for Throw {
         } else {
             Outcome::Raised
         };
-        let samples = ctx.iter_regions(|n| {
-            let mut ticks = 0u64;
-            for _ in 0..n {
-                total += 1;
-                a.value = total;
-                let out = match kind {
-                    Kind::F => d.fcall_known(Known::Throwing, &mut a),
-                    Kind::T => d.tcall_known(Known::Throwing, &mut a).unwrap_or(Outcome::Returned),
-                    Kind::Full => d.call_throwing(&mut a).map_or(Outcome::Returned, |r| r.0),
-                };
-                let t1 = timer.stop();
-                ticks = ticks.wrapping_add(t1.wrapping_sub(a.stamp));
-                bad += u64::from(out != expected);
-            }
-            if sigsegv_blocked() {
-                mask_bad += 1;
-            }
-            // Each throw is a timed region of its own.
-            Timed::regions(ticks, n)
-        });
+        let mut one = |a: &mut NullArgs| {
+            total += 1;
+            a.value = total;
+            let out = match kind {
+                Kind::F => d.fcall_known(Known::Throwing, a),
+                Kind::T => d.tcall_known(Known::Throwing, a).unwrap_or(Outcome::Returned),
+                Kind::Full => d.call_throwing(a).map_or(Outcome::Returned, |r| r.0),
+            };
+            let t1 = timer.stop();
+            bad += u64::from(out != expected);
+            t1.wrapping_sub(a.stamp)
+        };
+        let samples = if ctx.cold().is_some() {
+            // One throw per sample; the caller's stamp is taken inside the callee, after the
+            // disturbance.
+            ctx.iter_cold(|b| {
+                b.now();
+                let t = one(&mut a);
+                if sigsegv_blocked() {
+                    mask_bad += 1;
+                }
+                Some(Timed::one(t))
+            })
+        } else {
+            ctx.iter_regions(|n| {
+                let mut ticks = 0u64;
+                for _ in 0..n {
+                    ticks = ticks.wrapping_add(one(&mut a));
+                }
+                if sigsegv_blocked() {
+                    mask_bad += 1;
+                }
+                // Each throw is a timed region of its own.
+                Timed::regions(ticks, n)
+            })
+        };
         let mut checks = validate(&d, &before, a.seen, Some(total));
         let what = if fault {
             format!(
@@ -592,36 +642,81 @@ fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroying: bool) -> Result<Mea
     // destroy(null) tears down the same domains as destroy(plain), constructed (untimed): the
     // two differ by the destructor call alone, not by a page the constructor touched.
     let made_as = if destroying && v == Variant::Null { Variant::Plain } else { v };
-    let samples = ctx.iter_regions_fallible(|n| {
-        let (mut ticks, mut regions) = (0u64, 0u64);
-        let mut left = n;
-        while left > 0 {
-            let k = left.min(BATCH);
-            left -= k;
-            regions += 1;
-            let t0 = if destroying { 0 } else { timer.start() };
-            for _ in 0..k {
+    // Cold (Go!'s worst case): one object per sample, timed alone right after the disturbance,
+    // its other half untimed; its hot twin the same, right after.
+    let cold = ctx.cold().is_some();
+    let samples = if cold {
+        ctx.iter_cold(|b| {
+            let made_one = if destroying {
                 match create(how, made_as, &mut anchor, &mut ctor) {
-                    Ok(m) => made.push(m),
+                    Ok(m) => Some(m),
                     Err(e) => {
                         error = Some(format!("create: {e}"));
                         return None;
                     }
                 }
-            }
-            let t1 = if destroying { timer.start() } else { timer.stop() };
-            while let Some(m) = made.pop() {
-                if let Err(e) = destroy(v, m, &mut anchor, &mut ctor) {
-                    error = Some(format!("destroy: {e}"));
-                    return None;
+            } else {
+                None
+            };
+            b.now();
+            let t0 = timer.start();
+            let m = match made_one {
+                Some(m) => {
+                    if let Err(e) = destroy(v, m, &mut anchor, &mut ctor) {
+                        error = Some(format!("destroy: {e}"));
+                        return None;
+                    }
+                    None
                 }
+                None => match create(how, made_as, &mut anchor, &mut ctor) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        error = Some(format!("create: {e}"));
+                        return None;
+                    }
+                },
+            };
+            let t1 = timer.stop();
+            if let Some(m) = m
+                && let Err(e) = destroy(v, m, &mut anchor, &mut ctor)
+            {
+                error = Some(format!("destroy: {e}"));
+                return None;
             }
-            let t2 = if destroying { timer.stop() } else { 0 };
-            ticks = ticks.wrapping_add(if destroying { t2.wrapping_sub(t1) } else { t1.wrapping_sub(t0) });
-        }
-        // Each batch is a timed region of its own.
-        Some(Timed::regions(ticks, regions))
-    });
+            Some(Timed::one(t1.wrapping_sub(t0)))
+        })
+    } else {
+        ctx.iter_regions_fallible(|n| {
+            let (mut ticks, mut regions) = (0u64, 0u64);
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(BATCH);
+                left -= k;
+                regions += 1;
+                let t0 = if destroying { 0 } else { timer.start() };
+                for _ in 0..k {
+                    match create(how, made_as, &mut anchor, &mut ctor) {
+                        Ok(m) => made.push(m),
+                        Err(e) => {
+                            error = Some(format!("create: {e}"));
+                            return None;
+                        }
+                    }
+                }
+                let t1 = if destroying { timer.start() } else { timer.stop() };
+                while let Some(m) = made.pop() {
+                    if let Err(e) = destroy(v, m, &mut anchor, &mut ctor) {
+                        error = Some(format!("destroy: {e}"));
+                        return None;
+                    }
+                }
+                let t2 = if destroying { timer.stop() } else { 0 };
+                ticks = ticks.wrapping_add(if destroying { t2.wrapping_sub(t1) } else { t1.wrapping_sub(t0) });
+            }
+            // Each batch is a timed region of its own.
+            Some(Timed::regions(ticks, regions))
+        })
+    };
     while let Some(m) = made.pop() {
         let _ = destroy(v, m, &mut anchor, &mut ctor);
     }
@@ -713,8 +808,10 @@ fn run_lifecycle(ctx: &mut Ctx, params: &Params, destroying: bool) -> Result<Mea
         (Variant::LinkedStack, false) => "the stack object, linked to an existing domain (t-calls run on it)",
         (Variant::LinkedStack, true) => "unlink from the domain, munmap",
     };
+    let timing =
+        if cold { "one per sample, timed alone".to_string() } else { format!("batches of {BATCH} timed as a whole") };
     let mut m = Measured::new(samples, checks).note(format!(
-        "{}: {what}; batches of {BATCH} timed as a whole, the {} untimed",
+        "{}: {what}; {timing}, the {} untimed",
         VARIANTS[v as usize],
         if destroying { "creation" } else { "destruction" }
     ));
@@ -738,6 +835,11 @@ impl Benchmark for Lifecycle {
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
+    }
+    /// Go!'s worst case: one operation per sample right after the disturbance, beside its hot
+    /// twin ([`crate::cold`]).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         with_rights(super::one_param("variant", VARIANTS.iter().copied()))
@@ -784,6 +886,11 @@ impl Benchmark for Lookup {
     }
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
+    }
+    /// Go!'s worst case: one operation per sample right after the disturbance, beside its hot
+    /// twin ([`crate::cold`]).
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         with_rights(vec![Params::new()])

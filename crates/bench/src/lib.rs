@@ -9,8 +9,8 @@
 
 #![forbid(unsafe_code)]
 
-pub mod counters;
 pub mod cold;
+pub mod counters;
 pub mod ctx;
 pub mod domain;
 pub mod domain_process;

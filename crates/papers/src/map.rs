@@ -257,8 +257,9 @@ pub fn beside(f: &Figure) -> Vec<(&'static str, Want)> {
             ("two CPUs", Want::total("lock.handoff", &[("placement", "cross_cpu")])),
         ],
         ("003", "switch_stacks", _) if hot => vec![("glibc swapcontext", Want::total("ctx.swapcontext", &[]))],
-        ("003", "sel2ref", _) if hot => {
-            vec![("the kernel's handle → object step, fcntl(F_GETFD)", Want::total("syscall.getfd", &[]))]
+        ("003", "sel2ref", _) => {
+            let cache: &'static [(&'static str, &'static str)] = if hot { &[] } else { &[("cache", "cold")] };
+            vec![("the kernel's handle → object step, fcntl(F_GETFD)", Want::total("syscall.getfd", cache))]
         }
         ("003", "memory per interface", _) => vec![
             ("a whole domain", Want::total("space.domain", &[("rights", "pkey")])),
@@ -423,7 +424,7 @@ fn go(f: &Figure) -> Target {
         NotApplicable(why) => return NotApplicable(why),
         t => t,
     };
-    if f.variant.contains("cold cache") { Planned(COLD_CACHE_MODE) } else { hot }
+    if f.variant.contains("cold cache") { go_cold(f.table.as_str(), op) } else { hot }
 }
 
 /// Why a domain row may be measured with rights the kernel switches.
@@ -556,6 +557,62 @@ fn go_hot(table: &str, op: &str, system: &str) -> Target {
         ("Stability", o) if o.starts_with("stress") => Planned("osprim stress"),
         ("Stability", _) => Planned("osprim errortest"),
         _ => NotApplicable("not mapped"),
+    }
+}
+
+/// A domain row taken cold (`cache=cold`), on keys where the CPU has them, else on the
+/// kernel's rights (`nearest:`).
+macro_rules! domain_cold {
+    ($id:expr $(, $k:expr => $v:expr)*) => {
+        Target::Fallback(self::Fallback {
+            first: Want::total($id, &[$(($k, $v),)* ("rights", "pkey"), ("cache", "cold")]),
+            then: Want::total($id, &[$(($k, $v),)* ("rights", "mprotect"), ("cache", "cold")]),
+            why: KERNEL_RIGHTS,
+            beside: "rights switched by the kernel",
+            missing: "",
+        })
+    };
+}
+
+/// Go!'s worst cases (caches and branch-target buffers flushed just before timing): the cold
+/// twins (`cache=cold`: one operation per sample right after the disturbance, its hot twin
+/// beside it) of the benchmarks that answer its best cases.
+fn go_cold(table: &str, op: &str) -> Target {
+    use Target::*;
+    const COLD: &[(&str, &str)] = &[("cache", "cold")];
+    const SEL2REF_WHY: &str = "Go! names an object by a segment selector; the domain library's reference → key \
+        look-up (its key table) does that naming step today";
+    const SEL2REF: &[Want] = &[
+        Want::total("domain.sel2ref", &[("rights", "pkey"), ("cache", "cold")]),
+        Want::total("domain.sel2ref", &[("rights", "mprotect"), ("cache", "cold")]),
+    ];
+    match (table, op) {
+        ("ORB primitives", "call") => domain_cold!("domain.call"),
+        ("ORB primitives", "t-call") => domain_cold!("domain.tcall"),
+        ("ORB primitives", "f-call") => domain_cold!("domain.fcall"),
+        ("ORB primitives", _) => domain_cold!("domain.xfer", "via" => "key"),
+        ("Exception latency", "throw after call") => domain_cold!("domain.throw", "after" => "call"),
+        ("Exception latency", "throw after t-call") => domain_cold!("domain.throw", "after" => "tcall"),
+        ("Exception latency", _) => domain_cold!("domain.throw", "after" => "fcall"),
+        ("ORB methods", "create") => domain_cold!("domain.create", "variant" => "plain"),
+        ("ORB methods", "create (null)") => domain_cold!("domain.create", "variant" => "null"),
+        ("ORB methods", "create (unlinked stack)") => domain_cold!("domain.create", "variant" => "stack"),
+        ("ORB methods", "create (linked stack)") => domain_cold!("domain.create", "variant" => "linked_stack"),
+        ("ORB methods", "destroy") => domain_cold!("domain.destroy", "variant" => "plain"),
+        ("ORB methods", "destroy (null)") => domain_cold!("domain.destroy", "variant" => "null"),
+        ("ORB methods", "destroy (unlinked stack)") => domain_cold!("domain.destroy", "variant" => "stack"),
+        ("ORB methods", "destroy (linked stack)") => domain_cold!("domain.destroy", "variant" => "linked_stack"),
+        ("ORB methods", "install") => Pick(Want::total("lib.dlopen", COLD)),
+        ("ORB methods", "uninstall") => Pick(Want::total("lib.dlclose", COLD)),
+        ("ORB methods", "get_self") => Pick(Want::total("id.gettid", COLD)),
+        ("ORB methods", "get_type") => domain_cold!("domain.get_type"),
+        ("ORB methods", "get_stack") => Pick(Want::total("id.altstack", COLD)),
+        ("ORB methods", "switch_stacks") => Pick(Want::total("ctx.user", COLD)),
+        ("ORB methods", "lock") => Pick(Want::total("lock.mutex.lock", COLD)),
+        ("ORB methods", "unlock") => Pick(Want::total("lock.mutex.unlock", COLD)),
+        ("ORB methods", "reject") => Pick(Want::total("syscall.reject", COLD)),
+        ("ORB methods", "sel2ref") => Nearest(Candidates { why: SEL2REF_WHY, candidates: SEL2REF }),
+        _ => Planned(COLD_CACHE_MODE),
     }
 }
 

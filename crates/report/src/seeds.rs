@@ -255,6 +255,8 @@ struct Today {
     /// For a trap stage estimated from counted crossings: k (crossings per operation) and c
     /// (ns per crossing, measured in the same rounds).
     crossings: Option<(f64, f64)>,
+    /// For a cold row: its ratio to its hot twin, that ratio's interval, the twin's median (ns).
+    cold_hot: Option<(f64, [f64; 2], f64, bool)>,
 }
 
 impl Today {
@@ -298,6 +300,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
         .filter(|r| {
             r.id == want.id
                 && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| model::vocab::param_is(x, v)))
+                && (want.params.iter().any(|(k, _)| *k == "cache") || !cold_mode_pair(r))
         })
         .peekable();
     let Some(&first) = candidates.peek() else {
@@ -329,6 +332,11 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 median_ci: finite_pair(s.median_ci95),
                 doubt: doubt(run, r, s.mean),
                 crossings: want.stage.filter(|s| *s == "trap").and_then(|_| crossings(r, s.mean)),
+                cold_hot: r
+                    .cold_hot
+                    .as_ref()
+                    .filter(|_| want.stage.is_none())
+                    .map(|c| (c.ratio, c.ci, c.hot_median_ns, c.hot_below_step)),
             },
             // A difference of medians has no mean of its own.
             (None, Some(d)) if want.stage.is_none() => Today {
@@ -338,6 +346,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 median_ci: finite_pair(d.estimate.ci95),
                 doubt: doubt(run, r, d.estimate.point),
                 crossings: None,
+                cold_hot: None,
             },
             _ => return None,
         };
@@ -400,6 +409,13 @@ fn doubt(run: &RunFile, r: &Row, value: f64) -> Option<&'static str> {
     let paired = r.breakdown.iter().flatten().any(|s| s.name == "without") || r.derived.is_some();
     let read = run.timer.read_cost_ns.unwrap_or(run.timer.overhead_ns);
     (paired && value.abs() < read).then_some("a difference within one clock read")
+}
+
+/// Whether `r` is one of a cold-mode pair (`cache=cold` or its `cache=hot` twin, single
+/// operations): a row that does not ask for a cache state means the benchmark's usual (hot,
+/// batched) result, never these.
+fn cold_mode_pair(r: &Row) -> bool {
+    r.cold_hot.is_some() || r.params.get("cache").is_some_and(|c| model::vocab::param_is(c, "hot"))
 }
 
 /// k and c of a trap stage estimated from the operation's own kernel crossings: k the
@@ -534,6 +550,19 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
     row.today_mean = today.mean;
     row.today_median = today.median;
     row.doubt = today.doubt.map(str::to_string);
+    if let Some((ratio, [lo, hi], hot, below_step)) = today.cold_hot {
+        // A hot twin under one timer step was counted as one step: the ratio is a lower bound.
+        let also = if below_step {
+            let step = fmt_ns(run.timer.resolution_ns);
+            format!("hot twin under one timer step ({step}) · cold/hot ≥ {}× [≥ {}]", sig3(ratio), sig3(lo))
+        } else {
+            format!("hot twin {} · cold/hot {}× [{}, {}]", fmt_ns(hot), sig3(ratio), sig3(lo), sig3(hi))
+        };
+        row.beside = Some(match row.beside.take() {
+            Some(b) => format!("{also}; {b}"),
+            None => also,
+        });
+    }
     row.estimated = today.crossings.map(|(k, c)| {
         format!(
             "estimated: {} kernel crossings × {} (the operation's own system calls, counted by the RVM in the same \
@@ -721,8 +750,15 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
     row.today_id = Some(ids.join(" + "));
     row.today_params = (!params.is_empty()).then(|| params.join(" "));
     let zero = Some([0.0, 0.0]);
-    let mut total =
-        Today { mean: Some(0.0), median: Some(0.0), mean_ci: zero, median_ci: zero, doubt: None, crossings: None };
+    let mut total = Today {
+        mean: Some(0.0),
+        median: Some(0.0),
+        mean_ci: zero,
+        median_ci: zero,
+        doubt: None,
+        crossings: None,
+        cold_hot: None,
+    };
     // The parts' intervals add end to end: conservative, as the parts were measured apart.
     let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
     for &part in sum.parts {
