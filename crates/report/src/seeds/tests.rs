@@ -180,10 +180,13 @@ fn rows_carry_the_comparison_and_the_ratio_uses_the_mean() {
     if linux.today_stage.as_deref() == Some("interrupt_signal") {
         assert!(linux.nearest.as_deref().is_some_and(|w| w.contains("combined")), "{linux:?}");
     }
-    // A worst case waits for the cold-cache mode: no figure, no ratio, no caveat needed.
+    // A worst case is the cold twin of its best case's benchmark, beside its hot twin, with
+    // their ratio; no caveat needed.
     let cold = rows.iter().find(|r| r.operation == "get_stack" && r.variant.contains("cold")).unwrap();
-    assert_eq!((cold.status, cold.reason.as_deref()), (RowStatus::Planned, Some(seeds::COLD_CACHE_MODE)));
-    assert!(cold.ratio_time.is_none() && cold.ratio_cycles.is_none() && cold.caveat.is_none());
+    assert_eq!((cold.status, cold.today_params.as_deref()), (RowStatus::Measured, Some("cache=cold")));
+    assert!(cold.caveat.is_none() && cold.beside.as_deref().is_some_and(|b| b.contains("cold/hot")), "{cold:?}");
+    let hot = rows.iter().find(|r| r.operation == "get_stack" && r.variant.contains("hot")).unwrap();
+    assert_eq!((hot.today_id.as_deref(), hot.today_params.as_deref()), (Some("id.altstack"), None));
 }
 
 /// "1401 µs" → (1401, "µs"); "2.42 KiB" → (2.42, "KiB").
