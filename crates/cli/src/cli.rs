@@ -503,7 +503,12 @@ impl Cli {
         };
         let seed_suite = || {
             let only = seeds_only();
+            let mut sampler = SamplingArgs::default().sampler_config();
+            // L4Ka's rows count retired instructions: the seed suite asks for the counters (a
+            // machine without a PMU says why, and the run goes on).
+            sampler.counters = true;
             RunConfig {
+                sampler,
                 cold_ids: Some(cold_ids(&only)),
                 only: Some(only),
                 bound_s: Some(config::SEED_SUITE_BOUND_S),
