@@ -120,8 +120,9 @@ pub enum Target {
     Fallback(Fallback),
     /// Not measured yet: the benchmark or mode it waits for.
     Planned(&'static str),
-    /// Needs hardware performance counters (retired instructions); `id` gives the time.
-    Counters(&'static str),
+    /// Retired instructions, counted by the hardware (`--counters`) in the results named: the
+    /// one result, or the fastest in time of several (a `nearest:` row, with why).
+    Counters(Candidates),
     /// No Linux counterpart, and why.
     NotApplicable(&'static str),
 }
@@ -152,6 +153,7 @@ impl Target {
             Target::Nearest(n) => n.candidates.to_vec(),
             Target::Sum(s) => s.parts.to_vec(),
             Target::Fallback(f) => vec![f.first, f.then],
+            Target::Counters(c) => c.candidates.to_vec(),
             _ => self.want().into_iter().collect(),
         }
     }
@@ -334,10 +336,13 @@ fn l4(f: &Figure) -> Target {
     use Target::*;
     let op = f.operation.as_str();
     if f.unit == "instructions" {
+        const NULL: &[Want] = &[Want::total("syscall.null", &[])];
+        const SWITCH: &[Want] = &[Want::total("ctx.address_space", SAME_CPU)];
         return Counters(match op {
-            "empty system call" => "syscall.null",
-            "address space switch" => "ctx.address_space",
-            _ => "the fastest hand-off",
+            "empty system call" => Candidates { why: "", candidates: NULL },
+            "address space switch" => Candidates { why: "", candidates: SWITCH },
+            "intra-address space IPC" => Candidates { why: HANDOFF_WHY, candidates: IPC_THREADS },
+            _ => Candidates { why: HANDOFF_WHY, candidates: IPC_PROCESSES },
         });
     }
     match op {
@@ -661,7 +666,13 @@ pub fn describe(t: &Target) -> String {
         Target::Sum(s) if s.missing.is_empty() => labels(s.parts).join(" + "),
         Target::Sum(s) => format!("{}, without {}", labels(s.parts).join(" + "), s.missing),
         Target::Planned(what) => format!("not measured yet (needs {what})"),
-        Target::Counters(id) => format!("needs hardware counters (retired instructions); the time is `{id}`'s"),
+        Target::Counters(c) => {
+            let of = match c.candidates {
+                [one] => labels(&[*one]).join(""),
+                many => format!("the fastest of {}", labels(many).join(", ")),
+            };
+            format!("retired instructions of {of} (hardware counters, `--counters`)")
+        }
         Target::NotApplicable(why) => format!("not applicable: {why}"),
     }
 }

@@ -115,6 +115,13 @@ pub struct SeedRow {
     pub ratio_bytes_ci95_lo: Option<f64>,
     /// Its upper end.
     pub ratio_bytes_ci95_hi: Option<f64>,
+    /// Published instructions ÷ today's retired instructions (hardware counters): above 1,
+    /// today retires fewer.
+    pub ratio_count: Option<f64>,
+    /// The lower end of its 95 % interval.
+    pub ratio_count_ci95_lo: Option<f64>,
+    /// Its upper end.
+    pub ratio_count_ci95_hi: Option<f64>,
     /// What the change (in time, or in memory) says, read by its interval.
     pub reading: Option<Reading>,
     /// What the change in cycles says, read by its interval.
@@ -159,6 +166,12 @@ impl SeedRow {
         let reading = self.reading?;
         if self.then_ns.is_some() && self.today_unit.as_deref() == Some("ns") {
             Some((interval(self.ratio_time, self.ratio_time_ci95_lo, self.ratio_time_ci95_hi), reading, Change::Time))
+        } else if self.today_unit.as_deref() == Some("instructions") {
+            Some((
+                interval(self.ratio_count, self.ratio_count_ci95_lo, self.ratio_count_ci95_hi),
+                reading,
+                Change::Instructions,
+            ))
         } else {
             Some((
                 interval(self.ratio_bytes, self.ratio_bytes_ci95_lo, self.ratio_bytes_ci95_hi),
@@ -255,6 +268,9 @@ struct Today {
     /// For a trap stage estimated from counted crossings: k (crossings per operation) and c
     /// (ns per crossing, measured in the same rounds).
     crossings: Option<(f64, f64)>,
+    /// Core cycles per operation counted by the PMU (`--counters`), with their interval, when
+    /// the result has them (the whole operation, not a stage).
+    pmu_cycles: Option<(f64, [f64; 2])>,
     /// For a cold row: its ratio to its hot twin, that ratio's interval, the twin's median (ns).
     cold_hot: Option<(f64, [f64; 2], f64, bool)>,
 }
@@ -337,6 +353,12 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                     .as_ref()
                     .filter(|_| want.stage.is_none())
                     .map(|c| (c.ratio, c.ci, c.hot_median_ns, c.hot_below_step)),
+                pmu_cycles: r
+                    .counters
+                    .as_ref()
+                    .and_then(|c| c.event("cycles"))
+                    .filter(|c| want.stage.is_none() && c.per_op.is_finite() && c.per_op > 0.0)
+                    .map(|c| (c.per_op, c.ci95)),
             },
             // A difference of medians has no mean of its own.
             (None, Some(d)) if want.stage.is_none() => Today {
@@ -347,6 +369,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 doubt: doubt(run, r, d.estimate.point),
                 crossings: None,
                 cold_hot: None,
+                pmu_cycles: None,
             },
             _ => return None,
         };
@@ -426,6 +449,54 @@ fn crossings(r: &Row, trap_mean: f64) -> Option<(f64, f64)> {
     (k.is_finite() && k > 0.0 && trap_mean.is_finite()).then(|| (k, trap_mean / k))
 }
 
+/// An L4 row in retired instructions: the per-operation instructions the hardware counted in
+/// the result that answers it (the fastest in time of several, as for its row in cycles), its
+/// ratio then ÷ now with the interval of today's mean; or why there are none.
+fn instructions_row(run: &RunFile, c: seeds::Candidates, mut row: SeedRow) -> SeedRow {
+    let stat = |t: &Today| t.mean.or(t.median).unwrap_or(f64::INFINITY);
+    let mut found: Vec<(Want, &Row, Today)> = c
+        .candidates
+        .iter()
+        .filter_map(|&w| match lookup(run, w) {
+            Lookup::Found(r, t) => Some((w, r, t)),
+            _ => None,
+        })
+        .collect();
+    found.sort_by(|a, b| stat(&a.2).total_cmp(&stat(&b.2)));
+    let time_id = c.candidates.iter().map(|w| w.id).collect::<Vec<_>>().join(", ");
+    let Some(&(want, r, _)) = found.first() else {
+        let why = counters_missing(run);
+        return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {time_id}'s{why}"));
+    };
+    name_today(&mut row, &want);
+    if !c.why.is_empty() {
+        row.nearest = Some(c.why.to_string());
+    }
+    let counted = r.counters.as_ref().and_then(|k| k.event("instructions"));
+    let Some(n) = counted.filter(|n| n.per_op.is_finite() && n.per_op > 0.0) else {
+        let why = r
+            .counters
+            .as_ref()
+            .and_then(|k| k.missing.iter().find(|m| m.event == "instructions"))
+            .map(|m| format!("; {}", m.reason))
+            .unwrap_or_else(|| counters_missing(run));
+        return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {}'s{why}", want.id));
+    };
+    row.today_unit = Some("instructions".into());
+    row.today_mean = Some(n.per_op);
+    row.today_statistic = Some("mean".into());
+    row.today_ci95_lo = Some(n.ci95[0]);
+    row.today_ci95_hi = Some(n.ci95[1]);
+    let now = Interval::new(n.per_op, n.ci95);
+    let (ratio, reading) = read_ratio(Some(row.then), Some(now));
+    row.ratio_count = ratio.map(|x| x.estimate);
+    row.ratio_count_ci95_lo = ratio.map(|x| x.ci95[0]);
+    row.ratio_count_ci95_hi = ratio.map(|x| x.ci95[1]);
+    row.reading = reading;
+    row.beside = Some("retired instructions per operation, counted by the PMU (the measuring thread's)".into());
+    row
+}
+
 /// Why the run has no retired instructions: not asked for (`--counters`), or the reason the
 /// run's probe gave (no PMU, `perf_event_paranoid`); as a clause to append, empty when it had
 /// them.
@@ -486,6 +557,9 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         ratio_bytes: None,
         ratio_bytes_ci95_lo: None,
         ratio_bytes_ci95_hi: None,
+        ratio_count: None,
+        ratio_count_ci95_lo: None,
+        ratio_count_ci95_hi: None,
         reading: None,
         reading_cycles: None,
         beside: None,
@@ -519,10 +593,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             None => return row,
         },
         Target::Planned(what) => return without(row, RowStatus::Planned, what.to_string()),
-        Target::Counters(id) => {
-            let why = counters_missing(run);
-            return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {id}'s{why}"));
-        }
+        Target::Counters(c) => return instructions_row(run, c, row),
         Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
     };
     for (label, want) in seeds::beside(f) {
@@ -598,7 +669,19 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             let (r, reading) = read_ratio(row.then_ns, now);
             set(r, &mut row.ratio_time, &mut row.ratio_time_ci95_lo, &mut row.ratio_time_ci95_hi);
             row.reading = reading;
-            let in_cycles = now.zip(hz).map(|(n, h)| Interval::new(n.estimate * h / 1e9, n.ci95.map(|x| x * h / 1e9)));
+            let mut in_cycles =
+                now.zip(hz).map(|(n, h)| Interval::new(n.estimate * h / 1e9, n.ci95.map(|x| x * h / 1e9)));
+            // Core cycles where the PMU counted them; the counter's ticks (reference cycles)
+            // otherwise, as the legend says.
+            if let Some((c, ci)) = today.pmu_cycles {
+                in_cycles = Some(Interval::new(c, ci));
+                row.today_cycles = Some(c);
+                let also = "cycles: core cycles counted by the PMU".to_string();
+                row.beside = Some(match row.beside.take() {
+                    Some(b) => format!("{b}; {also}"),
+                    None => also,
+                });
+            }
             let (r, reading) = read_ratio(row.then_cycles, in_cycles);
             set(r, &mut row.ratio_cycles, &mut row.ratio_cycles_ci95_lo, &mut row.ratio_cycles_ci95_hi);
             row.reading_cycles = reading;
@@ -758,6 +841,7 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
         doubt: None,
         crossings: None,
         cold_hot: None,
+        pmu_cycles: None,
     };
     // The parts' intervals add end to end: conservative, as the parts were measured apart.
     let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
@@ -809,6 +893,8 @@ enum Change {
     Time,
     /// Memory: above 1, today needs less.
     Memory,
+    /// Retired instructions: above 1, today retires fewer.
+    Instructions,
 }
 
 /// "26.7× faster", "250× slower", "13.8× less memory"; and whether today is better.
@@ -816,6 +902,7 @@ fn change_words(r: f64, kind: Change) -> (String, Style) {
     let (better, worse) = match kind {
         Change::Time => ("faster", "slower"),
         Change::Memory => ("less memory", "more memory"),
+        Change::Instructions => ("fewer instructions", "more instructions"),
     };
     if r >= 1.0 {
         (format!("{}× {better}", sig3(r)), Style::Good)
@@ -901,6 +988,7 @@ fn today_text(r: &SeedRow, v: Option<f64>) -> String {
     match (v, r.today_unit.as_deref()) {
         (Some(v), Some("bytes")) => fmt_bytes(v),
         (Some(v), Some("count")) => super::sig4(v),
+        (Some(v), Some("instructions")) => format!("{} instr", super::sig4(v)),
         (Some(v), _) => fmt_ns(v),
         (None, _) => "-".into(),
     }

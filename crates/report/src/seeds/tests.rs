@@ -868,3 +868,53 @@ fn stages_that_do_not_add_up_are_refused() {
     assert_eq!(begin("total").status, RowStatus::Measured);
     assert!(stages_add_up("txn.begin", "trap", &[], None).is_err(), "a stage without a total");
 }
+
+/// L4Ka's rows in retired instructions: filled from the hardware counters where the result
+/// has them (then ÷ now with today's interval, "fewer instructions"); otherwise the row says
+/// why (the counters' own reason), and is not compared.
+#[test]
+fn instruction_rows_read_the_counters_or_say_why_not() {
+    use model::counters::{CounterSummary, Counters, MissingEvent};
+    let row = |run: &RunFile| {
+        rows(run).into_iter().find(|r| r.operation == "empty system call" && r.then_unit == "instructions").unwrap()
+    };
+    let mut run = default_run();
+    let null = run.results.iter_mut().find(|r| r.id == "syscall.null").expect("syscall.null in the fixture");
+    null.counters = Some(Counters {
+        missing: vec![MissingEvent { event: "instructions".into(), reason: "no PMU in this test".into() }],
+        ..Counters::default()
+    });
+    let r = row(&run);
+    assert_eq!(r.status, RowStatus::NeedsCounters);
+    assert!(r.reason.as_deref().unwrap_or_default().ends_with("; no PMU in this test"), "{:?}", r.reason);
+
+    let null = run.results.iter_mut().find(|r| r.id == "syscall.null").unwrap();
+    null.counters = Some(Counters {
+        events: vec![CounterSummary {
+            event: "instructions".into(),
+            per_op: 250.0,
+            ci95: [245.0, 255.0],
+            samples: 100,
+        }],
+        ..Counters::default()
+    });
+    let r = row(&run);
+    assert_eq!(r.status, RowStatus::Measured);
+    assert_eq!((r.today_unit.as_deref(), r.today_mean), (Some("instructions"), Some(250.0)));
+    let x = r.ratio_count.unwrap();
+    assert!((x - 27.17 / 250.0).abs() < 1e-12, "{x}");
+    assert!((r.ratio_count_ci95_lo.unwrap() - 27.17 / 255.0).abs() < 1e-12);
+    assert_eq!(r.reading, Some(Reading::Worse));
+    let text = flat(&render(&run, &view(100)));
+    assert!(text.contains("250.0 instr") && text.contains("9.20× more instructions"), "{text}");
+    // Core cycles counted by the PMU stand in for the counter's reference cycles.
+    let null = run.results.iter_mut().find(|r| r.id == "syscall.null").unwrap();
+    if let Some(c) = null.counters.as_mut() {
+        c.events.push(CounterSummary { event: "cycles".into(), per_op: 300.0, ci95: [290.0, 310.0], samples: 100 });
+    }
+    let cycles =
+        rows(&run).into_iter().find(|r| r.operation == "empty system call" && r.then_unit == "cycles").unwrap();
+    assert_eq!(cycles.today_cycles, Some(300.0));
+    assert!((cycles.ratio_cycles.unwrap() - 51.73 / 300.0).abs() < 1e-12);
+    assert!(cycles.beside.as_deref().is_some_and(|b| b.contains("core cycles counted by the PMU")), "{cycles:?}");
+}
