@@ -212,6 +212,10 @@ pub struct Compared {
     /// Parameters that differ between the two rows (where it ran; the cache under
     /// `--allow-mismatch`).
     pub param_differences: Vec<Difference>,
+    /// In which run the row was flagged `cold-not-slower` (a cold row no slower than its hot
+    /// twin), if in any. Advisory: not a mark, never gated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_not_slower: Option<Side>,
 }
 
 impl Compared {
@@ -549,6 +553,16 @@ fn untrustworthy(r: &Row) -> Vec<Flag> {
         .collect()
 }
 
+/// In which of `b` and `n` `flag` is raised, if in either.
+fn side_of(flag: Flag, b: &Row, n: &Row) -> Option<Side> {
+    match (b.flags.contains(&flag), n.flags.contains(&flag)) {
+        (true, true) => Some(Side::Both),
+        (true, false) => Some(Side::Base),
+        (false, true) => Some(Side::New),
+        (false, false) => None,
+    }
+}
+
 fn marks(b: &Row, n: &Row) -> Vec<Mark> {
     let (fb, fnew) = (untrustworthy(b), untrustworthy(n));
     UNTRUSTWORTHY
@@ -621,6 +635,7 @@ fn pair(
         no_ratio: None,
         marks: marks(b, n),
         param_differences: param_differences(&b.params, &n.params),
+        cold_not_slower: side_of(Flag::ColdNotSlower, b, n),
     };
     if b.method == Method::Seed || n.method == Method::Seed {
         let mean = |r: &Row, which| r.summary.as_ref().map(|s| s.mean).ok_or_else(|| not_measured(which, r));

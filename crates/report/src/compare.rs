@@ -16,8 +16,11 @@
 //! ratio), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
 //! `no_change`, `inconclusive`, `below_resolution`), `no_ratio` (`below_resolution`,
 //! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check-failed", "in":
-//! "new"}]`, `in` one of `base`, `new`, `both`) and `param_differences` (`what`, `base`,
-//! `new`). CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
+//! "new"}]`, `in` one of `base`, `new`, `both`), `param_differences` (`what`, `base`,
+//! `new`) and, only where a run flagged the row `cold-not-slower`, `cold_not_slower` (`base`,
+//! `new` or `both`; advisory, never gated). A cold-cache row (`cache=cold`) is compared only
+//! with a cold row: its `cache` parameter is part of what defines it, and its label says
+//! `cold`. CSV has one line per compared result with the columns of [`CSV_COLUMNS`].
 
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{View, names};
@@ -79,14 +82,15 @@ pub(crate) fn value_text(c: &Compared, v: f64) -> String {
     }
 }
 
-/// `check-failed (new), busy-cpu (both), cpus 1,0 → 0,1`.
+/// `check-failed (new), busy-cpu (both), cold-not-slower (new), cpus 1,0 → 0,1`.
 pub fn marks_text(c: &Compared) -> String {
     let mut parts: Vec<String> = c.marks.iter().map(|m| format!("{} ({})", m.flag.label(), m.side.text())).collect();
+    parts.extend(c.cold_not_slower.map(|s| format!("{} ({})", model::Flag::ColdNotSlower.label(), s.text())));
     parts.extend(c.param_differences.iter().map(|d| format!("{} {} → {}", d.what, d.base, d.new)));
     parts.join(", ")
 }
 
-/// Marks for programs: `check-failed:new;busy-cpu:both`.
+/// Marks for programs: `check-failed:new;busy-cpu:both`, the advisory `cold-not-slower:new` last.
 pub(crate) fn marks_code(c: &Compared) -> String {
     c.marks
         .iter()
@@ -94,6 +98,7 @@ pub(crate) fn marks_code(c: &Compared) -> String {
             let flag = serde_json::to_value(m.flag).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
             format!("{flag}:{}", m.side.text())
         })
+        .chain(c.cold_not_slower.map(|s| format!("cold-not-slower:{}", s.text())))
         .collect::<Vec<_>>()
         .join(";")
 }

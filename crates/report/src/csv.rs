@@ -41,6 +41,12 @@
 //!   (`cycles`, `instructions`, `llc_misses`, `dtlb_misses`, `branch_misses`) `counter_<event>`,
 //!   its mean count per operation, and `counter_<event>_ci95_lo`/`_hi`; empty where the row has
 //!   no such count (the JSON says why) and on stage lines. Without `--counters` they are absent.
+//! - A run with a cold-cache row (`cache=cold`, measured beside its hot twin) has 6 more
+//!   columns at the end: `cold_hot_ratio` (cold median over the hot twins' median),
+//!   `cold_hot_ci95_lo`/`_hi` (its interval), `cold_hot_hot_median_ns`, `cold_hot_pairs` and
+//!   `cold_hot_lower_bound` (`true` when the hot twins were below one timer step, so the ratio
+//!   and its interval are lower bounds); empty on other rows and on stage lines. A run with no
+//!   cold row has none of them.
 
 use super::View;
 use super::compare::{self, CSV_COLUMNS, Named};
@@ -178,20 +184,24 @@ fn render_csv(run: &RunFile) -> Result<String, csv::Error> {
     let params = param_columns(run);
     let mut w = csv::Writer::from_writer(Vec::new());
     let counted = counter_columns(run);
+    let cold = run.results.iter().any(|r| r.cold_hot.is_some());
     let header: Vec<&str> = COLUMNS
         .iter()
         .copied()
         .chain(params.iter().map(|(_, c)| c.as_str()))
         .chain(counted.iter().map(String::as_str))
+        .chain((if cold { COLD_HOT_COLUMNS.as_slice() } else { &[] }).iter().copied())
         .collect();
     w.write_record(&header)?;
     for (i, r) in run.results.iter().enumerate() {
         let mut line = row_line(run, i, r, &params);
         line.extend(counter_cells(r.counters.as_ref(), !counted.is_empty()));
+        line.extend(cold_hot_cells(r.cold_hot.as_ref(), cold));
         w.write_record(line)?;
         for stage in r.breakdown.iter().flatten() {
             let mut line = stage_line(run, i, r, &stage.name, &stage.summary, &params);
             line.extend(counter_cells(None, !counted.is_empty()));
+            line.extend(cold_hot_cells(None, cold));
             w.write_record(line)?;
         }
     }
@@ -225,6 +235,33 @@ fn counter_cells(c: Option<&model::counters::Counters>, present: bool) -> Vec<St
             None => [String::new(), String::new(), String::new()],
         })
         .collect()
+}
+
+/// The cold/hot columns, last, only in a run with a cold-cache row.
+pub const COLD_HOT_COLUMNS: [&str; 6] = [
+    "cold_hot_ratio",
+    "cold_hot_ci95_lo",
+    "cold_hot_ci95_hi",
+    "cold_hot_hot_median_ns",
+    "cold_hot_pairs",
+    "cold_hot_lower_bound",
+];
+
+/// A row's cells (`c`, its ratio to its hot twin; `None` on a stage line or a row without one)
+/// under [`COLD_HOT_COLUMNS`] (none when the run has no such columns).
+fn cold_hot_cells(c: Option<&model::ColdHot>, present: bool) -> Vec<String> {
+    match (present, c) {
+        (false, _) => Vec::new(),
+        (true, None) => vec![String::new(); COLD_HOT_COLUMNS.len()],
+        (true, Some(c)) => vec![
+            num(c.ratio),
+            num(c.ci[0]),
+            num(c.ci[1]),
+            num(c.hot_median_ns),
+            c.pairs.to_string(),
+            c.hot_below_step.to_string(),
+        ],
+    }
 }
 
 /// The line of one row, [`COLUMNS`] then its parameters.
@@ -617,5 +654,37 @@ mod counter_tests {
         let line = rows.iter().find(|l| l[0] == i.to_string() && l[2].is_empty()).expect("the row's line");
         assert_eq!((&line[at("counter_cycles")], &line[at("counter_cycles_ci95_hi")]), ("312.5", "315"));
         assert_eq!(&line[at("counter_instructions")], "");
+        assert!(!header.iter().any(|h| h.starts_with("cold_hot")), "no cold row: no cold/hot column");
+    }
+
+    #[test]
+    fn cold_hot_columns_come_only_with_a_cold_row_and_last() {
+        let mut run = model::fixtures::run_file(false);
+        let plain = render(&run);
+        assert!(!plain.contains("cold_hot"), "a hot run keeps its columns");
+        let i = run.results.iter().position(|r| r.summary.is_some()).expect("a measured row");
+        run.results[i].params.insert("cache".into(), "cold".into());
+        run.results[i].cold_hot = Some(model::ColdHot {
+            ratio: 3.25,
+            ci: [2.9, 3.6],
+            hot_median_ns: 41.5,
+            pairs: 400,
+            hot_below_step: false,
+        });
+        let text = render(&run);
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let header = reader.headers().expect("a header").clone();
+        let n = header.len();
+        assert_eq!(header.iter().skip(n - 6).collect::<Vec<_>>(), COLD_HOT_COLUMNS);
+        let at = |name: &str| header.iter().position(|h| h == name).expect(name);
+        let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.expect("a record")).collect();
+        assert!(rows.iter().all(|l| l.len() == n), "every line as wide as the header");
+        let line = rows.iter().find(|l| l[0] == i.to_string() && l[2].is_empty()).expect("the row's line");
+        let cells: Vec<&str> = (n - 6..n).map(|k| &line[k]).collect();
+        assert_eq!(cells, ["3.25", "2.9", "3.6", "41.5", "400", "false"]);
+        assert_eq!(&line[at("cache")], "cold");
+        for other in rows.iter().filter(|l| l[0] != i.to_string() || !l[2].is_empty()) {
+            assert!((n - 6..n).all(|k| other[k].is_empty()), "only the cold row's own line: {other:?}");
+        }
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! The page has: the machine and the sampler's settings (the table's header lines); per
 //! measured result, the distribution of its samples with the median and its 95 % CI marked and
-//! the samples in the order taken, rounds apart, with its flags and failed checks in words;
+//! the samples in the order taken, rounds apart, with its flags and failed checks in words (a
+//! cold-cache row also its ratio to its hot twin with its interval, and a row counted with
+//! `--counters` its hardware counts per operation);
 //! the results not measured, with their reasons; derived results; each size sweep with its
 //! fitted cost; the seed papers' figures beside today's (from [`super::seeds::rows`], the seed
 //! view's own data) as bars on a log scale; and, given a comparison, a forest plot of the
@@ -205,6 +207,18 @@ fn result(doc: &mut Doc, i: usize, row: &Row) {
             row.iterations_per_sample,
         );
         doc.p("figure", &text);
+    }
+    if let Some(c) = &row.cold_hot {
+        let text = format!(
+            "{} against its hot twin ({} median, {} pairs, measured in the same rounds)",
+            super::table::cold_hot_text(c),
+            row.unit.format(c.hot_median_ns),
+            c.pairs
+        );
+        doc.p("cold", &text);
+    }
+    if let Some(line) = row.counters.as_ref().and_then(super::table::counters_line) {
+        doc.p("counters", line.trim_start_matches("└ "));
     }
     doc.p("about", &row.about);
     problems(doc, row);
@@ -509,7 +523,7 @@ h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}h4{margin:.2em
 nav ol.subs{columns:3;font-size:.9em}
 .result{border-top:1px solid #eee;padding:.5em 0}
 .plots{display:flex;flex-wrap:wrap;gap:8px}
-p{margin:.3em 0}.figure{font-weight:bold}.about{color:#444}.none{color:#666;font-style:italic}
+p{margin:.3em 0}.figure{font-weight:bold}.cold{color:#2166ac}.about{color:#444}.none{color:#666;font-style:italic}
 .warn,.flags{color:#b2182b}
 table{border-collapse:collapse;font-size:.9em}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
 svg.plot{max-width:100%;height:auto}

@@ -11,8 +11,8 @@
 //! The columns are those of the Markdown export ([`super::markdown`], from [`super::document`]): benchmark (its id in
 //! `\texttt{}`), parameters, median, 95 % CI of the median as `[lo, hi] unit`, min, p99,
 //! samples (the figures right-aligned, 4 significant digits, with their unit), check, flags,
-//! and a note mark `(n)` whose text (why a row was skipped or failed, a derived row's formula)
-//! follows the tabular in small type, as does each sweep's fit (fixed cost + cost per KiB with
+//! and a note mark `(n)` whose text (why a row was skipped or failed, a derived row's formula,
+//! a cold-cache row's ratio to its hot twin with its interval) follows the tabular in small type, as does each sweep's fit (fixed cost + cost per KiB with
 //! their CIs, R²). Under the seed method the figures are the mean, its CI and the median.
 //! `View::detail` adds a row per stage of a breakdown. A comment block on top records the
 //! osprim version, the machine, the kernel, the date and the method.
@@ -109,7 +109,10 @@ pub fn render(run: &RunFile, view: &View) -> String {
         let _ = writeln!(out, "{} \\\\\n\\midrule", headings.join(" & "));
         let mut notes: Vec<String> = Vec::new();
         for r in &family.rows {
-            for line in document::lines(r, seed, view.detail) {
+            for mut line in document::lines(r, seed, view.detail) {
+                if line.stage.is_none() {
+                    super::markdown::cold_hot_note(&mut line.note, r);
+                }
                 let id = match &line.stage {
                     None => format!("\\texttt{{{}}}", escape(&line.id)),
                     Some(stage) => format!("\\quad {}", escape(stage)),

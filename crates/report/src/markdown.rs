@@ -10,7 +10,8 @@
 //! verdict: `validated`, `not validated`, `check-failed`; or `skipped`, `interrupted`, or
 //! `error` for a row that failed), flags (their one names, as in the terminal and the result
 //! file; the legend says which make a figure untrustworthy) and note (why a row was
-//! skipped or failed, or the formula of a derived row). Under the seed method, whose headline
+//! skipped or failed, the formula of a derived row, or a cold-cache row's ratio to its hot
+//! twin with its interval, `cold/hot 3.2× [2.9, 3.6]`). Under the seed method, whose headline
 //! is the papers' mean, the figures are the mean, its CI and the median. Figures carry their
 //! unit and 4 significant digits ([`model::unit`]). A sweep's fitted row is not a table
 //! row: its fit follows its family's table as a line (fixed cost + cost per KiB with their
@@ -91,7 +92,10 @@ pub fn render(run: &RunFile, view: &View) -> String {
         let rules: Vec<&str> = NUMERIC.iter().map(|&n| if n { "---:" } else { "---" }).collect();
         let _ = writeln!(out, "|{}|", rules.join("|"));
         for r in &family.rows {
-            for line in lines(r, seed, view.detail) {
+            for mut line in lines(r, seed, view.detail) {
+                if line.stage.is_none() {
+                    cold_hot_note(&mut line.note, r);
+                }
                 let id = match &line.stage {
                     None => Md::Cell.code(&line.id),
                     Some(stage) => format!("↳ {}", Md::Cell.escape(stage)),
@@ -113,6 +117,17 @@ pub fn render(run: &RunFile, view: &View) -> String {
         }
     }
     out
+}
+
+/// A cold row's ratio to its hot twin (`cold/hot 3.2× [2.9, 3.6]`) after what its note
+/// already says, as the terminal's table shows it.
+pub(crate) fn cold_hot_note(note: &mut String, r: &model::Row) {
+    if let Some(c) = &r.cold_hot {
+        if !note.is_empty() {
+            note.push_str("; ");
+        }
+        note.push_str(&super::table::cold_hot_text(c));
+    }
 }
 
 /// The seed tables as Markdown: a section per paper (heading with the citation), a GitHub pipe
@@ -309,4 +324,44 @@ fn pipe_table<const N: usize>(header: &[&str; N], rows: impl Iterator<Item = [St
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
+}
+
+#[cfg(test)]
+mod cold_tests {
+    use super::*;
+
+    /// The fixture with its first measured row cold, 3.25× its hot twin.
+    fn cold_run() -> (RunFile, String) {
+        let mut run = model::fixtures::run_file(false);
+        let r = run.results.iter_mut().find(|r| r.summary.is_some() && r.derived.is_none()).expect("a measured row");
+        r.params.insert("cache".into(), "cold".into());
+        r.cold_hot = Some(model::ColdHot {
+            ratio: 3.25,
+            ci: [2.9, 3.6],
+            hot_median_ns: 41.5,
+            pairs: 400,
+            hot_below_step: false,
+        });
+        let id = r.id.clone();
+        (run, id)
+    }
+
+    #[test]
+    fn a_cold_row_notes_its_ratio_to_its_hot_twin_in_markdown_and_latex() {
+        let plain = model::fixtures::run_file(false);
+        let view = View::default();
+        assert!(
+            !render(&plain, &view).contains("cold/hot")
+                && !super::super::latex::render(&plain, &view).contains("cold/hot")
+        );
+        let (run, id) = cold_run();
+        let md = render(&run, &view);
+        let line =
+            md.lines().find(|l| l.starts_with(&format!("| `{id}` | cache=cold"))).unwrap_or_else(|| panic!("{md}"));
+        assert!(line.ends_with("cold/hot 3.2× [2.9, 3.6] |"), "{line}");
+        assert_eq!(md.matches("cold/hot").count(), 1, "only the cold row");
+        let tex = super::super::latex::render(&run, &view);
+        assert_eq!(tex.matches("cold/hot").count(), 1, "{tex}");
+        assert!(tex.contains("cold/hot 3.2$\\times$ [2.9, 3.6]\\par"), "in the notes under the table: {tex}");
+    }
 }

@@ -53,3 +53,30 @@ pub fn slowed_pair(level: f64) -> RunFile {
     r.params.insert("cpus".into(), serde_json::json!([1, 0]));
     run
 }
+
+/// `run` with `syscall.getpid` measured cold beside its hot twin: the row becomes the hot twin
+/// (`cache=hot`) and a cold row (`cache=cold`) follows it at `cold` times its samples, with its
+/// ratio to the twin.
+pub fn with_cold_twin(mut run: RunFile, cold: f64) -> RunFile {
+    let i = run.results.iter().position(|r| r.id == "syscall.getpid").expect("getpid in the fixture");
+    run.results[i].params.insert("cache".into(), "hot".into());
+    let mut c = run.results[i].clone();
+    c.params.insert("cache".into(), "cold".into());
+    c.samples.iter_mut().for_each(|x| *x *= cold);
+    if let Some(s) = c.summary.as_mut() {
+        s.median *= cold;
+        s.median_ci95 = s.median_ci95.map(|x| x * cold);
+        s.mean *= cold;
+        s.mean_ci95 = s.mean_ci95.map(|x| x * cold);
+    }
+    let hot = run.results[i].median().unwrap_or(1.0);
+    c.cold_hot = Some(model::ColdHot {
+        ratio: cold,
+        ci: [cold * 0.95, cold * 1.05],
+        hot_median_ns: hot,
+        pairs: 300,
+        hot_below_step: false,
+    });
+    run.results.insert(i + 1, c);
+    run
+}

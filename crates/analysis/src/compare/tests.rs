@@ -373,3 +373,53 @@ fn every_verdict_has_a_word_for_each_unit() {
         assert!(!v.text().is_empty());
     }
 }
+
+/// A cold row and its hot twin in both runs: each is paired with its own kind (cold with
+/// cold, hot with hot), never across; `cache` and `cold-not-slower` survive into the result.
+#[test]
+fn a_cold_row_is_compared_only_with_a_cold_row() {
+    use super::fixtures::with_cold_twin;
+    let base = with_cold_twin(with_samples(run_file(false), 1, |_| 1.0), 3.0);
+    let mut new = with_cold_twin(with_samples(run_file(false), 2, |_| 1.0), 3.0);
+    let cold_new = new.results.iter_mut().find(|r| r.id == "syscall.getpid" && r.params["cache"] == "cold").unwrap();
+    cold_new.flags.push(Flag::ColdNotSlower);
+    assert_eq!(mismatch(&base, &new), None);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let getpid: Vec<&Compared> = c.compared.iter().filter(|r| r.id == "syscall.getpid").collect();
+    assert_eq!(getpid.len(), 2, "cold and hot each compared once: {:?}", c.unmatched);
+    for r in &getpid {
+        // Cold against hot would be 3× or 1/3×.
+        let ratio = r.ratio.expect("a ratio");
+        assert!((ratio - 1.0).abs() < 0.05, "{} paired with its own kind: {r:?}", r.params["cache"]);
+        assert!(r.param_differences.iter().all(|d| d.what != "cache"), "{r:?}");
+        assert!(r.marks.is_empty(), "cold-not-slower is advisory, not a mark");
+    }
+    let cold = getpid.iter().find(|r| r.params["cache"] == "cold").expect("the cold row keeps cache=cold");
+    let hot = getpid.iter().find(|r| r.params["cache"] == "hot").expect("the hot twin keeps cache=hot");
+    assert!(cold.base_value > 2.5 * hot.base_value && cold.new_value > 2.5 * hot.new_value);
+    assert_eq!((cold.cold_not_slower, hot.cold_not_slower), (Some(Side::New), None));
+    let json = serde_json::to_value(cold).unwrap();
+    assert_eq!(json["cold_not_slower"], "new");
+    assert!(serde_json::to_value(hot).unwrap().get("cold_not_slower").is_none(), "absent where not flagged");
+    let gate = Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Fail };
+    assert!(c.gate(&gate).failed.iter().all(|(r, _)| r.id != "syscall.getpid"), "never gated on it");
+}
+
+/// A base with only the hot twin: the new cold row is not compared with it, and the runs are
+/// not a cold-against-warm mismatch (the hot twins meet).
+#[test]
+fn a_cold_row_without_a_cold_counterpart_is_left_unmatched() {
+    use super::fixtures::with_cold_twin;
+    let mut base = with_cold_twin(with_samples(run_file(false), 1, |_| 1.0), 3.0);
+    base.results.retain(|r| r.params.get("cache").is_none_or(|c| c != "cold"));
+    let new = with_cold_twin(with_samples(run_file(false), 2, |_| 1.0), 3.0);
+    assert_eq!(mismatch(&base, &new), None);
+    for allow_mismatch in [false, true] {
+        let c = compare_with(&base, &new, &Settings { noise: DEFAULT_NOISE, resamples: 300, seed: 7, allow_mismatch });
+        let getpid: Vec<&Compared> = c.compared.iter().filter(|r| r.id == "syscall.getpid").collect();
+        assert_eq!(getpid.len(), 1);
+        assert_eq!(getpid[0].params["cache"], "hot");
+        let u = c.unmatched.iter().find(|u| u.id == "syscall.getpid").expect("the cold row unmatched");
+        assert_eq!((u.params["cache"].as_str(), u.why.as_str()), (Some("cold"), "only in the new run"));
+    }
+}

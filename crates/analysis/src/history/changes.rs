@@ -397,6 +397,20 @@ mod tests {
     }
 
     #[test]
+    fn cold_and_hot_rows_are_separate_series_that_keep_their_cache() {
+        // A cold row 3× its hot twin, both flat: one series would be one level change after another.
+        let with = |cache: &str, d: usize, m: f64| Point {
+            params: format!(r#"{{"cache":"{cache}","cpus":[0,1]}}"#),
+            ..point("syscall.getpid", d, m * (1.0 + wobble(d)), 0.5)
+        };
+        let pts: Vec<Point> = (0..24).flat_map(|d| [with("hot", d, 100.0), with("cold", d, 300.0)]).collect();
+        let r = find(&pts);
+        let labels: Vec<&str> = r.series.iter().map(|s| s.params.as_str()).collect();
+        assert_eq!(labels, ["cache=hot", "cache=cold"]);
+        assert!(r.series.iter().all(|s| s.runs == 24 && s.changes.is_empty()), "{:?}", r.series);
+    }
+
+    #[test]
     fn no_ratio_when_the_level_before_includes_zero() {
         // A difference-derived row around 0 that moves to 50.
         let pts: Vec<Point> = (0..24)

@@ -161,3 +161,31 @@ fn table() {
     let (base, new) = analysis::compare::fixtures::below_resolution_pair();
     insta::assert_snapshot!(render(std::slice::from_ref(&named(&base, &new)), Format::Table, &view()).unwrap());
 }
+
+/// A cold row's label says `cold` in every format, and `cold-not-slower` is said where a run
+/// flagged it, as advisory (dim, not counted as marked).
+#[test]
+fn a_cold_row_is_labelled_cold_and_its_cold_not_slower_is_said() {
+    use analysis::compare::fixtures::{with_cold_twin, with_samples};
+    let base = with_cold_twin(with_samples(model::fixtures::run_file(false), 1, |_| 1.0), 3.0);
+    let mut new = with_cold_twin(with_samples(model::fixtures::run_file(false), 2, |_| 1.0), 3.0);
+    let cold = new.results.iter_mut().find(|r| r.id == "syscall.getpid" && r.params["cache"] == "cold").unwrap();
+    cold.flags.push(Flag::ColdNotSlower);
+    let n = named(&base, &new);
+    let all = std::slice::from_ref(&n);
+    let table = render(all, Format::Table, &view()).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("syscall.getpid cold")).unwrap_or_else(|| panic!("{table}"));
+    assert!(lines.iter().any(|l| l.starts_with("syscall.getpid hot")), "{table}");
+    assert!(lines[at + 1].contains("↳ cold-not-slower (new)"), "{table}");
+    let csv = render(all, Format::Csv, &view()).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let head = reader.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let cold =
+        records.iter().find(|r| &r[col("id")] == "syscall.getpid" && r[col("params")].contains("\"cold\"")).unwrap();
+    assert_eq!(&cold[col("marks")], "cold-not-slower:new");
+    let md = render(all, Format::Markdown, &view()).unwrap();
+    assert!(md.lines().any(|l| l.starts_with("| `syscall.getpid cold") && l.contains("cold-not-slower (new)")), "{md}");
+}

@@ -212,3 +212,30 @@ fn a_seed_row_below_resolution_has_no_bar_and_no_ratio() {
     assert!(papers.contains("below resolution (|x| &lt; 9.000 ns)"), "the bar's words");
     assert!(papers.contains("faster ["), "the other bars carry their intervals");
 }
+
+/// A cold-cache row says its ratio to its hot twin; a row counted with `--counters` its counts
+/// per operation; a hot row without counters neither.
+#[test]
+fn a_cold_row_shows_its_ratio_to_its_hot_twin_and_counted_rows_their_counts() {
+    use model::counters::{CounterSummary, Counters};
+    let mut run = run_file(false);
+    let i = run.results.iter().position(measured).expect("a measured row");
+    let plain = render(&run, "f.json", None).html;
+    assert!(!plain.contains("cold/hot") && !plain.contains("per operation:"));
+    let r = &mut run.results[i];
+    r.params.insert("cache".into(), "cold".into());
+    r.cold_hot =
+        Some(model::ColdHot { ratio: 3.25, ci: [2.9, 3.6], hot_median_ns: 41.5, pairs: 400, hot_below_step: false });
+    let cycles = CounterSummary { event: "cycles".into(), per_op: 312.5, ci95: [310.0, 315.0], samples: 30 };
+    r.counters = Some(Counters { events: vec![cycles], missing: Vec::new(), running_share_min: 1.0 });
+    let h = render(&run, "f.json", None).html;
+    let results = section(&h, "results");
+    let article = &results[results.find(&format!("id=\"r{i}\"")).expect("the row's article")..];
+    let article = &article[..article.find("</article>").unwrap()];
+    let h4 = &article[article.find("<h4>").unwrap()..article.find("</h4>").unwrap()];
+    assert!(h4.split(' ').any(|w| w == "cold"), "the label says cold: {h4}");
+    assert!(article.contains("<p class=\"cold\">cold/hot 3.2× [2.9, 3.6] against its hot twin"), "{article}");
+    assert!(article.contains("400 pairs"), "{article}");
+    assert!(article.contains("<p class=\"counters\">per operation: 312 cycles</p>"), "{article}");
+    assert_eq!(count(&h, "cold/hot"), 1, "only the cold row");
+}
