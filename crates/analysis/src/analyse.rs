@@ -213,7 +213,7 @@ fn counters(
         ok.iter().enumerate().filter_map(|(i, m)| pick(m).map(|c| (drops.get(i).copied().unwrap_or(0), c))).collect();
     if rounds.is_empty() {
         let missing = CounterSamples::none(model::counters::NOT_REACHED).missing;
-        return asked.then_some(Counters { events: Vec::new(), missing, running_share_min: 1.0 });
+        return asked.then_some(Counters { events: Vec::new(), missing, running_share_min: 1.0, note: None });
     }
     let mut out = Counters { running_share_min: 1.0, ..Counters::default() };
     for name in EVENT_NAMES {
@@ -237,6 +237,7 @@ fn counters(
         out.events.push(CounterSummary { event: name.into(), per_op: mean, ci95, samples: values.len() });
     }
     out.running_share_min = rounds.iter().map(|(_, c)| c.running_share_min).fold(1.0, f64::min);
+    out.note = rounds.iter().find_map(|(_, c)| c.note.clone());
     Some(out)
 }
 
@@ -470,6 +471,7 @@ mod tests {
                 }],
                 missing: vec![MissingEvent { event: "llc_misses".into(), reason: why.into() }],
                 running_share_min: 0.5,
+                note: None,
             }),
             ..Samples::default()
         };
@@ -515,6 +517,7 @@ mod tests {
             ],
             missing: Vec::new(),
             running_share_min: 1.0,
+            note: None,
         };
         let hot: Vec<f64> = (0..40).map(|i| 100.0 + (i % 3) as f64).collect();
         let samples = Samples {

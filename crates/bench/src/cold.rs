@@ -235,6 +235,7 @@ impl Disturber {
 pub struct Before<'a> {
     disturber: Option<&'a Disturber>,
     counts: Option<&'a dyn PairCounts>,
+    ops: Cell<u64>,
 }
 
 /// The counting hook of a cold pair (`--counters`, [`crate::Ctx::iter_cold`]): the counters
@@ -249,19 +250,20 @@ pub struct Before<'a> {
 pub trait PairCounts {
     /// Reads the counters (the region starts).
     fn begin(&self);
-    /// Reads them again: the region's counts per operation (none when it never began).
-    fn end(&self) -> crate::counters::Entry;
+    /// Reads them again: the region's counts per operation, of `ops` (none when it never
+    /// began).
+    fn end(&self, ops: u64) -> crate::counters::Entry;
 }
 
 impl<'a> Before<'a> {
     /// A cold sample's: disturbs.
     pub fn cold(d: &'a Disturber) -> Before<'a> {
-        Before { disturber: Some(d), counts: None }
+        Before { disturber: Some(d), counts: None, ops: Cell::new(1) }
     }
 
     /// A hot twin's: does nothing.
     pub fn hot() -> Before<'static> {
-        Before { disturber: None, counts: None }
+        Before { disturber: None, counts: None, ops: Cell::new(1) }
     }
 
     /// Disturbs the caches, TLB and branch predictors if this is a cold sample.
@@ -273,6 +275,12 @@ impl<'a> Before<'a> {
         if let Some(c) = self.counts {
             c.begin();
         }
+    }
+
+    /// Says that the timed region runs `n` operations (its time divided by `n`, e.g. a round
+    /// trip of two switches): a counted pair's counts are divided alike. Default 1.
+    pub fn ops(&self, n: u64) {
+        self.ops.set(n.max(1));
     }
 
     /// Whether this is a cold sample.
@@ -358,15 +366,18 @@ pub fn pairs_on(
             out.stop = Some(StopReason::Interrupted);
             return (out, cold_counts, hot_counts);
         }
-        let Some(cold) = routine(&Before { disturber, counts }) else {
+        let first = Before { disturber, counts, ops: Cell::new(1) };
+        let Some(cold) = routine(&first) else {
             out.stop = Some(StopReason::Aborted);
             return (out, cold_counts, hot_counts);
         };
-        let cold_count = counts.map(|c| c.end());
-        let mut hot = None;
+        let cold_count = counts.map(|c| c.end(first.ops.get()));
+        let (mut hot, mut twin_ops) = (None, 1);
         for k in 0..=HOT_WARMUPS {
-            let twin = Before { disturber: None, counts: if k == HOT_WARMUPS { counts } else { None } };
+            let twin =
+                Before { disturber: None, counts: if k == HOT_WARMUPS { counts } else { None }, ops: Cell::new(1) };
             hot = routine(&twin);
+            twin_ops = twin.ops.get();
             if hot.is_none() {
                 break;
             }
@@ -377,7 +388,7 @@ pub fn pairs_on(
         };
         if let (Some(c), Some(cold_count)) = (counts, cold_count) {
             cold_counts.push(cold_count);
-            hot_counts.push(c.end());
+            hot_counts.push(c.end(twin_ops));
         }
         out.per_op_ns.push(to_ns(cold));
         out.hot_twin_ns.push(to_ns(hot));

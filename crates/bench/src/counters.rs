@@ -224,6 +224,21 @@ pub type Entry = ([Option<f64>; EVENTS], f64);
 
 pub use model::counters::NOT_REACHED;
 
+/// The note of a hand-off benchmark's counts ([`scope`]): its peer runs elsewhere.
+pub const MEASURING_END_ONLY: &str = "measuring end only: the counts are this thread's side of each round trip (its \
+                                      system calls, its waits and wake-ups, the kernel's work on its behalf); the \
+                                      peer's side, on another thread or process, is not counted";
+
+/// Says what `samples`' counts cover (`note`), where something was counted; leaves rows
+/// without counts as they are.
+pub fn scope(samples: &mut crate::sampler::Samples, note: &str) {
+    for c in [&mut samples.counters, &mut samples.hot_twin_counters].into_iter().flatten() {
+        if !c.events.is_empty() {
+            c.note = Some(note.into());
+        }
+    }
+}
+
 /// What this thread can count: opens the group once and closes it (for the run's record).
 pub fn probe() -> model::counters::Availability {
     match Perf::open() {
@@ -444,6 +459,45 @@ mod tests {
                 Some(crate::sampler::Timed::one(1))
             });
             assert!(s.counters.is_none() && s.hot_twin_counters.is_none());
+        });
+    }
+
+    /// Runs the benchmark `id` under `--counters` on a fake source; its samples' counts.
+    fn counted_visit(ctx: &mut crate::Ctx, id: &str) -> (crate::sampler::Samples, CounterSamples) {
+        let round = crate::sampler::SamplerConfig { counters: true, ..ctx.cfg().clone() };
+        ctx.begin_visit(&round, model::SamplingOverride::default());
+        ctx.count_with(Box::new(Fake::new([Some(4), Some(6), Some(0), Some(0), Some(1)])));
+        let bench = crate::registry::find(id).expect("registered");
+        let params = bench.variants(ctx).remove(0);
+        let m = crate::testing::visit(ctx, bench, &params).expect("measured");
+        let c = m.samples.counters.clone().expect("asked for");
+        (m.samples, c)
+    }
+
+    #[test]
+    fn the_self_timed_switches_are_counted_and_say_what_the_counts_cover() {
+        let _serial = crate::testing::serial();
+        crate::testing::with_ctx(0.02, |ctx| {
+            let (s, c) = counted_visit(ctx, "ctx.user");
+            assert_eq!(c.events.len(), EVENTS, "{c:?}");
+            assert!(c.events.iter().all(|e| e.per_op.len() == s.per_op_ns.len()));
+            assert!(c.note.as_deref().is_some_and(|n| n.starts_with("both ends")), "{c:?}");
+        });
+        crate::testing::with_ctx(0.02, |ctx| {
+            let (s, c) = counted_visit(ctx, "ctx.thread");
+            assert_eq!(c.events.len(), EVENTS, "{c:?}");
+            assert!(c.events.iter().all(|e| e.per_op.len() == s.per_op_ns.len()));
+            assert_eq!(c.note.as_deref(), Some(MEASURING_END_ONLY));
+        });
+    }
+
+    #[test]
+    fn a_paired_difference_stays_uncounted_and_says_why() {
+        let _serial = crate::testing::serial();
+        crate::testing::with_ctx(0.02, |ctx| {
+            let (_, c) = counted_visit(ctx, "ctx.address_space");
+            assert!(c.events.is_empty() && c.missing.iter().all(|m| m.reason == NOT_REACHED), "{c:?}");
+            assert!(c.note.is_none());
         });
     }
 

@@ -233,21 +233,30 @@ fn time_switches<C: UserCoroutine>(ctx: &Ctx, co: &mut C) -> (crate::sampler::Sa
     if ctx.cold().is_some() {
         // One round trip per sample (two switches), the cold one right after the disturbance.
         let samples = ctx.iter_cold(|before| {
+            before.ops(2);
             before.now();
             let t = round_trips(&timer, co, 1);
             resumes += 1;
             Some(crate::sampler::Timed::one(pingpong::scale_ticks(t, overhead, 0.5)))
         });
+        let mut samples = samples;
+        crate::counters::scope(&mut samples, BOTH_ENDS);
         return (samples, switch_checks(co, resumes));
     }
-    let samples = ctx.iter_custom(|n| {
+    let mut samples = ctx.iter_custom(|n| {
         let rounds = n.div_ceil(2);
-        let t = round_trips(&timer, co, rounds);
+        // Counted under --counters: the 2 × rounds switches the region ran.
+        let t = ctx.count_region(2 * rounds, || round_trips(&timer, co, rounds));
         resumes += rounds;
         pingpong::scale_ticks(t, overhead, n as f64 / (2 * rounds) as f64)
     });
+    crate::counters::scope(&mut samples, BOTH_ENDS);
     (samples, switch_checks(co, resumes))
 }
+
+/// The note of a user-level switch's counts: both sides run on the measuring thread.
+const BOTH_ENDS: &str = "both ends: the coroutine runs on the measuring thread, so the counts cover the whole \
+                         switch, there and back";
 
 /// The checks on the coroutine's runs and stack after `resumes` resumes.
 fn switch_checks<C: UserCoroutine>(co: &C, resumes: u64) -> Vec<Check> {

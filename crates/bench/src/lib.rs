@@ -476,9 +476,9 @@ impl cold::PairCounts for PairHook<'_, '_> {
             c.begin();
         }
     }
-    fn end(&self) -> counters::Entry {
+    fn end(&self, ops: u64) -> counters::Entry {
         match &mut *self.0.counting() {
-            Ok(c) => c.end(1),
+            Ok(c) => c.end(ops),
             Err(_) => ([None; counters::EVENTS], 0.0),
         }
     }

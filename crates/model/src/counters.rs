@@ -32,6 +32,10 @@ pub struct CounterSamples {
     /// time_enabled`): 1 when never multiplexed; below 1 the counts were scaled up by its
     /// inverse.
     pub running_share_min: f64,
+    /// What the counts cover when a benchmark says so (e.g. the measuring end only of a
+    /// hand-off whose peer runs on another thread); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl CounterSamples {
@@ -41,6 +45,7 @@ impl CounterSamples {
             events: Vec::new(),
             missing: EVENT_NAMES.iter().map(|e| MissingEvent { event: e.to_string(), reason: reason.into() }).collect(),
             running_share_min: 1.0,
+            note: None,
         }
     }
 }
@@ -75,6 +80,10 @@ pub struct Counters {
     /// The smallest share of a sample's time the group counted, over the row's samples (1:
     /// never multiplexed).
     pub running_share_min: f64,
+    /// What the counts cover, as the benchmark said ([`CounterSamples::note`]); absent when
+    /// it said nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Counters {
