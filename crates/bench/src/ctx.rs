@@ -160,7 +160,11 @@ impl Benchmark for AddressSpace {
         ];
         let breakdown =
             vec![("process".to_string(), p.samples.per_op_ns.clone()), ("thread".to_string(), t.samples.per_op_ns)];
-        let samples = crate::sampler::Samples { per_op_ns: diffs, ..p.samples };
+        let mut samples = crate::sampler::Samples { per_op_ns: diffs, ..p.samples };
+        if let Some(c) = &mut samples.counters {
+            // Asked for: say why a difference has none.
+            *c = model::counters::CounterSamples::none(PAIRED_NOT_COUNTED);
+        }
         let mut m = Measured::new(samples, checks);
         m.breakdown = breakdown;
         m.params.insert("cpus".into(), serde_json::json!([process.cpus.0, process.cpus.1]));
@@ -171,6 +175,11 @@ impl Benchmark for AddressSpace {
         Ok(m)
     }
 }
+
+/// Why `ctx.address_space` has no counts under `--counters`.
+pub const PAIRED_NOT_COUNTED: &str = "not counted: each sample is a process switch minus the thread switch measured \
+                                      beside it; the counts of such a difference are not one operation's (ctx.process \
+                                      and ctx.thread carry their own, measuring end only)";
 
 /// Voluntary switches counted by the kernel against the hand-offs made.
 pub fn switch_check(handoffs: u64, voluntary: u64, involuntary: u64) -> Check {
