@@ -82,6 +82,9 @@ pub fn rounds_row(
     }
     row.breakdown = stages(&ok, &slices, &drops, resamples, timer.resolution_ns);
     row.counters = counters(&ok, &drops, cfg.counters, resamples, |m| m.samples.counters.as_ref());
+    if let Some(note) = ok.iter().find_map(|m| m.samples.counters.as_ref().and_then(|c| c.note.as_ref())) {
+        row.notes.push(format!("{}{note}", model::counters::COUNTS_NOTE));
+    }
     if ok.iter().any(|m| m.samples.hot_twin_counters.is_some()) {
         // A cold row's hot twins, pair by pair with its samples (the same start-up cut).
         row.counters_hot = counters(&ok, &drops, cfg.counters, resamples, |m| m.samples.hot_twin_counters.as_ref());
@@ -213,7 +216,7 @@ fn counters(
         ok.iter().enumerate().filter_map(|(i, m)| pick(m).map(|c| (drops.get(i).copied().unwrap_or(0), c))).collect();
     if rounds.is_empty() {
         let missing = CounterSamples::none(model::counters::NOT_REACHED).missing;
-        return asked.then_some(Counters { events: Vec::new(), missing, running_share_min: 1.0, note: None });
+        return asked.then_some(Counters { events: Vec::new(), missing, running_share_min: 1.0 });
     }
     let mut out = Counters { running_share_min: 1.0, ..Counters::default() };
     for name in EVENT_NAMES {
@@ -237,7 +240,6 @@ fn counters(
         out.events.push(CounterSummary { event: name.into(), per_op: mean, ci95, samples: values.len() });
     }
     out.running_share_min = rounds.iter().map(|(_, c)| c.running_share_min).fold(1.0, f64::min);
-    out.note = rounds.iter().find_map(|(_, c)| c.note.clone());
     Some(out)
 }
 
@@ -536,15 +538,10 @@ mod tests {
     fn a_cold_rows_counts_stand_beside_its_hot_twins() {
         let cfg =
             bench::sampler::SamplerConfig { counters: true, ..bench::sampler::SamplerConfig::standard() }.record();
-        let r = rounds_row(
-            "x.y",
-            "test",
-            Params::new(),
-            &[cold_counted_round(), cold_counted_round()],
-            &cfg,
-            &timer(),
-            200,
-        );
+        let mut noted = cold_counted_round().unwrap();
+        noted.samples.counters.as_mut().unwrap().note = Some("measuring end only".into());
+        let r = rounds_row("x.y", "test", Params::new(), &[Ok(noted), cold_counted_round()], &cfg, &timer(), 200);
+        assert!(r.notes.contains(&format!("{}measuring end only", model::counters::COUNTS_NOTE)), "{:?}", r.notes);
         let cold = r.counters.as_ref().expect("cold counted");
         let hot = r.counters_hot.as_ref().expect("hot twins counted");
         assert_eq!(cold.event("llc_misses").map(|e| e.per_op), Some(30.0));

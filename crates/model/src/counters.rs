@@ -20,6 +20,9 @@ pub const EVENT_NAMES: [&str; 5] = ["cycles", "instructions", "llc_misses", "dtl
 pub const NOT_REACHED: &str = "not counted: this benchmark times its own regions and does not wrap them in \
                                the counting hook (Ctx::count_region) yet";
 
+/// How a row's notes begin the note its counts carry ([`CounterSamples::note`]).
+pub const COUNTS_NOTE: &str = "hardware counters: ";
+
 /// One round's counts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterSamples {
@@ -33,7 +36,8 @@ pub struct CounterSamples {
     /// inverse.
     pub running_share_min: f64,
     /// What the counts cover when a benchmark says so (e.g. the measuring end only of a
-    /// hand-off whose peer runs on another thread); absent otherwise.
+    /// hand-off whose peer runs on another thread); absent otherwise. The row carries it
+    /// among its notes, as `hardware counters: <note>` ([`COUNTS_NOTE`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -80,10 +84,6 @@ pub struct Counters {
     /// The smallest share of a sample's time the group counted, over the row's samples (1:
     /// never multiplexed).
     pub running_share_min: f64,
-    /// What the counts cover, as the benchmark said ([`CounterSamples::note`]); absent when
-    /// it said nothing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
 impl Counters {
