@@ -81,7 +81,14 @@ pub fn rounds_row(
         stats::floor_at_resolution(&mut summary, &steady, timer.resolution_ns);
     }
     row.breakdown = stages(&ok, &slices, &drops, resamples, timer.resolution_ns);
-    row.counters = counters(&ok, &drops, cfg.counters, resamples);
+    row.counters = counters(&ok, &drops, cfg.counters, resamples, |m| m.samples.counters.as_ref());
+    if let Some(note) = ok.iter().find_map(|m| m.samples.counters.as_ref().and_then(|c| c.note.as_ref())) {
+        row.notes.push(format!("{}{note}", model::counters::COUNTS_NOTE));
+    }
+    if ok.iter().any(|m| m.samples.hot_twin_counters.is_some()) {
+        // A cold row's hot twins, pair by pair with its samples (the same start-up cut).
+        row.counters_hot = counters(&ok, &drops, cfg.counters, resamples, |m| m.samples.hot_twin_counters.as_ref());
+    }
     if unit == Unit::Ns {
         row.cycles = timer.counter_hz().map(|hz| Cycles { source: "tsc".into(), median: summary.median_ns * hz / 1e9 });
     }
@@ -196,13 +203,17 @@ fn stages(ok: &[&Measured], totals: &[&[f64]], drops: &[usize], resamples: usize
 /// why. `None` when counters were not asked for; when asked but no round carries counts
 /// (a benchmark that times its own regions), every event is missing with
 /// [`model::counters::NOT_REACHED`].
-fn counters(ok: &[&Measured], drops: &[usize], asked: bool, resamples: usize) -> Option<model::counters::Counters> {
+/// `pick` chooses which counts of a round: its samples' or (a cold row's) its hot twins'.
+fn counters(
+    ok: &[&Measured],
+    drops: &[usize],
+    asked: bool,
+    resamples: usize,
+    pick: impl Fn(&Measured) -> Option<&model::counters::CounterSamples>,
+) -> Option<model::counters::Counters> {
     use model::counters::{CounterSamples, CounterSummary, Counters, EVENT_NAMES, MissingEvent};
-    let rounds: Vec<(usize, &CounterSamples)> = ok
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| m.samples.counters.as_ref().map(|c| (drops.get(i).copied().unwrap_or(0), c)))
-        .collect();
+    let rounds: Vec<(usize, &CounterSamples)> =
+        ok.iter().enumerate().filter_map(|(i, m)| pick(m).map(|c| (drops.get(i).copied().unwrap_or(0), c))).collect();
     if rounds.is_empty() {
         let missing = CounterSamples::none(model::counters::NOT_REACHED).missing;
         return asked.then_some(Counters { events: Vec::new(), missing, running_share_min: 1.0 });
@@ -462,6 +473,7 @@ mod tests {
                 }],
                 missing: vec![MissingEvent { event: "llc_misses".into(), reason: why.into() }],
                 running_share_min: 0.5,
+                note: None,
             }),
             ..Samples::default()
         };
@@ -494,6 +506,59 @@ mod tests {
         let r = rows(&[Ok(Measured::new(plain, Vec::new()))]);
         assert!(r.counters.is_none());
         assert!(serde_json::to_value(&r).unwrap().get("counters").is_none(), "the file does not change");
+    }
+
+    /// A cold round of 40 pairs: cold 400 ns with 30 LLC and 8 dTLB misses per operation,
+    /// hot twins 100 ns with 1 and 0.
+    fn cold_counted_round() -> Result<Measured, NotMeasured> {
+        use model::counters::{CounterSamples, EventSamples};
+        let counts = |llc: f64, dtlb: f64| CounterSamples {
+            events: vec![
+                EventSamples { event: "llc_misses".into(), per_op: vec![Some(llc); 40] },
+                EventSamples { event: "dtlb_misses".into(), per_op: vec![Some(dtlb); 40] },
+            ],
+            missing: Vec::new(),
+            running_share_min: 1.0,
+            note: None,
+        };
+        let hot: Vec<f64> = (0..40).map(|i| 100.0 + (i % 3) as f64).collect();
+        let samples = Samples {
+            per_op_ns: hot.iter().map(|h| 4.0 * h).collect(),
+            hot_twin_ns: hot,
+            iterations_per_sample: 1,
+            stop: Some(StopReason::TargetMet),
+            counters: Some(counts(30.0, 8.0)),
+            hot_twin_counters: Some(counts(1.0, 0.0)),
+            ..Samples::default()
+        };
+        Ok(Measured::new(samples, Vec::new()))
+    }
+
+    #[test]
+    fn a_cold_rows_counts_stand_beside_its_hot_twins() {
+        let cfg =
+            bench::sampler::SamplerConfig { counters: true, ..bench::sampler::SamplerConfig::standard() }.record();
+        let mut noted = cold_counted_round().unwrap();
+        noted.samples.counters.as_mut().unwrap().note = Some("measuring end only".into());
+        let r = rounds_row("x.y", "test", Params::new(), &[Ok(noted), cold_counted_round()], &cfg, &timer(), 200);
+        assert!(r.notes.contains(&format!("{}measuring end only", model::counters::COUNTS_NOTE)), "{:?}", r.notes);
+        let cold = r.counters.as_ref().expect("cold counted");
+        let hot = r.counters_hot.as_ref().expect("hot twins counted");
+        assert_eq!(cold.event("llc_misses").map(|e| e.per_op), Some(30.0));
+        assert_eq!(hot.event("llc_misses").map(|e| e.per_op), Some(1.0));
+        assert_eq!(hot.event("dtlb_misses").map(|e| e.per_op), Some(0.0));
+        let c = r.cold_hot.as_ref().expect("a ratio");
+        let by: Vec<(&str, f64, f64)> =
+            c.counts.iter().map(|x| (x.event.as_str(), x.cold_per_op, x.hot_per_op)).collect();
+        assert_eq!(by, [("llc_misses", 30.0, 1.0), ("dtlb_misses", 8.0, 0.0)]);
+        // Counters off: no hot counts, nothing beside the ratio, nothing new in the file.
+        let mut plain = cold_counted_round().unwrap();
+        plain.samples.counters = None;
+        plain.samples.hot_twin_counters = None;
+        let r = rows(&[Ok(plain)]);
+        assert!(r.counters_hot.is_none() && r.cold_hot.as_ref().is_some_and(|c| c.counts.is_empty()));
+        let v = serde_json::to_value(&r).unwrap();
+        assert!(v.get("counters_hot").is_none() && v["cold_hot"].get("counts").is_none());
     }
 
     fn rows(outcomes: &[Result<Measured, NotMeasured>]) -> Row {

@@ -2,7 +2,7 @@
 //! the ratio of their medians with its 95 % interval, from the pairs each round took
 //! (`Samples::hot_twin_ns`), and the flag when cold is not slower.
 
-use model::{ColdHot, Flag, Measured, Row, TimerInfo};
+use model::{ColdHot, ColdHotCount, Flag, Measured, Row, TimerInfo};
 
 /// The bootstrap seed of the cold/hot ratio.
 pub const COLD_HOT_SEED: u64 = 0x00c0_1d07;
@@ -45,7 +45,8 @@ pub fn add_cold_hot(row: &mut Row, ok: &[&Measured], timer: &TimerInfo, resample
         row.notes.push(format!("no cold/hot ratio: the hot twins' median is {hot_median_ns:.1} ns"));
         return;
     };
-    row.cold_hot = Some(ColdHot { ratio: q.estimate, ci: q.ci95, hot_median_ns, pairs, hot_below_step });
+    let counts = cold_hot_counts(row);
+    row.cold_hot = Some(ColdHot { ratio: q.estimate, ci: q.ci95, hot_median_ns, pairs, hot_below_step, counts });
     if q.ci95[0] <= 1.0 {
         let why = if hot_median_ns < RESOLVABLE_STEPS * timer.resolution_ns {
             format!(
@@ -72,6 +73,24 @@ pub fn add_cold_hot(row: &mut Row, ok: &[&Measured], timer: &TimerInfo, resample
             ),
         );
     }
+}
+
+/// Each event counted for both the cold samples ([`Row::counters`]) and their hot twins
+/// ([`Row::counters_hot`]): the two means per operation side by side; empty without counts.
+fn cold_hot_counts(row: &Row) -> Vec<ColdHotCount> {
+    let (Some(cold), Some(hot)) = (&row.counters, &row.counters_hot) else {
+        return Vec::new();
+    };
+    cold.events
+        .iter()
+        .filter_map(|c| {
+            hot.event(&c.event).map(|h| ColdHotCount {
+                event: c.event.clone(),
+                cold_per_op: c.per_op,
+                hot_per_op: h.per_op,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

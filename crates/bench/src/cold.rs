@@ -112,6 +112,7 @@ pub fn hot_twin(m: &model::Measured) -> model::Measured {
             iterations_per_sample: 1,
             warmup_iterations: m.samples.warmup_iterations,
             stop: m.samples.stop,
+            counters: m.samples.hot_twin_counters.clone(),
             ..Samples::default()
         },
         unit: m.unit,
@@ -233,17 +234,36 @@ impl Disturber {
 /// happens on its hot twin.
 pub struct Before<'a> {
     disturber: Option<&'a Disturber>,
+    counts: Option<&'a dyn PairCounts>,
+    ops: Cell<u64>,
+}
+
+/// The counting hook of a cold pair (`--counters`, [`crate::Ctx::iter_cold`]): the counters
+/// are read at [`Before::now`], after the disturbance, and again when the routine returns, for
+/// the cold sample and for its hot twin (not for the untimed calls between them).
+///
+/// **What the count covers:** the routine from `Before::now` to its return: the timed
+/// operation, the timer's reads, and whatever untimed work the routine does after its `stop`
+/// (most routines do none; those that tear down after the region count that too). The
+/// counts of an empty region are subtracted, as for a counted loop. Only the calling thread
+/// is counted.
+pub trait PairCounts {
+    /// Reads the counters (the region starts).
+    fn begin(&self);
+    /// Reads them again: the region's counts per operation, of `ops` (none when it never
+    /// began).
+    fn end(&self, ops: u64) -> crate::counters::Entry;
 }
 
 impl<'a> Before<'a> {
     /// A cold sample's: disturbs.
     pub fn cold(d: &'a Disturber) -> Before<'a> {
-        Before { disturber: Some(d) }
+        Before { disturber: Some(d), counts: None, ops: Cell::new(1) }
     }
 
     /// A hot twin's: does nothing.
     pub fn hot() -> Before<'static> {
-        Before { disturber: None }
+        Before { disturber: None, counts: None, ops: Cell::new(1) }
     }
 
     /// Disturbs the caches, TLB and branch predictors if this is a cold sample.
@@ -252,6 +272,15 @@ impl<'a> Before<'a> {
         if let Some(d) = self.disturber {
             d.disturb();
         }
+        if let Some(c) = self.counts {
+            c.begin();
+        }
+    }
+
+    /// Says that the timed region runs `n` operations (its time divided by `n`, e.g. a round
+    /// trip of two switches): a counted pair's counts are divided alike. Default 1.
+    pub fn ops(&self, n: u64) {
+        self.ops.set(n.max(1));
     }
 
     /// Whether this is a cold sample.
@@ -279,6 +308,20 @@ pub fn sample_pairs(
     sample_pairs_on(&Wall, cfg, timer, interrupt, disturber, routine)
 }
 
+/// [`sample_pairs`] with each cold sample and each hot twin counted by `counts`
+/// ([`PairCounts`]): the samples and, index for index, the cold samples' counts and the hot
+/// twins'.
+pub fn sample_pairs_counted(
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    disturber: Option<&Disturber>,
+    counts: &dyn PairCounts,
+    routine: impl FnMut(&Before) -> Option<Timed>,
+) -> (Samples, Vec<crate::counters::Entry>, Vec<crate::counters::Entry>) {
+    pairs_on(&Wall, cfg, timer, interrupt, disturber, Some(counts), routine)
+}
+
 /// [`sample_pairs`] with the time that passes read from `clock`.
 pub fn sample_pairs_on(
     clock: &dyn Clock,
@@ -286,8 +329,25 @@ pub fn sample_pairs_on(
     timer: &Timer,
     interrupt: &AtomicBool,
     disturber: Option<&Disturber>,
-    mut routine: impl FnMut(&Before) -> Option<Timed>,
+    routine: impl FnMut(&Before) -> Option<Timed>,
 ) -> Samples {
+    pairs_on(clock, cfg, timer, interrupt, disturber, None, routine).0
+}
+
+/// The cold and hot counts of a round's pairs.
+type PairEntries = (Samples, Vec<crate::counters::Entry>, Vec<crate::counters::Entry>);
+
+/// [`sample_pairs_on`], counting each pair's two timed calls when `counts` is given.
+pub fn pairs_on(
+    clock: &dyn Clock,
+    cfg: &SamplerConfig,
+    timer: &Timer,
+    interrupt: &AtomicBool,
+    disturber: Option<&Disturber>,
+    counts: Option<&dyn PairCounts>,
+    mut routine: impl FnMut(&Before) -> Option<Timed>,
+) -> PairEntries {
+    let (mut cold_counts, mut hot_counts) = (Vec::new(), Vec::new());
     let to_ns = |t: Timed| timer.ticks_to_ns(t.ticks as f64 - overhead_of(timer, t.regions));
     let mut out = Samples { iterations_per_sample: 1, ..Samples::default() };
     let began = clock.now();
@@ -296,7 +356,7 @@ pub fn sample_pairs_on(
     for _ in 0..PAIR_WARMUP {
         if routine(&Before::hot()).is_none() {
             out.stop = Some(StopReason::Aborted);
-            return out;
+            return (out, cold_counts, hot_counts);
         }
         out.warmup_iterations += 1;
     }
@@ -304,41 +364,50 @@ pub fn sample_pairs_on(
     loop {
         if interrupt.load(Ordering::Relaxed) {
             out.stop = Some(StopReason::Interrupted);
-            return out;
+            return (out, cold_counts, hot_counts);
         }
-        let Some(cold) = routine(&Before { disturber }) else {
+        let first = Before { disturber, counts, ops: Cell::new(1) };
+        let Some(cold) = routine(&first) else {
             out.stop = Some(StopReason::Aborted);
-            return out;
+            return (out, cold_counts, hot_counts);
         };
-        let mut hot = None;
-        for _ in 0..=HOT_WARMUPS {
-            hot = routine(&Before::hot());
+        let cold_count = counts.map(|c| c.end(first.ops.get()));
+        let (mut hot, mut twin_ops) = (None, 1);
+        for k in 0..=HOT_WARMUPS {
+            let twin =
+                Before { disturber: None, counts: if k == HOT_WARMUPS { counts } else { None }, ops: Cell::new(1) };
+            hot = routine(&twin);
+            twin_ops = twin.ops.get();
             if hot.is_none() {
                 break;
             }
         }
         let Some(hot) = hot else {
             out.stop = Some(StopReason::Aborted);
-            return out;
+            return (out, cold_counts, hot_counts);
         };
+        if let (Some(c), Some(cold_count)) = (counts, cold_count) {
+            cold_counts.push(cold_count);
+            hot_counts.push(c.end(twin_ops));
+        }
         out.per_op_ns.push(to_ns(cold));
         out.hot_twin_ns.push(to_ns(hot));
         let len = out.per_op_ns.len();
         if len >= cfg.max_samples {
             out.stop = Some(StopReason::SampleCap);
-            return out;
+            return (out, cold_counts, hot_counts);
         }
         let elapsed = clock.since(began);
         if len >= next_check && elapsed.as_secs_f64() >= budget_s * MIN_TIME_SHARE {
             if crate::sampler::round_half_width_rel(&out.per_op_ns) <= cfg.ci_target_rel {
                 out.stop = Some(StopReason::TargetMet);
-                return out;
+                return (out, cold_counts, hot_counts);
             }
             next_check = len + (len / 2).max(4);
         }
         if (len >= MIN_PAIRS && elapsed >= budget) || (len >= 2 && elapsed >= budget * MAX_STRETCH) {
             out.stop = Some(StopReason::BudgetSpent);
-            return out;
+            return (out, cold_counts, hot_counts);
         }
     }
 }

@@ -121,14 +121,15 @@ const CALIBRATION_REGIONS: usize = 31;
 pub struct Counting {
     source: Box<dyn CounterSource>,
     overhead: [f64; EVENTS],
-    log: Vec<([Option<f64>; EVENTS], f64)>,
+    log: Vec<Entry>,
+    open: Option<Result<Reading, String>>,
 }
 
 impl Counting {
     /// A counting hook on `source`, its overhead calibrated as the median count of
     /// [`CALIBRATION_REGIONS`] regions around `empty` (the timed path with no operation).
     pub fn new(source: Box<dyn CounterSource>, mut empty: impl FnMut()) -> Counting {
-        let mut c = Counting { source, overhead: [0.0; EVENTS], log: Vec::new() };
+        let mut c = Counting { source, overhead: [0.0; EVENTS], log: Vec::new(), open: None };
         for _ in 0..CALIBRATION_REGIONS {
             c.around(1, &mut empty);
         }
@@ -177,6 +178,31 @@ impl Counting {
     /// checks), with the events the source lacks.
     pub fn take(&mut self, samples: usize) -> CounterSamples {
         let kept = &self.log[self.log.len().saturating_sub(samples)..];
+        let out = self.samples_of(kept);
+        self.log.clear();
+        out
+    }
+
+    /// Opens a region whose end is not in the caller's hands (a cold pair's operation, from
+    /// right after the disturbance to the routine's return, [`crate::cold`]): reads the
+    /// counters now; [`Counting::end`] reads them again. Not logged.
+    pub fn begin(&mut self) {
+        self.open = Some(self.source.read());
+    }
+
+    /// Closes the region [`Counting::begin`] opened and returns its counts per operation (of
+    /// `n`), less the calibrated overhead; no counts when none was opened or a read failed.
+    pub fn end(&mut self, n: u64) -> Entry {
+        let after = self.source.read();
+        match (self.open.take(), after) {
+            (Some(Ok(b)), Ok(a)) => per_op(&b, &a, &self.overhead, n),
+            _ => ([None; EVENTS], 0.0),
+        }
+    }
+
+    /// Regions' counts ([`Counting::end`]) as a round's [`CounterSamples`], with the events the
+    /// source lacks.
+    pub fn samples_of(&self, kept: &[Entry]) -> CounterSamples {
         let missing = self.source.missing();
         let mut out = CounterSamples { running_share_min: 1.0, ..CounterSamples::default() };
         for (i, name) in EVENT_NAMES.iter().enumerate() {
@@ -188,12 +214,30 @@ impl Counting {
             }
         }
         out.running_share_min = kept.iter().map(|(_, s)| *s).fold(1.0, f64::min);
-        self.log.clear();
         out
     }
 }
 
+/// One region's counts per operation (each event's, `None` where not counted) and the share
+/// of it the group was counting.
+pub type Entry = ([Option<f64>; EVENTS], f64);
+
 pub use model::counters::NOT_REACHED;
+
+/// The note of a hand-off benchmark's counts ([`scope`]): its peer runs elsewhere.
+pub const MEASURING_END_ONLY: &str = "measuring end only: the counts are this thread's side of each round trip (its \
+                                      system calls, its waits and wake-ups, the kernel's work on its behalf); the \
+                                      peer's side, on another thread or process, is not counted";
+
+/// Says what `samples`' counts cover (`note`), where something was counted; leaves rows
+/// without counts as they are.
+pub fn scope(samples: &mut crate::sampler::Samples, note: &str) {
+    for c in [&mut samples.counters, &mut samples.hot_twin_counters].into_iter().flatten() {
+        if !c.events.is_empty() {
+            c.note = Some(note.into());
+        }
+    }
+}
 
 /// What this thread can count: opens the group once and closes it (for the run's record).
 pub fn probe() -> model::counters::Availability {
@@ -346,6 +390,119 @@ mod tests {
             let c = wrapped.counters.expect("asked for");
             assert_eq!(c.events.len(), EVENTS);
             assert!(c.events.iter().all(|e| e.per_op.len() == wrapped.per_op_ns.len()));
+        });
+    }
+
+    /// A source shared with the routine, which adds counts of its own inside the region.
+    struct Shared(std::sync::Arc<std::sync::Mutex<Fake>>);
+
+    impl CounterSource for Shared {
+        fn read(&mut self) -> Result<Reading, String> {
+            self.0.lock().unwrap().read()
+        }
+        fn missing(&self) -> Vec<(usize, String)> {
+            self.0.lock().unwrap().missing()
+        }
+    }
+
+    #[test]
+    fn cold_samples_and_their_hot_twins_are_counted_apart() {
+        crate::testing::with_ctx(0.01, |ctx| {
+            let fake =
+                std::sync::Arc::new(std::sync::Mutex::new(Fake::new([Some(3), Some(2), Some(1), Some(1), None])));
+            let round = crate::sampler::SamplerConfig { counters: true, ..ctx.cfg().clone() };
+            ctx.begin_visit(&round, model::SamplingOverride::default());
+            ctx.count_with(Box::new(Shared(fake.clone())));
+            // Calls: the round's warm-ups, then per pair the cold call, the twin's warm-ups and
+            // the twin. The cold call misses 40 LLC lines and 9 dTLB entries, the twin 2 and 0;
+            // the warm-ups' 1,000 are not counted.
+            let mut call = 0usize;
+            let timer = ctx.timer;
+            let s = ctx.iter_cold(|before| {
+                let slot = call.checked_sub(crate::cold::PAIR_WARMUP).map(|i| i % (crate::cold::HOT_WARMUPS + 2));
+                call += 1;
+                before.now();
+                let t0 = timer.start();
+                let (llc, dtlb) = match slot {
+                    Some(0) => {
+                        // Two operations in the cold region: the counts are halved.
+                        before.ops(2);
+                        (80, 18)
+                    }
+                    Some(k) if k == crate::cold::HOT_WARMUPS + 1 => (2, 0),
+                    _ => (1000, 1000),
+                };
+                let mut f = fake.lock().unwrap();
+                f.now.counts[2] = f.now.counts[2].map(|x| x + llc);
+                f.now.counts[3] = f.now.counts[3].map(|x| x + dtlb);
+                drop(f);
+                Some(crate::sampler::Timed::one(timer.stop().wrapping_sub(t0)))
+            });
+            let (cold, hot) =
+                (s.counters.clone().expect("cold counted"), s.hot_twin_counters.clone().expect("twins counted"));
+            let per_op = |c: &CounterSamples, e: &str| -> Vec<Option<f64>> {
+                c.events.iter().find(|x| x.event == e).expect("counted").per_op.clone()
+            };
+            assert_eq!(per_op(&cold, "llc_misses").len(), s.per_op_ns.len());
+            assert_eq!(per_op(&hot, "llc_misses").len(), s.hot_twin_ns.len());
+            assert!(per_op(&cold, "llc_misses").iter().all(|v| *v == Some(40.0)), "{cold:?}");
+            assert!(per_op(&cold, "dtlb_misses").iter().all(|v| *v == Some(9.0)));
+            assert!(per_op(&hot, "llc_misses").iter().all(|v| *v == Some(2.0)), "{hot:?}");
+            assert!(per_op(&hot, "dtlb_misses").iter().all(|v| *v == Some(0.0)));
+            assert!(per_op(&cold, "cycles").iter().all(|v| *v == Some(0.0)), "the reads' own counts subtracted");
+            assert_eq!(cold.missing[0].event, "branch_misses");
+            assert_eq!(hot.missing[0].event, "branch_misses");
+            // The hot twin's own row carries the twins' counts.
+            let twin = crate::cold::hot_twin(&model::Measured::new(s.clone(), Vec::new()));
+            assert_eq!(twin.samples.counters.as_ref(), Some(&hot));
+            // Counters not asked for: neither side has any.
+            let plain = crate::sampler::SamplerConfig { counters: false, ..round };
+            ctx.begin_visit(&plain, model::SamplingOverride::default());
+            let s = ctx.iter_cold(|before| {
+                before.now();
+                Some(crate::sampler::Timed::one(1))
+            });
+            assert!(s.counters.is_none() && s.hot_twin_counters.is_none());
+        });
+    }
+
+    /// Runs the benchmark `id` under `--counters` on a fake source; its samples' counts.
+    fn counted_visit(ctx: &mut crate::Ctx, id: &str) -> (crate::sampler::Samples, CounterSamples) {
+        let round = crate::sampler::SamplerConfig { counters: true, ..ctx.cfg().clone() };
+        ctx.begin_visit(&round, model::SamplingOverride::default());
+        ctx.count_with(Box::new(Fake::new([Some(4), Some(6), Some(0), Some(0), Some(1)])));
+        let bench = crate::registry::find(id).expect("registered");
+        let params = bench.variants(ctx).remove(0);
+        let m = crate::testing::visit(ctx, bench, &params).expect("measured");
+        let c = m.samples.counters.clone().expect("asked for");
+        (m.samples, c)
+    }
+
+    #[test]
+    fn the_self_timed_switches_are_counted_and_say_what_the_counts_cover() {
+        let _serial = crate::testing::serial();
+        crate::testing::with_ctx(0.02, |ctx| {
+            let (s, c) = counted_visit(ctx, "ctx.user");
+            assert_eq!(c.events.len(), EVENTS, "{c:?}");
+            assert!(c.events.iter().all(|e| e.per_op.len() == s.per_op_ns.len()));
+            assert!(c.note.as_deref().is_some_and(|n| n.starts_with("both ends")), "{c:?}");
+        });
+        crate::testing::with_ctx(0.02, |ctx| {
+            let (s, c) = counted_visit(ctx, "ctx.thread");
+            assert_eq!(c.events.len(), EVENTS, "{c:?}");
+            assert!(c.events.iter().all(|e| e.per_op.len() == s.per_op_ns.len()));
+            assert_eq!(c.note.as_deref(), Some(MEASURING_END_ONLY));
+        });
+    }
+
+    #[test]
+    fn a_paired_difference_stays_uncounted_and_says_why() {
+        let _serial = crate::testing::serial();
+        crate::testing::with_ctx(0.02, |ctx| {
+            let (_, c) = counted_visit(ctx, "ctx.address_space");
+            let why = crate::ctx::PAIRED_NOT_COUNTED;
+            assert!(c.events.is_empty() && c.missing.iter().all(|m| m.reason == why), "{c:?}");
+            assert!(c.note.is_none());
         });
     }
 

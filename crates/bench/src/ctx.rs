@@ -160,7 +160,11 @@ impl Benchmark for AddressSpace {
         ];
         let breakdown =
             vec![("process".to_string(), p.samples.per_op_ns.clone()), ("thread".to_string(), t.samples.per_op_ns)];
-        let samples = crate::sampler::Samples { per_op_ns: diffs, ..p.samples };
+        let mut samples = crate::sampler::Samples { per_op_ns: diffs, ..p.samples };
+        if let Some(c) = &mut samples.counters {
+            // Asked for: say why a difference has none.
+            *c = model::counters::CounterSamples::none(PAIRED_NOT_COUNTED);
+        }
         let mut m = Measured::new(samples, checks);
         m.breakdown = breakdown;
         m.params.insert("cpus".into(), serde_json::json!([process.cpus.0, process.cpus.1]));
@@ -171,6 +175,11 @@ impl Benchmark for AddressSpace {
         Ok(m)
     }
 }
+
+/// Why `ctx.address_space` has no counts under `--counters`.
+pub const PAIRED_NOT_COUNTED: &str = "not counted: each sample is a process switch minus the thread switch measured \
+                                      beside it; the counts of such a difference are not one operation's (ctx.process \
+                                      and ctx.thread carry their own, measuring end only)";
 
 /// Voluntary switches counted by the kernel against the hand-offs made.
 pub fn switch_check(handoffs: u64, voluntary: u64, involuntary: u64) -> Check {
@@ -233,21 +242,30 @@ fn time_switches<C: UserCoroutine>(ctx: &Ctx, co: &mut C) -> (crate::sampler::Sa
     if ctx.cold().is_some() {
         // One round trip per sample (two switches), the cold one right after the disturbance.
         let samples = ctx.iter_cold(|before| {
+            before.ops(2);
             before.now();
             let t = round_trips(&timer, co, 1);
             resumes += 1;
             Some(crate::sampler::Timed::one(pingpong::scale_ticks(t, overhead, 0.5)))
         });
+        let mut samples = samples;
+        crate::counters::scope(&mut samples, BOTH_ENDS);
         return (samples, switch_checks(co, resumes));
     }
-    let samples = ctx.iter_custom(|n| {
+    let mut samples = ctx.iter_custom(|n| {
         let rounds = n.div_ceil(2);
-        let t = round_trips(&timer, co, rounds);
+        // Counted under --counters: the 2 × rounds switches the region ran.
+        let t = ctx.count_region(2 * rounds, || round_trips(&timer, co, rounds));
         resumes += rounds;
         pingpong::scale_ticks(t, overhead, n as f64 / (2 * rounds) as f64)
     });
+    crate::counters::scope(&mut samples, BOTH_ENDS);
     (samples, switch_checks(co, resumes))
 }
+
+/// The note of a user-level switch's counts: both sides run on the measuring thread.
+const BOTH_ENDS: &str = "both ends: the coroutine runs on the measuring thread, so the counts cover the whole \
+                         switch, there and back";
 
 /// The checks on the coroutine's runs and stack after `resumes` resumes.
 fn switch_checks<C: UserCoroutine>(co: &C, resumes: u64) -> Vec<Check> {

@@ -200,8 +200,22 @@ impl<'a> Ctx<'a> {
         self.pairs(&self.timer, routine)
     }
 
+    /// Under `--counters`, each cold sample and each hot twin is counted on its own
+    /// ([`cold::PairCounts`]): the cold samples' counts go into [`Samples::counters`], the hot
+    /// twins' into [`Samples::hot_twin_counters`] (or why there are none, into both).
     fn pairs(&self, timer: &Timer, routine: impl FnMut(&cold::Before) -> Option<Timed>) -> Samples {
-        cold::sample_pairs(&self.cfg, timer, self.interrupt, self.cold(), routine)
+        if !self.cfg.counters {
+            return cold::sample_pairs(&self.cfg, timer, self.interrupt, self.cold(), routine);
+        }
+        let (mut s, cold, hot) =
+            cold::sample_pairs_counted(&self.cfg, timer, self.interrupt, self.cold(), &PairHook(self), routine);
+        let (c, h) = match &*self.counting() {
+            Ok(c) => (c.samples_of(&cold), c.samples_of(&hot)),
+            Err(why) => (model::counters::CounterSamples::none(why), model::counters::CounterSamples::none(why)),
+        };
+        s.counters = Some(c);
+        s.hot_twin_counters = Some(h);
+        s
     }
 
     /// The sampler settings the benchmark measures with (read-only: a benchmark declares what
@@ -450,6 +464,23 @@ impl<'a> Ctx<'a> {
             format!("{median_ns:.1} ns"),
             median_ns > r.vdso_ns * 1.5,
         )
+    }
+}
+
+/// A cold pair's counting hook on the context's counters (one operation per region).
+struct PairHook<'c, 'a>(&'c Ctx<'a>);
+
+impl cold::PairCounts for PairHook<'_, '_> {
+    fn begin(&self) {
+        if let Ok(c) = &mut *self.0.counting() {
+            c.begin();
+        }
+    }
+    fn end(&self, ops: u64) -> counters::Entry {
+        match &mut *self.0.counting() {
+            Ok(c) => c.end(ops),
+            Err(_) => ([None; counters::EVENTS], 0.0),
+        }
     }
 }
 

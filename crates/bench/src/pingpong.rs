@@ -600,21 +600,24 @@ impl Session {
         if ctx.cold().is_some() {
             return self.measure_cold(ctx, report, before);
         }
-        let samples = ctx.iter_regions_fallible(|n| {
+        let mut samples = ctx.iter_regions_fallible(|n| {
             if let Some(f) = self.abandoned() {
                 fault = Some(f);
                 return None;
             }
             watch.begin();
+            // Counted under --counters (this thread's side only): the operations the region
+            // ran, as its time is divided.
             let r = match plan.timing {
                 Timing::RoundTrip { ops_per_round_trip } => {
                     let rounds = n.div_ceil(ops_per_round_trip);
                     let scale = n as f64 / (rounds * ops_per_round_trip) as f64;
-                    self.round_trips(rounds, &ctx.timer).map(|t| (Timed::one(scale_ticks(t, overhead, scale)), None))
+                    ctx.count_region(rounds * ops_per_round_trip, || self.round_trips(rounds, &ctx.timer))
+                        .map(|t| (Timed::one(scale_ticks(t, overhead, scale)), None))
                 }
-                Timing::OneWay => {
-                    self.one_way(n, &ctx.timer).map(|w| (one_way_ticks(w.out_sum + w.back_sum, n), Some(w)))
-                }
+                Timing::OneWay => ctx
+                    .count_region(2 * n, || self.one_way(n, &ctx.timer))
+                    .map(|w| (one_way_ticks(w.out_sum + w.back_sum, n), Some(w))),
             };
             watch.end();
             let checked = r.and_then(|t| {
@@ -642,6 +645,7 @@ impl Session {
         for stage in [&mut out_dir, &mut back_dir] {
             stage.drain(..stage.len().saturating_sub(samples.per_op_ns.len()));
         }
+        crate::counters::scope(&mut samples, crate::counters::MEASURING_END_ONLY);
         report.measurer_switches = Switches::now().since(before);
         if plan.timing == Timing::OneWay {
             report.breakdown = vec![("measurer→peer".into(), out_dir), ("peer→measurer".into(), back_dir)];
@@ -661,11 +665,12 @@ impl Session {
         let overhead = ctx.timer.overhead_ticks();
         let watch = Arc::clone(&self.watch);
         let mut fault: Option<Fault> = None;
-        let samples = ctx.iter_cold(|cold| {
+        let mut samples = ctx.iter_cold(|cold| {
             if let Some(f) = self.abandoned() {
                 fault = Some(f);
                 return None;
             }
+            cold.ops(ops);
             cold.now();
             watch.begin();
             let r = self.round_trips(1, &ctx.timer);
@@ -682,6 +687,7 @@ impl Session {
                 }
             }
         });
+        crate::counters::scope(&mut samples, crate::counters::MEASURING_END_ONLY);
         report.measurer_switches = Switches::now().since(before);
         ended(&plan, fault, samples, report)
     }

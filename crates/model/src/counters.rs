@@ -20,6 +20,9 @@ pub const EVENT_NAMES: [&str; 5] = ["cycles", "instructions", "llc_misses", "dtl
 pub const NOT_REACHED: &str = "not counted: this benchmark times its own regions and does not wrap them in \
                                the counting hook (Ctx::count_region) yet";
 
+/// How a row's notes begin the note its counts carry ([`CounterSamples::note`]).
+pub const COUNTS_NOTE: &str = "hardware counters: ";
+
 /// One round's counts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterSamples {
@@ -32,6 +35,11 @@ pub struct CounterSamples {
     /// time_enabled`): 1 when never multiplexed; below 1 the counts were scaled up by its
     /// inverse.
     pub running_share_min: f64,
+    /// What the counts cover when a benchmark says so (e.g. the measuring end only of a
+    /// hand-off whose peer runs on another thread); absent otherwise. The row carries it
+    /// among its notes, as `hardware counters: <note>` ([`COUNTS_NOTE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl CounterSamples {
@@ -41,6 +49,7 @@ impl CounterSamples {
             events: Vec::new(),
             missing: EVENT_NAMES.iter().map(|e| MissingEvent { event: e.to_string(), reason: reason.into() }).collect(),
             running_share_min: 1.0,
+            note: None,
         }
     }
 }

@@ -614,6 +614,10 @@ pub struct Row {
     /// measured in the same rounds, pair by pair; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_hot: Option<ColdHot>,
+    /// For a cold-cache row with `--counters`: the hot twins' hardware counts per operation
+    /// (`counters` holds the cold samples'), from the same pairs; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters_hot: Option<counters::Counters>,
 }
 
 /// A cold-cache row against its hot twin: each cold sample (one operation after the caches,
@@ -633,6 +637,22 @@ pub struct ColdHot {
     /// step, so `ratio` and `ci` are lower bounds.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hot_below_step: bool,
+    /// With `--counters`, each event counted on both sides: its mean per operation over the
+    /// cold samples and over their hot twins (from [`Row::counters`] and
+    /// [`Row::counters_hot`]); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<ColdHotCount>,
+}
+
+/// One hardware event of a cold row beside its hot twin.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ColdHotCount {
+    /// One of [`counters::EVENT_NAMES`].
+    pub event: String,
+    /// Mean count per operation over the cold samples.
+    pub cold_per_op: f64,
+    /// Mean count per operation over their hot twins.
+    pub hot_per_op: f64,
 }
 
 impl Row {
@@ -666,6 +686,7 @@ impl Row {
             observed: Params::new(),
             sampling: None,
             cold_hot: None,
+            counters_hot: None,
         }
     }
 }

@@ -73,4 +73,9 @@ pub struct Samples {
     /// same operation timed right after the cold one; empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hot_twin_ns: Vec<f64>,
+    /// Cold-cache mode with `--counters` only: the hardware counts per operation of each hot
+    /// twin (same index as `hot_twin_ns`), while `counters` holds the cold samples'; absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_twin_counters: Option<crate::counters::CounterSamples>,
 }
