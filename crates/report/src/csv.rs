@@ -670,6 +670,7 @@ mod counter_tests {
             hot_median_ns: 41.5,
             pairs: 400,
             hot_below_step: false,
+            counts: Vec::new(),
         });
         let text = render(&run);
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());

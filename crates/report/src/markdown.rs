@@ -341,6 +341,7 @@ mod cold_tests {
             hot_median_ns: 41.5,
             pairs: 400,
             hot_below_step: false,
+            counts: Vec::new(),
         });
         let id = r.id.clone();
         (run, id)

@@ -76,6 +76,7 @@ pub fn with_cold_twin(mut run: RunFile, cold: f64) -> RunFile {
         hot_median_ns: hot,
         pairs: 300,
         hot_below_step: false,
+        counts: Vec::new(),
     });
     run.results.insert(i + 1, c);
     run
