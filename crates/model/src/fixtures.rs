@@ -249,3 +249,11 @@ pub fn run_file(partial: bool) -> RunFile {
         results,
     }
 }
+
+/// `row` made a cold row (`cache=cold`) whose ratio to its hot twin is `ratio`, interval `ci`
+/// ([`crate::ColdHot`]), over 400 pairs with a hot twin of `hot_median_ns`.
+pub fn make_cold(row: &mut Row, ratio: f64, ci: [f64; 2], hot_median_ns: f64) {
+    row.params.insert("cache".into(), "cold".into());
+    row.cold_hot =
+        Some(crate::ColdHot { ratio, ci, hot_median_ns, pairs: 400, hot_below_step: false, counts: Vec::new() });
+}

@@ -438,7 +438,8 @@ const KERNEL_RIGHTS: &str = "no protection keys here, rights switched by the ker
 
 /// A domain row: on protection-key domains (`rights=pkey`) where the CPU has keys, else on
 /// domains whose rights the kernel switches (`rights=mprotect`), labelled `nearest:`; with both
-/// measured, the kernel's figure is shown beside (what the hardware buys).
+/// measured, the kernel's figure is shown beside (what the hardware buys). A worst case adds
+/// `"cache" => "cold"`.
 macro_rules! domain_row {
     ($id:expr $(, $k:expr => $v:expr)*) => {
         Target::Fallback(self::Fallback {
@@ -565,20 +566,6 @@ fn go_hot(table: &str, op: &str, system: &str) -> Target {
     }
 }
 
-/// A domain row taken cold (`cache=cold`), on keys where the CPU has them, else on the
-/// kernel's rights (`nearest:`).
-macro_rules! domain_cold {
-    ($id:expr $(, $k:expr => $v:expr)*) => {
-        Target::Fallback(self::Fallback {
-            first: Want::total($id, &[$(($k, $v),)* ("rights", "pkey"), ("cache", "cold")]),
-            then: Want::total($id, &[$(($k, $v),)* ("rights", "mprotect"), ("cache", "cold")]),
-            why: KERNEL_RIGHTS,
-            beside: "rights switched by the kernel",
-            missing: "",
-        })
-    };
-}
-
 /// Go!'s worst cases (caches and branch-target buffers flushed just before timing): the cold
 /// twins (`cache=cold`: one operation per sample right after the disturbance, its hot twin
 /// beside it) of the benchmarks that answer its best cases.
@@ -592,25 +579,35 @@ fn go_cold(table: &str, op: &str) -> Target {
         Want::total("domain.sel2ref", &[("rights", "mprotect"), ("cache", "cold")]),
     ];
     match (table, op) {
-        ("ORB primitives", "call") => domain_cold!("domain.call"),
-        ("ORB primitives", "t-call") => domain_cold!("domain.tcall"),
-        ("ORB primitives", "f-call") => domain_cold!("domain.fcall"),
-        ("ORB primitives", _) => domain_cold!("domain.xfer", "via" => "key"),
-        ("Exception latency", "throw after call") => domain_cold!("domain.throw", "after" => "call"),
-        ("Exception latency", "throw after t-call") => domain_cold!("domain.throw", "after" => "tcall"),
-        ("Exception latency", _) => domain_cold!("domain.throw", "after" => "fcall"),
-        ("ORB methods", "create") => domain_cold!("domain.create", "variant" => "plain"),
-        ("ORB methods", "create (null)") => domain_cold!("domain.create", "variant" => "null"),
-        ("ORB methods", "create (unlinked stack)") => domain_cold!("domain.create", "variant" => "stack"),
-        ("ORB methods", "create (linked stack)") => domain_cold!("domain.create", "variant" => "linked_stack"),
-        ("ORB methods", "destroy") => domain_cold!("domain.destroy", "variant" => "plain"),
-        ("ORB methods", "destroy (null)") => domain_cold!("domain.destroy", "variant" => "null"),
-        ("ORB methods", "destroy (unlinked stack)") => domain_cold!("domain.destroy", "variant" => "stack"),
-        ("ORB methods", "destroy (linked stack)") => domain_cold!("domain.destroy", "variant" => "linked_stack"),
+        ("ORB primitives", "call") => domain_row!("domain.call", "cache" => "cold"),
+        ("ORB primitives", "t-call") => domain_row!("domain.tcall", "cache" => "cold"),
+        ("ORB primitives", "f-call") => domain_row!("domain.fcall", "cache" => "cold"),
+        ("ORB primitives", _) => domain_row!("domain.xfer", "via" => "key", "cache" => "cold"),
+        ("Exception latency", "throw after call") => domain_row!("domain.throw", "after" => "call", "cache" => "cold"),
+        ("Exception latency", "throw after t-call") => {
+            domain_row!("domain.throw", "after" => "tcall", "cache" => "cold")
+        }
+        ("Exception latency", _) => domain_row!("domain.throw", "after" => "fcall", "cache" => "cold"),
+        ("ORB methods", "create") => domain_row!("domain.create", "variant" => "plain", "cache" => "cold"),
+        ("ORB methods", "create (null)") => domain_row!("domain.create", "variant" => "null", "cache" => "cold"),
+        ("ORB methods", "create (unlinked stack)") => {
+            domain_row!("domain.create", "variant" => "stack", "cache" => "cold")
+        }
+        ("ORB methods", "create (linked stack)") => {
+            domain_row!("domain.create", "variant" => "linked_stack", "cache" => "cold")
+        }
+        ("ORB methods", "destroy") => domain_row!("domain.destroy", "variant" => "plain", "cache" => "cold"),
+        ("ORB methods", "destroy (null)") => domain_row!("domain.destroy", "variant" => "null", "cache" => "cold"),
+        ("ORB methods", "destroy (unlinked stack)") => {
+            domain_row!("domain.destroy", "variant" => "stack", "cache" => "cold")
+        }
+        ("ORB methods", "destroy (linked stack)") => {
+            domain_row!("domain.destroy", "variant" => "linked_stack", "cache" => "cold")
+        }
         ("ORB methods", "install") => Pick(Want::total("lib.dlopen", COLD)),
         ("ORB methods", "uninstall") => Pick(Want::total("lib.dlclose", COLD)),
         ("ORB methods", "get_self") => Pick(Want::total("id.gettid", COLD)),
-        ("ORB methods", "get_type") => domain_cold!("domain.get_type"),
+        ("ORB methods", "get_type") => domain_row!("domain.get_type", "cache" => "cold"),
         ("ORB methods", "get_stack") => Pick(Want::total("id.altstack", COLD)),
         ("ORB methods", "switch_stacks") => Pick(Want::total("ctx.user", COLD)),
         ("ORB methods", "lock") => Pick(Want::total("lock.mutex.lock", COLD)),

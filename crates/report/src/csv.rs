@@ -663,15 +663,7 @@ mod counter_tests {
         let plain = render(&run);
         assert!(!plain.contains("cold_hot"), "a hot run keeps its columns");
         let i = run.results.iter().position(|r| r.summary.is_some()).expect("a measured row");
-        run.results[i].params.insert("cache".into(), "cold".into());
-        run.results[i].cold_hot = Some(model::ColdHot {
-            ratio: 3.25,
-            ci: [2.9, 3.6],
-            hot_median_ns: 41.5,
-            pairs: 400,
-            hot_below_step: false,
-            counts: Vec::new(),
-        });
+        model::fixtures::make_cold(&mut run.results[i], 3.25, [2.9, 3.6], 41.5);
         let text = render(&run);
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let header = reader.headers().expect("a header").clone();

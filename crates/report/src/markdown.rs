@@ -334,15 +334,7 @@ mod cold_tests {
     fn cold_run() -> (RunFile, String) {
         let mut run = model::fixtures::run_file(false);
         let r = run.results.iter_mut().find(|r| r.summary.is_some() && r.derived.is_none()).expect("a measured row");
-        r.params.insert("cache".into(), "cold".into());
-        r.cold_hot = Some(model::ColdHot {
-            ratio: 3.25,
-            ci: [2.9, 3.6],
-            hot_median_ns: 41.5,
-            pairs: 400,
-            hot_below_step: false,
-            counts: Vec::new(),
-        });
+        model::fixtures::make_cold(r, 3.25, [2.9, 3.6], 41.5);
         let id = r.id.clone();
         (run, id)
     }

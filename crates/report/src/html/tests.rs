@@ -223,15 +223,7 @@ fn a_cold_row_shows_its_ratio_to_its_hot_twin_and_counted_rows_their_counts() {
     let plain = render(&run, "f.json", None).html;
     assert!(!plain.contains("cold/hot") && !plain.contains("per operation:"));
     let r = &mut run.results[i];
-    r.params.insert("cache".into(), "cold".into());
-    r.cold_hot = Some(model::ColdHot {
-        ratio: 3.25,
-        ci: [2.9, 3.6],
-        hot_median_ns: 41.5,
-        pairs: 400,
-        hot_below_step: false,
-        counts: Vec::new(),
-    });
+    model::fixtures::make_cold(r, 3.25, [2.9, 3.6], 41.5);
     let cycles = CounterSummary { event: "cycles".into(), per_op: 312.5, ci95: [310.0, 315.0], samples: 30 };
     r.counters = Some(Counters { events: vec![cycles], missing: Vec::new(), running_share_min: 1.0 });
     let h = render(&run, "f.json", None).html;
