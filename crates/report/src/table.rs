@@ -274,6 +274,9 @@ fn plain_lines(ctx: &mut Ctx, grid: &mut Grid, fams: &Families, r: &Row) {
             fmt_count(c.pairs as u64)
         );
         grid.push(Line::Span { indent: 2, cell: Cell::styled(text, Style::Dim) });
+        if let Some(counts) = cold_hot_counts(c) {
+            grid.push(Line::Span { indent: 2, cell: Cell::styled(format!("└ {counts}"), Style::Dim) });
+        }
     }
     if let Some(t) = &r.tail {
         let v = |x| r.unit.format(x);
@@ -555,6 +558,22 @@ pub fn cold_hot_text(c: &model::ColdHot) -> String {
         return format!("cold/hot ≥ {}× [≥ {}] (hot below the timer step)", x(c.ratio), x(c.ci[0]));
     }
     format!("cold/hot {}× [{}, {}]", x(c.ratio), x(c.ci[0]), x(c.ci[1]))
+}
+
+/// What the hardware counted per operation, cold against the hot twin, for the misses that say
+/// whether cold was cold: `LLC misses 41 cold vs 0.20 hot · dTLB misses 9.0 vs 0.01`; `None`
+/// when nothing was counted on both sides.
+pub fn cold_hot_counts(c: &model::ColdHot) -> Option<String> {
+    const SHOWN: [(&str, &str); 3] =
+        [("llc_misses", "LLC misses"), ("dtlb_misses", "dTLB misses"), ("branch_misses", "branch misses")];
+    let parts: Vec<String> = SHOWN
+        .iter()
+        .filter_map(|(event, name)| {
+            let n = c.counts.iter().find(|k| k.event == *event)?;
+            Some(format!("{name} {} cold vs {} hot", super::sig4(n.cold_per_op), super::sig4(n.hot_per_op)))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("per operation: {}", parts.join(" · ")))
 }
 
 /// A row's markers in words, for [`row_line`]: `check-failed`, `ci-wide`, `drift −12 %`.

@@ -317,3 +317,26 @@ fn counters_show_compactly_under_their_row_and_what_is_missing_once() {
     assert!(out.contains(&format!("counters (--counters): llc_misses counted: {why}")), "{out}");
     assert_fits(&out, 100);
 }
+
+/// A cold row counted by the PMU says, under its ratio, the misses per operation cold against
+/// its hot twin; without counts, nothing more.
+#[test]
+fn a_cold_row_shows_its_misses_against_its_hot_twin() {
+    let mut run = fixture();
+    let i = run.results.iter().position(|r| r.summary.is_some() && r.derived.is_none()).expect("a measured row");
+    model::fixtures::make_cold(&mut run.results[i], 3.25, [2.9, 3.6], 41.5);
+    let id = run.results[i].id.clone();
+    assert!(!render(&run, &view(100)).contains("LLC misses"), "no counts, no line");
+    if let Some(c) = run.results[i].cold_hot.as_mut() {
+        c.counts = vec![
+            model::ColdHotCount { event: "llc_misses".into(), cold_per_op: 41.0, hot_per_op: 0.2 },
+            model::ColdHotCount { event: "dtlb_misses".into(), cold_per_op: 9.0, hot_per_op: 0.01 },
+        ];
+    }
+    let out = render(&run, &view(100));
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("per operation: LLC misses 41.00 cold vs 0.200 hot · dTLB misses 9.000 cold vs 0.010 hot"),
+        "{id}: {out}"
+    );
+}
