@@ -118,6 +118,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         availability: Vec::new(),
         executions: Vec::new(),
         counters: cfg.counters.then(bench::counters::probe),
+        stability: Vec::new(),
     };
 
     // The journal first (it refuses a name another run is writing to), then the result file,
@@ -1005,6 +1006,7 @@ mod tests {
             availability: Vec::new(),
             executions: Vec::new(),
             counters: None,
+            stability: Vec::new(),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod machine;
 pub mod measured;
 pub mod records;
 pub mod sampling;
+pub mod stability;
 pub mod summary;
 pub mod unit;
 pub mod upgrade;
@@ -76,6 +77,9 @@ pub struct RunFile {
     /// The hardware counters the run could count (`--counters`); absent when not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<counters::Availability>,
+    /// Stability runs (`osprim stress`, `osprim errortest`); absent from benchmark runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stability: Vec<stability::StabilityRun>,
 }
 
 /// The build that produced a result.
