@@ -43,6 +43,45 @@ pub struct Point {
     pub run_key: String,
     /// The result file it was recorded from, if known.
     pub file: Option<String>,
+    /// A cold row's cold/hot ratio with its 95 % interval (`--cache cold`); `None` for hot
+    /// rows and for results recorded before osprim kept it (schema 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_hot: Option<model::Estimate>,
+    /// Hardware counts per operation (`--counters`): each counted event's mean, by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<(String, f64)>,
+}
+
+/// One recorded stability run (`osprim stress`, `osprim errortest`) and the run it was part of.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct StabilityPoint {
+    /// When the run started (UTC).
+    pub started_utc: String,
+    /// Its host.
+    pub host: String,
+    /// Its CPU model.
+    pub cpu_model: String,
+    /// Its kernel release.
+    pub kernel: String,
+    /// The osprim build.
+    pub commit: String,
+    /// The result file it was recorded from, if known.
+    pub file: Option<String>,
+    /// The stability run, whole.
+    pub run: model::stability::StabilityRun,
+}
+
+/// Of `points`, the run of `test` on `host` that ran longest without a failure (the longest
+/// clean stretch of a failed run counts too: it ran that long clean).
+pub fn longest_clean<'a>(
+    points: &'a [StabilityPoint],
+    test: model::stability::StabilityTest,
+    host: &str,
+) -> Option<&'a StabilityPoint> {
+    points
+        .iter()
+        .filter(|p| p.run.test == test && p.host == host && p.run.clean_s.is_finite())
+        .max_by(|a, b| a.run.clean_s.total_cmp(&b.run.clean_s))
 }
 
 impl Point {

@@ -9,3 +9,4 @@ pub mod cold;
 pub mod compare;
 pub mod derive;
 pub mod history;
+pub mod stability;

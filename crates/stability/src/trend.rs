@@ -23,7 +23,11 @@ pub fn sample(pid: Option<u32>, at_s: f64, gauges: Vec<Tally>) -> TrendPoint {
 
 /// The first number after `name` in a `/proc/PID/status` text.
 fn status_field(status: &str, name: &str) -> Option<u64> {
-    status.lines().find_map(|l| l.strip_prefix(name)).and_then(|rest| rest.split_whitespace().next()).and_then(|v| v.parse().ok())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
 }
 
 /// Keeps a trend to at most `max` points by dropping every other point once it is full
@@ -38,18 +42,8 @@ pub fn push_bounded(trend: &mut Vec<TrendPoint>, point: TrendPoint, max: usize) 
     }
 }
 
-/// Least-squares slope of `value` over time, per hour: a resource's trend.
-pub fn slope_per_hour(trend: &[TrendPoint], value: impl Fn(&TrendPoint) -> f64) -> Option<f64> {
-    if trend.len() < 3 {
-        return None;
-    }
-    let n = trend.len() as f64;
-    let mx = trend.iter().map(|p| p.at_s).sum::<f64>() / n;
-    let my = trend.iter().map(&value).sum::<f64>() / n;
-    let sxx: f64 = trend.iter().map(|p| (p.at_s - mx).powi(2)).sum();
-    let sxy: f64 = trend.iter().map(|p| (p.at_s - mx) * (value(p) - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx * 3600.0)
-}
+/// Least-squares slope of a resource over time, per hour (`analysis::stability`).
+pub use analysis::stability::slope_per_hour;
 
 #[cfg(test)]
 mod tests {
@@ -74,13 +68,5 @@ mod tests {
         assert!(t.len() <= 10);
         assert_eq!(t.first().unwrap().at_s, 0.0);
         assert_eq!(t.last().unwrap().at_s, 99.0);
-    }
-
-    #[test]
-    fn a_steady_leak_has_its_slope() {
-        let t: Vec<_> = (0..10).map(|i| point(i as f64, 1000 + 10 * i)).collect();
-        let s = slope_per_hour(&t, |p| p.rss_bytes as f64).unwrap();
-        assert!((s - 36_000.0).abs() < 1e-6, "{s}");
-        assert!(slope_per_hour(&t[..2], |p| p.rss_bytes as f64).is_none());
     }
 }

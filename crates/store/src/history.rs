@@ -16,7 +16,8 @@
 pub mod postgres;
 pub mod sqlite;
 
-use analysis::history::{Point, method_name};
+use analysis::history::{Point, StabilityPoint, method_name};
+use model::stability::{Outcome, StabilityRun};
 use model::{Row, RunFile};
 use std::path::{Path, PathBuf};
 
@@ -144,6 +145,27 @@ pub const MIGRATIONS: &[&str] = &[
     // 3: each result's sampling method (`adaptive`, `seed`): a series never mixes them. NULL
     // for results recorded before, whose method is unknown.
     "ALTER TABLE results ADD COLUMN method TEXT",
+    // 4: a cold row's cold/hot ratio and its interval (`--cache cold`), and the hardware
+    // counts per operation (`--counters`: a JSON object, event name → mean per operation).
+    "ALTER TABLE results ADD COLUMN cold_hot DOUBLE PRECISION;
+    ALTER TABLE results ADD COLUMN cold_hot_low DOUBLE PRECISION;
+    ALTER TABLE results ADD COLUMN cold_hot_high DOUBLE PRECISION;
+    ALTER TABLE results ADD COLUMN counts TEXT",
+    // 5: stability runs (`osprim stress`, `osprim errortest`): how long each ran without a
+    // failure, and the whole run (JSON) for its operations, invariants and trend.
+    "CREATE TABLE stability (
+        run_key TEXT NOT NULL REFERENCES runs (run_key),
+        position BIGINT NOT NULL,
+        test TEXT NOT NULL,
+        seed TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        ran_s DOUBLE PRECISION NOT NULL,
+        clean_s DOUBLE PRECISION NOT NULL,
+        operations BIGINT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (run_key, position)
+    )",
 ];
 
 /// The schema version this osprim writes.
@@ -273,8 +295,16 @@ impl History {
         for (i, r) in run.results.iter().enumerate() {
             self.db.execute(
                 "INSERT INTO results (run_key, position, bench_id, params, unit, status, median, ci_low, ci_high, \
-                 mean, n, flags, method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 mean, n, flags, method, cold_hot, cold_hot_low, cold_hot_high, counts) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 &result_values(key, i, r),
+            )?;
+        }
+        for (i, s) in run.stability.iter().enumerate() {
+            self.db.execute(
+                "INSERT INTO stability (run_key, position, test, seed, mode, outcome, ran_s, clean_s, operations, \
+                 detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                &stability_values(key, i, s),
             )?;
         }
         Ok(())
@@ -301,10 +331,15 @@ impl History {
             Value::Text(None),
             Value::Text(None),
             Value::Text(None),
+            Value::Real(None),
+            Value::Real(None),
+            Value::Real(None),
+            Value::Text(None),
         ];
         let rows = self.db.query(
             "SELECT r.bench_id, r.params, r.unit, r.status, u.started_utc, u.host, u.kernel, u.osprim_commit, \
-             r.median, r.ci_low, r.ci_high, r.mean, r.n, u.cpu_model, r.method, u.run_key, u.file \
+             r.median, r.ci_low, r.ci_high, r.mean, r.n, u.cpu_model, r.method, u.run_key, u.file, \
+             r.cold_hot, r.cold_hot_low, r.cold_hot_high, r.counts \
              FROM results r JOIN runs u ON u.run_key = r.run_key ORDER BY u.started_utc, u.run_key, r.position",
             &[],
             &columns,
@@ -347,6 +382,45 @@ impl History {
                     })
                     .cloned()
                     .collect()
+            })
+            .collect())
+    }
+
+    /// Every recorded stability run, oldest first.
+    pub fn stability(&mut self) -> Result<Vec<StabilityPoint>, HistoryError> {
+        let columns = [
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+            Value::Text(None),
+        ];
+        let rows = self.db.query(
+            "SELECT u.started_utc, u.host, u.cpu_model, u.kernel, u.osprim_commit, u.file, s.detail \
+             FROM stability s JOIN runs u ON u.run_key = s.run_key ORDER BY u.started_utc, u.run_key, s.position",
+            &[],
+            &columns,
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let t = |i: usize| match row.get(i) {
+                    Some(Value::Text(Some(s))) => s.clone(),
+                    _ => String::new(),
+                };
+                // A detail this osprim cannot read (a newer one's) is left out, not an error.
+                let run = serde_json::from_str(&t(6)).ok()?;
+                Some(StabilityPoint {
+                    started_utc: t(0),
+                    host: t(1),
+                    cpu_model: t(2),
+                    kernel: t(3),
+                    commit: t(4),
+                    file: Some(t(5)).filter(|f| !f.is_empty()),
+                    run,
+                })
             })
             .collect())
     }
@@ -397,6 +471,35 @@ fn result_values(key: &str, position: usize, r: &Row) -> Vec<Value> {
         Value::Int(s.map(|s| s.n as i64)),
         text(&flags.join(",")),
         text(&method_name(r.method)),
+        Value::Real(r.cold_hot.as_ref().map(|c| c.ratio)),
+        Value::Real(r.cold_hot.as_ref().map(|c| c.ci[0])),
+        Value::Real(r.cold_hot.as_ref().map(|c| c.ci[1])),
+        Value::Text(r.counters.as_ref().filter(|c| !c.events.is_empty()).map(|c| {
+            let counts: serde_json::Map<String, serde_json::Value> =
+                c.events.iter().map(|e| (e.event.clone(), serde_json::json!(e.per_op))).collect();
+            serde_json::Value::Object(counts).to_string()
+        })),
+    ]
+}
+
+fn stability_values(key: &str, position: usize, s: &StabilityRun) -> Vec<Value> {
+    let outcome = match &s.outcome {
+        Outcome::Clean => "clean",
+        Outcome::Failed { .. } => "failed",
+        Outcome::Interrupted { .. } => "interrupted",
+    };
+    vec![
+        text(key),
+        Value::Int(Some(position as i64)),
+        text(s.test.name()),
+        // TEXT: a 64-bit seed does not fit a signed BIGINT.
+        text(&s.seed.to_string()),
+        text(&s.mode),
+        text(outcome),
+        Value::Real(Some(s.ran_s)),
+        Value::Real(Some(s.clean_s)),
+        Value::Int(Some(i64::try_from(s.total_operations()).unwrap_or(i64::MAX))),
+        text(&serde_json::to_string(s).unwrap_or_default()),
     ]
 }
 
@@ -431,6 +534,11 @@ fn point_from_row(row: Vec<Value>) -> Point {
         method: t(14),
         run_key: t(15),
         file: Some(t(16)).filter(|f| !f.is_empty()),
+        cold_hot: f(17)
+            .map(|point| model::Estimate { point, ci95: [f(18).unwrap_or(f64::NAN), f(19).unwrap_or(f64::NAN)] }),
+        counts: serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&t(20))
+            .map(|m| m.into_iter().filter_map(|(k, v)| v.as_f64().map(|v| (k, v))).collect())
+            .unwrap_or_default(),
     }
 }
 

@@ -347,6 +347,8 @@ mod tests {
             method: "adaptive".into(),
             run_key: format!("run{day}"),
             file: Some(format!("run{day}.json")),
+            cold_hot: None,
+            counts: Vec::new(),
         }
     }
 

@@ -72,6 +72,57 @@ fn check(h: &mut History) {
     let mut z = run_file(false);
     z.started_utc = "2026-10-01T00:00:00Z".into();
     assert!(h.earlier(&z).unwrap().iter().all(Vec::is_empty), "nothing before the first run");
+
+    cold_counts_and_stability(h);
+}
+
+/// A cold row's cold/hot ratio, a row's counts and a stability run come back as recorded.
+fn cold_counts_and_stability(h: &mut History) {
+    use model::counters::{CounterSummary, Counters};
+    use model::stability::{Invariant, Outcome, StabilityRun, StabilityTest, Tally};
+    let mut d = run_file(false);
+    d.started_utc = "2026-11-04T00:00:00Z".into();
+    let at = d.results.iter().position(|r| r.summary.is_some()).unwrap();
+    model::fixtures::make_cold(&mut d.results[at], 7.5, [6.0, 9.0], 100.0);
+    d.results[at].counters = Some(Counters {
+        events: vec![CounterSummary {
+            event: "instructions".into(),
+            per_op: 1234.5,
+            ci95: [1200.0, 1300.0],
+            samples: 9,
+        }],
+        missing: Vec::new(),
+        running_share_min: 1.0,
+    });
+    let clean = |test, clean_s: f64| StabilityRun {
+        test,
+        seed: u64::MAX,
+        mode: "mprotect".into(),
+        settings: vec!["timer_hz=1000".into()],
+        requested_s: 60.0,
+        ran_s: 60.0,
+        clean_s,
+        outcome: Outcome::Clean,
+        operations: vec![Tally { kind: "fcall".into(), count: 10 }],
+        results: Vec::new(),
+        invariants: vec![Invariant { name: "every call reaches its domain".into(), checked: 10, violated: 0 }],
+        trend: Vec::new(),
+        notes: Vec::new(),
+    };
+    d.stability = vec![clean(StabilityTest::Stress, 60.0), clean(StabilityTest::ErrorTest, 30.0)];
+    assert!(h.record(&d, None).unwrap());
+    let id = d.results[at].id.clone();
+    let back: Vec<Point> =
+        h.points(std::slice::from_ref(&id)).unwrap().into_iter().filter(|p| p.run_key == run_key(&d)).collect();
+    let cold = back.iter().find(|p| p.cold_hot.is_some()).expect("the cold row's ratio");
+    assert_eq!(cold.cold_hot, Some(model::Estimate { point: 7.5, ci95: [6.0, 9.0] }));
+    assert_eq!(cold.counts, vec![("instructions".to_string(), 1234.5)]);
+    let stability = h.stability().unwrap();
+    let mine: Vec<_> = stability.iter().filter(|s| s.started_utc == d.started_utc).collect();
+    assert_eq!(mine.len(), 2);
+    assert_eq!(mine[0].run, d.stability[0], "the whole run, seed above i64::MAX included");
+    let longest = analysis::history::longest_clean(&stability, StabilityTest::ErrorTest, "fixture").unwrap();
+    assert_eq!(longest.run.clean_s, 30.0);
 }
 
 /// An earlier run at `hour` with median `m` and a ±`half` interval, by `method`.
@@ -93,6 +144,8 @@ fn earlier_point(hour: usize, m: f64, half: f64, method: &str) -> Point {
         method: method.into(),
         run_key: format!("run {hour}"),
         file: None,
+        cold_hot: None,
+        counts: Vec::new(),
     }
 }
 
@@ -190,7 +243,7 @@ fn sqlite_file_upgrades_from_schema_1_and_keeps_its_runs() {
     drop(h);
     // Opened again: nothing to migrate, nothing lost.
     let mut again = History::open(&loc).unwrap();
-    assert_eq!(again.runs().unwrap(), 3);
+    assert_eq!(again.runs().unwrap(), 4, "the old run and check's three");
 }
 
 #[test]
@@ -347,5 +400,5 @@ fn postgres_when_a_server_can_start() {
     // A second connection finds the schema in place and the runs kept.
     let mut again = History::open(&loc).unwrap();
     assert_eq!(again.version().unwrap(), schema_version());
-    assert_eq!(again.runs().unwrap(), 2);
+    assert_eq!(again.runs().unwrap(), 3, "check's three");
 }
