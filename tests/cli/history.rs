@@ -171,3 +171,32 @@ fn a_run_apart_from_its_earlier_runs_is_a_level_shift_never_for_or_against_the_s
     let adaptive_now = run(&dir.path().join("adaptive-now.json"), &["--db", seed_db.to_str().unwrap()]);
     assert!(!flags(&adaptive_now).contains("level-shift"), "{}", flags(&adaptive_now));
 }
+
+#[test]
+fn a_cold_row_is_recorded_with_its_cold_hot_ratio_and_shown_beside_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    osprim()
+        .args(["run", "syscall.getpid", "--quick", "--cache", "cold", "-q", "-o"])
+        .arg(dir.path().join("cold.json"))
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("cold.json")).unwrap()).unwrap();
+    let ratio = run["results"][0]["cold_hot"]["ratio"].as_f64().expect("a cold row has its ratio");
+    let csv = osprim().args(["history", "syscall.getpid", "--format", "csv", "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8(csv.stdout).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = head.iter().position(|c| *c == "cold_hot").expect("a cold_hot column");
+    let line = lines.next().unwrap();
+    let cells: Vec<&str> = line.split(',').collect();
+    // The params column is JSON with commas, so count from the end.
+    let from_end = head.len() - at;
+    let recorded: f64 = cells[cells.len() - from_end].parse().unwrap();
+    assert!((recorded - ratio).abs() <= 1e-9 * ratio.abs(), "{recorded} vs {ratio}: {line}");
+    let table = osprim().args(["history", "syscall.getpid", "--db"]).arg(&db).output().unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("cold/hot") && table.contains(&format!("{ratio:.2}×")), "{table}");
+}

@@ -55,6 +55,8 @@ pub struct Point {
 /// One recorded stability run (`osprim stress`, `osprim errortest`) and the run it was part of.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct StabilityPoint {
+    /// The run's key in the database.
+    pub run_key: String,
     /// When the run started (UTC).
     pub started_utc: String,
     /// Its host.

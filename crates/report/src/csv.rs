@@ -473,9 +473,14 @@ fn history(points: &[Point]) -> String {
         "ci95_high",
         "mean",
         "n",
+        "cold_hot",
+        "cold_hot_ci95_low",
+        "cold_hot_ci95_high",
+        "counts_per_op",
     ]);
     let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     for p in points {
+        let counts: Vec<String> = p.counts.iter().map(|(event, per_op)| format!("{event}={per_op}")).collect();
         let _ = w.write_record([
             p.started_utc.clone(),
             p.host.clone(),
@@ -491,6 +496,10 @@ fn history(points: &[Point]) -> String {
             num(p.ci95.map(|c| c[1])),
             num(p.mean),
             p.n.map(|n| n.to_string()).unwrap_or_default(),
+            num(p.cold_hot.as_ref().map(|c| c.point)),
+            num(p.cold_hot.as_ref().map(|c| c.ci95[0])),
+            num(p.cold_hot.as_ref().map(|c| c.ci95[1])),
+            counts.join(";"),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

@@ -28,8 +28,20 @@ pub(crate) fn table(points: &[Point], view: &View) -> String {
             None => series.push((p.id.clone(), params, vec![p])),
         }
     }
-    let head = ["run (UTC)", "host", "kernel", "median", "95 % CI", "vs first", "status"].map(Cell::plain).to_vec();
-    let align = vec![Align::Left, Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Left];
+    // Cold rows' ratios and hardware counts get columns only when some point has them.
+    let cold = points.iter().any(|p| p.cold_hot.is_some());
+    let counted = points.iter().any(|p| !p.counts.is_empty());
+    let mut head: Vec<Cell> =
+        ["run (UTC)", "host", "kernel", "median", "95 % CI", "vs first", "status"].map(Cell::plain).to_vec();
+    let mut align = vec![Align::Left, Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Left];
+    if cold {
+        head.push(Cell::plain("cold/hot"));
+        align.push(Align::Right);
+    }
+    if counted {
+        head.push(Cell::plain("counted per op"));
+        align.push(Align::Left);
+    }
     let mut grid = Grid::new(vec![head], align);
     for (id, params, pts) in &series {
         let title = if params.is_empty() { id.clone() } else { format!("{id} {params}") };
@@ -45,7 +57,7 @@ pub(crate) fn table(points: &[Point], view: &View) -> String {
                 ),
                 None => ("-".into(), String::new(), String::new()),
             };
-            grid.push(Line::Cells(vec![
+            let mut cells = vec![
                 Cell::plain(p.started_utc.replace('T', " ").trim_end_matches('Z').to_string()),
                 Cell::plain(p.host.clone()),
                 Cell::plain(p.kernel.clone()),
@@ -53,7 +65,16 @@ pub(crate) fn table(points: &[Point], view: &View) -> String {
                 Cell::plain(ci),
                 Cell::plain(vs),
                 Cell::plain(p.status.clone()),
-            ]));
+            ];
+            if cold {
+                cells.push(Cell::plain(p.cold_hot.as_ref().map(cold_hot_text).unwrap_or_default()));
+            }
+            if counted {
+                let counts: Vec<String> =
+                    p.counts.iter().map(|(event, per_op)| format!("{event} {}", Unit::Count.format(*per_op))).collect();
+                cells.push(Cell::plain(counts.join(", ")));
+            }
+            grid.push(Line::Cells(cells));
         }
     }
     grid.fit(view.width, &[5, 2], 1);
@@ -70,6 +91,11 @@ pub(crate) fn table(points: &[Point], view: &View) -> String {
         hosts.len()
     ));
     out.join("\n") + "\n"
+}
+
+/// `7.42× [6.10, 8.95]`: a cold row's cold/hot ratio with its interval.
+pub(crate) fn cold_hot_text(e: &model::Estimate) -> String {
+    format!("{:.2}× [{:.2}, {:.2}]", e.point, e.ci95[0], e.ci95[1])
 }
 
 /// `2026-11-25T09:07:37Z` → `2026-11-25 09:07:37`.

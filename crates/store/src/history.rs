@@ -344,9 +344,12 @@ impl History {
             &[],
             &columns,
         )?;
-        Ok(rows
+        let mut points: Vec<Point> = rows.into_iter().map(point_from_row).collect();
+        points.extend(self.stability()?.into_iter().map(stability_point));
+        // Oldest run first, each run's results in their order, its stability runs after them.
+        points.sort_by(|a, b| (&a.started_utc, &a.run_key).cmp(&(&b.started_utc, &b.run_key)));
+        Ok(points
             .into_iter()
-            .map(point_from_row)
             .filter(|p| patterns.is_empty() || patterns.iter().any(|pat| model::ids::matches(pat, &p.id)))
             .collect())
     }
@@ -396,9 +399,10 @@ impl History {
             Value::Text(None),
             Value::Text(None),
             Value::Text(None),
+            Value::Text(None),
         ];
         let rows = self.db.query(
-            "SELECT u.started_utc, u.host, u.cpu_model, u.kernel, u.osprim_commit, u.file, s.detail \
+            "SELECT u.started_utc, u.host, u.cpu_model, u.kernel, u.osprim_commit, u.file, s.detail, u.run_key \
              FROM stability s JOIN runs u ON u.run_key = s.run_key ORDER BY u.started_utc, u.run_key, s.position",
             &[],
             &columns,
@@ -413,6 +417,7 @@ impl History {
                 // A detail this osprim cannot read (a newer one's) is left out, not an error.
                 let run = serde_json::from_str(&t(6)).ok()?;
                 Some(StabilityPoint {
+                    run_key: t(7),
                     started_utc: t(0),
                     host: t(1),
                     cpu_model: t(2),
@@ -539,6 +544,36 @@ fn point_from_row(row: Vec<Value>) -> Point {
         counts: serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&t(20))
             .map(|m| m.into_iter().filter_map(|(k, v)| v.as_f64().map(|v| (k, v))).collect())
             .unwrap_or_default(),
+    }
+}
+
+/// A stability run as a point of its series `stability.<test>` (by mode): its value is how
+/// long it ran without a failure, its status how it ended (`clean`, `failed`, `interrupted`).
+fn stability_point(s: StabilityPoint) -> Point {
+    let status = match s.run.outcome {
+        Outcome::Clean => "clean",
+        Outcome::Failed { .. } => "failed",
+        Outcome::Interrupted { .. } => "interrupted",
+    };
+    Point {
+        id: format!("stability.{}", s.run.test.name()),
+        params: serde_json::json!({ "mode": s.run.mode }).to_string(),
+        unit: "ns".into(),
+        status: status.into(),
+        started_utc: s.started_utc,
+        host: s.host,
+        kernel: s.kernel,
+        commit: s.commit,
+        median: Some(s.run.clean_s * 1e9),
+        ci95: None,
+        mean: None,
+        n: None,
+        cpu_model: s.cpu_model,
+        method: "stability".into(),
+        run_key: s.run_key,
+        file: s.file,
+        cold_hot: None,
+        counts: Vec::new(),
     }
 }
 

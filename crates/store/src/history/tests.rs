@@ -121,6 +121,12 @@ fn cold_counts_and_stability(h: &mut History) {
     let mine: Vec<_> = stability.iter().filter(|s| s.started_utc == d.started_utc).collect();
     assert_eq!(mine.len(), 2);
     assert_eq!(mine[0].run, d.stability[0], "the whole run, seed above i64::MAX included");
+    let as_points = h.points(&["stability".into()]).unwrap();
+    let stress = as_points.iter().find(|p| p.run_key == run_key(&d) && p.id == "stability.stress").unwrap();
+    assert_eq!(
+        (stress.median, stress.status.as_str(), stress.params.as_str()),
+        (Some(60e9), "clean", r#"{"mode":"mprotect"}"#)
+    );
     let longest = analysis::history::longest_clean(&stability, StabilityTest::ErrorTest, "fixture").unwrap();
     assert_eq!(longest.run.clean_s, 30.0);
 }
