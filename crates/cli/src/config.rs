@@ -31,6 +31,21 @@ pub enum Command {
         /// Where the saved run is recorded (`None`: not recorded).
         history: Option<store::history::Location>,
     },
+    /// A stability run (`osprim stress`, `osprim errortest`).
+    Stability {
+        /// Which test.
+        test: model::stability::StabilityTest,
+        /// How long.
+        duration: std::time::Duration,
+        /// The seed (`None`: a new one).
+        seed: Option<u64>,
+        /// Where the result file goes.
+        output: Output,
+        /// Where the saved run is recorded (`None`: not recorded).
+        history: Option<store::history::Location>,
+        /// How it is shown.
+        present: Present,
+    },
     /// List the benchmarks matching any of the patterns (all without one).
     List {
         /// Family prefixes, substrings or globs.

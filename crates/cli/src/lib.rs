@@ -16,6 +16,7 @@ pub mod execution;
 pub mod panics;
 pub mod progress;
 pub mod runner;
+pub mod stability_cmd;
 pub mod terminal;
 
 static BUILD: std::sync::OnceLock<model::BuildInfo> = std::sync::OnceLock::new();
@@ -64,6 +65,9 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::History { patterns, location, import, changes, present } => {
             show_history(&patterns, &location, import.as_deref(), changes, &present)
         }
+        Command::Stability { test, duration, seed, output, history, present } => {
+            stability_cmd::run(test, duration, seed, &output, history.as_ref(), &present)
+        }
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
         Command::Show { result, present } => {
@@ -80,6 +84,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             if !present.quiet && present.format == Format::Table {
                 eprintln!("from {}", path.display());
             }
+            let run = stability_cmd::with_history(run, &history::Location::default_in(Path::new(RESULTS_DIR)));
             emit(&report::render_papers(&run, present.format, &present.view)?)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -158,7 +163,11 @@ fn run_and_report(
     let mut text = report::render(&done.run, present.format, &present.view)?;
     if papers && !done.interrupted && present.format == Format::Table {
         text.push('\n');
-        text.push_str(&report::render_papers(&done.run, present.format, &present.view)?);
+        let lent = match history {
+            Some(loc) => stability_cmd::with_history(done.run.clone(), loc),
+            None => done.run.clone(),
+        };
+        text.push_str(&report::render_papers(&lent, present.format, &present.view)?);
     }
     if let (Some(base), Some(path)) = (&base, baseline) {
         let named = report::compare::Named {

@@ -125,6 +125,9 @@ pub enum Target {
     Counters(Candidates),
     /// No Linux counterpart, and why.
     NotApplicable(&'static str),
+    /// A stability test's longest run without a failure (`osprim stress`, `osprim
+    /// errortest`): from the result, or from the history of the machine.
+    Stability(&'static str),
 }
 
 impl Target {
@@ -560,8 +563,8 @@ fn go_hot(table: &str, op: &str, system: &str) -> Target {
         ("GDT miss", "xfer via 16-bit selector") => domain_row!("domain.xfer", "via" => "key"),
         ("GDT miss", "xfer via ObjRef cached in GDT") => domain_row!("domain.xfer", "via" => "table_hit"),
         ("GDT miss", _) => domain_row!("domain.xfer", "via" => "table_miss"),
-        ("Stability", o) if o.starts_with("stress") => Planned("osprim stress"),
-        ("Stability", _) => Planned("osprim errortest"),
+        ("Stability", o) if o.starts_with("stress") => Target::Stability("stress"),
+        ("Stability", _) => Target::Stability("errortest"),
         _ => NotApplicable("not mapped"),
     }
 }
@@ -663,6 +666,7 @@ pub fn describe(t: &Target) -> String {
         Target::Sum(s) if s.missing.is_empty() => labels(s.parts).join(" + "),
         Target::Sum(s) => format!("{}, without {}", labels(s.parts).join(" + "), s.missing),
         Target::Planned(what) => format!("not measured yet (needs {what})"),
+        Target::Stability(test) => format!("the longest clean run of `osprim {test}` on this machine"),
         Target::Counters(c) => {
             let of = match c.candidates {
                 [one] => labels(&[*one]).join(""),
@@ -761,6 +765,10 @@ mod tests {
                     }
                 }
                 Target::Counters(_) => assert_eq!(f.unit, "instructions", "{row}"),
+                Target::Stability(test) => {
+                    assert_eq!((f.table.as_str(), f.unit.as_str()), ("Stability", "days"), "{row}");
+                    assert!(["stress", "errortest"].contains(&test), "{row}: {test}");
+                }
                 t
                 @ (Target::Bench(_) | Target::Pick(_) | Target::Nearest(_) | Target::Sum(_) | Target::Fallback(_)) => {
                     let wants = t.wants();
@@ -801,7 +809,7 @@ mod tests {
             let (parts, wholes) = (part.wants(), whole.wants());
             if parts.is_empty() {
                 assert!(
-                    matches!(part, Target::Planned(_) | Target::NotApplicable(_)),
+                    matches!(part, Target::Planned(_) | Target::NotApplicable(_) | Target::Stability(_)),
                     "{}: a part without a result",
                     f.label()
                 );

@@ -121,7 +121,18 @@ pub struct Csv;
 
 impl Writer for Csv {
     fn run(&self, run: &RunFile, _: &View) -> Written {
-        Ok(render(run))
+        if run.stability.is_empty() {
+            return Ok(render(run));
+        }
+        // A stability run: one record per fact (its own columns; a run has no results then).
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record(["test", "seed", "what", "name", "value"]);
+        for s in &run.stability {
+            for r in super::stability::csv_records(s) {
+                let _ = w.write_record(r);
+            }
+        }
+        Ok(String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default())
     }
 
     fn papers(&self, run: &RunFile, _: &View) -> Written {

@@ -25,6 +25,7 @@ mod marks;
 mod matrix;
 mod names;
 pub mod seeds;
+mod stability;
 mod svg;
 mod sweep;
 pub mod table;

@@ -41,7 +41,13 @@ pub struct Markdown;
 
 impl Writer for Markdown {
     fn run(&self, run: &RunFile, view: &View) -> Written {
-        Ok(render(run, view))
+        let mut out =
+            if run.results.is_empty() && !run.stability.is_empty() { String::new() } else { render(run, view) };
+        for s in &run.stability {
+            out.push_str(&super::stability::markdown(s));
+            out.push_str("\n\n");
+        }
+        Ok(out)
     }
 
     fn papers(&self, run: &RunFile, view: &View) -> Written {

@@ -593,6 +593,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             None => return row,
         },
         Target::Planned(what) => return without(row, RowStatus::Planned, what.to_string()),
+        Target::Stability(test) => return stability_row(run, test, row),
         Target::Counters(c) => return instructions_row(run, c, row),
         Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
     };
@@ -694,6 +695,33 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
 fn without(mut row: SeedRow, status: RowStatus, reason: String) -> SeedRow {
     row.status = status;
     row.reason = Some(reason);
+    row
+}
+
+/// A stability row: the longest run of `test` without a failure that `run` carries (its own,
+/// or the history's, which `osprim papers` lends it), as a duration beside the paper's days.
+/// A duration has no interval, so the row gets no ratio.
+fn stability_row(run: &RunFile, test: &str, mut row: SeedRow) -> SeedRow {
+    row.today_id = Some(format!("stability.{test}"));
+    let Some(best) =
+        run.stability.iter().filter(|s| s.test.name() == test).max_by(|a, b| a.clean_s.total_cmp(&b.clean_s))
+    else {
+        return without(
+            row,
+            RowStatus::Planned,
+            format!("a run of `osprim {test}`: none is in this result or in this machine's history"),
+        );
+    };
+    row.today_params = Some(format!("mode={}", best.mode));
+    row.today_unit = Some("ns".into());
+    row.today_mean = Some(best.clean_s * 1e9);
+    row.today_statistic = Some("longest run without a failure".into());
+    let how = super::stability::outcome(best);
+    let mut caveat = format!("seed {}, {how}; a duration has no interval, so no ratio", best.seed);
+    if let Some(from) = best.notes.iter().find(|n| n.starts_with("recorded ")) {
+        caveat = format!("{from}; {caveat}");
+    }
+    row.caveat = Some(caveat);
     row
 }
 

@@ -6,7 +6,7 @@
 use super::compare::{self, Named};
 use super::listing::{self, Entry};
 use super::write::{Writer, Written};
-use super::{View, crosscheck, history, seeds, table};
+use super::{View, crosscheck, history, seeds, stability, table};
 use analysis::history::Point;
 use analysis::history::changes::Report;
 use model::RunFile;
@@ -17,7 +17,16 @@ pub struct Text;
 
 impl Writer for Text {
     fn run(&self, run: &RunFile, view: &View) -> Written {
-        Ok(table::render(run, view))
+        if run.results.is_empty() && !run.stability.is_empty() {
+            return Ok(run.stability.iter().map(|s| stability::text(s, view) + "\n").collect::<Vec<_>>().join("\n"));
+        }
+        let mut out = table::render(run, view);
+        for s in &run.stability {
+            out.push('\n');
+            out.push_str(&stability::text(s, view));
+            out.push('\n');
+        }
+        Ok(out)
     }
 
     fn papers(&self, run: &RunFile, view: &View) -> Written {

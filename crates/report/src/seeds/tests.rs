@@ -918,3 +918,42 @@ fn instruction_rows_read_the_counters_or_say_why_not() {
     assert!((cycles.ratio_cycles.unwrap() - 51.73 / 300.0).abs() < 1e-12);
     assert!(cycles.beside.as_deref().is_some_and(|b| b.contains("core cycles counted by the PMU")), "{cycles:?}");
 }
+
+#[test]
+fn go_stability_rows_show_the_longest_clean_run_without_a_ratio_or_say_how_to_get_one() {
+    use model::stability::{Outcome, StabilityRun, StabilityTest};
+    let stability =
+        |run: &RunFile| -> Vec<SeedRow> { rows(run).into_iter().filter(|r| r.table == "Stability").collect() };
+    let mut run = default_run();
+    let none = stability(&run);
+    assert_eq!(none.len(), 2);
+    assert!(
+        none.iter().all(|r| r.status == RowStatus::Planned
+            && r.reason.as_deref().is_some_and(|w| w.contains("none is in this result or in this machine's history"))),
+        "{none:?}"
+    );
+    let clean = |clean_s: f64, seed: u64| StabilityRun {
+        test: StabilityTest::Stress,
+        seed,
+        mode: "mprotect".into(),
+        settings: Vec::new(),
+        requested_s: clean_s,
+        ran_s: clean_s,
+        clean_s,
+        outcome: Outcome::Clean,
+        operations: Vec::new(),
+        results: Vec::new(),
+        invariants: Vec::new(),
+        trend: Vec::new(),
+        notes: vec!["recorded 2026-11-27T16:00:00Z".into()],
+    };
+    run.stability = vec![clean(60.0, 1), clean(3600.0, 2)];
+    let rows = stability(&run);
+    let stress = rows.iter().find(|r| r.operation.starts_with("stress")).unwrap();
+    assert_eq!(stress.status, RowStatus::Measured);
+    assert_eq!((stress.today_mean, stress.today_id.as_deref()), (Some(3600e9), Some("stability.stress")));
+    assert_eq!(stress.ratio_time, None, "a duration has no interval: no ratio");
+    assert!(stress.caveat.as_deref().unwrap().starts_with("recorded 2026-11-27T16:00:00Z; seed 2"), "{stress:?}");
+    let error = rows.iter().find(|r| r.operation.starts_with("error")).unwrap();
+    assert_eq!(error.status, RowStatus::Planned, "a stress run says nothing of the error test");
+}

@@ -1,0 +1,188 @@
+//! `osprim stress` and `osprim errortest`: a stability run (crate `stability`) with its
+//! result file (in `osprim-results/stability/` by default, apart from the benchmark runs that
+//! `osprim papers` reads), its history record, and its report.
+
+use crate::config::{EXIT_CHECK_FAILED, Output, Present};
+use crate::{emit, history, output, record_in_history};
+use anyhow::{Context, Result};
+use model::RunFile;
+use model::stability::{StabilityRun, StabilityTest};
+use platform::{env, interrupt, placement, timer};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Where stability results go by default.
+pub const STABILITY_DIR: &str = "osprim-results/stability";
+
+/// Runs `test` for `duration`, saves and records it, prints its report; the exit status says
+/// how it ended (README, "Exit status").
+pub fn run(
+    test: StabilityTest,
+    duration: Duration,
+    seed: Option<u64>,
+    out: &Output,
+    loc: Option<&history::Location>,
+    present: &Present,
+) -> Result<ExitCode> {
+    let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let started = std::time::SystemTime::now();
+    let seed = seed.unwrap_or_else(|| new_seed(started));
+    let path = output_path(out, started)?;
+    let settings = stability::Settings { duration, seed };
+    if !present.quiet {
+        eprintln!(
+            "{} for {} (seed {seed}; replay: {})",
+            test.name(),
+            humantime::format_duration(duration),
+            stability::replay_command(test, &settings)
+        );
+    }
+    let header = header(started);
+    let result = measure(test, &settings, &interrupt, present.quiet);
+    let stability_run = match result {
+        Ok(r) => r,
+        Err(e) => {
+            forget_reservation(out, path.as_deref());
+            return Err(e.context(format!("osprim {} could not run", test.name())));
+        }
+    };
+    let mut run = header;
+    run.finished_utc = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    run.partial = matches!(stability_run.outcome, model::stability::Outcome::Interrupted { .. });
+    run.stability = vec![stability_run];
+    let saved = match &path {
+        Some(p) => match store::write_result_file(p, &run) {
+            Ok(()) => Some(p.clone()),
+            Err(e) => {
+                emit(&report::render(&run, present.format, &present.view)?)?;
+                anyhow::bail!("cannot save the result file {}: {e}", p.display());
+            }
+        },
+        None => None,
+    };
+    emit(&report::render(&run, present.format, &present.view)?)?;
+    if let Some(p) = &saved {
+        eprintln!("results saved to {}", p.display());
+        if let Some(loc) = loc {
+            record_in_history(loc, &run, p, present.quiet);
+        }
+    }
+    Ok(match &run.stability[0].outcome {
+        model::stability::Outcome::Clean => ExitCode::SUCCESS,
+        model::stability::Outcome::Failed { .. } => ExitCode::from(EXIT_CHECK_FAILED),
+        model::stability::Outcome::Interrupted { .. } => ExitCode::from(interrupt.exit_code()),
+    })
+}
+
+/// The test itself, with a progress line on a terminal.
+fn measure(
+    test: StabilityTest,
+    settings: &stability::Settings,
+    stop: &interrupt::Interrupt,
+    quiet: bool,
+) -> Result<StabilityRun> {
+    let interrupted = || stop.load(Ordering::Relaxed);
+    let live = !quiet && std::io::stderr().is_terminal();
+    let total = settings.duration.as_secs_f64();
+    let mut progress = |p: &stability::Progress| {
+        if live {
+            eprint!("\r\x1b[2K{}: {:.0} s of {total:.0} s, {} operations", test.name(), p.elapsed_s, p.operations);
+        }
+    };
+    let mut hooks = stability::Hooks { interrupted: &interrupted, progress: &mut progress };
+    let r = stability::run(test, settings, &mut hooks);
+    if live {
+        eprint!("\r\x1b[2K");
+    }
+    r
+}
+
+/// The run's description: the machine, the clock, the command; no benchmark results.
+fn header(started: std::time::SystemTime) -> RunFile {
+    let chosen = placement::choose(None).ok();
+    let (_, timer_info) = timer::detect();
+    let sampler = crate::cli::SamplingArgs::default().sampler_config();
+    RunFile {
+        schema: model::SCHEMA,
+        osprim: crate::build_info(),
+        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
+        finished_utc: None,
+        partial: true,
+        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
+        config: sampler.record(),
+        placement: model::Placement {
+            cpu: chosen.as_ref().map_or(0, |c| c.cpu),
+            chosen_by: "not pinned: a stability run uses every allowed CPU".into(),
+            allowed_cpus: chosen.map(|c| c.allowed).unwrap_or_default(),
+            cpu_pair: None,
+        },
+        timer: timer_info,
+        machine: env::capture(),
+        results: Vec::new(),
+        availability: Vec::new(),
+        executions: Vec::new(),
+        counters: None,
+        stability: Vec::new(),
+    }
+}
+
+/// `--output`, nothing with `--no-save`, else a new file in [`STABILITY_DIR`].
+fn output_path(out: &Output, started: std::time::SystemTime) -> Result<Option<PathBuf>> {
+    match out {
+        Output::None => Ok(None),
+        Output::File(p) => {
+            output::check_target(p)?;
+            Ok(Some(p.clone()))
+        }
+        Output::Default => output::reserve_default(Path::new(STABILITY_DIR), started)
+            .map(Some)
+            .with_context(|| format!("cannot create a result file in {STABILITY_DIR}")),
+    }
+}
+
+/// Removes the empty file reserved for the default name when the run could not start.
+fn forget_reservation(out: &Output, path: Option<&Path>) {
+    if let (Output::Default, Some(p)) = (out, path)
+        && std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0)
+    {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A seed from the clock and the process id, for a run not given one (it is printed and
+/// saved, so the run can be replayed).
+fn new_seed(started: std::time::SystemTime) -> u64 {
+    let nanos = started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    // splitmix64's finaliser: nearby clocks give unrelated seeds.
+    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `run` lent, for the seed view, the longest clean stability run of each test recorded in
+/// the history at `loc` on the run's host (when longer than the run's own): Go!'s stability
+/// rows then show the longest clean run on this machine. A history that does not exist or
+/// cannot be read lends nothing.
+pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
+    if let history::Location::Sqlite(p) = loc
+        && !p.is_file()
+    {
+        return run;
+    }
+    let Ok(points) = history::History::open(loc).and_then(|mut h| h.stability()) else { return run };
+    for test in [StabilityTest::Stress, StabilityTest::ErrorTest] {
+        let Some(best) = analysis::history::longest_clean(&points, test, &run.machine.hostname) else { continue };
+        let own = run.stability.iter().filter(|s| s.test == test).map(|s| s.clean_s).fold(f64::NEG_INFINITY, f64::max);
+        if best.run.clean_s > own {
+            let mut lent = best.run.clone();
+            let file = best.file.as_deref().map(|f| format!(", {f}")).unwrap_or_default();
+            lent.notes.push(format!("recorded {}{file}", best.started_utc));
+            run.stability.push(lent);
+        }
+    }
+    run
+}
