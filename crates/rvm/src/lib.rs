@@ -56,9 +56,14 @@
 //!   commit 0, or with read tracking 1 per run of adjacent pages touched; a commit that changed
 //!   bytes 5 (`pwrite` log, `fdatasync` log, one `pwrite` per changed range, `fdatasync` file,
 //!   `pwrite` trim; more if the kernel writes short), plus the re-protection with read tracking.
-//! - [`Segment::open`] replays every complete, valid transaction at the head of the log into
-//!   the file (in order, by `pwrite`), syncs the file, zeroes the log and syncs it, and only
-//!   then maps the segment. A torn or corrupt tail is ignored.
+//! - [`Segment::open`] replays the complete, valid transaction at the head of the log (there
+//!   is at most one: every commit writes at the head) into the file by `pwrite`, syncs the
+//!   file, zeroes the log and syncs it, and only then maps the segment. A torn or corrupt head
+//!   is ignored, and so is everything after the head transaction.
+//! - Every operation that changes durable state — creating a file, `ftruncate`, `pwrite`,
+//!   `fsync`, `fdatasync`, the directory's `fsync` — goes through one internal seam (the
+//!   `storage` module), the operating system itself outside tests, so that the power-loss test
+//!   can record them.
 //!
 //! # Why a crash loses nothing and half-applies nothing
 //! Let T be the transaction being committed.
@@ -72,12 +77,13 @@
 //!    bytes, so replaying a range that was already written changes nothing (idempotence).
 //! 3. The log is trimmed only after the file's `fdatasync`. If a crash loses the trim (or
 //!    tears it), the log still holds T, or a part of it that fails its checks; replaying T
-//!    again is harmless by (2). Every commit writes at the log's head over zeros (the trim
-//!    and recovery zero the log), so a write cut short never completes a transaction by
-//!    accident (the `log` module's format ends each one with a non-zero marker). Should a
-//!    crash leave older bytes behind the head (a trim lost to a power failure), they cannot be
-//!    replayed after a newer transaction: ids increase (from above the wall clock in
-//!    nanoseconds and above every id replayed), and the parser accepts only increasing ids.
+//!    again is harmless by (2). The trim is not synced: the next commit's log `fdatasync`
+//!    makes it durable along with that commit's record. So a power loss before then may leave
+//!    the next commit's record (whole or torn) over T's old bytes: torn, it fails its
+//!    checksums (which do not rely on sectors being written atomically); whole, it is read
+//!    and what follows it is not, since recovery reads only the transaction at the head. (It
+//!    used to read on while transactions followed, which replayed a transaction forged in
+//!    T's data bytes; the power-loss test found it.)
 //!
 //! 0. The file changes only by (2) and by replay, i.e. only with bytes of transactions whose
 //!    commit record is durable; the mapping is private, so no other path writes it.
@@ -85,7 +91,38 @@
 //! Hence after any crash the recovered segment is the state after the last transaction whose
 //! log sync completed: every transaction whose commit returned, plus perhaps the one in flight
 //! if it passed its commit point. `tests/cli/rvm_crash.rs` checks this with SIGKILL at random
-//! points and at injected ones ([`Segment::inject_crash`]).
+//! points and at injected ones ([`Segment::inject_crash`]) — which cannot lose what the page
+//! cache holds (it passes with every sync removed) — and the power-loss test (the
+//! `powerloss` module, `cargo test --release -p osprim-rvm powerloss`) with every on-disk
+//! state a power failure could leave at every point of recorded workloads.
+//!
+//! # Durability contract
+//! (docs/rvm-durability.md says the same at more length.)
+//! - **Create.** When [`Segment::create`] returns, the segment (zeros) and its log are durable,
+//!   names included. If it does not return, a later [`Segment::open`] may fail with an error
+//!   or give a zeroed segment.
+//! - **Commit.** When [`Transaction::commit`] returns `Ok`, the transaction is durable: after
+//!   a crash of the process, of the system, or a power failure, [`Segment::open`] gives a
+//!   segment that holds it. A commit that changed no byte does no I/O and has nothing to make
+//!   durable. There is no commit without a flush.
+//! - **Atomicity.** After any crash, the segment [`Segment::open`] gives is the state after
+//!   every transaction whose commit returned, plus, possibly, the one whose commit was under
+//!   way: that one whole or not at all (whole if its log `fdatasync`, the commit point,
+//!   completed — or its log record reached the disk whole anyway). Never part of a
+//!   transaction, never an aborted one, never a change to bytes no transaction wrote.
+//! - **Failed commit.** A commit that fails (an I/O error) poisons the segment; whether the
+//!   transaction is durable is decided by the next [`Segment::open`].
+//! - **Recovery.** [`Segment::open`] does not fail on the files of a segment whose creation
+//!   returned, whatever state a crash left them in (I/O errors aside), and a crash during it
+//!   is recovered by the next open (replay is idempotent).
+//! - **Assumptions.** `fsync`/`fdatasync` do what POSIX says and the storage honours them
+//!   (a device that acknowledges writes its volatile cache then loses, and ignores flushes,
+//!   breaks any contract); `fdatasync` makes a file's length durable; between barriers the
+//!   kernel and the device may write pages and sectors in any order and tear a write at any
+//!   sector; bytes already durable are not corrupted afterwards (the log has checksums, the
+//!   segment has none); one process at a time opens a segment (nothing locks it), and
+//!   nothing else writes, renames or removes its two files. A torn or corrupt log record is
+//!   taken for valid only if CRC-32C collides (about 2^-32 per torn record).
 //!
 //! # Limits
 //! One thread uses a segment at a time (the type is neither `Send` nor `Sync`). In a
@@ -698,9 +735,9 @@ fn open_log(io: &Storage, log_path: &Path) -> Result<File> {
     Ok(log)
 }
 
-/// Replays the complete transactions at the log's head into the segment file and syncs it,
-/// then zeroes the log (preallocating it, if short) and syncs it. Returns what it did and the
-/// last transaction id replayed.
+/// Replays the complete transaction at the log's head (if any) into the segment file and
+/// syncs it, then zeroes the log (preallocating it, if short) and syncs it. Returns what it did
+/// and the id of the transaction replayed.
 fn recover(
     io: &Storage,
     file: &File,
@@ -744,7 +781,8 @@ fn map_segment(file: &File, path: &Path, len: usize, options: Options) -> Result
 }
 
 /// The first transaction id of this session: above the wall clock in ns and above every id
-/// replayed, so ids never repeat across sessions (see the crash argument).
+/// replayed, so ids never repeat across sessions (recovery does not rely on their order: it
+/// reads only the head of the log).
 fn first_txid(last_replayed: Option<u64>) -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     now.max(last_replayed.map_or(0, |t| t.saturating_add(1))).max(1)

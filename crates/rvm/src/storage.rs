@@ -47,6 +47,7 @@ pub(crate) enum Storage {
 
 impl Storage {
     /// Opens the file at `path` (the segment's `role` file) as `mode` says.
+    #[cfg_attr(not(test), allow(unused_variables))] // `role` is for the recorder
     pub(crate) fn open(&self, path: &Path, role: Role, mode: Mode) -> io::Result<File> {
         #[cfg(test)]
         let existed = path.exists();
@@ -64,12 +65,11 @@ impl Storage {
             #[cfg(test)]
             Storage::Recorded(r) => r.borrow_mut().opened(role, mode, existed),
         }
-        #[cfg(not(test))]
-        let _ = role;
         Ok(file)
     }
 
     /// `ftruncate(file, len)`.
+    #[cfg_attr(not(test), allow(unused_variables))] // `role` is for the recorder
     pub(crate) fn set_len(&self, file: &File, role: Role, len: u64) -> io::Result<()> {
         file.set_len(len)?;
         match self {
@@ -77,12 +77,11 @@ impl Storage {
             #[cfg(test)]
             Storage::Recorded(r) => r.borrow_mut().set_len(role, len),
         }
-        #[cfg(not(test))]
-        let _ = role;
         Ok(())
     }
 
     /// One `pwrite(file, buf, offset)`: the bytes written (perhaps fewer than `buf.len()`).
+    #[cfg_attr(not(test), allow(unused_variables))] // `role` is for the recorder
     pub(crate) fn pwrite(&self, file: &File, role: Role, buf: &[u8], offset: u64) -> io::Result<usize> {
         let n = file.write_at(buf, offset)?;
         match self {
@@ -90,13 +89,12 @@ impl Storage {
             #[cfg(test)]
             Storage::Recorded(r) => r.borrow_mut().write(role, offset, &buf[..n]),
         }
-        #[cfg(not(test))]
-        let _ = role;
         Ok(n)
     }
 
     /// `fdatasync(file)`: its data, and the metadata needed to read it (its length), are
     /// durable when this returns.
+    #[cfg_attr(not(test), allow(unused_variables))] // `role` is for the recorder
     pub(crate) fn fdatasync(&self, file: &File, role: Role) -> io::Result<()> {
         match self {
             Storage::Os => file.sync_data(),
@@ -106,6 +104,7 @@ impl Storage {
     }
 
     /// `fsync(file)`: its data and all its metadata are durable when this returns.
+    #[cfg_attr(not(test), allow(unused_variables))] // `role` is for the recorder
     pub(crate) fn fsync(&self, file: &File, role: Role) -> io::Result<()> {
         match self {
             Storage::Os => file.sync_all(),
