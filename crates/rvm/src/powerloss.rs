@@ -18,8 +18,10 @@
 //!   crash point, default [`DEFAULT_SAMPLES`]; `OSPRIM_POWERLOSS_ROUNDS` adds random small
 //!   workloads to the default one, for a long local pass).
 //! - The last pending write may also be **torn** at 512-byte sector granularity: only some of
-//!   its sectors reached the disk (all proper subsets up to 6 sectors, else prefixes, suffixes
-//!   and single omissions), with the other pending writes all or none persisted.
+//!   its sectors reached the disk (all proper subsets up to 6 sectors; beyond, prefixes,
+//!   suffixes and single omissions at the first and last two sectors and at as many more
+//!   sectors, spread evenly, as the sample size), with the other pending writes all or none
+//!   persisted.
 //! - A file created after the directory's last `fsync` may be missing.
 //!
 //! # The model (what recovery must give)
@@ -34,6 +36,7 @@
 
 use crate::storage::{Mode, Role, Storage};
 use crate::{CrashPoint, Detection, Error, Options, Segment, Tracking};
+use stats::rng::Rng;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fs::File;
@@ -162,23 +165,6 @@ fn idx(role: Role) -> usize {
 
 const ROLES: [Role; 2] = [Role::Segment, Role::Log];
 
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 fn apply(file: &mut Vec<u8>, op: &Op) {
     match op {
         Op::SetLen(_, len) => file.resize(*len as usize, 0),
@@ -209,24 +195,30 @@ fn subsets(n: usize, samples: usize, rng: &mut Rng) -> Vec<Vec<bool>> {
     }
     let mut out: Vec<Vec<bool>> = (0..=n).map(|k| (0..n).map(|i| i < k).collect()).collect();
     out.extend((0..n).map(|k| (0..n).map(|i| i != k).collect()));
-    out.extend((0..samples).map(|_| (0..n).map(|_| rng.next() & 1 == 1).collect()));
+    out.extend((0..samples).map(|_| (0..n).map(|_| rng.next_u64() & 1 == 1).collect()));
     out
 }
 
-/// The sector subsets of a torn write over `n` sectors (proper, non-empty).
-fn torn_sectors(n: usize) -> Vec<Vec<bool>> {
+/// The sector subsets of a torn write over `n` sectors (proper, non-empty): all of them up to
+/// 6 sectors; beyond, the prefixes and suffixes cut at, and the single omissions of, the first
+/// and last two sectors and `spread` more spread evenly.
+fn torn_sectors(n: usize, spread: usize) -> Vec<Vec<bool>> {
     if n < 2 {
         return Vec::new();
     }
     if n <= 6 {
         return (1..(1u32 << n) - 1).map(|m| (0..n).map(|i| m >> i & 1 == 1).collect()).collect();
     }
+    let mut at: Vec<usize> =
+        [1, 2, n - 2, n - 1].into_iter().chain((1..=spread).map(|j| j * n / (spread + 1))).collect();
+    at.sort_unstable();
+    at.dedup();
     let mut out = Vec::new();
-    for k in 1..n {
+    for &k in at.iter().filter(|&&k| k > 0 && k < n) {
         out.push((0..n).map(|i| i < k).collect()); // a prefix reached the disk
         out.push((0..n).map(|i| i >= k).collect()); // a suffix
+        out.push((0..n).map(|i| i != k).collect()); // all but one sector
     }
-    out.extend((0..n).map(|k| (0..n).map(|i| i != k).collect()));
     out
 }
 
@@ -289,7 +281,7 @@ fn file_variants(
     }
     if let Some(Op::Write(_, off, bytes)) = pending.last() {
         let sectors = ((off + bytes.len() as u64).div_ceil(SECTOR) - off / SECTOR) as usize;
-        for mask in torn_sectors(sectors) {
+        for mask in torn_sectors(sectors, samples) {
             for others in [false, true] {
                 let mut f = base.clone();
                 if others {
@@ -529,7 +521,7 @@ enum Stop {
 /// Generates, materialises, recovers and checks every crash state of `run` (or until `stop`).
 fn check(run: &Run, seed: u64, stop: Stop) -> Tally {
     let ops = run.rec.borrow().ops.clone();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let samples = samples();
     let root = scratch();
     let mut seen = HashSet::new();
@@ -624,7 +616,7 @@ fn recover_and_check(dir: &Path, disk: &Disk, run: &Run, c: usize, must: usize, 
 
 /// Random non-zero bytes.
 fn bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
-    (0..n).map(|_| (rng.next() as u8) | 1).collect()
+    (0..n).map(|_| (rng.next_u64() as u8) | 1).collect()
 }
 
 /// 1 to 4 writes anywhere in a segment of `len` bytes, of 1 to 64 bytes (one in four: to 600,
@@ -651,7 +643,7 @@ fn workload_create(dropped: Dropped) -> Run {
 /// Random small transactions: commits, aborts, dropped transactions, read-only commits.
 fn workload_small(seed: u64, dropped: Dropped) -> Run {
     let (mut run, mut seg) = Run::from_snapshot("small", 4, dropped);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let len = seg.len();
     for _ in 0..40 {
         let writes = small_writes(&mut rng, len);
@@ -671,21 +663,32 @@ fn workload_small(seed: u64, dropped: Dropped) -> Run {
     run
 }
 
-/// Transactions of varied sizes on a 24-page segment: one byte; a whole page; 40 scattered
-/// ranges (more pending segment writes than all subsets are tried for); every page rewritten
-/// (a log record larger than the preallocated log, which grows the log file); then small ones
-/// over the big one's stale log bytes.
+/// Transactions of varied sizes on a 4-page segment: one byte; a whole page; 40 scattered
+/// ranges (more pending segment writes than all subsets are tried for); a write across a page
+/// boundary with another at the end.
 fn workload_sizes(seed: u64) -> Run {
-    let (mut run, mut seg) = Run::from_snapshot("sizes", 24, Dropped::None);
-    let mut rng = Rng(seed);
+    let (mut run, mut seg) = Run::from_snapshot("sizes", 4, Dropped::None);
+    let mut rng = Rng::new(seed);
     let (len, ps) = (seg.len(), seg.page_size());
     run.commit(&mut seg, &[(rng.below(len as u64) as usize, bytes(&mut rng, 1))]);
-    run.commit(&mut seg, &[(3 * ps, bytes(&mut rng, ps))]);
-    let scattered: Vec<_> = (0..40).map(|i| (i * 2000 + rng.below(1000) as usize, bytes(&mut rng, 8))).collect();
+    run.commit(&mut seg, &[(ps, bytes(&mut rng, ps))]);
+    let scattered: Vec<_> = (0..40).map(|i| (i * 400 + rng.below(300) as usize, bytes(&mut rng, 8))).collect();
     run.commit(&mut seg, &scattered);
+    run.commit(&mut seg, &[(ps - 2, bytes(&mut rng, 700)), (len - 5, bytes(&mut rng, 5))]);
+    run
+}
+
+/// A transaction larger than the preallocated log (every byte of a 17-page segment: 68 KiB in
+/// 17 ranges, ranges never crossing a page), which grows the log file, then small ones over its
+/// stale bytes.
+fn workload_large(seed: u64) -> Run {
+    let (mut run, mut seg) = Run::from_snapshot("large", 17, Dropped::None);
+    assert!(seg.len() > crate::LOG_PREALLOC, "the transaction must outgrow the preallocated log");
+    let mut rng = Rng::new(seed);
+    let len = seg.len();
     run.commit(&mut seg, &[(0, bytes(&mut rng, len))]);
     run.commit(&mut seg, &[(100, bytes(&mut rng, 3))]);
-    run.commit(&mut seg, &[(ps - 2, bytes(&mut rng, 700)), (len - 5, bytes(&mut rng, 5))]);
+    run.commit(&mut seg, &[(len - 600, bytes(&mut rng, 600))]);
     run
 }
 
@@ -711,7 +714,7 @@ fn workload_truncate(dropped: Dropped) -> Run {
 /// the two, the trim being unsynced), the log reads "next transaction, then the forged one".
 fn workload_forged() -> Run {
     let (mut run, mut seg) = Run::from_snapshot("forged", 4, Dropped::None);
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let small = 8; // the next transaction: one 8-byte range, a (32 + 8 + 32)-byte log record
     let at = crate::log::HEADER + small; // where it ends, inside the big record's bytes
     let fake_seg = vec![0xEE_u8; 64];
@@ -746,6 +749,7 @@ fn power_loss_at_every_point_loses_and_tears_nothing() {
         workload_create(Dropped::None),
         workload_small(1, Dropped::None),
         workload_sizes(2),
+        workload_large(4),
         workload_truncate(Dropped::None),
         workload_forged(),
     ];
@@ -755,8 +759,9 @@ fn power_loss_at_every_point_loses_and_tears_nothing() {
     let (mut checked, mut failures) = (0, Vec::new());
     for (i, run) in runs.iter().enumerate() {
         all_barriers.extend(barriers_in(&run.rec.borrow().ops));
+        let t1 = Instant::now();
         let t = check(run, 0xC0FFEE + i as u64, Stop::Never);
-        eprintln!("power loss: {}", summary(&t, run.name));
+        eprintln!("power loss: {} in {:.1} s", summary(&t, run.name), t1.elapsed().as_secs_f64());
         assert!(t.checked > 0, "{}: no state checked", run.name);
         checked += t.checked;
         failures.extend(t.failures);
@@ -864,7 +869,7 @@ fn the_crash_model_persists_what_a_barrier_covers_and_no_more() {
         Op::Write(Seg, 600, vec![3; 4]),
         Op::Write(Log, 0, vec![0; 1024]),
     ];
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     // Before the sync: the log write is pending, and may be torn into its 2 sectors.
     let states = crash_states(&initial, &ops, 1, 4, &mut rng);
     let logs: HashSet<Vec<u8>> = states.iter().map(|d| d[1].clone().expect("log")).collect();
