@@ -15,8 +15,8 @@
 //! - Those issued after it are *pending*: any subset of them reached the disk, applied in
 //!   program order. All subsets when there are at most [`ALL_SUBSETS_UP_TO`]; beyond, every
 //!   prefix, every single omission and a seeded random sample (`OSPRIM_POWERLOSS_STATES` per
-//!   crash point, default [`DEFAULT_SAMPLES`]; `OSPRIM_POWERLOSS_ROUNDS` adds random small
-//!   workloads to the default one, for a long local pass).
+//!   crash point, default [`DEFAULT_SAMPLES`]; `OSPRIM_POWERLOSS_ROUNDS` sets the number of
+//!   random `mixed` workloads, default 1, for a long local pass).
 //! - The last pending write may also be **torn** at 512-byte sector granularity: only some of
 //!   its sectors reached the disk (all proper subsets up to 6 sectors; beyond, prefixes,
 //!   suffixes and single omissions at the first and last two sectors and at as many more
@@ -708,6 +708,35 @@ fn workload_truncate(dropped: Dropped) -> Run {
     run
 }
 
+/// Everything at random on an 8-page segment: small and multi-page transactions, aborts,
+/// commits stopped before the log sync or during the apply and recovered, clean reopens.
+fn workload_mixed(seed: u64) -> Run {
+    let (mut run, mut seg) = Run::from_snapshot("mixed", 8, Dropped::None);
+    let mut rng = Rng::new(seed);
+    let (len, ps) = (seg.len(), seg.page_size());
+    for _ in 0..30 {
+        let mut writes = small_writes(&mut rng, len);
+        if rng.below(4) == 0 {
+            let n = ps + rng.below(2 * ps as u64) as usize; // two or three pages
+            writes.push((rng.below((len - n) as u64) as usize, bytes(&mut rng, n)));
+        }
+        seg = match rng.below(12) {
+            0 => run.crash_and_reopen(seg, &writes, CrashPoint::Apply { ranges: rng.below(3) as usize }),
+            1 => run.crash_and_reopen(seg, &writes, CrashPoint::LogWrite { bytes: rng.below(40) as usize }),
+            2 => run.reopen(seg),
+            3 => {
+                run.abort(&mut seg, &writes, rng.below(2) == 0);
+                seg
+            }
+            _ => {
+                run.commit(&mut seg, &writes);
+                seg
+            }
+        };
+    }
+    run
+}
+
 /// A transaction whose bytes hold a valid log encoding of another, forged transaction, placed
 /// so that the next (smaller) transaction's log record ends exactly where it starts: if that
 /// commit's log write reaches the disk but the big one's trim does not (a power loss between
@@ -753,8 +782,8 @@ fn power_loss_at_every_point_loses_and_tears_nothing() {
         workload_truncate(Dropped::None),
         workload_forged(),
     ];
-    // A long local pass: more random small workloads (and more samples, see the module doc).
-    runs.extend((1..env_or("OSPRIM_POWERLOSS_ROUNDS", 1) as u64).map(|r| workload_small(100 + r, Dropped::None)));
+    // A long local pass: more random workloads (and more samples, see the module doc).
+    runs.extend((0..env_or("OSPRIM_POWERLOSS_ROUNDS", 1) as u64).map(|r| workload_mixed(100 + r)));
     let mut all_barriers = HashSet::new();
     let (mut checked, mut failures) = (0, Vec::new());
     for (i, run) in runs.iter().enumerate() {
