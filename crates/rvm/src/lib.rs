@@ -56,9 +56,14 @@
 //!   commit 0, or with read tracking 1 per run of adjacent pages touched; a commit that changed
 //!   bytes 5 (`pwrite` log, `fdatasync` log, one `pwrite` per changed range, `fdatasync` file,
 //!   `pwrite` trim; more if the kernel writes short), plus the re-protection with read tracking.
-//! - [`Segment::open`] replays every complete, valid transaction at the head of the log into
-//!   the file (in order, by `pwrite`), syncs the file, zeroes the log and syncs it, and only
-//!   then maps the segment. A torn or corrupt tail is ignored.
+//! - [`Segment::open`] replays the complete, valid transaction at the head of the log (there
+//!   is at most one: every commit writes at the head) into the file by `pwrite`, syncs the
+//!   file, zeroes the log and syncs it, and only then maps the segment. A torn or corrupt head
+//!   is ignored, and so is everything after the head transaction.
+//! - Every operation that changes durable state — creating a file, `ftruncate`, `pwrite`,
+//!   `fsync`, `fdatasync`, the directory's `fsync` — goes through one internal seam (the
+//!   `storage` module), the operating system itself outside tests, so that the power-loss test
+//!   can record them.
 //!
 //! # Why a crash loses nothing and half-applies nothing
 //! Let T be the transaction being committed.
@@ -72,12 +77,13 @@
 //!    bytes, so replaying a range that was already written changes nothing (idempotence).
 //! 3. The log is trimmed only after the file's `fdatasync`. If a crash loses the trim (or
 //!    tears it), the log still holds T, or a part of it that fails its checks; replaying T
-//!    again is harmless by (2). Every commit writes at the log's head over zeros (the trim
-//!    and recovery zero the log), so a write cut short never completes a transaction by
-//!    accident (the `log` module's format ends each one with a non-zero marker). Should a
-//!    crash leave older bytes behind the head (a trim lost to a power failure), they cannot be
-//!    replayed after a newer transaction: ids increase (from above the wall clock in
-//!    nanoseconds and above every id replayed), and the parser accepts only increasing ids.
+//!    again is harmless by (2). The trim is not synced: the next commit's log `fdatasync`
+//!    makes it durable along with that commit's record. So a power loss before then may leave
+//!    the next commit's record (whole or torn) over T's old bytes: torn, it fails its
+//!    checksums (which do not rely on sectors being written atomically); whole, it is read
+//!    and what follows it is not, since recovery reads only the transaction at the head. (It
+//!    used to read on while transactions followed, which replayed a transaction forged in
+//!    T's data bytes; the power-loss test found it.)
 //!
 //! 0. The file changes only by (2) and by replay, i.e. only with bytes of transactions whose
 //!    commit record is durable; the mapping is private, so no other path writes it.
@@ -85,7 +91,38 @@
 //! Hence after any crash the recovered segment is the state after the last transaction whose
 //! log sync completed: every transaction whose commit returned, plus perhaps the one in flight
 //! if it passed its commit point. `tests/cli/rvm_crash.rs` checks this with SIGKILL at random
-//! points and at injected ones ([`Segment::inject_crash`]).
+//! points and at injected ones ([`Segment::inject_crash`]) — which cannot lose what the page
+//! cache holds (it passes with every sync removed) — and the power-loss test (the
+//! `powerloss` module, `cargo test --release -p osprim-rvm powerloss`) with every on-disk
+//! state a power failure could leave at every point of recorded workloads.
+//!
+//! # Durability contract
+//! (docs/rvm-durability.md says the same at more length.)
+//! - **Create.** When [`Segment::create`] returns, the segment (zeros) and its log are durable,
+//!   names included. If it does not return, a later [`Segment::open`] may fail with an error
+//!   or give a zeroed segment.
+//! - **Commit.** When [`Transaction::commit`] returns `Ok`, the transaction is durable: after
+//!   a crash of the process, of the system, or a power failure, [`Segment::open`] gives a
+//!   segment that holds it. A commit that changed no byte does no I/O and has nothing to make
+//!   durable. There is no commit without a flush.
+//! - **Atomicity.** After any crash, the segment [`Segment::open`] gives is the state after
+//!   every transaction whose commit returned, plus, possibly, the one whose commit was under
+//!   way: that one whole or not at all (whole if its log `fdatasync`, the commit point,
+//!   completed — or its log record reached the disk whole anyway). Never part of a
+//!   transaction, never an aborted one, never a change to bytes no transaction wrote.
+//! - **Failed commit.** A commit that fails (an I/O error) poisons the segment; whether the
+//!   transaction is durable is decided by the next [`Segment::open`].
+//! - **Recovery.** [`Segment::open`] does not fail on the files of a segment whose creation
+//!   returned, whatever state a crash left them in (I/O errors aside), and a crash during it
+//!   is recovered by the next open (replay is idempotent).
+//! - **Assumptions.** `fsync`/`fdatasync` do what POSIX says and the storage honours them
+//!   (a device that acknowledges writes its volatile cache then loses, and ignores flushes,
+//!   breaks any contract); `fdatasync` makes a file's length durable; between barriers the
+//!   kernel and the device may write pages and sectors in any order and tear a write at any
+//!   sector; bytes already durable are not corrupted afterwards (the log has checksums, the
+//!   segment has none); one process at a time opens a segment (nothing locks it), and
+//!   nothing else writes, renames or removes its two files. A torn or corrupt log record is
+//!   taken for valid only if CRC-32C collides (about 2^-32 per torn record).
 //!
 //! # Limits
 //! One thread uses a segment at a time (the type is neither `Send` nor `Sync`). In a
@@ -100,6 +137,9 @@ mod diff;
 mod error;
 mod log;
 #[cfg(test)]
+mod powerloss;
+mod storage;
+#[cfg(test)]
 mod tests;
 
 pub use error::Error;
@@ -108,10 +148,10 @@ pub use sys::wprotect::{Detection, Tracking};
 
 use log::Range;
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsFd;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use storage::{Mode, Role, Storage};
 use sys::wprotect::{self, WpError, WriteTracked};
 
 /// Bytes of zeros a new log is preallocated with (so commits overwrite allocated blocks).
@@ -258,6 +298,8 @@ pub struct Segment {
     log_path: PathBuf,
     file: File,
     log: File,
+    /// Where every durable-state operation goes (the operating system; a recorder in tests).
+    io: Storage,
     map: WriteTracked,
     next_txid: u64,
     stats: Stats,
@@ -278,30 +320,41 @@ impl Segment {
     /// log (preallocated, holding no transaction), both synced with their directory, and opens
     /// it.
     pub fn create(path: impl AsRef<Path>, pages: usize, options: Options) -> Result<Segment> {
-        let path = path.as_ref();
+        Segment::create_in(Storage::Os, path.as_ref(), pages, options)
+    }
+
+    /// [`Segment::create`] through `io`.
+    fn create_in(io: Storage, path: &Path, pages: usize, options: Options) -> Result<Segment> {
         let page = wprotect::page_size();
         let len = pages.checked_mul(page).filter(|&l| l > 0);
         let len = len.ok_or(Error::BadSize { path: path.into(), len: 0, page })? as u64;
         let err = |source| Error::Create { path: path.into(), source };
-        let f = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(err)?;
-        f.set_len(len).and_then(|_| f.sync_all()).map_err(err)?;
+        let f = io.open(path, Role::Segment, Mode::CreateNew).map_err(err)?;
+        io.set_len(&f, Role::Segment, len).and_then(|_| io.fsync(&f, Role::Segment)).map_err(err)?;
         let log_path = log_path_of(path);
-        let log = OpenOptions::new().write(true).create(true).truncate(true).open(&log_path);
-        log.and_then(|l| l.write_all_at(&vec![0; LOG_PREALLOC], 0).and_then(|_| l.sync_all()))
-            .map_err(|source| Error::Create { path: log_path, source })?;
-        sync_dir(path).map_err(err)?;
-        Segment::open(path, options)
+        let log = io.open(&log_path, Role::Log, Mode::CreateTruncate).and_then(|l| {
+            io.pwrite_all(&l, Role::Log, &vec![0; LOG_PREALLOC], 0, &mut 0)?;
+            io.fsync(&l, Role::Log)
+        });
+        log.map_err(|source| Error::Create { path: log_path, source })?;
+        io.sync_dir(path).map_err(err)?;
+        Segment::open_in(io, path, options)
     }
 
     /// Opens the segment at `path`: replays its log (creating one if there is none), then maps
     /// it.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Segment> {
-        let path = path.as_ref().to_path_buf();
+        Segment::open_in(Storage::Os, path.as_ref(), options)
+    }
+
+    /// [`Segment::open`] through `io`.
+    fn open_in(io: Storage, path: &Path, options: Options) -> Result<Segment> {
+        let path = path.to_path_buf();
         let open_err = |p: &Path| {
             let p = p.to_path_buf();
             move |source| Error::Open { path: p, source }
         };
-        let file = OpenOptions::new().read(true).write(true).open(&path).map_err(open_err(&path))?;
+        let file = io.open(&path, Role::Segment, Mode::Existing).map_err(open_err(&path))?;
         let len = file.metadata().map_err(open_err(&path))?.len();
         let page = wprotect::page_size();
         if len == 0 || !len.is_multiple_of(page as u64) {
@@ -312,14 +365,15 @@ impl Segment {
             return Err(Error::Unavailable { path, detection: options.detection, reason });
         }
         let log_path = log_path_of(&path);
-        let log = open_log(&log_path)?;
-        let (recovery, last_txid) = recover(&file, &path, &log, &log_path, len)?;
+        let log = open_log(&io, &log_path)?;
+        let (recovery, last_txid) = recover(&io, &file, &path, &log, &log_path, len)?;
         let map = map_segment(&file, &path, len as usize, options)?;
         Ok(Segment {
             path,
             log_path,
             file,
             log,
+            io,
             map,
             next_txid: first_txid(last_txid),
             stats: Stats::default(),
@@ -522,15 +576,15 @@ impl Segment {
         self.write_log(inject)?;
         probe(Stage::LogWritten);
         self.syscalls += 1;
-        self.log.sync_data().map_err(|e| self.fail("log sync", true, e))?;
+        self.io.fdatasync(&self.log, Role::Log).map_err(|e| self.fail("log sync", true, e))?;
         probe(Stage::LogSynced);
         self.apply(inject)?;
         probe(Stage::Applied);
         self.syscalls += 1;
-        self.file.sync_data().map_err(|e| self.fail("segment sync", false, e))?;
+        self.io.fdatasync(&self.file, Role::Segment).map_err(|e| self.fail("segment sync", false, e))?;
         probe(Stage::SegmentSynced);
         self.zeros.resize(self.zeros.len().max(self.buf.len()), 0);
-        let trim = pwrite_all(&self.log, &self.zeros[..self.buf.len()], 0, &mut self.syscalls);
+        let trim = self.io.pwrite_all(&self.log, Role::Log, &self.zeros[..self.buf.len()], 0, &mut self.syscalls);
         trim.map_err(|e| self.fail("log trim", true, e))?;
         probe(Stage::Trimmed);
         Ok(())
@@ -558,7 +612,7 @@ impl Segment {
             Some(CrashPoint::LogWrite { bytes }) => bytes.min(self.buf.len()),
             _ => self.buf.len(),
         };
-        let written = pwrite_all(&self.log, &self.buf[..n], 0, &mut self.syscalls);
+        let written = self.io.pwrite_all(&self.log, Role::Log, &self.buf[..n], 0, &mut self.syscalls);
         written.map_err(|e| self.fail("log write", true, e))?;
         match inject {
             Some(point @ CrashPoint::LogWrite { .. }) => Err(self.injected(point)),
@@ -573,7 +627,8 @@ impl Segment {
         };
         for r in self.ranges.iter().take(limit) {
             let (at, len) = (r.offset as usize, r.len as usize);
-            if let Err(e) = pwrite_all(&self.file, &self.map.data()[at..at + len], r.offset, &mut self.syscalls) {
+            let bytes = &self.map.data()[at..at + len];
+            if let Err(e) = self.io.pwrite_all(&self.file, Role::Segment, bytes, r.offset, &mut self.syscalls) {
                 return Err(self.fail("apply", false, e));
             }
         }
@@ -662,24 +717,6 @@ impl Drop for Transaction<'_> {
     }
 }
 
-/// `pwrite`s all of `buf` at `offset`, adding each call made to `calls` (a short write or an
-/// interruption makes another).
-fn pwrite_all(file: &File, mut buf: &[u8], mut offset: u64, calls: &mut u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        *calls += 1;
-        match file.write_at(buf, offset) {
-            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                buf = &buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 /// `<segment>.log`.
 fn log_path_of(path: &Path) -> PathBuf {
     let mut s = OsString::from(path.as_os_str());
@@ -688,37 +725,44 @@ fn log_path_of(path: &Path) -> PathBuf {
 }
 
 /// Opens (or creates, then syncs the directory for) the log.
-fn open_log(log_path: &Path) -> Result<File> {
+fn open_log(io: &Storage, log_path: &Path) -> Result<File> {
     let err = |source| Error::Open { path: log_path.into(), source };
     let existed = log_path.exists();
-    let log = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(log_path).map_err(err)?;
+    let log = io.open(log_path, Role::Log, Mode::CreateKeep).map_err(err)?;
     if !existed {
-        sync_dir(log_path).map_err(err)?;
+        io.sync_dir(log_path).map_err(err)?;
     }
     Ok(log)
 }
 
-/// Replays the complete transactions at the log's head into the segment file and syncs it,
-/// then zeroes the log (preallocating it, if short) and syncs it. Returns what it did and the
-/// last transaction id replayed.
-fn recover(file: &File, path: &Path, log: &File, log_path: &Path, len: u64) -> Result<(Recovery, Option<u64>)> {
+/// Replays the complete transaction at the log's head (if any) into the segment file and
+/// syncs it, then zeroes the log (preallocating it, if short) and syncs it. Returns what it did
+/// and the id of the transaction replayed.
+fn recover(
+    io: &Storage,
+    file: &File,
+    path: &Path,
+    log: &File,
+    log_path: &Path,
+    len: u64,
+) -> Result<(Recovery, Option<u64>)> {
     let bytes = std::fs::read(log_path).map_err(|source| Error::Open { path: log_path.into(), source })?;
     let parsed = log::parse(&bytes, len);
     let mut rec = Recovery::default();
     let seg_err = |source| Error::Recover { path: path.into(), source };
     for txn in &parsed.txns {
         for r in &txn.records {
-            file.write_all_at(&bytes[r.at..r.at + r.len], r.offset).map_err(seg_err)?;
+            io.pwrite_all(file, Role::Segment, &bytes[r.at..r.at + r.len], r.offset, &mut 0).map_err(seg_err)?;
             rec.bytes += r.len as u64;
         }
         rec.transactions += 1;
     }
     if !parsed.txns.is_empty() {
-        file.sync_data().map_err(seg_err)?;
+        io.fdatasync(file, Role::Segment).map_err(seg_err)?;
     }
     if bytes.len() < LOG_PREALLOC || bytes.iter().any(|&b| b != 0) {
-        log.write_all_at(&vec![0; bytes.len().max(LOG_PREALLOC)], 0)
-            .and_then(|_| log.sync_all())
+        io.pwrite_all(log, Role::Log, &vec![0; bytes.len().max(LOG_PREALLOC)], 0, &mut 0)
+            .and_then(|_| io.fsync(log, Role::Log))
             .map_err(|source| Error::Recover { path: log_path.into(), source })?;
     }
     Ok((rec, parsed.txns.last().map(|t| t.txid)))
@@ -737,17 +781,9 @@ fn map_segment(file: &File, path: &Path, len: usize, options: Options) -> Result
 }
 
 /// The first transaction id of this session: above the wall clock in ns and above every id
-/// replayed, so ids never repeat across sessions (see the crash argument).
+/// replayed, so ids never repeat across sessions (recovery does not rely on their order: it
+/// reads only the head of the log).
 fn first_txid(last_replayed: Option<u64>) -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     now.max(last_replayed.map_or(0, |t| t.saturating_add(1))).max(1)
-}
-
-/// `fsync` of the directory holding `path`, so a new file's name is durable.
-fn sync_dir(path: &Path) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
 }

@@ -2,10 +2,15 @@
 //! recovery runs.
 //!
 //! # Format
-//! From its head, a log holds a sequence of transactions and then zeros. (In practice at most
-//! one transaction: each commit writes at the head, and the trim zeroes what it wrote.) A
-//! transaction is one or more data records followed by one commit record. All integers are
-//! little-endian; every record starts with a 32-byte header.
+//! From its head, a log holds at most one transaction, then zeros — or, after a power loss that
+//! dropped an unsynced trim, stale bytes of an older, longer transaction. Each commit writes at
+//! the head, and the trim zeroes what it wrote, so the head is the only place a transaction is
+//! ever written, and [`parse`] looks nowhere else: what follows the head transaction is never
+//! replayed, even when it looks like a valid transaction (the bytes of an older transaction's
+//! records are user data and may hold anything, a whole encoded transaction included; the
+//! power-loss test builds exactly that). A transaction is one or more data records followed by
+//! one commit record. All integers are little-endian; every record starts with a 32-byte
+//! header.
 //!
 //! ```text
 //! data record    magic "RVMD" u32 | len u32 | txid u64 | offset u64 | crc u32 | 0 u32 | len bytes
@@ -15,11 +20,10 @@
 //!                record of the transaction, in order (so it covers every byte of it)
 //! ```
 //!
-//! `payload` is the sum of the data records' `len`. A transaction counts only when its commit
-//! record is present and every check passes: magics, the txid shared by its records and
-//! greater than the previous transaction's, `offset + len` inside the segment, each record's
-//! crc, the commit's record count, payload and crc. Parsing stops at the first record that
-//! fails; everything from there on (a torn or corrupt tail) is ignored.
+//! `payload` is the sum of the data records' `len`. The head transaction counts only when its
+//! commit record is present and every check passes: magics, the txid shared by its records,
+//! `offset + len` inside the segment, each record's crc, the commit's record count, payload and
+//! crc. If one fails, the log holds no transaction (a torn or corrupt head is ignored).
 //!
 //! A transaction ends with the non-zero end marker `"RVME"`, and the log beyond the
 //! transactions is zeros, so a write cut short anywhere (a prefix of the transaction reached
@@ -64,7 +68,7 @@ pub(crate) struct Txn {
 /// What [`parse`] found.
 #[derive(Debug, Default)]
 pub(crate) struct Parsed {
-    /// Complete, valid transactions, in log order.
+    /// The complete, valid transaction at the log's head, if there is one (never more than one).
     pub txns: Vec<Txn>,
     /// Bytes of the log they occupy; the rest was ignored.
     pub valid_len: usize,
@@ -100,23 +104,20 @@ pub(crate) fn encode(txid: u64, ranges: &[Range], segment: &[u8], out: &mut Vec<
     put_u32(out, END_MARKER);
 }
 
-/// The complete transactions at the start of `log`, for a segment of `segment_len` bytes.
+/// The complete transaction at the head of `log` (if any), for a segment of `segment_len`
+/// bytes. Nothing after it is looked at (see the module doc).
 pub(crate) fn parse(log: &[u8], segment_len: u64) -> Parsed {
     let mut parsed = Parsed::default();
-    let mut pos = 0;
-    let mut last_txid = None;
-    while let Some((txn, end)) = parse_txn(log, pos, segment_len, last_txid) {
-        last_txid = Some(txn.txid);
+    if let Some((txn, end)) = parse_txn(log, 0, segment_len) {
         parsed.txns.push(txn);
         parsed.valid_len = end;
-        pos = end;
     }
     parsed
 }
 
 /// One transaction starting at `pos`: its records and where it ends, or `None` if it is
 /// incomplete or fails a check.
-fn parse_txn(log: &[u8], mut pos: usize, segment_len: u64, last_txid: Option<u64>) -> Option<(Txn, usize)> {
+fn parse_txn(log: &[u8], mut pos: usize, segment_len: u64) -> Option<(Txn, usize)> {
     let mut txn = Txn { txid: 0, records: Vec::new() };
     let mut group = Crc32c::new();
     let mut payload = 0u64;
@@ -125,9 +126,6 @@ fn parse_txn(log: &[u8], mut pos: usize, segment_len: u64, last_txid: Option<u64
         let first = txn.records.is_empty();
         if first {
             txn.txid = h.txid;
-            if last_txid.is_some_and(|t| h.txid <= t) {
-                return None;
-            }
         } else if h.txid != txn.txid {
             return None;
         }
@@ -260,12 +258,11 @@ mod tests {
         let seg = segment();
         let mut a = Vec::new();
         encode(5, &[Range { offset: 10, len: 3 }, Range { offset: 4096, len: 100 }], &seg, &mut a);
-        let mut b = Vec::new();
-        encode(6, &[Range { offset: 0, len: 1 }], &seg, &mut b);
-        let log = [a.clone(), b].concat();
+        let mut log = a.clone();
+        log.resize(a.len() + 100, 0);
         let p = parse(&log, seg.len() as u64);
-        assert_eq!(p.txns.len(), 2);
-        assert_eq!(p.valid_len, log.len());
+        assert_eq!(p.txns.len(), 1);
+        assert_eq!(p.valid_len, a.len());
         assert_eq!(p.txns[0].txid, 5);
         let r = &p.txns[0].records[1];
         assert_eq!((r.offset, r.len), (4096, 100));
@@ -274,18 +271,32 @@ mod tests {
     }
 
     #[test]
-    fn every_torn_prefix_of_the_last_transaction_is_ignored() {
+    fn every_torn_prefix_over_an_older_transaction_is_ignored() {
         let seg = segment();
-        let mut a = Vec::new();
-        encode(1, &[Range { offset: 0, len: 50 }], &seg, &mut a);
+        let mut old = Vec::new();
+        encode(1, &[Range { offset: 0, len: 500 }], &seg, &mut old);
         let mut b = Vec::new();
         encode(2, &[Range { offset: 100, len: 50 }, Range { offset: 300, len: 9 }], &seg, &mut b);
-        for cut in 0..b.len() {
-            let log = [a.as_slice(), &b[..cut]].concat();
+        for cut in 1..b.len() {
+            let mut log = old.clone();
+            log[..cut].copy_from_slice(&b[..cut]);
+            // Either nothing, or (while b's prefix equals old's bytes) the older transaction whole.
             let p = parse(&log, seg.len() as u64);
-            assert_eq!(p.txns.len(), 1, "cut at {cut}");
-            assert_eq!(p.valid_len, a.len());
+            assert!(p.txns.is_empty() || (log == old && p.txns[0].txid == 1), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn only_the_head_transaction_is_read_even_if_a_valid_one_follows() {
+        // Stale bytes after the head (a lost trim) may hold a whole encoded transaction, with a
+        // greater id, in an older transaction's data: it must never be replayed.
+        let seg = segment();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        encode(9, &[Range { offset: 0, len: 4 }], &seg, &mut a);
+        encode(10, &[Range { offset: 8, len: 4 }], &seg, &mut b);
+        let p = parse(&[a.clone(), b].concat(), seg.len() as u64);
+        assert_eq!(p.txns.len(), 1);
+        assert_eq!((p.txns[0].txid, p.valid_len), (9, a.len()));
     }
 
     #[test]
@@ -313,13 +324,11 @@ mod tests {
     }
 
     #[test]
-    fn out_of_order_or_out_of_bounds_transactions_stop_parsing() {
+    fn out_of_bounds_transactions_are_refused() {
         let seg = segment();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut a = Vec::new();
         encode(9, &[Range { offset: 0, len: 4 }], &seg, &mut a);
-        encode(8, &[Range { offset: 0, len: 4 }], &seg, &mut b);
-        let log = [a.clone(), b].concat();
-        assert_eq!(parse(&log, seg.len() as u64).txns.len(), 1);
+        assert_eq!(parse(&a, seg.len() as u64).txns.len(), 1);
         assert!(parse(&a, 3).txns.is_empty());
     }
 }
