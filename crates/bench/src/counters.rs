@@ -506,6 +506,33 @@ mod tests {
         });
     }
 
+    /// A cold visit of the anonymous fault (it re-arms its pages itself, then disturbs) is
+    /// counted on both sides of each pair, as every cold routine is.
+    #[test]
+    fn a_cold_fault_is_counted_cold_and_hot() {
+        let _serial = crate::testing::serial();
+        crate::testing::with_ctx(0.02, |ctx| {
+            let round = crate::sampler::SamplerConfig { counters: true, ..ctx.cfg().clone() };
+            ctx.begin_visit(&round, model::SamplingOverride::default());
+            ctx.count_with(Box::new(Fake::new([Some(4), Some(6), Some(0), Some(0), Some(1)])));
+            ctx.set_cold(true).expect("the stream buffer");
+            let bench = crate::registry::find("fault.anon.write").expect("registered");
+            let params = bench.variants(ctx).into_iter().next().expect("a variant");
+            let params = crate::cold::with_cache(&params, crate::cold::COLD);
+            let m = crate::testing::visit(ctx, bench, &params).expect("measured");
+            let (cold, hot) = (
+                m.samples.counters.clone().expect("cold counted"),
+                m.samples.hot_twin_counters.clone().expect("twins counted"),
+            );
+            for c in [&cold, &hot] {
+                assert_eq!(c.events.len(), EVENTS, "{c:?}");
+                assert!(c.events.iter().all(|e| e.per_op.iter().all(Option::is_some)), "{c:?}");
+            }
+            assert_eq!(cold.events[0].per_op.len(), m.samples.per_op_ns.len());
+            ctx.set_cold(false).unwrap();
+        });
+    }
+
     /// The real PMU: counts an `Ctx::iter` loop where one exists; says why not where none does.
     #[test]
     fn the_pmu_counts_a_loop_or_says_why_not() {

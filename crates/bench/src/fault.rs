@@ -215,6 +215,23 @@ impl<A: Arena> Driver<A> {
 
     /// Times up to `want` touches in one piece; returns how many it took.
     fn piece(&mut self, timer: &Timer, want: usize) -> Result<(usize, Timed), String> {
+        self.ready(timer)?;
+        let count = want.min(self.arena.pages() - self.next);
+        self.arena.prepare(self.next, count)?;
+        let (t, faults) = self.measure(timer, self.next, count);
+        match (faults, self.faults.as_mut()) {
+            (Some(seen), Some(f)) => f.add(seen),
+            _ => self.faults = None,
+        }
+        self.touched += count as u64;
+        self.next += count;
+        Ok((count, t))
+    }
+
+    /// Re-arms the arena when its pages are used up, and runs the dry pass that follows: the
+    /// untimed work a piece may need before its touches (a cold sample does it before the
+    /// disturbance, so that the disturbance is the last thing before the clock).
+    fn ready(&mut self, timer: &Timer) -> Result<(), String> {
         if self.next >= self.arena.pages() {
             self.arena.rearm(self.next)?;
             self.next = 0;
@@ -227,16 +244,7 @@ impl<A: Arena> Driver<A> {
             self.measure(timer, 0, 0);
             self.dry = false;
         }
-        let count = want.min(self.arena.pages() - self.next);
-        self.arena.prepare(self.next, count)?;
-        let (t, faults) = self.measure(timer, self.next, count);
-        match (faults, self.faults.as_mut()) {
-            (Some(seen), Some(f)) => f.add(seen),
-            _ => self.faults = None,
-        }
-        self.touched += count as u64;
-        self.next += count;
-        Ok((count, t))
+        Ok(())
     }
 
     /// One timed piece between two readings of the fault counters.
@@ -279,52 +287,27 @@ pub fn sample_arena<A: Arena>(ctx: &Ctx, arena: A) -> Result<(Samples, Driver<A>
     }
 }
 
-/// An arena in the cold-cache mode: the disturbance right before its next timed touch when
-/// armed (inside the fault-counting window, outside the clock; the disturbance's buffer is
-/// populated, so it adds no fault).
-struct ColdArena<'d, A> {
-    inner: A,
-    disturber: &'d crate::cold::Disturber,
-    armed: bool,
-}
-
-impl<A: Arena> Arena for ColdArena<'_, A> {
-    fn pages(&self) -> usize {
-        self.inner.pages()
-    }
-    fn rearm(&mut self, used: usize) -> Result<(), String> {
-        self.inner.rearm(used)
-    }
-    fn prepare(&mut self, first: usize, count: usize) -> Result<(), String> {
-        self.inner.prepare(first, count)
-    }
-    fn time(&mut self, timer: &Timer, first: usize, count: usize) -> Timed {
-        if std::mem::take(&mut self.armed) {
-            self.disturber.disturb();
-        }
-        self.inner.time(timer, first, count)
-    }
-}
-
 /// [`sample_arena`] in a cold visit: cold/hot pairs of single faults, each on a fresh page;
 /// the cold one right after the disturbance, its hot twin on the next fresh page after it.
-pub fn sample_arena_cold<A: Arena>(
-    ctx: &Ctx,
-    arena: A,
-    disturber: &crate::cold::Disturber,
-) -> Result<(Samples, Driver<A>), NotMeasured> {
+pub fn sample_arena_cold<A: Arena>(ctx: &Ctx, arena: A) -> Result<(Samples, Driver<A>), NotMeasured> {
     warm_stack();
-    let mut driver = Driver::new(ColdArena { inner: arena, disturber, armed: false });
+    let mut driver = Driver::new(arena);
     let timer = ctx.timer;
     let samples = ctx.iter_cold(|before| {
-        driver.arena.armed = before.is_cold();
+        // Re-arming (when the pages ran out) first, then the disturbance and the counters'
+        // first reading (`Before::now`), then the one timed touch. The disturbance's buffer is
+        // populated: it adds no fault to the counted window.
+        if let Err(e) = driver.ready(&timer) {
+            driver.error = Some(e);
+            return None;
+        }
+        before.now();
         Some(driver.routine(&timer, 1))
     });
-    if let Some(f) = driver.failure() {
-        return Err(f);
+    match driver.failure() {
+        Some(f) => Err(f),
+        None => Ok((samples, driver)),
     }
-    let Driver { arena, next, touched, faults, error, stages, dry } = driver;
-    Ok((samples, Driver { arena: arena.inner, next, touched, faults, error, stages, dry }))
 }
 
 /// Touches the next 64 KiB of this thread's stack, so that a timed region reaching deeper
@@ -378,7 +361,7 @@ impl Arena for AnonArena {
 fn run_anon(ctx: &Ctx, write: bool) -> Result<Measured, NotMeasured> {
     let region = Region::anon(ANON_PAGES).map_err(failed("mmap of the anonymous region"))?;
     let (samples, driver) = match ctx.cold() {
-        Some(d) => sample_arena_cold(ctx, AnonArena { region, write }, d)?,
+        Some(_) => sample_arena_cold(ctx, AnonArena { region, write })?,
         None => sample_arena(ctx, AnonArena { region, write })?,
     };
     let check = fault_check(Expect::Minor, driver.touched, driver.faults);
