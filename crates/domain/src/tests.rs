@@ -292,3 +292,65 @@ fn mprotect_domains_leave_no_region_open_or_mapped() {
         assert!(maps_perms(p).is_err(), "{p:#x} unmapped with the domain");
     }
 }
+
+/// What the nested-call test's methods share (in the call area).
+#[repr(C)]
+struct Nest {
+    outer: *const Domain,
+    inner: *const Domain,
+    /// The inner callee's probe of the outer domain's marker: 1 faulted, 2 read.
+    inner_probe: u64,
+    /// What the inner callee observed, and what the outer one observed after the inner call.
+    inner_seen: u64,
+    outer_seen_after: u64,
+    /// The outer callee's own marker, written after the inner call returned: 1 written.
+    outer_wrote: u64,
+}
+
+extern "C" fn nest_inner(a: *mut u8) {
+    let n = a.cast::<Nest>();
+    // SAFETY: `n` is the live `Nest`; `outer` a live domain; the probe catches its own fault.
+    unsafe {
+        (*n).inner_seen = observe();
+        let how = (*(*n).outer).how();
+        (*n).inner_probe = if probe_read(how, (*(*n).outer).marker() as usize).is_err() { 1 } else { 2 };
+    }
+}
+
+extern "C" fn nest_outer(a: *mut u8) {
+    let n = a.cast::<Nest>();
+    // SAFETY: as `nest_inner`; the inner call runs a method that holds nothing; the outer
+    // marker is the outer callee's own memory.
+    unsafe {
+        let _ = (*(*n).inner).fcall(nest_inner, a);
+        (*n).outer_seen_after = observe();
+        (*(*n).outer).marker().write_volatile(42);
+        (*n).outer_wrote = 1;
+    }
+}
+
+#[test]
+fn a_nested_callee_cannot_touch_its_callers_domain() {
+    let _s = serial();
+    for how in mechanisms() {
+        let (outer, inner) = (Domain::new(how, true).expect("domain"), Domain::new(how, true).expect("domain"));
+        let mut n = Nest {
+            outer: &raw const outer,
+            inner: &raw const inner,
+            inner_probe: 0,
+            inner_seen: 0,
+            outer_seen_after: 0,
+            outer_wrote: 0,
+        };
+        // SAFETY: the methods hold nothing needing drop; `n` lives across the call.
+        let out = unsafe { outer.tcall(nest_outer, (&raw mut n).cast()) }.expect("tcall");
+        assert_eq!(out, Outcome::Returned, "{how:?}");
+        assert_eq!(n.inner_seen, inner.inside(), "{how:?}: the inner callee runs with its rights");
+        assert_eq!(n.inner_probe, 1, "{how:?}: the inner callee's touch of its caller's domain faults");
+        assert_eq!(n.outer_seen_after, outer.inside(), "{how:?}: the outer callee has its rights back");
+        assert_eq!(n.outer_wrote, 1, "{how:?}: and can write its own memory");
+        assert_closed(&outer);
+        assert_closed(&inner);
+        assert_eq!(marker_of(&outer).0, 42);
+    }
+}
