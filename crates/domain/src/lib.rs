@@ -79,6 +79,7 @@
 //!   a Rust reference, by methods running with its rights.
 #![allow(unsafe_code)]
 
+pub mod chain;
 pub mod library_calls;
 pub mod table;
 #[cfg(test)]
@@ -518,6 +519,39 @@ impl Domain {
                 Ok(p) => format!("region {p}"),
                 Err(e) => format!("region unknown ({e})"),
             },
+        }
+    }
+
+    /// Opens the domain to the calling thread outside any call, as a broken return would
+    /// leave it (mprotect: the region read-write; keys: PKRU granting its key): only for the
+    /// tests of a checker that must catch exactly this. [`Domain::close_for_test`] undoes it.
+    #[doc(hidden)]
+    pub fn leak_rights_for_test(&self) -> io::Result<()> {
+        match self.how {
+            Rights::Mprotect => {
+                set_prot(self.data.region(), libc::PROT_READ | libc::PROT_WRITE).map_err(io::Error::from_raw_os_error)
+            }
+            Rights::Pkey => {
+                let open = pkru() & !(0b11 << (2 * self.key.get()));
+                // SAFETY: widens this thread's rights by one key; key 0 stays granted.
+                unsafe { switch::wrpkru(open) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Undoes [`Domain::leak_rights_for_test`].
+    #[doc(hidden)]
+    pub fn close_for_test(&self) -> io::Result<()> {
+        match self.how {
+            Rights::Mprotect => set_prot(self.data.region(), libc::PROT_NONE).map_err(io::Error::from_raw_os_error),
+            Rights::Pkey => {
+                let closed = pkru() | (0b11 << (2 * self.key.get()));
+                // SAFETY: narrows this thread's rights by one key (never key 0: a domain's key
+                // is 1–15).
+                unsafe { switch::wrpkru(closed) };
+                Ok(())
+            }
         }
     }
 
