@@ -9,10 +9,14 @@
 //! - **Mode**: `pkey` where the CPU has protection keys (a [`keys::KeyPool`] shares the 15
 //!   hardware keys among all domains), else `mprotect` (each domain's region closed outside
 //!   calls, opened by the kernel per call).
-//! - **Threads**: a controller (the caller's thread) steers two wandering targets — the live
-//!   domains and the live workers — starts and stops workers, samples resources and watches
-//!   for hangs; each worker owns its domains (a domain's private stack serves one call at a
-//!   time), and a stopped worker's domains go to an orphanage other workers adopt from.
+//! - **Threads**: the controller (the caller's thread) polls the interrupt and the failure
+//!   and steers two wandering targets — the live domains and the live workers; a keeper
+//!   thread starts and stops workers towards the second and watches them for hangs; a
+//!   sampler thread reads the process's resources each second (starting threads and reading
+//!   `/proc/self/maps` wait for the address-space lock the workers' `mprotect`s hold, seconds
+//!   at a time under load, so neither is done by the thread that must answer Ctrl-C). Each
+//!   worker owns its domains (a domain's private stack serves one call at a time), and a
+//!   stopped worker's domains go to an orphanage other workers adopt from.
 //! - **Determinism**: every choice comes from [`choice`], seeded by the run's seed (one
 //!   stream per worker, in the order the controller starts them).
 //! - **Nothing left behind**: workers joined, domains destroyed, timer deleted, the timer
@@ -153,7 +157,7 @@ const INVARIANTS: [(Inv, &str); 12] = [
     (Inv::Keys, "keys stay bounded (leased ≤ the hardware's)"),
     (Inv::Mappings, "mappings stay bounded (≤ baseline + per-domain VMAs × live + per-thread slack)"),
     (Inv::Descriptors, "descriptors stay bounded (≤ baseline + 8)"),
-    (Inv::Threads, "threads stay bounded (≤ baseline + workers + 4)"),
+    (Inv::Threads, "threads stay bounded (≤ baseline + workers + 5: the keeper and the two samplers among them)"),
     (Inv::NoHang, "no thread hangs"),
     (Inv::NothingLeft, "nothing is left behind (domains, threads, descriptors, timer, handlers)"),
 ];
@@ -168,6 +172,8 @@ struct Shared {
     start: Instant,
     keys: Option<Arc<keys::KeyPool>>,
     live: AtomicUsize,
+    /// The most domains alive since the controller last reset it.
+    live_peak: AtomicUsize,
     target_domains: AtomicUsize,
     next_id: AtomicU64,
     orphans: Mutex<Vec<worker::Owned>>,
@@ -180,6 +186,14 @@ struct Shared {
     failure: Mutex<Option<(f64, String)>>,
     /// The test's leak was injected.
     injected: AtomicBool,
+    /// Workers not yet joined, and those of them not told to stop (the controller's counts).
+    workers_running: AtomicUsize,
+    workers_live: AtomicUsize,
+    /// Where the controller wants the live workers.
+    target_threads: AtomicUsize,
+    /// The keeper's rounds (its sign of life), and whether it joined every worker.
+    keeper_beat: AtomicU64,
+    all_joined: AtomicBool,
 }
 
 impl Shared {
@@ -242,6 +256,31 @@ pub fn mappings() -> u64 {
     std::fs::read("/proc/self/maps").map_or(0, |m| m.iter().filter(|&&b| b == b'\n').count() as u64)
 }
 
+/// The process's mappings by permissions and size (the five commonest), for a failure's
+/// message.
+fn mappings_summary() -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut by: std::collections::HashMap<(String, u64), u64> = std::collections::HashMap::new();
+    for l in maps.lines() {
+        let mut f = l.split_whitespace();
+        let (range, perms) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let mut ends = range.split('-').map(|x| u64::from_str_radix(x, 16).unwrap_or(0));
+        let (a, b) = (ends.next().unwrap_or(0), ends.next().unwrap_or(0));
+        *by.entry((perms.to_string(), b.saturating_sub(a) / 1024)).or_default() += 1;
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.iter().take(8).map(|((p, kib), n)| format!("{n}× {p} {kib} KiB")).collect::<Vec<_>>().join(", ")
+}
+
+/// Mappings the C library keeps after threads end: up to 40 MiB of finished threads' stacks
+/// for reuse (glibc's stack cache; two mappings each), and the malloc arenas (up to eight a
+/// CPU, two mappings each), plus a little.
+pub fn runtime_mappings(config: &Config) -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    2 * (40 * 1024 / config.thread_stack_kib.max(1) as u64 + 1) + 2 * 8 * cpus + 64
+}
+
 /// `vm.max_map_count` (65530 when unreadable: the kernel's default).
 fn max_map_count() -> u64 {
     std::fs::read_to_string("/proc/sys/vm/max_map_count").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(65_530)
@@ -280,7 +319,8 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         per
     };
     let map_max = max_map_count();
-    let per_thread = 3;
+    // A thread: its stack over a guard page, and Rust's signal stack over a guard page.
+    let per_thread = 4;
     let budget = (map_max * 9 / 10).saturating_sub(base.maps + per_thread * config.max_threads as u64 + 1024);
     let cap = config.max_domains.min((budget / per_domain) as usize).max(1);
     if cap < config.max_domains {
@@ -306,6 +346,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         start: Instant::now(),
         keys,
         live: AtomicUsize::new(0),
+        live_peak: AtomicUsize::new(0),
         target_domains: AtomicUsize::new(1),
         next_id: AtomicU64::new(0),
         orphans: Mutex::new(Vec::new()),
@@ -317,6 +358,11 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
         injected: AtomicBool::new(false),
+        workers_running: AtomicUsize::new(0),
+        workers_live: AtomicUsize::new(0),
+        target_threads: AtomicUsize::new(1),
+        keeper_beat: AtomicU64::new(0),
+        all_joined: AtomicBool::new(false),
     });
     let ticks0 = sys::timer::Ticker::ticks();
     let period = Duration::from_nanos(1_000_000_000 / u64::from(config.timer_hz));
@@ -324,13 +370,19 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
     let mut c = Controller {
         shared: Arc::clone(&shared),
         rng: choice::controller_rng(settings.seed),
-        workers: Vec::new(),
-        next_serial: 0,
-        target_threads: 1,
-        trend: Vec::new(),
-        base,
-        per_domain,
-        per_thread,
+        sampler: Arc::new(Sampler {
+            shared: Arc::clone(&shared),
+            base,
+            per_domain,
+            per_thread,
+            trend: Mutex::new(Vec::new()),
+            last_maps: AtomicU64::new(0),
+            slowest: Mutex::new(Duration::ZERO),
+            stop: AtomicBool::new(false),
+        }),
+        sampling: Vec::new(),
+        keeping: None,
+        slowest_tick: Duration::ZERO,
     };
     let interrupted = c.drive(settings, hooks);
     // Clean-up, whatever happened: stop and join every worker, destroy every domain, stop
@@ -348,8 +400,18 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
     }
     drop(ticker);
     let timer_signals = sys::timer::Ticker::ticks().wrapping_sub(ticks0);
+    let slowest_sample = *c.sampler.slowest.lock().unwrap_or_else(|e| e.into_inner());
+    notes.push(format!(
+        "the controller came round every {:.0} ms at worst; a count of the mappings (/proc/self/maps, read against the workers' mprotects) took up to {:.0} ms",
+        c.slowest_tick.as_secs_f64() * 1e3,
+        slowest_sample.as_secs_f64() * 1e3
+    ));
     let ran_s = shared.start.elapsed().as_secs_f64();
     if joined {
+        shared.workers_running.store(0, Ordering::Relaxed);
+        shared.workers_live.store(0, Ordering::Relaxed);
+        c.sampler.check_maps();
+        c.sampler.sample(ran_s, true);
         let left = c.left_behind();
         shared.check(Inv::NothingLeft, left.is_none(), || left.unwrap_or_default());
     }
@@ -405,7 +467,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         operations,
         results,
         invariants,
-        trend: c.trend,
+        trend: std::mem::take(&mut *c.sampler.trend.lock().unwrap_or_else(|e| e.into_inner())),
         notes,
     })
 }
@@ -434,90 +496,57 @@ impl Baseline {
     }
 }
 
-struct Controller {
+/// Joins `h` if it ends within `limit`; false (and leaves it) otherwise.
+fn join_within(h: std::thread::JoinHandle<()>, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while !h.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.is_finished() && h.join().is_ok()
+}
+
+/// Starts, stops and joins the workers, towards the controller's thread target, and watches
+/// them for hangs.
+struct Keeper {
     shared: Arc<Shared>,
     rng: stats::rng::Rng,
     workers: Vec<Running>,
     next_serial: u64,
-    target_threads: usize,
-    trend: Vec<model::stability::TrendPoint>,
-    base: Baseline,
-    per_domain: u64,
-    per_thread: u64,
 }
 
-/// The controller's tick: it polls the stop flag, the failure and the workers this often.
-const TICK: Duration = Duration::from_millis(20);
-/// Targets move, and workers start and stop, this often.
-const STEER: Duration = Duration::from_millis(100);
-/// At most this many workers start (or stop) per steering.
-const THREADS_PER_STEER: usize = 16;
-
-impl Controller {
-    /// Runs until the duration is over, a failure, or an interrupt (then `Some(at_s)`).
-    fn drive(&mut self, settings: &Settings, hooks: &mut Hooks) -> Option<f64> {
+impl Keeper {
+    fn run(&mut self) {
         let s = Arc::clone(&self.shared);
-        // One domain alive from the start, waiting in the orphanage for the first worker.
-        match domain::Domain::new(s.how, true).and_then(|d| match &s.keys {
-            Some(k) => d.retag(k.park()).map(|()| d),
-            None => Ok(d),
-        }) {
-            Ok(d) => {
-                s.live.store(1, Ordering::Relaxed);
-                let id = s.next_id.fetch_add(1, Ordering::Relaxed);
-                s.orphans.lock().unwrap_or_else(|e| e.into_inner()).push(worker::Owned { id, d });
-                s.orphan_count.store(1, Ordering::Relaxed);
-                s.op(Op::Create);
-            }
-            Err(e) => s.fail(format!("creating the first domain failed: {e}")),
-        }
-        self.sample(0.0);
-        let (mut next_steer, mut next_sample) = (Instant::now(), s.start + Duration::from_secs(1));
-        loop {
-            if s.stopping() {
-                return None;
-            }
-            if (hooks.interrupted)() {
-                return Some(s.start.elapsed().as_secs_f64());
-            }
-            let now = Instant::now();
-            if now.duration_since(s.start) >= settings.duration {
-                return None;
-            }
-            if now >= next_steer {
-                next_steer = now + STEER;
-                self.steer();
-            }
+        while !s.stopping() {
+            self.steer();
             self.reap_and_watch();
-            if now >= next_sample {
-                next_sample += Duration::from_secs(1);
-                let at = now.duration_since(s.start).as_secs_f64();
-                self.sample(at);
-                (hooks.progress)(&Progress { elapsed_s: at, operations: s.operations() });
-            }
+            s.workers_running.store(self.workers.len(), Ordering::Relaxed);
+            s.workers_live.store(self.live_workers(), Ordering::Relaxed);
+            s.keeper_beat.fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(TICK);
         }
+        let joined = self.stop_all();
+        s.workers_running.store(self.workers.len(), Ordering::Relaxed);
+        s.workers_live.store(0, Ordering::Relaxed);
+        s.all_joined.store(joined, Ordering::Release);
     }
 
     fn live_workers(&self) -> usize {
         self.workers.iter().filter(|w| w.stopping_since.is_none()).count()
     }
 
-    /// Moves the targets and starts or stops workers towards the thread target.
+    /// Starts or stops a few workers towards the thread target.
     fn steer(&mut self) {
-        let s = Arc::clone(&self.shared);
-        let t = choice::wander(&mut self.rng, s.target_domains.load(Ordering::Relaxed), s.cap);
-        s.target_domains.store(t, Ordering::Relaxed);
-        self.target_threads = choice::wander(&mut self.rng, self.target_threads, s.config.max_threads);
+        let target = self.shared.target_threads.load(Ordering::Relaxed).max(1);
         let live = self.live_workers();
-        if live < self.target_threads {
-            for _ in 0..(self.target_threads - live).min(THREADS_PER_STEER) {
+        if live < target {
+            for _ in 0..(target - live).min(THREADS_PER_TICK) {
                 if !self.start_worker() {
                     break;
                 }
             }
-        } else if live > self.target_threads {
-            for _ in 0..(live - self.target_threads).min(THREADS_PER_STEER) {
+        } else if live > target {
+            for _ in 0..(live - target).min(THREADS_PER_TICK) {
                 let alive: Vec<usize> =
                     (0..self.workers.len()).filter(|&i| self.workers[i].stopping_since.is_none()).collect();
                 if alive.len() <= 1 {
@@ -590,8 +619,7 @@ impl Controller {
         }
     }
 
-    /// Tells every worker to stop and joins them, each within the hang deadline; false if one
-    /// hung (it is left running, and the run has failed).
+    /// Stops every worker and joins them, each within the hang deadline; false if one hung.
     fn stop_all(&mut self) -> bool {
         for w in &self.workers {
             w.flags.stop.store(true, Ordering::Relaxed);
@@ -601,7 +629,7 @@ impl Controller {
             std::thread::sleep(Duration::from_millis(5));
         }
         let mut all = true;
-        for w in self.workers.drain(..) {
+        for w in std::mem::take(&mut self.workers) {
             if w.flags.done.load(Ordering::Acquire) {
                 if w.handle.join().is_err() {
                     self.shared.fail(format!("worker {} panicked", w.serial));
@@ -610,21 +638,91 @@ impl Controller {
             } else {
                 all = false;
                 self.shared.check(Inv::NoHang, false, || format!("hung: worker {} did not stop", w.serial));
+                self.workers.push(w);
             }
         }
         all
     }
+}
 
-    /// A trend point, and the bounds on the process's resources.
-    fn sample(&mut self, at: f64) {
-        let s = Arc::clone(&self.shared);
+/// Samples the process's resources about once a second on a thread of its own (reading
+/// `/proc/self/maps` waits for the workers' `mprotect`s, seconds at a time under load, and
+/// the controller must keep polling) and checks their bounds.
+struct Sampler {
+    shared: Arc<Shared>,
+    base: Baseline,
+    per_domain: u64,
+    per_thread: u64,
+    trend: Mutex<Vec<model::stability::TrendPoint>>,
+    /// The latest count of mappings.
+    last_maps: AtomicU64,
+    /// The longest a count of the mappings took.
+    slowest: Mutex<Duration>,
+    stop: AtomicBool,
+}
+
+impl Sampler {
+    /// Samples every second until told to stop.
+    fn run(&self) {
+        let start = self.shared.start;
+        let mut next = Instant::now() + Duration::from_secs(1);
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= next {
+                next = (next + Duration::from_secs(1)).max(now);
+                self.sample(now.duration_since(start).as_secs_f64(), false);
+            }
+            std::thread::sleep(TICK);
+        }
+    }
+
+    /// Counts the mappings and checks their bound, over and over, until told to stop.
+    fn run_maps(&self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            let t = Instant::now();
+            self.check_maps();
+            let took = t.elapsed();
+            let mut slowest = self.slowest.lock().unwrap_or_else(|e| e.into_inner());
+            *slowest = (*slowest).max(took);
+            drop(slowest);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// Counts the mappings (the latest count goes into the trend) and checks their bound.
+    fn check_maps(&self) {
+        let s = &self.shared;
+        // Reading the maps takes a while (the workers' mprotects contend for the lock): bound
+        // them by the most domains alive meanwhile.
+        s.live_peak.store(s.live.load(Ordering::Relaxed), Ordering::Relaxed);
+        let workers = s.workers_running.load(Ordering::Relaxed) as u64;
         let maps = mappings();
+        let peak = s.live_peak.load(Ordering::Relaxed) as u64;
+        let workers = workers.max(s.workers_running.load(Ordering::Relaxed) as u64);
+        self.last_maps.store(maps, Ordering::Relaxed);
+        // Each worker may be destroying a domain it no longer counts; each has its stacks.
+        let map_bound = self.base.maps
+            + self.per_domain * (peak + workers)
+            + self.per_thread * workers
+            + runtime_mappings(&s.config);
+        s.check(Inv::Mappings, maps <= map_bound, || {
+            format!(
+                "{maps} mappings with up to {peak} domains and {workers} workers: over the bound {map_bound} ({})",
+                mappings_summary()
+            )
+        });
+    }
+
+    /// A trend point (with the latest count of mappings), and the bounds on the process's
+    /// descriptors, threads, keys and domains (`last`: after the run, with no domain left).
+    fn sample(&self, at: f64, last: bool) {
+        let s = Arc::clone(&self.shared);
         let live = s.live.load(Ordering::Relaxed) as u64;
-        let workers = self.workers.len() as u64;
+        let workers = s.workers_running.load(Ordering::Relaxed) as u64;
         let mut gauges = vec![
             Tally { kind: "domains".into(), count: live },
-            Tally { kind: "workers".into(), count: self.live_workers() as u64 },
-            Tally { kind: "mappings".into(), count: maps },
+            Tally { kind: "workers".into(), count: s.workers_live.load(Ordering::Relaxed) as u64 },
+            Tally { kind: "mappings".into(), count: self.last_maps.load(Ordering::Relaxed) },
         ];
         if let Some(k) = &s.keys {
             let leased = k.leased();
@@ -634,48 +732,180 @@ impl Controller {
             });
         }
         let p = crate::trend::sample(None, at, gauges);
-        s.check(Inv::Domains, (1..=s.cap as u64).contains(&live), || {
+        s.check(Inv::Domains, last || (1..=s.cap as u64).contains(&live), || {
             format!("{live} domains alive, not in 1..{}", s.cap)
-        });
-        // Workers may be creating a domain each between the count and the read.
-        let map_bound = self.base.maps + self.per_domain * (live + workers + 16) + self.per_thread * workers + 512;
-        s.check(Inv::Mappings, maps <= map_bound, || {
-            format!("{maps} mappings with {live} domains and {workers} workers: over the bound {map_bound}")
         });
         s.check(Inv::Descriptors, p.fds <= self.base.fds + 8, || {
             format!("{} descriptors open, {} at the start", p.fds, self.base.fds)
         });
-        s.check(Inv::Threads, p.threads <= self.base.threads + workers + 4, || {
-            format!("{} threads with {workers} workers, {} at the start", p.threads, self.base.threads)
+        // The keeper may have started a few workers meanwhile; the keeper and the two
+        // sampling threads are threads too.
+        let workers_then = workers.max(s.workers_running.load(Ordering::Relaxed) as u64);
+        let bound = self.base.threads + workers_then + 5;
+        s.check(Inv::Threads, p.threads <= bound, || {
+            format!("{} threads with {workers_then} workers, {} at the start", p.threads, self.base.threads)
         });
-        crate::trend::push_bounded(&mut self.trend, p, 1000);
+        crate::trend::push_bounded(&mut self.trend.lock().unwrap_or_else(|e| e.into_inner()), p, 1000);
+    }
+}
+
+struct Controller {
+    shared: Arc<Shared>,
+    rng: stats::rng::Rng,
+    sampler: Arc<Sampler>,
+    /// The sampler's threads (resources, mappings), while they run.
+    sampling: Vec<std::thread::JoinHandle<()>>,
+    /// The keeper's thread (it starts, stops and joins the workers), while it runs.
+    keeping: Option<std::thread::JoinHandle<()>>,
+    /// The longest the controller's loop took to come round (it polls the interrupt).
+    slowest_tick: Duration,
+}
+
+/// The controller's and the keeper's tick: they poll the stop flag, the failure and the
+/// workers this often.
+const TICK: Duration = Duration::from_millis(20);
+/// Targets move this often.
+const STEER: Duration = Duration::from_millis(100);
+/// At most this many workers start (or stop) per keeper tick.
+const THREADS_PER_TICK: usize = 4;
+
+impl Controller {
+    /// Runs until the duration is over, a failure, or an interrupt (then `Some(at_s)`). It
+    /// only polls and steers: starting and joining threads waits for the kernel's lock on the
+    /// address space, which the workers' `mprotect`s hold seconds at a time under load, so
+    /// the keeper does that, and the sampler reads `/proc`.
+    fn drive(&mut self, settings: &Settings, hooks: &mut Hooks) -> Option<f64> {
+        let s = Arc::clone(&self.shared);
+        // One domain alive from the start, waiting in the orphanage for the first worker.
+        match domain::Domain::new(s.how, true).and_then(|d| match &s.keys {
+            Some(k) => d.retag(k.park()).map(|()| d),
+            None => Ok(d),
+        }) {
+            Ok(d) => {
+                s.live.store(1, Ordering::Relaxed);
+                let id = s.next_id.fetch_add(1, Ordering::Relaxed);
+                s.orphans.lock().unwrap_or_else(|e| e.into_inner()).push(worker::Owned { id, d });
+                s.orphan_count.store(1, Ordering::Relaxed);
+                s.op(Op::Create);
+            }
+            Err(e) => s.fail(format!("creating the first domain failed: {e}")),
+        }
+        self.sampler.check_maps();
+        self.sampler.sample(0.0, false);
+        for maps in [false, true] {
+            let smp = Arc::clone(&self.sampler);
+            let name = if maps { "stress-maps" } else { "stress-sampler" };
+            match std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || if maps { smp.run_maps() } else { smp.run() })
+            {
+                Ok(h) => self.sampling.push(h),
+                Err(e) => s.fail(format!("starting the sampler failed: {e}")),
+            }
+        }
+        let mut keeper =
+            Keeper { shared: Arc::clone(&s), rng: choice::keeper_rng(s.seed), workers: Vec::new(), next_serial: 0 };
+        match std::thread::Builder::new().name("stress-keeper".into()).spawn(move || keeper.run()) {
+            Ok(h) => self.keeping = Some(h),
+            Err(e) => s.fail(format!("starting the keeper failed: {e}")),
+        }
+        let (mut next_steer, mut next_progress) = (Instant::now(), s.start + Duration::from_secs(1));
+        let (mut keeper_beat, mut keeper_at) = (0, Instant::now());
+        let mut last = Instant::now();
+        loop {
+            self.slowest_tick = self.slowest_tick.max(last.elapsed());
+            last = Instant::now();
+            if s.stopping() {
+                return None;
+            }
+            if (hooks.interrupted)() {
+                return Some(s.start.elapsed().as_secs_f64());
+            }
+            let now = Instant::now();
+            if now.duration_since(s.start) >= settings.duration {
+                return None;
+            }
+            if now >= next_steer {
+                next_steer = now + STEER;
+                let t = choice::wander(&mut self.rng, s.target_domains.load(Ordering::Relaxed), s.cap);
+                s.target_domains.store(t, Ordering::Relaxed);
+                let t = choice::wander(&mut self.rng, s.target_threads.load(Ordering::Relaxed), s.config.max_threads);
+                s.target_threads.store(t, Ordering::Relaxed);
+            }
+            let beat = s.keeper_beat.load(Ordering::Relaxed);
+            if beat != keeper_beat {
+                (keeper_beat, keeper_at) = (beat, now);
+            }
+            let hang = s.config.hang_after;
+            s.check(Inv::NoHang, now.duration_since(keeper_at) <= hang, || {
+                format!("hung: the keeper of the threads made no round for {:.0} s", hang.as_secs_f64())
+            });
+            if now >= next_progress {
+                next_progress += Duration::from_secs(1);
+                let at = now.duration_since(s.start).as_secs_f64();
+                (hooks.progress)(&Progress { elapsed_s: at, operations: s.operations() });
+            }
+            std::thread::sleep(TICK);
+        }
+    }
+
+    /// Tells everyone to stop and waits for the keeper (which joins the workers) and the
+    /// sampler, each within the hang deadline; false if one hung (it is left running, and
+    /// the run has failed).
+    fn stop_all(&mut self) -> bool {
+        let s = Arc::clone(&self.shared);
+        s.stop.store(true, Ordering::Release);
+        let hang = s.config.hang_after;
+        let mut all = true;
+        // The keeper gives each worker the hang deadline; it gets a little more.
+        if let Some(h) = self.keeping.take() {
+            all &= join_within(h, hang + Duration::from_secs(5));
+        }
+        all &= s.all_joined.load(Ordering::Acquire);
+        self.sampler.stop.store(true, Ordering::Relaxed);
+        for h in self.sampling.drain(..) {
+            all &= join_within(h, hang);
+        }
+        if !all {
+            s.check(Inv::NoHang, false, || "hung: a thread did not stop".to_string());
+        }
+        all
     }
 
     /// What the run left behind (after every worker was joined and every domain dropped).
     fn left_behind(&self) -> Option<String> {
+        // A joined thread leaves the process's count a moment after its join returns (the
+        // kernel wakes the joiner before it releases the task).
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut p = crate::trend::sample(None, 0.0, Vec::new());
+        while p.threads > self.sampler.base.threads && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            p = crate::trend::sample(None, 0.0, Vec::new());
+        }
         let now = Baseline::now();
-        let p = crate::trend::sample(None, 0.0, Vec::new());
         let mut left = Vec::new();
         let live = self.shared.live.load(Ordering::Relaxed);
         if live != 0 {
             left.push(format!("{live} domains"));
         }
-        if p.fds > self.base.fds {
-            left.push(format!("{} descriptors (from {})", p.fds, self.base.fds));
+        if p.fds > self.sampler.base.fds {
+            left.push(format!("{} descriptors (from {})", p.fds, self.sampler.base.fds));
         }
-        if p.threads > self.base.threads {
-            left.push(format!("{} threads (from {})", p.threads, self.base.threads));
+        if p.threads > self.sampler.base.threads {
+            left.push(format!("{} threads (from {})", p.threads, self.sampler.base.threads));
         }
-        if now.timers != self.base.timers {
-            left.push(format!("POSIX timers {:?} (from {:?})", now.timers, self.base.timers));
+        if now.timers != self.sampler.base.timers {
+            left.push(format!("POSIX timers {:?} (from {:?})", now.timers, self.sampler.base.timers));
         }
-        if now.segv != self.base.segv || now.tick != self.base.tick {
+        if now.segv != self.sampler.base.segv || now.tick != self.sampler.base.tick {
             left.push("a signal handler".into());
         }
-        // glibc keeps up to 40 MiB of finished threads' stacks for reuse (two mappings each).
-        let cached = 2 * (40 * 1024 / self.shared.config.thread_stack_kib.max(1)) as u64;
-        if now.maps > self.base.maps + cached + 16 {
-            left.push(format!("{} mappings (from {}; glibc may cache {cached})", now.maps, self.base.maps));
+        let cached = runtime_mappings(&self.shared.config);
+        if now.maps > self.sampler.base.maps + cached {
+            left.push(format!(
+                "{} mappings (from {}; the C library may keep {cached})",
+                now.maps, self.sampler.base.maps
+            ));
         }
         (!left.is_empty()).then(|| format!("left behind: {}", left.join(", ")))
     }

@@ -12,6 +12,11 @@ pub fn controller_rng(seed: u64) -> Rng {
     Rng::new(derive_seed(seed, 0))
 }
 
+/// The keeper's generator (which worker to stop).
+pub fn keeper_rng(seed: u64) -> Rng {
+    Rng::new(derive_seed(seed, u64::MAX))
+}
+
 /// The generator of the `serial`-th worker (0, 1, …: the order the controller starts them).
 pub fn worker_rng(seed: u64, serial: u64) -> Rng {
     Rng::new(derive_seed(seed, serial + 1))

@@ -80,9 +80,10 @@ impl Worker {
     fn create(&mut self) {
         let s = &self.shared;
         let cap = s.cap;
-        if s.live.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| (n < cap).then_some(n + 1)).is_err() {
-            return;
-        }
+        match s.live.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| (n < cap).then_some(n + 1)) {
+            Ok(n) => s.live_peak.fetch_max(n + 1, Ordering::Relaxed),
+            Err(_) => return,
+        };
         let made = match &s.keys {
             Some(pool) => Domain::with_key(pool.park(), true),
             None => Domain::new(Rights::Mprotect, true),
