@@ -269,7 +269,7 @@ fn mappings_summary() -> String {
         *by.entry((perms.to_string(), b.saturating_sub(a) / 1024)).or_default() += 1;
     }
     let mut v: Vec<_> = by.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
     v.iter().take(8).map(|((p, kib), n)| format!("{n}× {p} {kib} KiB")).collect::<Vec<_>>().join(", ")
 }
 
