@@ -157,7 +157,7 @@ const INVARIANTS: [(Inv, &str); 12] = [
     (Inv::Keys, "keys stay bounded (leased ≤ the hardware's)"),
     (Inv::Mappings, "mappings stay bounded (≤ baseline + per-domain VMAs × live + per-thread slack)"),
     (Inv::Descriptors, "descriptors stay bounded (≤ baseline + 8)"),
-    (Inv::Threads, "threads stay bounded (≤ baseline + workers + 5: the keeper and the two samplers among them)"),
+    (Inv::Threads, "threads stay bounded (≤ baseline + workers + the test's own 3 + those starting or just joined)"),
     (Inv::NoHang, "no thread hangs"),
     (Inv::NothingLeft, "nothing is left behind (domains, threads, descriptors, timer, handlers)"),
 ];
@@ -227,6 +227,14 @@ impl Shared {
             *f = Some((self.start.elapsed().as_secs_f64(), what));
         }
         self.stop.store(true, Ordering::Release);
+    }
+
+    /// A fresh domain with a private stack: parked (keys), or closed (mprotect).
+    fn new_domain(&self) -> std::io::Result<domain::Domain> {
+        match &self.keys {
+            Some(pool) => domain::Domain::with_key(pool.park(), true),
+            None => domain::Domain::new(Rights::Mprotect, true),
+        }
     }
 
     fn stopping(&self) -> bool {
@@ -377,6 +385,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
             per_thread,
             trend: Mutex::new(Vec::new()),
             last_maps: AtomicU64::new(0),
+            joins: Mutex::new([0; 2]),
             slowest: Mutex::new(Duration::ZERO),
             stop: AtomicBool::new(false),
         }),
@@ -656,6 +665,8 @@ struct Sampler {
     trend: Mutex<Vec<model::stability::TrendPoint>>,
     /// The latest count of mappings.
     last_maps: AtomicU64,
+    /// Workers joined by the last two samples.
+    joins: Mutex<[u64; 2]>,
     /// The longest a count of the mappings took.
     slowest: Mutex<Duration>,
     stop: AtomicBool,
@@ -738,12 +749,24 @@ impl Sampler {
         s.check(Inv::Descriptors, p.fds <= self.base.fds + 8, || {
             format!("{} descriptors open, {} at the start", p.fds, self.base.fds)
         });
-        // The keeper may have started a few workers meanwhile; the keeper and the two
-        // sampling threads are threads too.
+        // The keeper may be starting a round's workers, not yet counted; the keeper and the
+        // two sampling threads are threads too; and a joined worker leaves the count only once
+        // the kernel has released it, which under load takes a while: the workers joined in
+        // the last two samples' time may still count.
         let workers_then = workers.max(s.workers_running.load(Ordering::Relaxed) as u64);
-        let bound = self.base.threads + workers_then + 5;
+        let joins = s.ops[Op::ThreadExit as usize].load(Ordering::Relaxed);
+        let recent = {
+            let mut h = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+            let recent = joins - h[0];
+            *h = [h[1], joins];
+            recent
+        };
+        let bound = self.base.threads + workers_then + 3 + THREADS_PER_TICK as u64 + recent;
         s.check(Inv::Threads, p.threads <= bound, || {
-            format!("{} threads with {workers_then} workers, {} at the start", p.threads, self.base.threads)
+            format!(
+                "{} threads with {workers_then} workers ({recent} joined lately), {} at the start",
+                p.threads, self.base.threads
+            )
         });
         crate::trend::push_bounded(&mut self.trend.lock().unwrap_or_else(|e| e.into_inner()), p, 1000);
     }
@@ -777,10 +800,7 @@ impl Controller {
     fn drive(&mut self, settings: &Settings, hooks: &mut Hooks) -> Option<f64> {
         let s = Arc::clone(&self.shared);
         // One domain alive from the start, waiting in the orphanage for the first worker.
-        match domain::Domain::new(s.how, true).and_then(|d| match &s.keys {
-            Some(k) => d.retag(k.park()).map(|()| d),
-            None => Ok(d),
-        }) {
+        match s.new_domain() {
             Ok(d) => {
                 s.live.store(1, Ordering::Relaxed);
                 let id = s.next_id.fetch_add(1, Ordering::Relaxed);

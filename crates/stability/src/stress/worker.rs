@@ -84,11 +84,7 @@ impl Worker {
             Ok(n) => s.live_peak.fetch_max(n + 1, Ordering::Relaxed),
             Err(_) => return,
         };
-        let made = match &s.keys {
-            Some(pool) => Domain::with_key(pool.park(), true),
-            None => Domain::new(Rights::Mprotect, true),
-        };
-        match made {
+        match s.new_domain() {
             Ok(d) => {
                 let id = s.next_id.fetch_add(1, Ordering::Relaxed);
                 self.owned.push(Owned { id, d });
