@@ -372,7 +372,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         keeper_beat: AtomicU64::new(0),
         all_joined: AtomicBool::new(false),
     });
-    let ticks0 = sys::timer::Ticker::ticks();
+    let (ticks0, overruns0) = (sys::timer::Ticker::ticks(), sys::timer::Ticker::overruns());
     let period = Duration::from_nanos(1_000_000_000 / u64::from(config.timer_hz));
     let ticker = sys::timer::Ticker::start(sys::timer::timer_signal(), period)?;
     let mut c = Controller {
@@ -409,6 +409,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
     }
     drop(ticker);
     let timer_signals = sys::timer::Ticker::ticks().wrapping_sub(ticks0);
+    let timer_overruns = sys::timer::Ticker::overruns().wrapping_sub(overruns0);
     let slowest_sample = *c.sampler.slowest.lock().unwrap_or_else(|e| e.into_inner());
     notes.push(format!(
         "the controller came round every {:.0} ms at worst; a count of the mappings (/proc/self/maps, read against the workers' mprotects) took up to {:.0} ms",
@@ -441,10 +442,12 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         .map(|(o, n)| Tally { kind: n.to_string(), count: shared.ops[*o as usize].load(Ordering::Relaxed) })
         .collect();
     operations.push(Tally { kind: "timer_signals".into(), count: timer_signals });
-    let results = RESULTS
+    let mut results: Vec<Tally> = RESULTS
         .iter()
         .map(|(r, n)| Tally { kind: n.to_string(), count: shared.results[*r as usize].load(Ordering::Relaxed) })
         .collect();
+    // A tick whose signal was still pending when the next came is merged into it.
+    results.push(Tally { kind: "timer_ticks_merged".into(), count: timer_overruns });
     let invariants = INVARIANTS
         .iter()
         .filter(|(i, _)| how == Rights::Pkey || !matches!(i, Inv::Keys))

@@ -284,10 +284,32 @@ thread_local! {
     static THREAD_TICKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// The [`Ticker`]'s handler: two counts, nothing else (async-signal-safe).
+/// Expiries merged into the signals counted (the timer fired while its signal was still
+/// pending: `timer_getoverrun`).
+static OVERRUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The running [`Ticker`]'s timer (null: none), for its handler's `timer_getoverrun`.
+static TICKER_TIMER: std::sync::atomic::AtomicPtr<libc::c_void> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// The [`Ticker`]'s handler: three counts, nothing else (async-signal-safe; so is
+/// `timer_getoverrun`).
 extern "C" fn count_tick(_: libc::c_int) {
     TICKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     THREAD_TICKS.with(|t| t.set(t.get().wrapping_add(1)));
+    let id = TICKER_TIMER.load(std::sync::atomic::Ordering::Acquire);
+    if !id.is_null() {
+        // SAFETY: a timer id of this process; once deleted (a race with the ticker's drop) the
+        // call fails with EINVAL and changes nothing. errno is saved and restored.
+        let n = unsafe {
+            let errno = *libc::__errno_location();
+            let n = libc::timer_getoverrun(id);
+            *libc::__errno_location() = errno;
+            n
+        };
+        if n > 0 {
+            OVERRUNS.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 /// A periodic signal to the whole process (the stress test's 1 kHz timer, Go!'s timer
@@ -308,6 +330,7 @@ impl Ticker {
         let disposition = unsafe { crate::disposition::Disposition::handle(signo, count_tick, libc::SA_RESTART) }?;
         let mut t = Ticker { timer: None, disposition: Some(disposition), signo };
         let timer = PosixTimer::to_process(signo)?;
+        TICKER_TIMER.store(timer.id, std::sync::atomic::Ordering::Release);
         timer.arm_every(period)?;
         t.timer = Some(timer);
         Ok(t)
@@ -318,6 +341,12 @@ impl Ticker {
         TICKS.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Expiries merged into those signals (the signal was still pending when the timer fired
+    /// again), since the process started.
+    pub fn overruns() -> u64 {
+        OVERRUNS.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Signals counted on the calling thread since it started.
     pub fn thread_ticks() -> u64 {
         THREAD_TICKS.with(std::cell::Cell::get)
@@ -326,6 +355,7 @@ impl Ticker {
 
 impl Drop for Ticker {
     fn drop(&mut self) {
+        TICKER_TIMER.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
         drop(self.timer.take());
         // Setting SIG_IGN discards a pending instance (POSIX), so none reaches the default
         // action (which ends the process) once the old disposition is back.
