@@ -417,6 +417,11 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         slowest_sample.as_secs_f64() * 1e3
     ));
     let ran_s = shared.start.elapsed().as_secs_f64();
+    notes.push(format!(
+        "timer: {timer_signals} signals delivered in {ran_s:.1} s ({:.0} a second of the {} asked; {timer_overruns} expiries merged by the kernel)",
+        timer_signals as f64 / ran_s.max(1e-9),
+        config.timer_hz
+    ));
     if joined {
         shared.workers_running.store(0, Ordering::Relaxed);
         shared.workers_live.store(0, Ordering::Relaxed);
