@@ -28,6 +28,8 @@
 //! keys, else the base of the region the library opened for it. The region lies between two
 //! read-only guard pages ([`sys::fault::Region::anon_isolated`]), so it is a VMA of its own:
 //! opening and closing it changes one VMA's protection and never splits or merges VMAs.
+//! A nested call (a callee calling another domain) closes its caller's region while it runs
+//! and opens it again however it ended, so a callee cannot touch its caller's domain either.
 //!
 //! **Call kinds** (Go!'s names), all through [`switch::enter`] (or [`switch::enter_plain`],
 //! the same without PKRU), the one assembly entry:
@@ -77,6 +79,7 @@
 //!   a Rust reference, by methods running with its rights.
 #![allow(unsafe_code)]
 
+pub mod chain;
 pub mod library_calls;
 pub mod table;
 #[cfg(test)]
@@ -295,6 +298,9 @@ thread_local! {
     static CURRENT: Cell<*mut Active> = const { Cell::new(std::ptr::null_mut()) };
     /// In an mprotect-mode call: the base of the region the library opened (0 otherwise).
     static OPENED: Cell<u64> = const { Cell::new(0) };
+    /// In an mprotect-mode call: the region the library opened (base, length), which a
+    /// nested call closes while it runs.
+    static OPENED_REGION: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
 }
 
 /// What a method observes of the rights it runs with: PKRU in a keyed call, else the base of
@@ -516,6 +522,39 @@ impl Domain {
         }
     }
 
+    /// Opens the domain to the calling thread outside any call, as a broken return would
+    /// leave it (mprotect: the region read-write; keys: PKRU granting its key): only for the
+    /// tests of a checker that must catch exactly this. [`Domain::close_for_test`] undoes it.
+    #[doc(hidden)]
+    pub fn leak_rights_for_test(&self) -> io::Result<()> {
+        match self.how {
+            Rights::Mprotect => {
+                set_prot(self.data.region(), libc::PROT_READ | libc::PROT_WRITE).map_err(io::Error::from_raw_os_error)
+            }
+            Rights::Pkey => {
+                let open = pkru() & !(0b11 << (2 * self.key.get()));
+                // SAFETY: widens this thread's rights by one key; key 0 stays granted.
+                unsafe { switch::wrpkru(open) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Undoes [`Domain::leak_rights_for_test`].
+    #[doc(hidden)]
+    pub fn close_for_test(&self) -> io::Result<()> {
+        match self.how {
+            Rights::Mprotect => set_prot(self.data.region(), libc::PROT_NONE).map_err(io::Error::from_raw_os_error),
+            Rights::Pkey => {
+                let closed = pkru() | (0b11 << (2 * self.key.get()));
+                // SAFETY: narrows this thread's rights by one key (never key 0: a domain's key
+                // is 1–15).
+                unsafe { switch::wrpkru(closed) };
+                Ok(())
+            }
+        }
+    }
+
     /// Re-tags its pages with `key` (key virtualisation; keys only).
     pub fn retag(&self, key: u32) -> io::Result<()> {
         pkey_mprotect(self.data.region(), key)?;
@@ -655,9 +694,16 @@ extern "C" fn call_stub(f: *mut u8) {
 /// Sets a region's protection (`mprotect`); the errno on failure.
 #[inline(always)]
 fn set_prot(region: &Region, prot: libc::c_int) -> Result<(), i32> {
-    // SAFETY: the range is exactly `region`'s mapping, owned by a live domain; its contents
-    // are touched only through raw pointers by methods, never as Rust references.
-    let rc = unsafe { libc::mprotect(region.page_addr(0) as *mut libc::c_void, region.len(), prot) };
+    set_prot_raw(region.page_addr(0), region.len(), prot)
+}
+
+/// [`set_prot`] of the range `base..base + len`: a live domain's region (the one a call
+/// opened, [`OPENED_REGION`], is live while the call is).
+#[inline(always)]
+fn set_prot_raw(base: usize, len: usize, prot: libc::c_int) -> Result<(), i32> {
+    // SAFETY: the range is exactly a live domain's region mapping; its contents are touched
+    // only through raw pointers by methods, never as Rust references.
+    let rc = unsafe { libc::mprotect(base as *mut libc::c_void, len, prot) };
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error().raw_os_error().unwrap_or(0)) }
 }
 
@@ -671,16 +717,30 @@ fn set_prot(region: &Region, prot: libc::c_int) -> Result<(), i32> {
 unsafe fn run(gate: Gate<'_>, method: Method, arg: *mut u8, top: usize) -> Outcome {
     let keyed = gate.how == Rights::Pkey;
     let mut a = Active { rec: Rec::default(), keyed };
+    // mprotect: a nested call closes the enclosing callee's region for its duration (and
+    // opens it again however it ended), so a callee cannot touch its caller's domain.
+    let enclosing = if keyed || gate.region.is_none() { None } else { OPENED_REGION.with(Cell::get) };
     let opened = match gate.region.filter(|_| !keyed) {
         Some(r) => {
+            if let Some((base, len)) = enclosing
+                && let Err(e) = set_prot_raw(base, len, libc::PROT_NONE)
+            {
+                return Outcome::RightsFailed(e);
+            }
             if let Err(e) = set_prot(r, libc::PROT_READ | libc::PROT_WRITE) {
+                if let Some((base, len)) = enclosing {
+                    let _ = set_prot_raw(base, len, libc::PROT_READ | libc::PROT_WRITE);
+                }
                 return Outcome::RightsFailed(e);
             }
             Some(r)
         }
         None => None,
     };
-    let prev_opened = opened.map(|r| OPENED.with(|o| o.replace(r.page_addr(0) as u64)));
+    let prev_opened = opened.map(|r| {
+        OPENED_REGION.with(|o| o.set(Some((r.page_addr(0), r.len()))));
+        OPENED.with(|o| o.replace(r.page_addr(0) as u64))
+    });
     let prev = CURRENT.with(|c| c.replace(&raw mut a));
     // SAFETY: `a` lives until `enter` returns; with keys, `pkru` keeps key 0 (rights_for or
     // the caller's own); the caller's contract covers the rest.
@@ -694,7 +754,11 @@ unsafe fn run(gate: Gate<'_>, method: Method, arg: *mut u8, top: usize) -> Outco
     CURRENT.with(|c| c.set(prev));
     if let (Some(r), Some(p)) = (opened, prev_opened) {
         OPENED.with(|o| o.set(p));
-        if let Err(e) = set_prot(r, libc::PROT_NONE) {
+        OPENED_REGION.with(|o| o.set(enclosing));
+        let closed = set_prot(r, libc::PROT_NONE);
+        let reopened =
+            enclosing.map_or(Ok(()), |(base, len)| set_prot_raw(base, len, libc::PROT_READ | libc::PROT_WRITE));
+        if let Err(e) = closed.and(reopened) {
             return Outcome::RightsFailed(e);
         }
     }

@@ -292,3 +292,154 @@ fn mprotect_domains_leave_no_region_open_or_mapped() {
         assert!(maps_perms(p).is_err(), "{p:#x} unmapped with the domain");
     }
 }
+
+/// What the nested-call test's methods share (in the call area).
+#[repr(C)]
+struct Nest {
+    outer: *const Domain,
+    inner: *const Domain,
+    /// The inner callee's probe of the outer domain's marker: 1 faulted, 2 read.
+    inner_probe: u64,
+    /// What the inner callee observed, and what the outer one observed after the inner call.
+    inner_seen: u64,
+    outer_seen_after: u64,
+    /// The outer callee's own marker, written after the inner call returned: 1 written.
+    outer_wrote: u64,
+}
+
+extern "C" fn nest_inner(a: *mut u8) {
+    let n = a.cast::<Nest>();
+    // SAFETY: `n` is the live `Nest`; `outer` a live domain; the probe catches its own fault.
+    unsafe {
+        (*n).inner_seen = observe();
+        let how = (*(*n).outer).how();
+        (*n).inner_probe = if probe_read(how, (*(*n).outer).marker() as usize).is_err() { 1 } else { 2 };
+    }
+}
+
+extern "C" fn nest_outer(a: *mut u8) {
+    let n = a.cast::<Nest>();
+    // SAFETY: as `nest_inner`; the inner call runs a method that holds nothing; the outer
+    // marker is the outer callee's own memory.
+    unsafe {
+        let _ = (*(*n).inner).fcall(nest_inner, a);
+        (*n).outer_seen_after = observe();
+        (*(*n).outer).marker().write_volatile(42);
+        (*n).outer_wrote = 1;
+    }
+}
+
+#[test]
+fn a_nested_callee_cannot_touch_its_callers_domain() {
+    let _s = serial();
+    for how in mechanisms() {
+        let (outer, inner) = (Domain::new(how, true).expect("domain"), Domain::new(how, true).expect("domain"));
+        let mut n = Nest {
+            outer: &raw const outer,
+            inner: &raw const inner,
+            inner_probe: 0,
+            inner_seen: 0,
+            outer_seen_after: 0,
+            outer_wrote: 0,
+        };
+        // SAFETY: the methods hold nothing needing drop; `n` lives across the call.
+        let out = unsafe { outer.tcall(nest_outer, (&raw mut n).cast()) }.expect("tcall");
+        assert_eq!(out, Outcome::Returned, "{how:?}");
+        assert_eq!(n.inner_seen, inner.inside(), "{how:?}: the inner callee runs with its rights");
+        assert_eq!(n.inner_probe, 1, "{how:?}: the inner callee's touch of its caller's domain faults");
+        assert_eq!(n.outer_seen_after, outer.inside(), "{how:?}: the outer callee has its rights back");
+        assert_eq!(n.outer_wrote, 1, "{how:?}: and can write its own memory");
+        assert_closed(&outer);
+        assert_closed(&inner);
+        assert_eq!(marker_of(&outer).0, 42);
+    }
+}
+
+/// What the caller of level `j` (−1: the chain's caller) should see when nothing throws.
+fn normal_outcome(k: chain::Kind) -> Outcome {
+    if k == chain::Kind::Xfer { Outcome::Xferred } else { Outcome::Returned }
+}
+
+#[test]
+fn a_chain_of_twenty_levels_of_every_kind_reaches_each_domain_and_comes_back() {
+    use chain::{End, Kind, MAX_DEPTH, Plan};
+    let _s = serial();
+    for how in mechanisms() {
+        let ds: Vec<Domain> = (0..MAX_DEPTH).map(|_| Domain::new(how, true).expect("domain")).collect();
+        let levels: Vec<_> = ds.iter().enumerate().map(|(i, d)| (d, Kind::ALL[i % 4])).collect();
+        let plan = Plan { levels: levels.clone(), end: End::Return, catch: None, words: [1, 2, 3] };
+        let r = chain::run(&plan).expect("chain");
+        assert_eq!(r.outcome, normal_outcome(levels[0].1), "{how:?}");
+        for (i, l) in r.levels.iter().enumerate() {
+            assert_eq!(l.seen, l.expect, "{how:?} level {i} runs in its domain");
+            assert!(l.own_memory, "{how:?} level {i} writes its own memory");
+            if i + 1 < MAX_DEPTH {
+                assert_eq!(l.child, Some(normal_outcome(levels[i + 1].1)), "{how:?} level {i}");
+                assert_eq!(l.seen_after, l.expect, "{how:?} level {i} has its rights back");
+                if levels[i + 1].1 == Kind::Call {
+                    let next = r.levels[i + 1].expect;
+                    assert_eq!(l.child_result, Some((chain::call_result([1, 2, 3]), next)));
+                }
+            }
+        }
+        for d in &ds {
+            assert_closed(d);
+        }
+    }
+}
+
+#[test]
+fn a_fault_deep_in_a_chain_is_caught_at_its_catch_point() {
+    use chain::{End, Kind, Plan};
+    let _s = serial();
+    for how in mechanisms() {
+        let ds: Vec<Domain> = (0..11).map(|_| Domain::new(how, true).expect("domain")).collect();
+        let (other, chain_ds) = ds.split_last().expect("eleven");
+        let levels: Vec<_> = chain_ds.iter().enumerate().map(|(i, d)| (d, Kind::ALL[(i + 1) % 4])).collect();
+        let plan = Plan { levels: levels.clone(), end: End::Touch(other), catch: Some(4), words: [0; 3] };
+        let r = chain::run(&plan).expect("chain");
+        assert_eq!(r.outcome, normal_outcome(levels[0].1), "{how:?}: caught below the caller");
+        assert!(!r.levels[9].touched_unfaulted, "{how:?}: the touch faulted");
+        assert_eq!(r.levels[8].child, Some(Outcome::Thrown { addr: other.marker() as usize, code: how.fault_code() }));
+        for i in 4..8 {
+            assert_eq!(r.levels[i].child, Some(Outcome::Raised), "{how:?}: level {i} sees the rethrow");
+        }
+        for (i, l) in r.levels.iter().enumerate().take(9) {
+            assert_eq!(l.seen_after, l.expect, "{how:?}: level {i} has its rights back after the throw");
+        }
+        assert_eq!(r.levels[3].child, Some(normal_outcome(levels[4].1)), "{how:?}: level 4 caught it");
+        // Raised all the way to the caller.
+        let plan = Plan { end: End::Raise, catch: None, ..plan };
+        assert_eq!(chain::run(&plan).expect("chain").outcome, Outcome::Raised, "{how:?}");
+        for d in &ds {
+            assert_closed(d);
+        }
+    }
+}
+
+#[test]
+fn a_malformed_chain_is_refused() {
+    use chain::{End, Kind, Plan};
+    let _s = serial();
+    let d = Domain::new(Rights::Mprotect, true).expect("domain");
+    let e = Domain::new(Rights::Mprotect, false).expect("domain");
+    let plan = |levels, catch| Plan { levels, end: End::Return, catch, words: [0; 3] };
+    assert!(chain::run(&plan(vec![], None)).is_err());
+    assert!(chain::run(&plan(vec![(&d, Kind::Fcall), (&d, Kind::Fcall)], None)).is_err(), "twice");
+    assert!(chain::run(&plan(vec![(&e, Kind::Tcall)], None)).is_err(), "no stack");
+    assert!(chain::run(&plan(vec![(&e, Kind::Fcall)], None)).is_ok(), "an f-call needs none");
+    assert!(chain::run(&plan(vec![(&d, Kind::Fcall), (&e, Kind::Fcall)], Some(1))).is_err(), "catch");
+}
+
+#[test]
+fn leaked_rights_let_the_caller_in_until_closed() {
+    let _s = serial();
+    for how in mechanisms() {
+        let d = Domain::new(how, false).expect("domain");
+        d.leak_rights_for_test().expect("leak");
+        assert!(probe_read(how, d.marker() as usize).is_ok(), "{how:?}: open to the caller");
+        d.close_for_test().expect("close");
+        assert!(probe_read(how, d.marker() as usize).is_err(), "{how:?}: closed again");
+        assert_closed(&d);
+    }
+}

@@ -247,6 +247,125 @@ impl Drop for PosixTimer {
     }
 }
 
+impl PosixTimer {
+    /// A timer that signals the process with `signo` (`SIGEV_SIGNAL`): the kernel delivers it
+    /// to any thread that does not block it.
+    pub fn to_process(signo: libc::c_int) -> io::Result<PosixTimer> {
+        // SAFETY: zeroed is a valid sigevent; the fields we use are set below.
+        let mut ev: libc::sigevent = unsafe { std::mem::zeroed() };
+        ev.sigev_notify = libc::SIGEV_SIGNAL;
+        ev.sigev_signo = signo;
+        let mut id: libc::timer_t = std::ptr::null_mut();
+        // SAFETY: `ev` and `id` live on this stack; the kernel copies `ev`.
+        if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut ev, &mut id) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(PosixTimer { id })
+    }
+
+    /// Arms the timer to expire every `period`, the first time one `period` from now.
+    pub fn arm_every(&self, period: Duration) -> io::Result<()> {
+        let ts = libc::timespec { tv_sec: period.as_secs() as libc::time_t, tv_nsec: period.subsec_nanos() as _ };
+        let spec = libc::itimerspec { it_interval: ts, it_value: ts };
+        // SAFETY: `spec` lives on this stack; `self.id` is live until drop.
+        if unsafe { libc::timer_settime(self.id, 0, &spec, std::ptr::null_mut()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Signals the [`Ticker`]'s handler counted, in the whole process.
+static TICKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// Signals the [`Ticker`]'s handler counted on this thread (`const`-initialised, no
+    /// destructor: the handler may touch it).
+    static THREAD_TICKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Expiries merged into the signals counted (the timer fired while its signal was still
+/// pending: `timer_getoverrun`).
+static OVERRUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The running [`Ticker`]'s timer (null: none), for its handler's `timer_getoverrun`.
+static TICKER_TIMER: std::sync::atomic::AtomicPtr<libc::c_void> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// The [`Ticker`]'s handler: three counts, nothing else (async-signal-safe; so is
+/// `timer_getoverrun`).
+extern "C" fn count_tick(_: libc::c_int) {
+    TICKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    THREAD_TICKS.with(|t| t.set(t.get().wrapping_add(1)));
+    let id = TICKER_TIMER.load(std::sync::atomic::Ordering::Acquire);
+    if !id.is_null() {
+        // SAFETY: a timer id of this process; once deleted (a race with the ticker's drop) the
+        // call fails with EINVAL and changes nothing. errno is saved and restored.
+        let n = unsafe {
+            let errno = *libc::__errno_location();
+            let n = libc::timer_getoverrun(id);
+            *libc::__errno_location() = errno;
+            n
+        };
+        if n > 0 {
+            OVERRUNS.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// A periodic signal to the whole process (the stress test's 1 kHz timer, Go!'s timer
+/// interrupt): a [`PosixTimer::to_process`] whose signal a counting handler takes, landing on
+/// whichever thread runs. On drop the timer is deleted, any pending signal discarded (the
+/// disposition set to `SIG_IGN` for a moment) and the disposition it replaced put back.
+pub struct Ticker {
+    timer: Option<PosixTimer>,
+    disposition: Option<crate::disposition::Disposition>,
+    signo: libc::c_int,
+}
+
+impl Ticker {
+    /// Installs the counting handler for `signo` (`SA_RESTART`) and starts a timer sending it
+    /// to the process every `period`.
+    pub fn start(signo: libc::c_int, period: Duration) -> io::Result<Ticker> {
+        // SAFETY: `count_tick` only adds to an atomic and a const thread-local.
+        let disposition = unsafe { crate::disposition::Disposition::handle(signo, count_tick, libc::SA_RESTART) }?;
+        let mut t = Ticker { timer: None, disposition: Some(disposition), signo };
+        let timer = PosixTimer::to_process(signo)?;
+        TICKER_TIMER.store(timer.id, std::sync::atomic::Ordering::Release);
+        timer.arm_every(period)?;
+        t.timer = Some(timer);
+        Ok(t)
+    }
+
+    /// Signals counted in the process since it started (by every ticker).
+    pub fn ticks() -> u64 {
+        TICKS.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Expiries merged into those signals (the signal was still pending when the timer fired
+    /// again), since the process started.
+    pub fn overruns() -> u64 {
+        OVERRUNS.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Signals counted on the calling thread since it started.
+    pub fn thread_ticks() -> u64 {
+        THREAD_TICKS.with(std::cell::Cell::get)
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        TICKER_TIMER.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+        drop(self.timer.take());
+        // Setting SIG_IGN discards a pending instance (POSIX), so none reaches the default
+        // action (which ends the process) once the old disposition is back.
+        if let Ok(ignoring) = crate::disposition::Disposition::ignoring(self.signo) {
+            ignoring.keep_current();
+        }
+        drop(self.disposition.take());
+    }
+}
+
 /// How many POSIX timers this process owns now (the `/proc/self/timers` entries), for tests
 /// that prove timers are deleted; `None` when the file cannot be read.
 pub fn posix_timers_now() -> Option<usize> {
@@ -260,6 +379,7 @@ mod tests {
 
     #[test]
     fn a_thread_timer_signals_its_thread_and_is_deleted() {
+        let _s = crate::testing::serial();
         let before = posix_timers_now();
         let tid = nix::unistd::gettid().as_raw();
         let block = BlockedSignal::block(timer_signal()).unwrap();
@@ -280,6 +400,23 @@ mod tests {
         drop(block);
         // The mask is back: the signal is no longer blocked.
         assert!(!BlockedSignal::is_blocked(timer_signal()));
+    }
+
+    #[test]
+    fn a_ticker_ticks_and_leaves_nothing_behind() {
+        let _s = crate::testing::serial();
+        let sig = libc::SIGRTMIN() + 5;
+        let before = (posix_timers_now(), crate::disposition::handler_of(sig));
+        {
+            let _t = Ticker::start(sig, Duration::from_millis(1)).unwrap();
+            let t0 = Ticker::ticks();
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while Ticker::ticks() < t0 + 20 && std::time::Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+            assert!(Ticker::ticks() >= t0 + 20, "a 1 kHz ticker ticks");
+        }
+        assert_eq!((posix_timers_now(), crate::disposition::handler_of(sig)), before);
     }
 
     #[test]
