@@ -48,7 +48,11 @@ pub fn replay_command(test: model::stability::StabilityTest, settings: &Settings
 }
 
 /// Runs `test`.
-pub fn run(test: model::stability::StabilityTest, settings: &Settings, hooks: &mut Hooks) -> anyhow::Result<StabilityRun> {
+pub fn run(
+    test: model::stability::StabilityTest,
+    settings: &Settings,
+    hooks: &mut Hooks,
+) -> anyhow::Result<StabilityRun> {
     match test {
         model::stability::StabilityTest::Stress => stress::run(settings, hooks),
         model::stability::StabilityTest::ErrorTest => errortest::run(settings, hooks),

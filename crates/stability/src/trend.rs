@@ -23,7 +23,11 @@ pub fn sample(pid: Option<u32>, at_s: f64, gauges: Vec<Tally>) -> TrendPoint {
 
 /// The first number after `name` in a `/proc/PID/status` text.
 fn status_field(status: &str, name: &str) -> Option<u64> {
-    status.lines().find_map(|l| l.strip_prefix(name)).and_then(|rest| rest.split_whitespace().next()).and_then(|v| v.parse().ok())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
 }
 
 /// Keeps a trend to at most `max` points by dropping every other point once it is full

@@ -47,6 +47,13 @@ use std::time::Duration;
 /// The user and group the child drops to when it starts as root.
 pub const NOBODY: u32 = 65534;
 
+/// Whether this process runs as root (effective user 0): the sandbox then drops to
+/// [`NOBODY`], and the scratch directory must be nobody's.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Below this an argument cannot be this process's memory (Linux's `mmap_min_addr` is 4 KiB
 /// or 64 KiB, and nothing is mapped low unless asked).
 const LOW: u64 = 1 << 16;
@@ -102,7 +109,8 @@ macro_rules! allowed {
 }
 
 /// The allow-list (x86_64 numbers): calls that cannot touch the user's files or other
-/// processes (and `exit`, `exit_group`: a process may end itself), each with the arguments
+/// processes (and `exit`, `exit_group`: a process may end itself; `rt_sigreturn`: the way
+/// back from a signal handler, the alarm's), each with the arguments
 /// the kernel writes through (a bit per argument: [`Allowed::out`]). Empty on other
 /// architectures (the sandbox is x86_64 only).
 #[cfg(target_arch = "x86_64")]
@@ -128,7 +136,7 @@ pub fn allow_list() -> &'static [Allowed] {
         SYS_eventfd2 Any, 0; SYS_pipe2 Any, 0b1; SYS_dup3 Any, 0; SYS_prlimit64 Zero(0), 0b1000;
         SYS_getrandom Any, 0b1; SYS_memfd_create Any, 0; SYS_poll Any, 0b1;
         SYS_getcpu Any, 0b111; SYS_splice Any, 0b1010; SYS_tee Any, 0; SYS_exit Any, 0;
-        SYS_exit_group Any, 0;
+        SYS_exit_group Any, 0; SYS_rt_sigreturn Any, 0;
     ]
 }
 
@@ -137,6 +145,12 @@ pub fn allow_list() -> &'static [Allowed] {
 pub fn allow_list() -> &'static [Allowed] {
     &[]
 }
+
+/// Numbers the kernel runs without consulting any seccomp filter (x86_64, Linux 6.11 and
+/// later): `uretprobe` (335) and `uprobe` (336), the uprobe trampolines' own calls. Outside a
+/// trampoline `uprobe` fails with `ENXIO` and `uretprobe` kills the caller with `SIGILL`, so
+/// they reach nothing; a filter simply cannot refuse them.
+pub const FILTER_EXEMPT: [i64; 2] = [335, 336];
 
 /// The entry for `nr`, if it is allowed.
 pub fn allowed(nr: i64) -> Option<&'static Allowed> {
