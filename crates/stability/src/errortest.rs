@@ -141,6 +141,7 @@ pub(crate) struct Options {
 }
 
 /// A run and what a test checks after it.
+#[cfg_attr(not(test), allow(dead_code))] // `pids` and `left` are the tests'
 pub(crate) struct Report {
     pub(crate) run: StabilityRun,
     pub(crate) pids: Vec<i32>,

@@ -40,6 +40,7 @@ struct Table {
 }
 
 /// A fault a test injects to see the checks catch it.
+#[cfg_attr(not(test), allow(dead_code))] // injected by the tests only
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Fault {
     /// Stale references are looked up by their index in the new table, as the library did

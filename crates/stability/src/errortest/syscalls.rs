@@ -357,11 +357,11 @@ impl Syscalls {
         if self.stopped.is_some() {
             return Ok(());
         }
-        if self.running.is_none() {
-            if let Err(e) = self.start() {
-                self.stopped = Some(format!("the sandboxed child could not be started: {e}"));
-                return Ok(());
-            }
+        if self.running.is_none()
+            && let Err(e) = self.start()
+        {
+            self.stopped = Some(format!("the sandboxed child could not be started: {e}"));
+            return Ok(());
         }
         let now = Instant::now();
         let r = self.running.as_mut().expect("a running child");
