@@ -136,8 +136,8 @@ impl Tallies {
 pub(crate) struct Options {
     /// A fault in the domain half's view of the library.
     orb_fault: Option<orb::Fault>,
-    /// Numbers the sandbox's filter lets through beside its list.
-    leak: Vec<i64>,
+    /// Faults in the sandboxed children.
+    child: syscalls::ChildFaults,
 }
 
 /// A run and what a test checks after it.
@@ -183,7 +183,7 @@ pub(crate) fn run_with(settings: &Settings, hooks: &mut Hooks, opts: &Options) -
         t.note("the system-call half did not run: the sandbox is built for x86_64 only".into());
         None
     } else {
-        Some(syscalls::Syscalls::new(settings.seed, opts.leak.clone())?)
+        Some(syscalls::Syscalls::new(settings.seed, opts.child.clone())?)
     };
     let base = parent_sample();
     let mut trend = Vec::new();

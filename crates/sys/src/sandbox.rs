@@ -6,7 +6,7 @@
 //! 1. `chdir` into the scratch directory the parent made (owned by the child's user);
 //! 2. standard input, output and error on `/dev/null`, every other descriptor closed
 //!    (`close_range`), so no file of the parent's can be reached;
-//! 3. `SIGPIPE` and `SIGXFSZ` ignored (a refusal, not a death), `SIGALRM` caught by a handler
+//! 3. every signal's disposition back to the default, then `SIGPIPE` and `SIGXFSZ` ignored (a refusal, not a death), `SIGALRM` caught by a handler
 //!    that does nothing, every signal unblocked, and an interval timer ([`Config::alarm`]) so
 //!    that a call that would block for ever returns `EINTR` instead;
 //! 4. resource limits, soft and hard: no core dump, CPU seconds, address space, descriptors,
@@ -285,13 +285,19 @@ pub struct Jail {
     leak: [i64; 4],
 }
 
-/// An argument [`Jail::call`] refused to pass: it could address this process's own memory.
+/// A call [`Jail::call`] refused to make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unsafe {
-    /// Which argument.
-    pub index: usize,
-    /// Its value.
-    pub value: u64,
+pub enum Unsafe {
+    /// An argument the kernel may write through could address this process's own memory.
+    Argument {
+        /// Which argument.
+        index: usize,
+        /// Its value.
+        value: u64,
+    },
+    /// `rt_sigreturn` outside a signal handler: it would load every register from whatever
+    /// the stack holds.
+    Number(i64),
 }
 
 impl Jail {
@@ -311,18 +317,22 @@ impl Jail {
         !(LOW..HIGH).contains(&value) || (self.lo..self.lo + 2 * self.len).contains(&value)
     }
 
-    /// System call `nr` with `args`: the raw result (a value, or −errno), or the argument
-    /// refused because the kernel may write through it and it could address this process's
-    /// own memory ([`Jail::harmless`]; an allowed call's [`Allowed::out`] arguments, every
-    /// argument of a leaked number, none of a number the filter refuses).
+    /// System call `nr` with `args`: the raw result (a value, or −errno); refused
+    /// ([`Unsafe`]) if the kernel may write through an argument that could address this
+    /// process's own memory ([`Jail::harmless`]; an allowed call's [`Allowed::out`]
+    /// arguments, every argument of a leaked number, none of a number the filter refuses), and
+    /// for `rt_sigreturn`.
     pub fn call(&self, nr: i64, args: [u64; 6]) -> Result<i64, Unsafe> {
+        if nr == libc::SYS_rt_sigreturn {
+            return Err(Unsafe::Number(nr));
+        }
         let out = match allowed(nr) {
             Some(a) => a.out,
             None if nr != -1 && self.leak.contains(&nr) => 0x3f,
             None => 0,
         };
         if let Some(index) = (0..6).find(|&i| out & (1 << i) != 0 && !self.harmless(args[i])) {
-            return Err(Unsafe { index, value: args[index] });
+            return Err(Unsafe::Argument { index, value: args[index] });
         }
         let a = args.map(|v| v as i64);
         // SAFETY: the module's safety notes: the filter bounds what the call can touch, and
@@ -407,9 +417,17 @@ fn descriptors() -> Result<(), SetupError> {
     Ok(())
 }
 
-/// SIGPIPE and SIGXFSZ ignored, SIGALRM caught (no restart), all signals unblocked, the timer.
+/// Every disposition the parent set back to the default (a handler inherited from it, such
+/// as its SIGSEGV dispatcher, could not put the default back under the filter and would
+/// catch the same fault for ever), then SIGPIPE and SIGXFSZ ignored, SIGALRM caught (no
+/// restart), all signals unblocked, the timer.
 fn signals(alarm: Duration) -> Result<(), SetupError> {
     let st = Stage::Signals;
+    // Standard signals only: libc refuses those it keeps for itself (32, 33) with EINVAL,
+    // and no real-time signal is ever delivered here.
+    for sig in (1..32).filter(|&s| s != libc::SIGKILL && s != libc::SIGSTOP) {
+        crate::disposition::reset(sig).map_err(|e| SetupError { stage: st, errno: e.raw_os_error().unwrap_or(0) })?;
+    }
     crate::disposition::ignore(libc::SIGPIPE)
         .map_err(|e| SetupError { stage: st, errno: e.raw_os_error().unwrap_or(0) })?;
     crate::disposition::ignore(libc::SIGXFSZ)
@@ -785,7 +803,10 @@ mod tests {
                 )
                 .unwrap(),
                 jail.call(libc::SYS_brk, [1 << 48, 0, 0, 0, 0, 0]).unwrap(),
-                i64::from(jail.call(libc::SYS_read, [0, own, 8, 0, 0, 0]).is_err()),
+                i64::from(jail.call(libc::SYS_read, [0, own, 8, 0, 0, 0]).is_err())
+                    + i64::from(
+                        jail.call(libc::SYS_rt_sigreturn, [0; 6]) == Err(Unsafe::Number(libc::SYS_rt_sigreturn)),
+                    ),
             ];
             for (i, v) in r.iter().enumerate() {
                 board.u64(i).store(*v as u64, Ordering::SeqCst);
@@ -797,7 +818,7 @@ mod tests {
         assert!(end.success(), "child: {}", end.describe());
         let got: Vec<i64> = (0..6).map(|i| board.u64(i).load(Ordering::SeqCst) as i64).collect();
         let perm = -i64::from(libc::EPERM);
-        assert_eq!(got, vec![0, perm, perm, perm, perm, 1]);
+        assert_eq!(got, vec![0, perm, perm, perm, perm, 2]);
     }
 
     /// A leaked number (a test's fault) runs: the escape check has something to see.

@@ -171,7 +171,7 @@ impl Gen {
 }
 
 /// The child: confines itself, then calls for ever (the parent ends it).
-fn child_body(cfg: &Config, board: &SharedMem, mut generator: Gen) -> i32 {
+fn child_body(cfg: &Config, board: &SharedMem, mut generator: Gen, abort_after: Option<u64>) -> i32 {
     let set = |slot: usize, v: u64| board.u64(slot).store(v, Ordering::Relaxed);
     let add = |slot: usize| board.u64(slot).fetch_add(1, Ordering::Relaxed);
     let jail = match sandbox::enter(cfg) {
@@ -195,16 +195,25 @@ fn child_body(cfg: &Config, board: &SharedMem, mut generator: Gen) -> i32 {
             set(CUR_ARGS + i, *a);
         }
         // An argument the kernel would write through that could be the child's own memory
-        // is withheld: replaced by the scratch memory's base.
+        // is withheld: replaced by the scratch memory's base. A number the jail refuses
+        // (rt_sigreturn, which the generator leaves out) is not made.
         let ret = loop {
             match jail.call(c.nr, c.args) {
-                Ok(r) => break r,
-                Err(u) => {
+                Ok(r) => break Some(r),
+                Err(sandbox::Unsafe::Argument { index, .. }) => {
                     add(WITHHELD);
-                    c.args[u.index] = base;
+                    c.args[index] = base;
+                }
+                Err(sandbox::Unsafe::Number(_)) => {
+                    add(WITHHELD);
+                    break None;
                 }
             }
         };
+        let Some(ret) = ret else { continue };
+        if abort_after.is_some_and(|n| index >= n) {
+            std::process::abort();
+        }
         add(NR_BASE + usize::try_from(c.nr).ok().filter(|&n| n < NR_BINS).unwrap_or(NR_BINS));
         if (-4095..0).contains(&ret) {
             add(ERR_BASE + ((-ret) as usize).min(ERR_BINS));
@@ -230,6 +239,17 @@ fn child_body(cfg: &Config, board: &SharedMem, mut generator: Gen) -> i32 {
     0
 }
 
+/// Faults a test injects into the children.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChildFaults {
+    /// Numbers the filter lets through beside its list.
+    pub(crate) leak: Vec<i64>,
+    /// The child's interval timer instead of [`ALARM`] (a long one lets a call block).
+    pub(crate) alarm: Option<Duration>,
+    /// The child aborts after this many calls.
+    pub(crate) abort_after: Option<u64>,
+}
+
 /// A running child and its board.
 struct Running {
     child: Child,
@@ -250,7 +270,7 @@ pub(crate) struct Syscalls {
     canary_seen: (Vec<u8>, Option<std::time::SystemTime>, Vec<std::ffi::OsString>),
     root: bool,
     limits: Limits,
-    leak: Vec<i64>,
+    faults: ChildFaults,
     running: Option<Running>,
     next_chunk: u64,
     /// Why the half stopped (setup refused: the sandbox cannot be built here).
@@ -265,7 +285,7 @@ pub(crate) struct Syscalls {
 
 impl Syscalls {
     /// The scratch directory (owned by nobody when root) and the canary outside it.
-    pub(crate) fn new(seed: u64, leak: Vec<i64>) -> anyhow::Result<Syscalls> {
+    pub(crate) fn new(seed: u64, faults: ChildFaults) -> anyhow::Result<Syscalls> {
         let scratch = tempfile::Builder::new().prefix("osprim-errortest-scratch-").tempdir()?;
         let canary_dir = tempfile::Builder::new().prefix("osprim-errortest-canary-").tempdir()?;
         let root = sys::sandbox::is_root();
@@ -291,7 +311,7 @@ impl Syscalls {
             canary_seen: (Vec::new(), None, Vec::new()),
             root,
             limits,
-            leak,
+            faults,
             running: None,
             next_chunk: 0,
             stopped: None,
@@ -339,11 +359,12 @@ impl Syscalls {
             scratch_dir: &dir,
             scratch_bytes: SCRATCH_BYTES,
             limits: self.limits,
-            alarm: ALARM,
+            alarm: self.faults.alarm.unwrap_or(ALARM),
             parent: std::process::id() as i32,
-            leak: &self.leak,
+            leak: &self.faults.leak,
         };
-        let child = sys::process::fork_peer(|| child_body(&cfg, &board, generator))?;
+        let abort_after = self.faults.abort_after;
+        let child = sys::process::fork_peer(|| child_body(&cfg, &board, generator, abort_after))?;
         self.children += 1;
         self.pids.push(child.pid());
         let now = Instant::now();

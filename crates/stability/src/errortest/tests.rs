@@ -100,7 +100,8 @@ fn a_stale_reference_the_library_accepts_fails_the_run_with_its_replay() {
 fn a_call_the_filter_lets_through_fails_the_run() {
     let _s = sys::testing::serial();
     assert!(sys::sandbox::allowed(libc::SYS_getsid).is_none());
-    let opts = Options { leak: vec![libc::SYS_getsid], ..Options::default() };
+    let child = syscalls::ChildFaults { leak: vec![libc::SYS_getsid], ..Default::default() };
+    let opts = Options { child, ..Options::default() };
     let r = run_opts(5.0, 4, &opts, None);
     match &r.run.outcome {
         Outcome::Failed { what, replay, .. } => {
@@ -111,6 +112,30 @@ fn a_call_the_filter_lets_through_fails_the_run() {
     }
     let inv = r.run.invariants.iter().find(|i| i.name == syscalls::INV_ESCAPE).unwrap();
     assert_eq!(inv.violated, 1, "{:?}", r.run.invariants);
+    nothing_left(&r);
+}
+
+#[test]
+fn a_hung_child_is_killed_counted_and_replaced() {
+    let _s = sys::testing::serial();
+    // Without the alarm, the first pause (or sleep, or wait) blocks for good.
+    let child = syscalls::ChildFaults { alarm: Some(Duration::from_secs(3600)), ..Default::default() };
+    let r = run_opts(syscalls::HANG.as_secs_f64() + 2.5, 5, &Options { child, ..Options::default() }, None);
+    assert!(r.run.is_clean(), "{:?}", r.run.outcome);
+    assert!(count(&r.run.results, |k| k == "syscall: hang (killed)") >= 1, "{:?}", r.run.results);
+    assert!(r.pids.len() >= 2, "replaced: {:?}", r.pids);
+    assert!(r.run.notes.iter().any(|n| n.starts_with("hang: child 0")), "{:?}", r.run.notes);
+    nothing_left(&r);
+}
+
+#[test]
+fn a_crashed_child_is_counted_by_signal_and_replaced() {
+    let _s = sys::testing::serial();
+    let child = syscalls::ChildFaults { abort_after: Some(50), ..Default::default() };
+    let r = run_opts(1.5, 6, &Options { child, ..Options::default() }, None);
+    assert!(r.run.is_clean(), "{:?}", r.run.outcome);
+    let died = count(&r.run.results, |k| k.starts_with("syscall: child died (SIG"));
+    assert!(died >= 2 && r.pids.len() as u64 >= died, "{died} {:?} {:?}", r.run.results, r.pids);
     nothing_left(&r);
 }
 
