@@ -355,5 +355,6 @@ fn syscalls_settings() -> Vec<String> {
     ]
 }
 
-#[cfg(test)]
+// Both halves are built for x86_64 only (the domain entry and the sandbox).
+#[cfg(all(test, target_arch = "x86_64"))]
 mod tests;

@@ -129,8 +129,8 @@ impl Orb {
             6 => self.new_table(rng, t),
             7 => self.add_interface(rng, t),
             8..=11 => self.lookup(rng, t),
-            12 | 13 => self.resolve(rng, t),
-            14 | 15 => self.xfer_stamped(rng, t),
+            12 | 13 => self.table_entry(rng, t, false),
+            14 | 15 => self.table_entry(rng, t, true),
             16 => {
                 t.op("domain.raise_outside_a_call");
                 domain::raise();
@@ -416,24 +416,37 @@ impl Orb {
         Ok(())
     }
 
-    /// resolve a random index, and on a hit check and rewrite the domain's marker.
-    fn resolve(&mut self, rng: &mut Rng, t: &mut Tallies) -> Result<(), Violation> {
+    /// `resolve` (`xfer` false) or `xfer_stamped` of a random domain index; on a hit, the
+    /// domain's marker is checked and rewritten (by an f-call, or by the transfer).
+    fn table_entry(&mut self, rng: &mut Rng, t: &mut Tallies, xfer: bool) -> Result<(), Violation> {
         let Some(tb) = self.table.as_mut() else { return self.new_table(rng, t) };
         let n = tb.t.len();
         let d = if rng.below(4) == 0 { rng.next_u64() as usize } else { rng.index(n + 3) };
         let value = word(rng);
-        note(&mut self.trace, self.trace_max, || format!("resolve {d} {value:#x}"));
-        t.op("domain.resolve");
-        match tb.t.resolve(d) {
+        let name = if xfer { "xfer_stamped" } else { "resolve" };
+        note(&mut self.trace, self.trace_max, || format!("{name} {d} {value:#x}"));
+        t.op(if xfer { "domain.xfer" } else { "domain.resolve" });
+        let mut r = Roaming::new(None);
+        let got = if xfer { tb.t.xfer_stamped(d, &mut r, value).map(Some) } else { tb.t.resolve(d).map(|_| None) };
+        match got {
             Err(_) if d >= n => {
                 t.invariant(INV_REFUSED);
                 t.result("domain: refused (unknown domain)");
-                Ok(())
+                return Ok(());
             }
-            Err(e) => Err(format!("resolve({d}) in a table of {n} failed: {e}")),
-            Ok(_) if d >= n => Err(format!("resolve({d}) in a table of {n} was accepted")),
-            Ok(dom) => {
+            Err(e) => return Err(format!("{name}({d}) in a table of {n} failed: {e}")),
+            Ok(_) if d >= n => return Err(format!("{name}({d}) in a table of {n} was accepted")),
+            Ok(Some(out)) => {
                 t.invariant(INV_ANSWERS);
+                let inside = tb.t.domain(d).inside();
+                expect(out, Outcome::Xferred)
+                    .and(same("observed rights", r.seen(), inside))
+                    .map_err(|e| format!("table domain {d}: {e}"))?;
+                t.result("domain: xferred");
+            }
+            Ok(None) => {
+                t.invariant(INV_ANSWERS);
+                let dom = tb.t.domain(d);
                 let mut a = NullArgs::for_domain(dom);
                 t.op("domain.fcall");
                 let out = dom.fcall_known(Known::ReadMarker, &mut a);
@@ -445,40 +458,11 @@ impl Orb {
                 t.op("domain.fcall");
                 expect(dom.fcall_known(Known::Null, &mut a), Outcome::Returned)
                     .map_err(|e| format!("table domain {d}: {e}"))?;
-                tb.markers[d] = value;
                 t.result("domain: returned");
-                Ok(())
             }
         }
-    }
-
-    fn xfer_stamped(&mut self, rng: &mut Rng, t: &mut Tallies) -> Result<(), Violation> {
-        let Some(tb) = self.table.as_mut() else { return self.new_table(rng, t) };
-        let n = tb.t.len();
-        let d = if rng.below(4) == 0 { rng.next_u64() as usize } else { rng.index(n + 3) };
-        let value = word(rng);
-        note(&mut self.trace, self.trace_max, || format!("xfer_stamped {d} {value:#x}"));
-        t.op("domain.xfer");
-        let mut r = Roaming::new(None);
-        match tb.t.xfer_stamped(d, &mut r, value) {
-            Err(_) if d >= n => {
-                t.invariant(INV_REFUSED);
-                t.result("domain: refused (unknown domain)");
-                Ok(())
-            }
-            Err(e) => Err(format!("xfer_stamped({d}) in a table of {n} failed: {e}")),
-            Ok(_) if d >= n => Err(format!("xfer_stamped({d}) in a table of {n} was accepted")),
-            Ok(out) => {
-                t.invariant(INV_ANSWERS);
-                let inside = tb.t.domain(d).inside();
-                expect(out, Outcome::Xferred)
-                    .and(same("observed rights", r.seen(), inside))
-                    .map_err(|e| format!("table domain {d}: {e}"))?;
-                tb.markers[d] = value;
-                t.result("domain: xferred");
-                Ok(())
-            }
-        }
+        tb.markers[d] = value;
+        Ok(())
     }
 
     /// The isolation probe on a random domain's marker: it must fault.
