@@ -6,9 +6,11 @@
 //! 1. `chdir` into the scratch directory the parent made (owned by the child's user);
 //! 2. standard input, output and error on `/dev/null`, every other descriptor closed
 //!    (`close_range`), so no file of the parent's can be reached;
-//! 3. every signal's disposition back to the default, then `SIGPIPE` and `SIGXFSZ` ignored (a refusal, not a death), `SIGALRM` caught by a handler
-//!    that does nothing, every signal unblocked, and an interval timer ([`Config::alarm`]) so
-//!    that a call that would block for ever returns `EINTR` instead;
+//! 3. every standard signal's disposition back to the default (an inherited handler could not
+//!    restore the default under the filter), then `SIGPIPE` and `SIGXFSZ` ignored (a refusal,
+//!    not a death), `SIGALRM` caught by a handler that does nothing, every signal unblocked,
+//!    and an interval timer ([`Config::alarm`]) so that a call that would block for ever
+//!    returns `EINTR` instead;
 //! 4. resource limits, soft and hard: no core dump, CPU seconds, address space, descriptors,
 //!    file size, no new process (`RLIMIT_NPROC` 0), nothing locked, no message queue; and
 //!    not dumpable;
@@ -26,14 +28,16 @@
 //!    so the test counts refusals. No call in the list names a path, another process, a
 //!    socket, a new process or program, or memory outside the scratch mapping (the memory
 //!    calls are bounded to it), and none writes through a pointer it reads from memory.
+//!    The kernel runs two numbers without asking any filter ([`FILTER_EXEMPT`]).
 //!
 //! # Safety
 //! - [`enter`] is for a freshly forked, single-threaded child: it changes the whole process
 //!   (descriptors, limits, credentials, signal dispositions, the filter). It calls `libc` with
 //!   pointers to its own locals only, and maps memory it owns for the rest of the process.
 //! - [`Jail::call`] is safe because of what [`enter`] set up and what it checks: under the
-//!   filter no call reaches a file, another process or memory the child did not map for it,
-//!   and every argument is a value that, read as an address, lies in the scratch mapping or
+//!   filter no call reaches a file, another process or memory the child did not map for it;
+//!   `rt_sigreturn` (which would load the registers from the stack) is refused; and every
+//!   argument the kernel may write through is a value that, read as an address, lies in the scratch mapping or
 //!   where this process has no memory of its own (below 64 KiB, or at or above 2^47, which
 //!   Linux never hands out unless asked by such a hint, so only the random calls themselves
 //!   can put a mapping there). So whatever the kernel writes lands in the scratch mapping or
