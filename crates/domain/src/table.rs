@@ -21,9 +21,33 @@ use std::io;
 /// An interface's type (what [`KeyTable::get_type`] answers).
 pub type TypeId = u32;
 
-/// An object reference: a handle naming one interface of one domain in a [`KeyTable`].
+/// An object reference: a handle naming one interface of one domain in a [`KeyTable`]. It
+/// carries the identity of the table that issued it, so a reference outlives its table only as
+/// a refused one: a table answers `None` for a reference it did not issue (a destroyed table's,
+/// another table's, or forged bits that name no interface of its own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ObjRef(u32);
+pub struct ObjRef {
+    table: u32,
+    index: u32,
+}
+
+impl ObjRef {
+    /// The reference as 64 bits (table identity high, interface index low), as it would cross
+    /// a register or a message.
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.table) << 32) | u64::from(self.index)
+    }
+
+    /// A reference from 64 bits, as [`ObjRef::to_bits`] makes them: anyone can forge one, and a
+    /// table accepts it only if it names one of that table's own interfaces.
+    pub fn from_bits(bits: u64) -> ObjRef {
+        ObjRef { table: (bits >> 32) as u32, index: bits as u32 }
+    }
+}
+
+/// Identities of tables, never reused within a process (so a destroyed table's references
+/// stay refused); 0 is never issued.
+static TABLE_IDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
 /// One interface: the domain it belongs to and its type (the table's entry per interface).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +72,8 @@ pub struct Binding {
 /// Domains sharing a few hardware keys (or none, in mprotect mode), and their interfaces.
 #[derive(Debug)]
 pub struct KeyTable {
+    /// This table's identity, which its references carry.
+    id: u32,
     // Field order: domains (registrations, mappings) go before the keys are freed.
     domains: Vec<Entry>,
     interfaces: Vec<Interface>,
@@ -73,6 +99,7 @@ impl KeyTable {
     /// parking key), all starting parked.
     pub fn new(how: Rights, domains: usize, max_keys: usize) -> io::Result<KeyTable> {
         let mut t = KeyTable {
+            id: TABLE_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             domains: Vec::new(),
             interfaces: Vec::new(),
             holder: Vec::new(),
@@ -135,6 +162,9 @@ impl KeyTable {
     }
 
     /// The domain `d` (with keys, its key may be the parking key).
+    ///
+    /// # Panics
+    /// If there is no domain `d` (an index, as a slice's); [`KeyTable::resolve`] refuses instead.
     pub fn domain(&self, d: usize) -> &Domain {
         &self.domains[d].domain
     }
@@ -144,31 +174,47 @@ impl KeyTable {
         let id = u32::try_from(self.interfaces.len()).ok()?;
         (d < self.domains.len()).then(|| {
             self.interfaces.push(Interface { domain: d as u32, type_id });
-            ObjRef(id)
+            ObjRef { table: self.id, index: id }
         })
     }
 
-    /// The type of the interface `r` names (Go!'s `get_type`); `None` for a stale reference.
+    /// The interface `r` names, if this table issued it.
+    #[inline(always)]
+    fn interface(&self, r: ObjRef) -> Option<&Interface> {
+        if r.table != self.id {
+            return None;
+        }
+        self.interfaces.get(r.index as usize)
+    }
+
+    /// The type of the interface `r` names (Go!'s `get_type`); `None` for a reference this
+    /// table did not issue (stale, another table's, forged).
     #[inline]
     pub fn get_type(&self, r: ObjRef) -> Option<TypeId> {
-        self.interfaces.get(r.0 as usize).map(|i| i.type_id)
+        self.interface(r).map(|i| i.type_id)
     }
 
     /// The naming step from a reference to the key: the domain `r` leads to and the
     /// hardware key it holds now (Go!'s `sel2ref`, selector to reference, here reference to
-    /// key). `None` for a stale reference.
+    /// key). `None` for a reference this table did not issue.
     #[inline]
     pub fn sel2ref(&self, r: ObjRef) -> Option<Binding> {
-        let i = self.interfaces.get(r.0 as usize)?;
+        let i = self.interface(r)?;
         let domain = i.domain as usize;
         let key = self.domains[domain].slot.map(|s| self.keys[s].id());
         Some(Binding { domain, key })
     }
 
     /// Makes domain `d` enterable (with keys: holding a hardware key, by a hit or a miss that
-    /// evicts the least recently used holder) and returns it.
+    /// evicts the least recently used holder) and returns it; `Err` if there is no domain `d`.
     #[inline]
     pub fn resolve(&mut self, d: usize) -> io::Result<&Domain> {
+        if d >= self.domains.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no domain {d} in a table of {}", self.domains.len()),
+            ));
+        }
         self.clock += 1;
         if self.how == Rights::Pkey && self.domains[d].slot.is_none() {
             self.miss(d)?;
@@ -202,5 +248,48 @@ impl KeyTable {
         self.domains[d].slot = Some(slot);
         self.holder[slot] = Some(d);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library_calls::Roaming;
+
+    /// Found by the error test (`osprim errortest`): a reference outlived its table and named
+    /// whatever the next table put at its index, and an unknown domain index panicked.
+    #[test]
+    fn references_of_a_destroyed_table_and_forged_ones_are_refused() {
+        let _s = sys::testing::serial();
+        let how = Rights::here()[0];
+        let mut old = KeyTable::new(how, 1, 3).expect("table");
+        let stale = old.add_interface(0, 7).expect("interface");
+        assert_eq!(old.get_type(stale), Some(7));
+        drop(old);
+        let mut new = KeyTable::new(how, 2, 3).expect("table");
+        let live = new.add_interface(1, 9).expect("interface");
+        assert_eq!(stale.to_bits() as u32, live.to_bits() as u32, "the same index in both tables");
+        assert_eq!((new.get_type(stale), new.sel2ref(stale)), (None, None), "a destroyed table's reference");
+        assert_eq!(new.get_type(live), Some(9));
+        assert_eq!(new.sel2ref(live).map(|b| b.domain), Some(1));
+        assert_eq!(ObjRef::from_bits(live.to_bits()), live);
+        for bits in
+            [0, u64::MAX, live.to_bits() + 1, live.to_bits() ^ (1 << 40), (live.to_bits() >> 32) << 32 | 0xffff_ffff]
+        {
+            assert_eq!(new.get_type(ObjRef::from_bits(bits)), None, "forged {bits:#x}");
+            assert_eq!(new.sel2ref(ObjRef::from_bits(bits)), None, "forged {bits:#x}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_domain_index_is_refused_not_a_panic() {
+        let _s = sys::testing::serial();
+        let how = Rights::here()[0];
+        let mut t = KeyTable::new(how, 2, 3).expect("table");
+        for d in [2, 3, usize::MAX] {
+            assert_eq!(t.resolve(d).map(|_| ()).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+            assert!(t.xfer_stamped(d, &mut Roaming::new(None), 1).is_err());
+        }
+        assert!(t.resolve(1).is_ok());
     }
 }

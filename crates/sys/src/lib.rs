@@ -29,6 +29,7 @@ pub mod raw;
 pub mod raw_errno;
 pub mod reap;
 pub mod reserve;
+pub mod sandbox;
 pub mod sched;
 pub mod segv;
 pub mod shm;
