@@ -183,7 +183,7 @@ impl Observer for Progress {
         self.started = Instant::now();
         // One column short of the terminal: a line that fills it would wrap on some terminals.
         let line = report::wrap_to(&plan.describe(), self.width.min(report::WIDTH) - 1);
-        eprintln!("{}", line.trim_end());
+        say!("{}", line.trim_end());
         if self.terminal {
             self.bar = Some(Self::new_bar(plan.visits.max(1)));
         }

@@ -36,6 +36,9 @@ pub struct Finished {
     /// Why the result file could not be saved at the end (the run itself went on and its
     /// results are on stdout).
     pub save_error: Option<String>,
+    /// Why the run's scratch directory was gone at its end (something else removed it while
+    /// the run measured: the rows that needed it failed for that reason).
+    pub scratch_lost: Option<String>,
 }
 
 /// Where results go, checked before anything is measured: `--output` (which must be absent
@@ -45,7 +48,7 @@ fn output_path(output: &Output, started: std::time::SystemTime) -> Result<Option
     match output {
         Output::None => Ok(None),
         Output::File(p) => {
-            output::check_target(p)?;
+            output::check_result_target(p)?;
             Ok(Some(p.clone()))
         }
         Output::Default => {
@@ -335,13 +338,22 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     run.partial = interrupted || memory_short;
     run.finished_utc = finished_utc;
     run.machine.scheduling.load_avg_end = env::load_average();
+    // Something else removed the scratch directory while the run measured (another program
+    // cleaning the temporary directory): what needed it failed, and the run says so.
+    let scratch_lost = (!platform::scratch::intact(scratch.path())).then(|| {
+        format!(
+            "the run's scratch directory {} was removed while it measured (not by this run): rows that needed it \
+             failed",
+            scratch.path().display()
+        )
+    });
     let (saved_to, save_error) = match store {
         Some(store) => store.close(&run),
         None => (None, None),
     };
     let scratch_path = scratch.path().to_path_buf();
     platform::interrupt::settle(&scratch_path, || drop(scratch));
-    Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
+    Ok(Finished { run, saved_to, interrupted, memory_short, save_error, scratch_lost })
 }
 
 /// The variants a benchmark is visited with under the run's `--cache` (`config::CacheMode`):
@@ -780,7 +792,7 @@ impl Store {
         if let Err(e) = written
             && !std::mem::replace(&mut self.warned, true)
         {
-            eprintln!("warning: cannot write to {}: {e}; measuring goes on", self.journal.path().display());
+            say!("warning: cannot write to {}: {e}; measuring goes on", self.journal.path().display());
         }
     }
 
