@@ -133,7 +133,8 @@ fn read_result(path: &Path) -> Result<model::RunFile> {
     Ok(run)
 }
 
-/// The newest result file in `dir` (by modification time, then name).
+/// The newest result file in `dir` (by modification time, then name), a live run's placeholder
+/// (its journal held) left out.
 fn newest_result(dir: &Path) -> Result<PathBuf> {
     let none = || {
         anyhow::Error::new(config::UsageError(format!(
@@ -147,6 +148,8 @@ fn newest_result(dir: &Path) -> Result<PathBuf> {
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
+        // A live run's file holds no results until it ends.
+        .filter(|(_, p)| !journal::held(p))
         .max()
         .map(|(_, p)| p)
         .ok_or_else(none)

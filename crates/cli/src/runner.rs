@@ -43,19 +43,49 @@ pub struct Finished {
 
 /// Where results go, checked before anything is measured: `--output` (which must be absent
 /// or a regular file it can write), nothing with `--no-save`, else a new, unique file in
-/// `osprim-results/` ([`output`]).
-fn output_path(output: &Output, started: std::time::SystemTime) -> Result<Option<PathBuf>> {
+/// `osprim-results/` ([`output`]), reserved until the run's store takes it over.
+fn output_path(output: &Output, started: std::time::SystemTime) -> Result<(Option<PathBuf>, Option<Reservation>)> {
     match output {
-        Output::None => Ok(None),
+        Output::None => Ok((None, None)),
         Output::File(p) => {
             output::check_result_target(p)?;
-            Ok(Some(p.clone()))
+            Ok((Some(p.clone()), None))
         }
         Output::Default => {
             let dir = Path::new("osprim-results");
-            output::reserve_default(dir, started)
-                .map(Some)
-                .with_context(|| format!("cannot create a result file in {}", dir.display()))
+            let path = platform::interrupt::create_removable(|| output::reserve_default(dir, started), Clone::clone)
+                .with_context(|| format!("cannot create a result file in {}", dir.display()))?;
+            Ok((Some(path.clone()), Some(Reservation { path, armed: true })))
+        }
+    }
+}
+
+/// A default result file reserved (created empty) for a run that has not started writing it:
+/// removed should the run fail before it does, or a second signal end it; kept once the run's
+/// [`Store`] holds it.
+struct Reservation {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Reservation {
+    /// The run writes the file now: it is no longer removed.
+    fn keep(mut self) {
+        self.armed = false;
+        platform::interrupt::settle(&self.path, || ());
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.armed {
+            let path = self.path.clone();
+            platform::interrupt::settle(&path, || {
+                // Only the empty placeholder: never a file something else has written since.
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                    let _ = std::fs::remove_file(&path);
+                }
+            });
         }
     }
 }
@@ -88,7 +118,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         placement::check_pair(pair).map_err(usage)?;
     }
     let chosen = placement::choose(args.cpu).map_err(usage)?;
-    let out = output_path(&args.output, started)?;
+    let (out, reservation) = output_path(&args.output, started)?;
     placement::pin(chosen.cpu)?;
 
     let machine = env::capture();
@@ -126,7 +156,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     // The journal first (it refuses a name another run is writing to), then the result file,
     // which exists from the start and holds the run without results until the end.
     let store = match &out {
-        Some(path) => Some(Store::open(path, &run)?),
+        Some(path) => Some(Store::open(path, &run, reservation)?),
         None => None,
     };
     let mut single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
@@ -760,7 +790,7 @@ struct Store {
 impl Store {
     /// Creates the journal (refused if another run holds it, or a run that did not end left
     /// it), writes the run's start to it and the run so far to the result file.
-    fn open(path: &Path, run: &RunFile) -> Result<Store> {
+    fn open(path: &Path, run: &RunFile, reservation: Option<Reservation>) -> Result<Store> {
         let journal = Journal::create(path)?;
         let mut store = Store { path: path.to_path_buf(), journal, warned: false };
         let start = Record::Start { journal: journal::JOURNAL_FORMAT, run: Box::new(run.clone()) };
@@ -772,6 +802,10 @@ impl Store {
         if let Err(e) = written {
             let _ = store.journal.remove();
             return Err(e);
+        }
+        // Kept before the second signal's farewell may write it.
+        if let Some(r) = reservation {
+            r.keep();
         }
         // A second signal ends the run at once: the result file is then made from the journal.
         let (result, resamples) = (path.to_path_buf(), INTERIM_RESAMPLES);
