@@ -46,6 +46,13 @@ pub enum OutputError {
         /// What it is ("a directory", "a FIFO", …).
         what: &'static str,
     },
+    /// The file name leaves no room for its journal's name (`.journal` added).
+    #[error(
+        "cannot write results to {0}: the file name is longer than {max} bytes (its journal adds '.journal', and a \
+         name takes at most {NAME_MAX})",
+        max = NAME_MAX - JOURNAL_SUFFIX.len()
+    )]
+    NoRoomForJournal(PathBuf),
     /// The name is a journal's.
     #[error("cannot write results to {0}: a name ending in '.journal' is a run's journal, never a result")]
     JournalName(PathBuf),
@@ -122,10 +129,11 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
 /// [`check_target`] for a run's result file, which has its journal beside it: the name must
 /// leave room for `.journal`.
 pub fn check_result_target(path: &Path) -> Result<(), OutputError> {
+    check_target(path)?;
     if path.file_name().is_some_and(|n| n.len() + JOURNAL_SUFFIX.len() > NAME_MAX) {
-        return Err(OutputError::NameTooLong(path.into()));
+        return Err(OutputError::NoRoomForJournal(path.into()));
     }
-    check_target(path)
+    Ok(())
 }
 
 /// What a path is, for comparing two paths: the same device and inode when it exists, else its
@@ -257,7 +265,7 @@ mod tests {
         let name = "x".repeat(NAME_MAX - 3);
         let p = d.path().join(&name);
         check_target(&p).expect("fits alone");
-        assert!(matches!(check_result_target(&p), Err(OutputError::NameTooLong(_))), "no room for .journal");
+        assert!(matches!(check_result_target(&p), Err(OutputError::NoRoomForJournal(_))), "no room for .journal");
         check_result_target(&d.path().join("x".repeat(NAME_MAX - JOURNAL_SUFFIX.len()))).expect("just fits");
     }
 
