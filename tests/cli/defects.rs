@@ -194,14 +194,14 @@ fn a_report_over_samples_spanning_the_doubles_is_drawn() {
     let (tmp, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("default-run.json")).unwrap()).unwrap();
-    for row in run["results"].as_array_mut().unwrap() {
-        if let Some(samples) = row["samples"].as_array_mut()
-            && samples.len() >= 2
-        {
-            let n = samples.len();
-            *samples = (0..n).map(|i| serde_json::json!(if i % 2 == 0 { -1e308 } else { 1e308 })).collect();
-        }
+    let mut drawn = 0;
+    for row in run["results"].as_array_mut().unwrap().iter_mut().filter(|r| !r["summary"].is_null()) {
+        let samples: Vec<f64> = (0..40).map(|i| if i % 2 == 0 { -1e308 } else { 1e308 }).collect();
+        row["samples"] = serde_json::json!(samples);
+        row["samples_per_round"] = serde_json::json!([40]);
+        drawn += 1;
     }
+    assert!(drawn > 0);
     std::fs::write(cwd.path().join("huge.json"), serde_json::to_string(&run).unwrap()).unwrap();
     let o = run_in(cwd.path(), tmp.path(), &["report", "huge.json", "--html", "huge.html"]);
     assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
