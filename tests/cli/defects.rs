@@ -254,3 +254,66 @@ fn papers_passes_over_a_live_runs_placeholder() {
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains(&*done.file_name().unwrap().to_string_lossy()), "the finished run is shown: {stderr}");
 }
+
+/// A memory cgroup of `limit` bytes under this process's own (v1, else v2), removed when
+/// dropped; `Err` with the reason when none can be made here.
+struct MemoryCgroup(PathBuf);
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> Result<MemoryCgroup, String> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| e.to_string())?;
+        let name = format!("osprim-test-{}", std::process::id());
+        let (dir, file) = if let Some(p) =
+            own.lines().find_map(|l| l.split_once(":memory:").map(|(_, p)| p.trim_start_matches('/').to_string()))
+        {
+            (Path::new("/sys/fs/cgroup/memory").join(p).join(&name), "memory.limit_in_bytes")
+        } else {
+            let p = own.lines().find_map(|l| l.strip_prefix("0::")).ok_or("no cgroup")?;
+            (Path::new("/sys/fs/cgroup").join(p.trim_start_matches('/')).join(&name), "memory.max")
+        };
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let cg = MemoryCgroup(dir);
+        std::fs::write(cg.0.join(file), limit.to_string()).map_err(|e| format!("cannot set {file}: {e}"))?;
+        Ok(cg)
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn inside_a_small_memory_cgroup_a_benchmark_that_would_not_fit_is_skipped_not_killed() {
+    let cg = match MemoryCgroup::new(100 << 20) {
+        Ok(cg) => cg,
+        Err(why) => {
+            eprintln!("skipped: no memory cgroup can be made here ({why})");
+            return;
+        }
+    };
+    let (tmp, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > '{}/cgroup.procs' && exec '{}' run --quick process.fork_exit -o r.json --no-history -q",
+            cg.0.display(),
+            assert_cmd::cargo::cargo_bin("osprim").display()
+        ))
+        .current_dir(cwd.path())
+        .env("TMPDIR", tmp.path())
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "not killed: {:?}: {stderr}", o.status);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cwd.path().join("r.json")).unwrap()).unwrap();
+    let rows = run["results"].as_array().unwrap();
+    let big = rows.iter().find(|r| r["params"]["touched"] == "1GiB").expect("the 1 GiB row");
+    assert_eq!(big["status"], "skipped", "{big}");
+    let why = big["reason"].as_str().unwrap();
+    assert!(why.contains("memory cgroup (limit 100 MiB)"), "{why}");
+    assert!(rows.iter().all(|r| r["status"] != "failed"), "{rows:?}");
+}

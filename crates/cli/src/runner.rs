@@ -589,13 +589,16 @@ fn in_workers(
         let grace = if timed_out { Duration::ZERO } else { GRACE };
         let ended = worker.finish(grace);
         exec.ended = ended.status.clone();
+        // A SIGKILL osprim did not send (it sends none before a deadline or a stop) is most
+        // likely the kernel's OOM killer.
+        let status = if stopping.is_none() { likely_oom(&ended.status) } else { ended.status.clone() };
         let how = match (&ended.stderr, timed_out) {
             (_, true) => format!(
                 "it stopped answering for {} s and was killed",
                 if ready { allowance.as_secs() } else { READY_WITHIN.as_secs() }
             ),
-            (Some(said), false) if !ended.clean => format!("{}: {said}", ended.status),
-            _ => ended.status.clone(),
+            (Some(said), false) if !ended.clean => format!("{status}: {said}"),
+            _ => status,
         };
         if timed_out || !ended.clean {
             exec.note = Some(format!("the worker process ended before its round did: {how}"));
@@ -634,6 +637,18 @@ fn in_workers(
         pending = left;
     }
     RoundEnd::Done
+}
+
+/// A worker's end as said in a row's reason: a SIGKILL gets its likely cause, the kernel's
+/// OOM killer (with the memory cgroup's limit, when there is one).
+fn likely_oom(status: &str) -> String {
+    if !status.contains("SIGKILL") {
+        return status.to_string();
+    }
+    match platform::memory::cgroup_limit_text() {
+        Some(limit) => format!("{status} (likely out of memory: {limit})"),
+        None => format!("{status} (likely out of memory)"),
+    }
 }
 
 /// The run's rows as they fill, and where their measurements go.
@@ -885,8 +900,23 @@ pub fn finish_journal(result: &Path, resamples: usize, lock: bool) -> Result<(Ru
     } else {
         (None, journal::path_for(result))
     };
-    let contents = journal::read(&path)?;
+    let mut contents = journal::read(&path)?;
     output::check_target(result)?;
+    if lock {
+        // A row begun and never settled: the run died while measuring it (`osprim finish`
+        // comes after a run killed outright; a second signal's farewell is not such a death).
+        let memory = run_memory_limit(&contents.run);
+        for row in contents.rows.iter_mut().filter(|r| r.outcomes.is_empty()) {
+            let why = match &memory {
+                Some(limit) => format!(
+                    "the run was killed while measuring this, before it had an outcome (likely out of memory: cgroup \
+                     limit {limit})"
+                ),
+                None => "the run was killed while measuring this, before it had an outcome".to_string(),
+            };
+            row.outcomes.push(Err(NotMeasured::Failed(why)));
+        }
+    }
     let mut run = contents.run;
     assemble(&mut run, &contents.rows, resamples);
     run.finished_utc = contents.finished_utc;
@@ -895,6 +925,12 @@ pub fn finish_journal(result: &Path, resamples: usize, lock: bool) -> Result<(Ru
     std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
     drop(held);
     Ok((run, contents.unreadable_lines))
+}
+
+/// The memory cgroup limit the run was under ("100 MiB"), from its machine record.
+fn run_memory_limit(run: &RunFile) -> Option<String> {
+    let bytes: u64 = run.machine.cgroup.memory_max.trim().parse().ok()?;
+    Some(format!("{} MiB", bytes >> 20))
 }
 
 /// Bootstrap replicates of the rows of a run ended by a second signal (the final rows use
@@ -1254,6 +1290,31 @@ mod tests {
             let (v, skip) = plan("fault.file.read", CacheMode::Cold);
             assert_eq!((v, skip), (own.variants(ctx), None), "its own cache parameter");
         });
+    }
+
+    #[test]
+    fn a_sigkill_osprim_did_not_send_is_likely_the_oom_killer() {
+        assert_eq!(likely_oom("exited with status 1"), "exited with status 1");
+        let said = likely_oom("killed by signal 9 (SIGKILL)");
+        assert!(said.starts_with("killed by signal 9 (SIGKILL) (likely out of memory"), "{said}");
+    }
+
+    #[test]
+    fn finish_fails_the_row_a_killed_run_was_measuring_and_names_the_memory_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let result = d.path().join("r.json");
+        let mut run = run_file();
+        run.machine.cgroup.memory_max = (100u64 << 20).to_string();
+        let mut j = Journal::create(&result).unwrap();
+        j.append(&Record::Start { journal: journal::JOURNAL_FORMAT, run: Box::new(run) }).unwrap();
+        j.append(&Record::Slot { row: 0, id: "syscall.null".into(), about: String::new(), params: Params::new() })
+            .unwrap();
+        drop(j);
+        let (done, _) = finish_journal(&result, 50, true).unwrap();
+        let row = &done.results[0];
+        assert_eq!(row.status, model::Status::Failed, "{row:?}");
+        let why = row.reason.as_deref().unwrap();
+        assert!(why.contains("killed while measuring") && why.contains("cgroup limit 100 MiB"), "{why}");
     }
 
     #[test]
