@@ -317,3 +317,11 @@ fn inside_a_small_memory_cgroup_a_benchmark_that_would_not_fit_is_skipped_not_ki
     assert!(why.contains("memory cgroup (limit 100 MiB)"), "{why}");
     assert!(rows.iter().all(|r| r["status"] != "failed"), "{rows:?}");
 }
+
+#[test]
+fn an_error_says_its_cause_once() {
+    let (tmp, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let line =
+        refused(&run_in(cwd.path(), tmp.path(), &["run", "--quick", "syscall.null", "-o", "/nonexistent/x.json"]));
+    assert_eq!(line.matches("No such file or directory").count(), 1, "{line}");
+}

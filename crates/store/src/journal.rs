@@ -195,12 +195,13 @@ pub enum JournalError {
         detail: String,
     },
     /// An I/O error.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The journal.
         path: PathBuf,
         /// What the kernel said.
-        source: std::io::Error,
+        /// (Said in the message, so not a `source`: a chain would say it twice.)
+        error: std::io::Error,
     },
 }
 
@@ -241,7 +242,7 @@ impl Journal {
     /// the same moment is told that a live run writes it, never that a run did not end.
     pub fn create(result: &Path) -> Result<Journal, JournalError> {
         let path = path_for(result);
-        let io = |source| JournalError::Io { path: path.clone(), source };
+        let io = |error| JournalError::Io { path: path.clone(), error };
         if std::fs::symlink_metadata(&path).is_ok() {
             return Err(busy_or_unfinished(result, &path));
         }
@@ -346,7 +347,7 @@ pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(JournalError::Missing(path)),
-        Err(source) => return Err(JournalError::Io { path, source }),
+        Err(error) => return Err(JournalError::Io { path, error }),
     };
     if !meta.file_type().is_file() {
         return Err(JournalError::Corrupt { path, detail: "it is not a regular file".into() });
@@ -355,7 +356,7 @@ pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
         .read(true)
         .write(true)
         .open(&path)
-        .map_err(|source| JournalError::Io { path: path.clone(), source })?;
+        .map_err(|error| JournalError::Io { path: path.clone(), error })?;
     match lock(file) {
         Ok(locked) => Ok((locked, path)),
         Err(_) => Err(JournalError::InUse { result: result.into(), journal: path }),
@@ -365,8 +366,8 @@ pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
 /// Reads a journal (module doc): the start record, then every whole slot and outcome record.
 pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let corrupt = |detail: String| JournalError::Corrupt { path: path.into(), detail };
-    let file = File::open(path).map_err(|source| JournalError::Io { path: path.into(), source })?;
-    let meta = file.metadata().map_err(|source| JournalError::Io { path: path.into(), source })?;
+    let file = File::open(path).map_err(|error| JournalError::Io { path: path.into(), error })?;
+    let meta = file.metadata().map_err(|error| JournalError::Io { path: path.into(), error })?;
     if !meta.file_type().is_file() {
         return Err(corrupt("it is not a regular file".into()));
     }
@@ -376,7 +377,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let mut lines = BufReader::new(file).split(b'\n');
     let first = match lines.next() {
         Some(Ok(line)) => line,
-        Some(Err(source)) => return Err(JournalError::Io { path: path.into(), source }),
+        Some(Err(error)) => return Err(JournalError::Io { path: path.into(), error }),
         None => return Err(corrupt("it is empty".into())),
     };
     let mut run = match serde_json::from_slice::<Record>(&first) {
@@ -393,7 +394,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let mut rows: Vec<Rounds> = Vec::new();
     let (mut unreadable_lines, mut finished_utc) = (0, None);
     for line in lines {
-        let line = line.map_err(|source| JournalError::Io { path: path.into(), source })?;
+        let line = line.map_err(|error| JournalError::Io { path: path.into(), error })?;
         match serde_json::from_slice::<Record>(&line) {
             Ok(Record::Slot { row, id, about, params }) if row == rows.len() => {
                 rows.push(Rounds { id, about, params, outcomes: Vec::new(), steal_jiffies: 0, notes: Vec::new() });

@@ -65,12 +65,13 @@ pub enum OutputError {
         what: String,
     },
     /// The existing file cannot be written, or the directory takes no new file.
-    #[error("cannot write results to {path}: {source}")]
+    #[error("cannot write results to {path}: {error}")]
     NotWritable {
         /// The path.
         path: PathBuf,
         /// What the kernel said.
-        source: std::io::Error,
+        /// (Said in the message, so not a `source`: a chain would say it twice.)
+        error: std::io::Error,
     },
 }
 
@@ -109,7 +110,7 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
     if text.ends_with(JOURNAL_SUFFIX.as_bytes()) {
         return Err(OutputError::JournalName(path.into()));
     }
-    let writable = |source| OutputError::NotWritable { path: path.into(), source };
+    let writable = |error| OutputError::NotWritable { path: path.into(), error };
     match std::fs::symlink_metadata(path) {
         Ok(meta) => {
             if let Some(what) = not_regular(&meta) {
