@@ -145,6 +145,19 @@ fn the_history_does_not_follow_a_planted_link() {
     assert!(!victim.exists(), "nothing made where the link points");
 }
 
+/// `bash -c SCRIPT` in `dir` with its own TMPDIR (`tmp`), the osprim binary in `$OSPRIM`.
+fn bash(dir: &Path, tmp: &Path, script: &str) -> Output {
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("TMPDIR", tmp)
+        .env("OSPRIM", assert_cmd::cargo::cargo_bin("osprim"))
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap()
+}
+
 /// Whether `dir` holds a journal or `tmp` a scratch directory.
 fn leftovers(dir: &Path, tmp: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -172,17 +185,11 @@ fn a_stderr_that_cannot_be_written_costs_nothing() {
     assert!(cwd.path().join("r.json").metadata().unwrap().len() > 0, "the result is saved");
     assert_eq!(leftovers(cwd.path(), tmp.path()), Vec::<PathBuf>::new());
     // stdout and stderr into a pipe closed after one line (`2>&1 | head -1`).
-    let o = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "set -o pipefail; '{}' run --quick syscall.null -o r2.json --no-history 2>&1 | head -1",
-            assert_cmd::cargo::cargo_bin("osprim").display()
-        ))
-        .current_dir(cwd.path())
-        .env("TMPDIR", tmp.path())
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap();
+    let o = bash(
+        cwd.path(),
+        tmp.path(),
+        "set -o pipefail; \"$OSPRIM\" run --quick syscall.null -o r2.json --no-history 2>&1 | head -1",
+    );
     assert_eq!(o.status.code(), Some(0), "{:?}: {}", o.status, text(&o.stderr));
     assert_eq!(text(&o.stdout).lines().count(), 1);
     assert!(cwd.path().join("r2.json").metadata().unwrap().len() > 0, "the result is saved");
@@ -294,18 +301,11 @@ fn inside_a_small_memory_cgroup_a_benchmark_that_would_not_fit_is_skipped_not_ki
         }
     };
     let (tmp, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let o = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "echo $$ > '{}/cgroup.procs' && exec '{}' run --quick process.fork_exit -o r.json --no-history -q",
-            cg.0.display(),
-            assert_cmd::cargo::cargo_bin("osprim").display()
-        ))
-        .current_dir(cwd.path())
-        .env("TMPDIR", tmp.path())
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap();
+    let script = format!(
+        "echo $$ > '{}/cgroup.procs' && exec \"$OSPRIM\" run --quick process.fork_exit -o r.json --no-history -q",
+        cg.0.display()
+    );
+    let o = bash(cwd.path(), tmp.path(), &script);
     let stderr = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "not killed: {:?}: {stderr}", o.status);
     let run: serde_json::Value =
