@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     match osprim::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            osprim::say!("error: {e:#}");
             if e.downcast_ref::<osprim::config::UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::from(1) }
         }
     }
@@ -43,7 +43,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
                 Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-                    eprintln!("error: cannot write to stdout: {err}");
+                    osprim::say!("error: cannot write to stdout: {err}");
                     ExitCode::from(1)
                 }
                 _ => ExitCode::SUCCESS,
@@ -53,9 +53,9 @@ fn clap_error(e: clap::Error) -> ExitCode {
             let text = e.render().to_string();
             let block: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
             if block.is_empty() {
-                eprintln!("error: invalid arguments");
+                osprim::say!("error: invalid arguments");
             } else {
-                eprintln!("{}", block.join("\n"));
+                osprim::say!("{}", block.join("\n"));
             }
             ExitCode::from(2)
         }

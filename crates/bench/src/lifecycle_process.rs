@@ -203,40 +203,15 @@ pub(crate) enum Target {
     Other(std::path::PathBuf, Vec<&'static str>),
 }
 
-/// Whether `bytes` (plus [`SPARE_BYTES`]) fits in `MemAvailable` and in the cgroup's
-/// `memory.max` (v2) beyond its `memory.current`; the reason when not.
+/// Whether `bytes` (plus [`SPARE_BYTES`]) fits in what is left of memory: the least of
+/// `MemAvailable` and what the memory cgroup leaves (v2 or v1, every level up;
+/// [`platform::memory`]); the reason when not.
 fn memory_for(bytes: usize) -> Result<(), String> {
     let need = bytes as u64 + SPARE_BYTES;
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    if let Some(kb) = proc_field(&meminfo, "MemAvailable")
-        && kb * 1024 < need
-    {
-        return Err(format!(
-            "needs {} MiB of memory for the parent's touched memory; MemAvailable is {} MiB",
-            need >> 20,
-            kb >> 10
-        ));
+    match platform::memory::room().and_then(|r| r.refuse(need, "the parent's touched memory")) {
+        Some(why) => Err(why),
+        None => Ok(()),
     }
-    if let Some(room) = cgroup_room()
-        && room < need
-    {
-        return Err(format!(
-            "needs {} MiB of memory for the parent's touched memory; the cgroup's memory.max leaves {} MiB",
-            need >> 20,
-            room >> 20
-        ));
-    }
-    Ok(())
-}
-
-/// `memory.max − memory.current` of this process's cgroup (v2), bytes; `None` when unlimited
-/// or unreadable.
-fn cgroup_room() -> Option<u64> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok()?.trim().parse::<u64>().ok();
-    Some(read("memory.max")?.saturating_sub(read("memory.current")?))
 }
 
 /// Minor faults of this process and of its reaped children so far.

@@ -9,6 +9,22 @@
 //! imports nothing; [`cli`] is the only module that knows clap.
 #![forbid(unsafe_code)]
 
+/// `eprintln!` that never panics: a line stderr cannot take (`2>/dev/full`, a pipe closed by
+/// `| head -1`) is lost, never the run, its clean-up or its result file.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::stderr_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line to stderr, ignoring a failure ([`say!`]).
+pub fn stderr_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+}
+
 pub mod cli;
 pub mod config;
 pub mod crosscheck;
@@ -82,7 +98,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             };
             let run = read_result(&path)?;
             if !present.quiet && present.format == Format::Table {
-                eprintln!("from {}", path.display());
+                say!("from {}", path.display());
             }
             let run = stability_cmd::with_history(run, &history::Location::default_in(Path::new(RESULTS_DIR)));
             emit(&report::render_papers(&run, present.format, &present.view)?)?;
@@ -113,7 +129,7 @@ fn read_result(path: &Path) -> Result<model::RunFile> {
     let run = model::read_result_file(path)?;
     let journal = journal::path_for(path);
     if journal.exists() {
-        eprintln!(
+        say!(
             "note: {} holds measurements this file may lack ('osprim finish {}' adds them)",
             journal.display(),
             path.display()
@@ -122,7 +138,8 @@ fn read_result(path: &Path) -> Result<model::RunFile> {
     Ok(run)
 }
 
-/// The newest result file in `dir` (by modification time, then name).
+/// The newest result file in `dir` (by modification time, then name), a live run's placeholder
+/// (its journal held) left out.
 fn newest_result(dir: &Path) -> Result<PathBuf> {
     let none = || {
         anyhow::Error::new(config::UsageError(format!(
@@ -136,6 +153,8 @@ fn newest_result(dir: &Path) -> Result<PathBuf> {
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .filter(|(_, p)| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
+        // A live run's file holds no results until it ends.
+        .filter(|(_, p)| !journal::held(p))
         .max()
         .map(|(_, p)| p)
         .ok_or_else(none)
@@ -148,6 +167,21 @@ fn run_and_report(
     baseline: Option<&Path>,
     history: Option<&history::Location>,
 ) -> Result<ExitCode> {
+    if let config::Output::File(target) = &cfg.output {
+        let mut databases = vec![history::Location::default_in(Path::new(RESULTS_DIR))];
+        databases.extend(history.cloned());
+        let files: Vec<PathBuf> = databases
+            .iter()
+            .filter_map(|l| match l {
+                history::Location::Sqlite(p) => Some(output::database_files(p)),
+                history::Location::Postgres(_) => None,
+            })
+            .flatten()
+            .collect();
+        let mut inputs: Vec<(&Path, &str)> = files.iter().map(|p| (p.as_path(), "the history database")).collect();
+        inputs.extend(baseline.map(|b| (b, "the baseline")));
+        output::check_not_input(target, &inputs)?;
+    }
     let base = baseline.map(read_result).transpose()?.map(std::sync::Arc::new);
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let began = std::time::Instant::now();
@@ -188,7 +222,7 @@ fn run_and_report(
     }
     emit(&text)?;
     if present.format != Format::Table && !present.quiet {
-        eprintln!("{verdict}");
+        say!("{verdict}");
     }
     saved_note(&done);
     if let (Some(loc), Some(path)) = (history, &done.saved_to) {
@@ -203,10 +237,10 @@ fn finish(path: &Path, present: &Present) -> Result<ExitCode> {
     let (run, unreadable) = runner::finish_journal(&result, stats::DEFAULT_RESAMPLES, true)?;
     emit(&report::render(&run, present.format, &present.view)?)?;
     if unreadable > 0 {
-        eprintln!("warning: {unreadable} line(s) of the journal could not be read (cut short by the crash)");
+        say!("warning: {unreadable} line(s) of the journal could not be read (cut short by the crash)");
     }
     let partial = if run.partial { " (partial: the run did not finish measuring)" } else { "" };
-    eprintln!("results saved to {}{partial}", result.display());
+    say!("results saved to {}{partial}", result.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -219,18 +253,24 @@ fn saved_note(done: &runner::Finished) {
         } else {
             ""
         };
-        eprintln!("results saved to {}{partial}", p.display());
+        say!("results saved to {}{partial}", p.display());
     }
 }
 
 /// The exit status of a run (README, "Exit status").
 fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt, strict: bool) -> ExitCode {
     if let Some(e) = &done.save_error {
-        eprintln!("error: {e}");
+        say!("error: {e}");
+        return ExitCode::from(EXIT_ERROR);
+    }
+    if let Some(why) = &done.scratch_lost
+        && !done.interrupted
+    {
+        say!("error: {why}");
         return ExitCode::from(EXIT_ERROR);
     }
     if done.memory_short && !done.interrupted {
-        eprintln!(
+        say!(
             "error: memory ran short (an address-space limit such as 'ulimit -v', or the machine's memory): \
              the run stopped early and kept what it measured"
         );
@@ -247,7 +287,7 @@ fn exit_status(done: &runner::Finished, interrupt: &interrupt::Interrupt, strict
 fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     if !present.quiet {
-        eprintln!(
+        say!(
             "crosscheck: peer, osprim, peer per primitive ({})",
             if settings.quick { "under 30 s" } else { "under 2 min" }
         );
@@ -274,7 +314,7 @@ fn man(dir: Option<&Path>) -> Result<ExitCode> {
                 let path = dir.join(name);
                 store::write_new_or_regular(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
             }
-            eprintln!("{} man pages written to {}", pages.len(), dir.display());
+            say!("{} man pages written to {}", pages.len(), dir.display());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -384,7 +424,7 @@ fn compare(
         let outcome = n.comparison.gate(&gate);
         failed |= !outcome.failed.is_empty();
         for line in report::compare::gate_lines(n, &outcome, &gate) {
-            eprintln!("{line}");
+            say!("{line}");
         }
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -418,7 +458,7 @@ fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &P
     if marked > 0
         && let Err(e) = store::write_result_file(path, run)
     {
-        eprintln!("warning: cannot add the level-shift flags to {}: {e}", path.display());
+        say!("warning: cannot add the level-shift flags to {}: {e}", path.display());
     }
 }
 
@@ -434,7 +474,11 @@ fn report_html(
 ) -> Result<ExitCode> {
     let to_stdout = html.as_os_str() == "-";
     if !to_stdout {
-        output::check_target(html).map_err(|e| anyhow::anyhow!(e.to_string().replacen("results", "the report", 1)))?;
+        let mut inputs = vec![(path, "the result file it reports on")];
+        inputs.extend(base.map(|b| (b, "the result file it compares with")));
+        output::check_target(html)
+            .and_then(|()| output::check_not_input(html, &inputs))
+            .map_err(|e| anyhow::anyhow!(e.to_string().replacen("results", "the report", 1)))?;
     }
     let new = read_result(path)?;
     let base_run = base.map(read_result).transpose()?;
@@ -463,7 +507,7 @@ fn report_html(
         store::write_new_or_regular(html, page.html.as_bytes())
             .with_context(|| format!("cannot write the report to {}", html.display()))?;
         if !quiet {
-            eprintln!("report written to {} ({} plots)", html.display(), page.plots);
+            say!("report written to {} ({} plots)", html.display(), page.plots);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -478,7 +522,7 @@ fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path,
         && !dir.is_dir()
     {
         if !quiet {
-            eprintln!(
+            say!(
                 "note: not recorded in the history: there is no {}/ here ('osprim history --import DIR' or --db FILE \
                  records it)",
                 dir.display()
@@ -489,8 +533,8 @@ fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path,
     let recorded = history::History::open(loc).and_then(|mut h| h.record(run, Some(path)));
     match recorded {
         Ok(_) if quiet => {}
-        Ok(_) => eprintln!("recorded in the history ({})", loc.describe()),
-        Err(e) => eprintln!("warning: not recorded in the history: {e}"),
+        Ok(_) => say!("recorded in the history ({})", loc.describe()),
+        Err(e) => say!("warning: not recorded in the history: {e}"),
     }
 }
 
@@ -519,9 +563,9 @@ fn show_history(
     let mut h = history::History::open(loc)?;
     if let Some(dir) = import {
         let (new, known, bad) = history::import_dir(&mut h, dir)?;
-        eprintln!("imported {new} run(s) from {} ({known} already recorded)", dir.display());
+        say!("imported {new} run(s) from {} ({known} already recorded)", dir.display());
         for why in bad {
-            eprintln!("skipped: {why}");
+            say!("skipped: {why}");
         }
     }
     let points = h.points(patterns)?;

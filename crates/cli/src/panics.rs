@@ -19,7 +19,7 @@ pub fn install_hook() {
         if GUARDED.with(Cell::get) {
             LAST.with(|l| *l.borrow_mut() = Some(message));
         } else {
-            eprintln!("error: internal error (a bug in osprim): {message}");
+            say!("error: internal error (a bug in osprim): {message}");
         }
     }));
 }

@@ -36,23 +36,56 @@ pub struct Finished {
     /// Why the result file could not be saved at the end (the run itself went on and its
     /// results are on stdout).
     pub save_error: Option<String>,
+    /// Why the run's scratch directory was gone at its end (something else removed it while
+    /// the run measured: the rows that needed it failed for that reason).
+    pub scratch_lost: Option<String>,
 }
 
 /// Where results go, checked before anything is measured: `--output` (which must be absent
 /// or a regular file it can write), nothing with `--no-save`, else a new, unique file in
-/// `osprim-results/` ([`output`]).
-fn output_path(output: &Output, started: std::time::SystemTime) -> Result<Option<PathBuf>> {
+/// `osprim-results/` ([`output`]), reserved until the run's store takes it over.
+fn output_path(output: &Output, started: std::time::SystemTime) -> Result<(Option<PathBuf>, Option<Reservation>)> {
     match output {
-        Output::None => Ok(None),
+        Output::None => Ok((None, None)),
         Output::File(p) => {
-            output::check_target(p)?;
-            Ok(Some(p.clone()))
+            output::check_result_target(p)?;
+            Ok((Some(p.clone()), None))
         }
         Output::Default => {
             let dir = Path::new("osprim-results");
-            output::reserve_default(dir, started)
-                .map(Some)
-                .with_context(|| format!("cannot create a result file in {}", dir.display()))
+            let path = platform::interrupt::create_removable(|| output::reserve_default(dir, started), Clone::clone)
+                .with_context(|| format!("cannot create a result file in {}", dir.display()))?;
+            Ok((Some(path.clone()), Some(Reservation { path, armed: true })))
+        }
+    }
+}
+
+/// A default result file reserved (created empty) for a run that has not started writing it:
+/// removed should the run fail before it does, or a second signal end it; kept once the run's
+/// [`Store`] holds it.
+struct Reservation {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Reservation {
+    /// The run writes the file now: it is no longer removed.
+    fn keep(mut self) {
+        self.armed = false;
+        platform::interrupt::settle(&self.path, || ());
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.armed {
+            let path = self.path.clone();
+            platform::interrupt::settle(&path, || {
+                // Only the empty placeholder: never a file something else has written since.
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                    let _ = std::fs::remove_file(&path);
+                }
+            });
         }
     }
 }
@@ -85,7 +118,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         placement::check_pair(pair).map_err(usage)?;
     }
     let chosen = placement::choose(args.cpu).map_err(usage)?;
-    let out = output_path(&args.output, started)?;
+    let (out, reservation) = output_path(&args.output, started)?;
     placement::pin(chosen.cpu)?;
 
     let machine = env::capture();
@@ -124,7 +157,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     // The journal first (it refuses a name another run is writing to), then the result file,
     // which exists from the start and holds the run without results until the end.
     let store = match &out {
-        Some(path) => Some(Store::open(path, &run)?),
+        Some(path) => Some(Store::open(path, &run, reservation)?),
         None => None,
     };
     let mut single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
@@ -336,13 +369,22 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     run.partial = interrupted || memory_short;
     run.finished_utc = finished_utc;
     run.machine.scheduling.load_avg_end = env::load_average();
+    // Something else removed the scratch directory while the run measured (another program
+    // cleaning the temporary directory): what needed it failed, and the run says so.
+    let scratch_lost = (!platform::scratch::intact(scratch.path())).then(|| {
+        format!(
+            "the run's scratch directory {} was removed while it measured (not by this run): rows that needed it \
+             failed",
+            scratch.path().display()
+        )
+    });
     let (saved_to, save_error) = match store {
         Some(store) => store.close(&run),
         None => (None, None),
     };
     let scratch_path = scratch.path().to_path_buf();
     platform::interrupt::settle(&scratch_path, || drop(scratch));
-    Ok(Finished { run, saved_to, interrupted, memory_short, save_error })
+    Ok(Finished { run, saved_to, interrupted, memory_short, save_error, scratch_lost })
 }
 
 /// The variants a benchmark is visited with under the run's `--cache` (`config::CacheMode`):
@@ -548,13 +590,16 @@ fn in_workers(
         let grace = if timed_out { Duration::ZERO } else { GRACE };
         let ended = worker.finish(grace);
         exec.ended = ended.status.clone();
+        // A SIGKILL osprim did not send (it sends none before a deadline or a stop) is most
+        // likely the kernel's OOM killer.
+        let status = if stopping.is_none() { likely_oom(&ended.status) } else { ended.status.clone() };
         let how = match (&ended.stderr, timed_out) {
             (_, true) => format!(
                 "it stopped answering for {} s and was killed",
                 if ready { allowance.as_secs() } else { READY_WITHIN.as_secs() }
             ),
-            (Some(said), false) if !ended.clean => format!("{}: {said}", ended.status),
-            _ => ended.status.clone(),
+            (Some(said), false) if !ended.clean => format!("{status}: {said}"),
+            _ => status,
         };
         if timed_out || !ended.clean {
             exec.note = Some(format!("the worker process ended before its round did: {how}"));
@@ -593,6 +638,18 @@ fn in_workers(
         pending = left;
     }
     RoundEnd::Done
+}
+
+/// A worker's end as said in a row's reason: a SIGKILL gets its likely cause, the kernel's
+/// OOM killer (with the memory cgroup's limit, when there is one).
+fn likely_oom(status: &str) -> String {
+    if !status.contains("SIGKILL") {
+        return status.to_string();
+    }
+    match platform::memory::cgroup_limit_text() {
+        Some(limit) => format!("{status} (likely out of memory: {limit})"),
+        None => format!("{status} (likely out of memory)"),
+    }
 }
 
 /// The run's rows as they fill, and where their measurements go.
@@ -749,7 +806,7 @@ struct Store {
 impl Store {
     /// Creates the journal (refused if another run holds it, or a run that did not end left
     /// it), writes the run's start to it and the run so far to the result file.
-    fn open(path: &Path, run: &RunFile) -> Result<Store> {
+    fn open(path: &Path, run: &RunFile, reservation: Option<Reservation>) -> Result<Store> {
         let journal = Journal::create(path)?;
         let mut store = Store { path: path.to_path_buf(), journal, warned: false };
         let start = Record::Start { journal: journal::JOURNAL_FORMAT, run: Box::new(run.clone()) };
@@ -761,6 +818,10 @@ impl Store {
         if let Err(e) = written {
             let _ = store.journal.remove();
             return Err(e);
+        }
+        // Kept before the second signal's farewell may write it.
+        if let Some(r) = reservation {
+            r.keep();
         }
         // A second signal ends the run at once: the result file is then made from the journal.
         let (result, resamples) = (path.to_path_buf(), INTERIM_RESAMPLES);
@@ -781,7 +842,7 @@ impl Store {
         if let Err(e) = written
             && !std::mem::replace(&mut self.warned, true)
         {
-            eprintln!("warning: cannot write to {}: {e}; measuring goes on", self.journal.path().display());
+            say!("warning: cannot write to {}: {e}; measuring goes on", self.journal.path().display());
         }
     }
 
@@ -840,8 +901,23 @@ pub fn finish_journal(result: &Path, resamples: usize, lock: bool) -> Result<(Ru
     } else {
         (None, journal::path_for(result))
     };
-    let contents = journal::read(&path)?;
+    let mut contents = journal::read(&path)?;
     output::check_target(result)?;
+    if lock {
+        // A row begun and never settled: the run died while measuring it (`osprim finish`
+        // comes after a run killed outright; a second signal's farewell is not such a death).
+        let memory = run_memory_limit(&contents.run);
+        for row in contents.rows.iter_mut().filter(|r| r.outcomes.is_empty()) {
+            let why = match &memory {
+                Some(limit) => format!(
+                    "the run was killed while measuring this, before it had an outcome (likely out of memory: cgroup \
+                     limit {limit})"
+                ),
+                None => "the run was killed while measuring this, before it had an outcome".to_string(),
+            };
+            row.outcomes.push(Err(NotMeasured::Failed(why)));
+        }
+    }
     let mut run = contents.run;
     assemble(&mut run, &contents.rows, resamples);
     run.finished_utc = contents.finished_utc;
@@ -850,6 +926,12 @@ pub fn finish_journal(result: &Path, resamples: usize, lock: bool) -> Result<(Ru
     std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
     drop(held);
     Ok((run, contents.unreadable_lines))
+}
+
+/// The memory cgroup limit the run was under ("100 MiB"), from its machine record.
+fn run_memory_limit(run: &RunFile) -> Option<String> {
+    let bytes: u64 = run.machine.cgroup.memory_max.trim().parse().ok()?;
+    Some(format!("{} MiB", bytes >> 20))
 }
 
 /// Bootstrap replicates of the rows of a run ended by a second signal (the final rows use
@@ -1210,6 +1292,31 @@ mod tests {
             let (v, skip) = plan("fault.file.read", CacheMode::Cold);
             assert_eq!((v, skip), (own.variants(ctx), None), "its own cache parameter");
         });
+    }
+
+    #[test]
+    fn a_sigkill_osprim_did_not_send_is_likely_the_oom_killer() {
+        assert_eq!(likely_oom("exited with status 1"), "exited with status 1");
+        let said = likely_oom("killed by signal 9 (SIGKILL)");
+        assert!(said.starts_with("killed by signal 9 (SIGKILL) (likely out of memory"), "{said}");
+    }
+
+    #[test]
+    fn finish_fails_the_row_a_killed_run_was_measuring_and_names_the_memory_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let result = d.path().join("r.json");
+        let mut run = run_file();
+        run.machine.cgroup.memory_max = (100u64 << 20).to_string();
+        let mut j = Journal::create(&result).unwrap();
+        j.append(&Record::Start { journal: journal::JOURNAL_FORMAT, run: Box::new(run) }).unwrap();
+        j.append(&Record::Slot { row: 0, id: "syscall.null".into(), about: String::new(), params: Params::new() })
+            .unwrap();
+        drop(j);
+        let (done, _) = finish_journal(&result, 50, true).unwrap();
+        let row = &done.results[0];
+        assert_eq!(row.status, model::Status::Failed, "{row:?}");
+        let why = row.reason.as_deref().unwrap();
+        assert!(why.contains("killed while measuring") && why.contains("cgroup limit 100 MiB"), "{why}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod availability;
 pub mod env;
 pub mod interrupt;
+pub mod memory;
 pub mod placement;
 pub mod scratch;
 pub mod timer;

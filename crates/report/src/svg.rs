@@ -121,8 +121,9 @@ impl Scale {
         let s = Scale::new(kind, lo, hi, from, to);
         match kind {
             Kind::Linear => {
-                let step = step_125((s.hi - s.lo) / 5.0);
-                Scale { lo: (s.lo / step).floor() * step, hi: (s.hi / step).ceil() * step, ..s }
+                let step = step_125((s.hi * 0.5 - s.lo * 0.5) / 2.5);
+                let (lo, hi) = ((s.lo / step).floor() * step, (s.hi / step).ceil() * step);
+                if lo.is_finite() && hi.is_finite() { Scale { lo, hi, ..s } } else { s }
             }
             Kind::Log => Scale { lo: 10f64.powf(s.lo.log10().floor()), hi: 10f64.powf(s.hi.log10().ceil()), ..s },
         }
@@ -131,7 +132,8 @@ impl Scale {
     /// The pixel of `v`; values outside the range map outside the pixels, linearly.
     pub fn map(&self, v: f64) -> f64 {
         let t = match self.kind {
-            Kind::Linear => (v - self.lo) / (self.hi - self.lo),
+            // Halved first: a range across ±1e308 has a span beyond the largest double.
+            Kind::Linear => (v * 0.5 - self.lo * 0.5) / (self.hi * 0.5 - self.lo * 0.5),
             Kind::Log => {
                 let v = if v > 0.0 && v.is_finite() { v } else { self.lo };
                 (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
@@ -166,13 +168,17 @@ fn step_125(raw: f64) -> f64 {
 }
 
 /// About five ticks at 1-2-5 steps within `[lo, hi]`.
+/// Never more than 51, whatever the range (one across ±1e308, or not finite: its finite ends).
 pub fn lin_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let step = step_125((hi - lo) / 5.0);
-    let first = (lo / step - 1e-9).ceil() as i64;
-    let last = (hi / step + 1e-9).floor() as i64;
-    if last < first || last - first > 50 {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return [lo, hi].into_iter().filter(|v| v.is_finite()).collect();
+    }
+    let step = step_125((hi * 0.5 - lo * 0.5) / 2.5);
+    let (first, last) = ((lo / step - 1e-9).ceil(), (hi / step + 1e-9).floor());
+    if !(last >= first && last - first <= 50.0) {
         return vec![lo, hi];
     }
+    let (first, last) = (first as i64, last as i64);
     (first..=last).map(|i| i as f64 * step).map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v }).collect()
 }
 

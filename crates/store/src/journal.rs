@@ -33,9 +33,8 @@
 use model::RunFile;
 use model::{Measured, NotMeasured, Params};
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The version of the journal format.
@@ -196,12 +195,13 @@ pub enum JournalError {
         detail: String,
     },
     /// An I/O error.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The journal.
         path: PathBuf,
         /// What the kernel said.
-        source: std::io::Error,
+        /// (Said in the message, so not a `source`: a chain would say it twice.)
+        error: std::io::Error,
     },
 }
 
@@ -236,18 +236,30 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates the journal of `result`, which must not exist yet, and locks it.
+    /// Creates the journal of `result`, which must not exist yet, and locks it. The journal is
+    /// made and locked under a temporary name and then given its own name in one step (a rename
+    /// that replaces nothing), so that its name never exists unlocked: a second run starting at
+    /// the same moment is told that a live run writes it, never that a run did not end.
     pub fn create(result: &Path) -> Result<Journal, JournalError> {
         let path = path_for(result);
-        let io = |source| JournalError::Io { path: path.clone(), source };
-        let file = match OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path) {
+        let io = |error| JournalError::Io { path: path.clone(), error };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(busy_or_unfinished(result, &path));
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::Builder::new()
+            .prefix(".osprim-journal-")
+            .permissions(std::fs::Permissions::from_mode(0o644))
+            .tempfile_in(crate::output::parent(&path))
+            .map_err(io)?;
+        let _lock = tmp.as_file().try_clone().and_then(lock).map_err(io)?;
+        let file = match tmp.persist_noclobber(&path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(busy_or_unfinished(result, &path));
             }
-            Err(e) => return Err(io(e)),
+            Err(e) => return Err(io(e.error)),
         };
-        let _lock = file.try_clone().and_then(lock).map_err(io)?;
         Ok(Journal { file, _lock, path, len: 0, error: None, synced: std::time::Instant::now() })
     }
 
@@ -288,7 +300,9 @@ impl Journal {
                 Ok(())
             }
             Err(e) => {
+                // Cut back, and the next record goes right after the last whole one.
                 let _ = self.file.set_len(self.len);
+                let _ = std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(self.len));
                 let kept = std::io::Error::new(e.kind(), e.to_string());
                 self.error.get_or_insert(e);
                 Err(kept)
@@ -300,6 +314,13 @@ impl Journal {
     pub fn remove(self) -> std::io::Result<()> {
         std::fs::remove_file(&self.path)
     }
+}
+
+/// Whether a live run is writing the result file at `result` (its journal is there and
+/// locked): the file is then its placeholder, without results yet.
+pub fn held(result: &Path) -> bool {
+    let path = path_for(result);
+    std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) && File::open(&path).and_then(lock).is_err()
 }
 
 /// Takes the journal's lock, or says which of the two reasons the journal exists.
@@ -326,7 +347,7 @@ pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(JournalError::Missing(path)),
-        Err(source) => return Err(JournalError::Io { path, source }),
+        Err(error) => return Err(JournalError::Io { path, error }),
     };
     if !meta.file_type().is_file() {
         return Err(JournalError::Corrupt { path, detail: "it is not a regular file".into() });
@@ -335,7 +356,7 @@ pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
         .read(true)
         .write(true)
         .open(&path)
-        .map_err(|source| JournalError::Io { path: path.clone(), source })?;
+        .map_err(|error| JournalError::Io { path: path.clone(), error })?;
     match lock(file) {
         Ok(locked) => Ok((locked, path)),
         Err(_) => Err(JournalError::InUse { result: result.into(), journal: path }),
@@ -345,8 +366,8 @@ pub fn open_unlocked(result: &Path) -> Result<(Locked, PathBuf), JournalError> {
 /// Reads a journal (module doc): the start record, then every whole slot and outcome record.
 pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let corrupt = |detail: String| JournalError::Corrupt { path: path.into(), detail };
-    let file = File::open(path).map_err(|source| JournalError::Io { path: path.into(), source })?;
-    let meta = file.metadata().map_err(|source| JournalError::Io { path: path.into(), source })?;
+    let file = File::open(path).map_err(|error| JournalError::Io { path: path.into(), error })?;
+    let meta = file.metadata().map_err(|error| JournalError::Io { path: path.into(), error })?;
     if !meta.file_type().is_file() {
         return Err(corrupt("it is not a regular file".into()));
     }
@@ -356,7 +377,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let mut lines = BufReader::new(file).split(b'\n');
     let first = match lines.next() {
         Some(Ok(line)) => line,
-        Some(Err(source)) => return Err(JournalError::Io { path: path.into(), source }),
+        Some(Err(error)) => return Err(JournalError::Io { path: path.into(), error }),
         None => return Err(corrupt("it is empty".into())),
     };
     let mut run = match serde_json::from_slice::<Record>(&first) {
@@ -373,7 +394,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let mut rows: Vec<Rounds> = Vec::new();
     let (mut unreadable_lines, mut finished_utc) = (0, None);
     for line in lines {
-        let line = line.map_err(|source| JournalError::Io { path: path.into(), source })?;
+        let line = line.map_err(|error| JournalError::Io { path: path.into(), error })?;
         match serde_json::from_slice::<Record>(&line) {
             Ok(Record::Slot { row, id, about, params }) if row == rows.len() => {
                 rows.push(Rounds { id, about, params, outcomes: Vec::new(), steal_jiffies: 0, notes: Vec::new() });
@@ -493,6 +514,37 @@ mod tests {
         assert!(matches!(Journal::create(&result), Err(JournalError::Unfinished { .. })));
         assert!(open_unlocked(&result).is_ok());
         assert!(matches!(open_unlocked(&d.path().join("other.json")), Err(JournalError::Missing(_))));
+    }
+
+    #[test]
+    fn runs_starting_together_are_told_a_live_run_writes_it_never_to_finish_it() {
+        for _ in 0..300 {
+            let d = tempfile::tempdir().unwrap();
+            let result = d.path().join("r.json");
+            let start = std::sync::Barrier::new(2);
+            let outcomes: Vec<Result<Journal, JournalError>> = std::thread::scope(|s| {
+                let racers: Vec<_> = (0..2)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            Journal::create(&result)
+                        })
+                    })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1, "one wins");
+            for o in &outcomes {
+                if let Err(e) = o {
+                    assert!(matches!(e, JournalError::InUse { .. }), "the loser is told: {e}");
+                }
+            }
+            assert!(held(&result));
+            drop(outcomes);
+            assert!(!held(&result), "no run holds it now");
+            let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+            assert_eq!(left, [std::ffi::OsString::from("r.json.journal")], "no temporary file left");
+        }
     }
 
     #[test]

@@ -35,11 +35,11 @@ pub fn main() -> ExitCode {
     match serve(layout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(WorkerError::Usage(e)) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::from(2)
         }
         Err(WorkerError::System(e)) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::from(1)
         }
     }

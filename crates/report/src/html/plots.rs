@@ -38,6 +38,7 @@ fn small_frame(x: (Kind, f64, f64), y: (Kind, f64, f64)) -> Frame {
 pub fn histogram(row: &Row, label: &str) -> Option<String> {
     let s = row.summary.as_ref()?;
     let mut sorted: Vec<f64> = row.samples.iter().copied().filter(|v| v.is_finite()).collect();
+    let left_out = row.samples.len() - sorted.len();
     sorted.sort_by(f64::total_cmp);
     let (lo, max) = (*sorted.first()?, *sorted.last()?);
     let n = sorted.len();
@@ -47,6 +48,8 @@ pub fn histogram(row: &Row, label: &str) -> Option<String> {
     let q = |p: f64| sorted[((n - 1) as f64 * p).round() as usize];
     let (q1, median, q3) = (q(0.25), q(0.5), q(0.75));
     let fence = (q3 + 3.0 * (q3 - q1)).max(median + 0.1 * median.abs());
+    // Over a range beyond the largest double the fence is infinite: no bar beyond it.
+    let fence = if fence.is_finite() { fence } else { max };
     let beyond = sorted.iter().filter(|v| **v > fence).count();
     let hi = if beyond > 0 { fence } else { max };
     let kind = kind_for(lo, hi, 8.0);
@@ -94,11 +97,21 @@ pub fn histogram(row: &Row, label: &str) -> Option<String> {
         String::new()
     };
     let title = format!(
-        "{label}: distribution of {n} samples ({} x axis); median {} and its 95 % CI marked{tail}",
+        "{label}: distribution of {n} samples ({} x axis); median {} and its 95 % CI marked{tail}{}",
         if kind == Kind::Log { "log" } else { "linear" },
-        unit.format(s.median)
+        unit.format(s.median),
+        not_finite(left_out)
     );
     Some(svg.finish(&title))
+}
+
+/// The note on samples left out of a plot because they are not finite (NaN, ±inf).
+fn not_finite(left_out: usize) -> String {
+    match left_out {
+        0 => String::new(),
+        1 => "; 1 sample not finite (not a number, or infinite) left out".into(),
+        k => format!("; {k} samples not finite (not a number, or infinite) left out"),
+    }
 }
 
 /// A vertical line at the median over a band of its interval (at least 2 pixels wide).
@@ -196,10 +209,11 @@ pub fn series(row: &Row, label: &str) -> Option<String> {
         }
     }
     let title = format!(
-        "{label}: {n} samples in the order taken, {} round{} ({} y axis); black lines: each round's median",
+        "{label}: {n} samples in the order taken, {} round{} ({} y axis); black lines: each round's median{}",
         parts.len(),
         if parts.len() == 1 { "" } else { "s" },
         if kind == Kind::Log { "log" } else { "linear" },
+        not_finite(row.samples.iter().filter(|v| !v.is_finite()).count()),
     );
     Some(svg.finish(&title))
 }

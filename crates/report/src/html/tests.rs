@@ -237,3 +237,32 @@ fn a_cold_row_shows_its_ratio_to_its_hot_twin_and_counted_rows_their_counts() {
     assert!(article.contains("<p class=\"counters\">per operation: 312 cycles</p>"), "{article}");
     assert_eq!(count(&h, "cold/hot"), 1, "only the cold row");
 }
+
+#[test]
+fn samples_spanning_the_whole_range_of_doubles_draw_bounded_plots() {
+    let mut run = run_file(false);
+    for r in &mut run.results {
+        let n = r.samples.len().max(4);
+        r.samples = (0..n).map(|i| if i % 2 == 0 { -1e308 } else { 1e308 }).collect();
+        r.samples[0] = f64::MAX;
+        r.samples[1] = -f64::MAX;
+        r.samples[2] = f64::INFINITY;
+        r.samples[3] = f64::NAN;
+        r.samples_per_round = vec![n];
+    }
+    let page = render(&run, "huge.json", None);
+    assert!(page.plots > 0);
+    assert!(!page.html.contains("NaN") && !page.html.contains("inf\""), "no NaN or inf coordinate");
+    assert!(page.html.len() < 20 << 20, "a page of bounded size: {} bytes", page.html.len());
+    assert!(page.html.contains("not finite"), "the left-out values are said");
+}
+
+#[test]
+fn ticks_of_huge_or_non_finite_ranges_are_few() {
+    use crate::svg::{lin_ticks, log_ticks};
+    for (lo, hi) in [(-1e308, 1e308), (-f64::MAX, f64::MAX), (f64::NEG_INFINITY, 1.0), (0.0, f64::NAN), (1e-300, 1e300)]
+    {
+        assert!(lin_ticks(lo, hi).len() <= 51, "{lo} {hi}");
+        assert!(log_ticks(lo.abs().max(1e-300), hi).len() <= 51, "{lo} {hi}");
+    }
+}
