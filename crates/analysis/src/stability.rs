@@ -18,10 +18,18 @@ pub struct Trend {
     pub slope_per_hour: Option<f64>,
 }
 
+/// The shortest span of a trend worth a slope per hour: over less, the workload's own
+/// wandering (domains and threads created and destroyed at random) is all a slope would show.
+pub const MIN_SLOPE_SPAN_S: f64 = 60.0;
+
 /// Least-squares slope of `value` over time, per hour; `None` with fewer than three points or
-/// all at one moment.
+/// over less than [`MIN_SLOPE_SPAN_S`].
 pub fn slope_per_hour(trend: &[TrendPoint], value: impl Fn(&TrendPoint) -> f64) -> Option<f64> {
-    if trend.len() < 3 {
+    let span = match (trend.first(), trend.last()) {
+        (Some(a), Some(b)) => b.at_s - a.at_s,
+        _ => 0.0,
+    };
+    if trend.len() < 3 || span < MIN_SLOPE_SPAN_S {
         return None;
     }
     let n = trend.len() as f64;
@@ -93,16 +101,17 @@ mod tests {
             operations: Vec::new(),
             results: Vec::new(),
             invariants: Vec::new(),
-            trend: (0..10).map(|i| point(i as f64, 1000 + 10 * i, 5 + i % 2)).collect(),
+            trend: (0..10).map(|i| point(10.0 * i as f64, 1000 + 100 * i, 5 + i % 2)).collect(),
             notes: Vec::new(),
         };
         let t = trends(&run);
         let names: Vec<&str> = t.iter().map(|t| t.what.as_str()).collect();
         assert_eq!(names, ["rss_bytes", "fds", "threads", "domains"]);
         assert!((t[0].slope_per_hour.unwrap() - 36_000.0).abs() < 1e-6);
-        assert_eq!((t[0].first, t[0].last, t[0].peak), (1000.0, 1090.0, 1090.0));
+        assert_eq!((t[0].first, t[0].last, t[0].peak), (1000.0, 1900.0, 1900.0));
         assert_eq!(t[1].slope_per_hour, Some(0.0));
         assert_eq!(t[3].peak, 6.0);
         assert!(slope_per_hour(&run.trend[..2], |p| p.rss_bytes as f64).is_none());
+        assert!(slope_per_hour(&run.trend[..5], |p| p.rss_bytes as f64).is_none(), "40 s is too short");
     }
 }

@@ -33,7 +33,7 @@ pub fn run(
     let path = output_path(out, started)?;
     let settings = stability::Settings { duration, seed };
     if !present.quiet {
-        eprintln!(
+        say!(
             "{} for {} (seed {seed}; replay: {})",
             test.name(),
             humantime::format_duration(duration),
@@ -65,7 +65,7 @@ pub fn run(
     };
     emit(&report::render(&run, present.format, &present.view)?)?;
     if let Some(p) = &saved {
-        eprintln!("results saved to {}", p.display());
+        say!("results saved to {}", p.display());
         if let Some(loc) = loc {
             record_in_history(loc, &run, p, present.quiet);
         }
@@ -89,13 +89,13 @@ fn measure(
     let total = settings.duration.as_secs_f64();
     let mut progress = |p: &stability::Progress| {
         if live {
-            eprint!("\r\x1b[2K{}: {:.0} s of {total:.0} s, {} operations", test.name(), p.elapsed_s, p.operations);
+            raw_stderr(&format!("\r\x1b[2K{}: {:.0} s of {total:.0} s, {} operations", test.name(), p.elapsed_s, p.operations));
         }
     };
     let mut hooks = stability::Hooks { interrupted: &interrupted, progress: &mut progress };
     let r = stability::run(test, settings, &mut hooks);
     if live {
-        eprint!("\r\x1b[2K");
+        raw_stderr("\r\x1b[2K");
     }
     r
 }
@@ -185,4 +185,11 @@ pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
         }
     }
     run
+}
+
+/// Writes `text` to stderr as it is (a progress line), ignoring a failure.
+fn raw_stderr(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
