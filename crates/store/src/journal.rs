@@ -353,7 +353,14 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     if meta.len() > MAX_JOURNAL_BYTES {
         return Err(corrupt(format!("it is larger than {} GiB", MAX_JOURNAL_BYTES >> 30)));
     }
-    let mut lines = BufReader::new(file).split(b'\n');
+    parse(path, BufReader::new(file))
+}
+
+/// The records of a journal read from `path` (named in errors), as [`read`] finds them: the
+/// parser under it, also for the fuzzers (docs/fuzzing.md).
+pub fn parse(path: &Path, text: impl BufRead) -> Result<Contents, JournalError> {
+    let corrupt = |detail: String| JournalError::Corrupt { path: path.into(), detail };
+    let mut lines = text.split(b'\n');
     let first = match lines.next() {
         Some(Ok(line)) => line,
         Some(Err(source)) => return Err(JournalError::Io { path: path.into(), source }),
