@@ -32,6 +32,18 @@ pub fn journal(data: &[u8]) {
     let _ = store::journal::parse(Path::new("fuzz.json.journal"), data);
 }
 
+/// `osprim finish` on a journal read from the bytes: its rounds analysed into rows
+/// ([`osprim::runner::assemble`], few bootstrap replicates), and the result file written as
+/// text and read again.
+pub fn finish(data: &[u8]) {
+    let Ok(contents) = store::journal::parse(Path::new("fuzz.json.journal"), data) else { return };
+    let mut run = contents.run;
+    osprim::runner::assemble(&mut run, &contents.rows, 20);
+    if let Ok(text) = serde_json::to_string(&run) {
+        let _ = model::parse_result(Path::new(NAME), &text);
+    }
+}
+
 /// Every reporter over a result file read from the bytes: each format of `osprim show`
 /// (narrow and wide, with details and every seed row), the seed papers' view, the closing
 /// verdict and the HTML report.
@@ -107,6 +119,7 @@ pub fn history_import(data: &[u8]) {
 pub fn all_readers(data: &[u8]) {
     result_file(data);
     journal(data);
+    finish(data);
     history_import(data);
 }
 
