@@ -135,6 +135,36 @@ fn split<'a>(data: &'a [u8], sep: &[u8]) -> Vec<&'a [u8]> {
     parts
 }
 
+/// A fuzz target (`fuzz/fuzz_targets/*.rs`) of the reader `$read`: libFuzzer calls it on each
+/// input, and mutates inputs half the time with [`mutate_in_place`], half its own way.
+#[macro_export]
+macro_rules! fuzz_reader {
+    ($read:path) => {
+        libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+            let _ = $read(data);
+        });
+
+        libfuzzer_sys::fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+            $crate::mutate_in_place(data, size, max_size, seed)
+                .unwrap_or_else(|| libfuzzer_sys::fuzzer_mutate(data, size, max_size))
+        });
+    };
+}
+
+/// For libFuzzer: on even seeds, [`mutate`] of the input's first `size` bytes written over
+/// them and its length, when it fits in `max_size`; else `None` (libFuzzer mutates).
+pub fn mutate_in_place(data: &mut [u8], size: usize, max_size: usize, seed: u32) -> Option<usize> {
+    if !seed.is_multiple_of(2) {
+        return None;
+    }
+    let m = mutate(&data[..size], u64::from(seed))?;
+    if m.len() > max_size.min(data.len()) {
+        return None;
+    }
+    data[..m.len()].copy_from_slice(&m);
+    Some(m.len())
+}
+
 /// A small deterministic generator (xorshift), so that a mutation is replayed from its seed.
 pub struct Rng(u64);
 
