@@ -756,8 +756,13 @@ fn read_capped(path: &Path) -> Result<String, ResultFileError> {
 
 /// Reads and checks a result file.
 pub fn read_result_file(path: &Path) -> Result<RunFile, ResultFileError> {
-    let text = read_capped(path)?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| ResultFileError::NotOsprim {
+    parse_result(path, &read_capped(path)?)
+}
+
+/// Checks the text of a result file read from `path` (named in errors): the parser under
+/// [`read_result_file`], also for the fuzzers (docs/fuzzing.md).
+pub fn parse_result(path: &Path, text: &str) -> Result<RunFile, ResultFileError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ResultFileError::NotOsprim {
         path: path.into(),
         detail: if e.is_eof() { "the file is truncated".into() } else { format!("invalid JSON ({e})") },
     })?;

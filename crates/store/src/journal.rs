@@ -374,7 +374,14 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     if meta.len() > MAX_JOURNAL_BYTES {
         return Err(corrupt(format!("it is larger than {} GiB", MAX_JOURNAL_BYTES >> 30)));
     }
-    let mut lines = BufReader::new(file).split(b'\n');
+    parse(path, BufReader::new(file))
+}
+
+/// The records of a journal read from `path` (named in errors), as [`read`] finds them: the
+/// parser under it, also for the fuzzers (docs/fuzzing.md).
+pub fn parse(path: &Path, text: impl BufRead) -> Result<Contents, JournalError> {
+    let corrupt = |detail: String| JournalError::Corrupt { path: path.into(), detail };
+    let mut lines = text.split(b'\n');
     let first = match lines.next() {
         Some(Ok(line)) => line,
         Some(Err(error)) => return Err(JournalError::Io { path: path.into(), error }),
@@ -393,6 +400,7 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
     run.executions.clear();
     let mut rows: Vec<Rounds> = Vec::new();
     let (mut unreadable_lines, mut finished_utc) = (0, None);
+    let mut seen = std::collections::HashMap::new();
     for line in lines {
         let line = line.map_err(|error| JournalError::Io { path: path.into(), error })?;
         match serde_json::from_slice::<Record>(&line) {
@@ -401,7 +409,8 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
             }
             Ok(Record::Outcome { row, steal_jiffies, outcome }) if row < rows.len() => {
                 let r = &mut rows[row];
-                r.steal_jiffies += steal_jiffies;
+                // Saturating: a damaged journal's counts must not overflow.
+                r.steal_jiffies = r.steal_jiffies.saturating_add(steal_jiffies);
                 r.outcomes.push(match outcome {
                     Outcome::Measured(m) => Ok(*m),
                     Outcome::NotMeasured(n) => Err(n),
@@ -413,10 +422,14 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
                 if let Some(o) = &execution.overhead {
                     run.timer.keep_overhead(o);
                 }
-                // A worker is journaled when it starts and again when it ends: the later wins.
-                match run.executions.iter_mut().find(|e| e.pid == execution.pid && e.round == execution.round) {
-                    Some(e) => *e = execution,
-                    None => run.executions.push(execution),
+                // A worker is journaled when it starts and again when it ends: the later wins
+                // (found by key, not by a search: a journal may hold many).
+                match seen.entry((execution.pid, execution.round)) {
+                    std::collections::hash_map::Entry::Occupied(at) => run.executions[*at.get()] = execution,
+                    std::collections::hash_map::Entry::Vacant(at) => {
+                        at.insert(run.executions.len());
+                        run.executions.push(execution);
+                    }
                 }
             }
             Ok(Record::End { finished_utc: end }) => finished_utc = end,
@@ -572,5 +585,30 @@ mod tests {
         assert!(j.error().is_some());
         assert_eq!(std::fs::metadata(j.path()).unwrap().len(), len);
         assert!(read(j.path()).unwrap().rows.is_empty());
+    }
+
+    #[test]
+    fn a_damaged_journal_neither_overflows_nor_slows_down() {
+        let mut text =
+            serde_json::to_string(&Record::Start { journal: JOURNAL_FORMAT, run: Box::new(header()) }).unwrap();
+        text.push('\n');
+        let slot = Record::Slot { row: 0, id: "a.x".into(), about: String::new(), params: Params::new() };
+        text += &serde_json::to_string(&slot).unwrap();
+        text.push('\n');
+        for _ in 0..2 {
+            let outcome = Record::Outcome { row: 0, steal_jiffies: u64::MAX, outcome: measured(1.0) };
+            text += &serde_json::to_string(&outcome).unwrap();
+            text.push('\n');
+        }
+        // Many workers, each journaled twice: read in linear time.
+        for pid in 0..20_000 {
+            let e = Record::Execution { execution: model::Execution { pid, ..Default::default() } };
+            let line = serde_json::to_string(&e).unwrap();
+            text += &format!("{line}\n{line}\n");
+        }
+        let c = parse(Path::new("j"), text.as_bytes()).unwrap();
+        assert_eq!(c.rows[0].steal_jiffies, u64::MAX);
+        assert_eq!(c.unreadable_lines, 0);
+        assert_eq!(c.run.executions.len(), 20_000);
     }
 }
