@@ -110,9 +110,9 @@ fn every_reproducer_is_refused_or_read_by_the_file_readers() {
 }
 
 /// Panics of the reporters found and not fixed yet, by their message: tolerated here so that
-/// the rest of what the tests find still fails them. Issue 28 M5: `report --html` (svg axes'
-/// ticks) on samples spanning ±1e308. Empty it when the report fix lands.
-const KNOWN_REPORT_PANICS: &[&str] = &["capacity overflow"];
+/// the rest of what the tests find still fails them. None now: the svg axes' ticks on samples
+/// spanning ±1e308 (issue 28, M5) no longer panic, and their reproducers must pass.
+const KNOWN_REPORT_PANICS: &[&str] = &[];
 
 /// `read(bytes)`; a panic fails the test unless its message is a known one.
 fn no_new_panic(what: &str, read: Read, bytes: &[u8]) {

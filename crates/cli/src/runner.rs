@@ -993,7 +993,7 @@ impl Slot {
             Err(_) => self.done = true,
         }
         self.rounds.outcomes.push(outcome);
-        self.rounds.steal_jiffies += steal_jiffies;
+        self.rounds.steal_jiffies = self.rounds.steal_jiffies.saturating_add(steal_jiffies);
     }
 
     /// The standard deviation of the measured rounds' medians relative to their mean; 0 with
@@ -1035,7 +1035,7 @@ fn analyse_rounds(
     if r.steal_jiffies > 0 {
         row.notes.push(format!(
             "the hypervisor took {} ms from CPU {cpu} while this ran (steal time): figures may be inflated",
-            r.steal_jiffies * 1000 / clock_ticks_per_second(),
+            r.steal_jiffies.saturating_mul(1000) / clock_ticks_per_second(),
         ));
     }
     row

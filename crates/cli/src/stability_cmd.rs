@@ -89,7 +89,12 @@ fn measure(
     let total = settings.duration.as_secs_f64();
     let mut progress = |p: &stability::Progress| {
         if live {
-            raw_stderr(&format!("\r\x1b[2K{}: {:.0} s of {total:.0} s, {} operations", test.name(), p.elapsed_s, p.operations));
+            raw_stderr(&format!(
+                "\r\x1b[2K{}: {:.0} s of {total:.0} s, {} operations",
+                test.name(),
+                p.elapsed_s,
+                p.operations
+            ));
         }
     };
     let mut hooks = stability::Hooks { interrupted: &interrupted, progress: &mut progress };
