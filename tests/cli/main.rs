@@ -22,6 +22,7 @@ mod architecture;
 mod cli;
 mod compare;
 mod crosscheck;
+mod crosscheck_peers;
 mod docs;
 mod exports;
 mod hang;
