@@ -27,6 +27,7 @@ mod docs;
 mod exports;
 mod hang;
 mod history;
+mod history_guard;
 mod journal;
 mod latex;
 mod limits;

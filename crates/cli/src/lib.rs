@@ -151,8 +151,10 @@ fn run_and_report(
     } else {
         runner::run(cfg, &interrupt, &mut progress::Progress::stderr().with_baseline(base.clone()))?
     };
+    // Why the history could not be reached, if it could not (then recording is not tried again).
+    let mut history_down = None;
     if let (Some(loc), Some(path)) = (history, &done.saved_to) {
-        mark_level_shifts(loc, &mut done.run, path);
+        history_down = mark_level_shifts(loc, &mut done.run, path, &interrupt);
     }
     let elapsed = began.elapsed();
     let mut text = report::render(&done.run, present.format, &present.view)?;
@@ -183,7 +185,12 @@ fn run_and_report(
     }
     saved_note(&done);
     if let (Some(loc), Some(path)) = (history, &done.saved_to) {
-        record_in_history(loc, &done.run, path, present.quiet);
+        record_in_history(loc, &done.run, path, present.quiet, &interrupt, history_down);
+    }
+    // A signal after the measuring (while the history was waited for, say) still ends the run
+    // with its status, its result file saved.
+    if !done.interrupted && done.save_error.is_none() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(ExitCode::from(interrupt.exit_code()));
     }
     Ok(exit_status(&done, &interrupt, present.strict))
 }
@@ -389,15 +396,26 @@ fn compare(
 /// [`analysis::history::LEVEL_SHIFT_MIN_RUNS`] of them, each with an interval of some width; the row's
 /// own interval (of some width) wholly outside all of theirs. A seed-method row is never
 /// flagged, and never judged against another method's runs. A history that cannot be read is
-/// passed over here: recording the run says why.
-fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &Path) {
+/// passed over here: recording the run says why. Returns why the history could not be reached
+/// (not answering in time, a signal, a connection refused), if it could not.
+fn mark_level_shifts(
+    loc: &history::Location,
+    run: &mut model::RunFile,
+    path: &Path,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Option<String> {
     if let history::Location::Sqlite(p) = loc
         && !p.exists()
     {
-        return;
+        return None;
     }
-    let Ok(earlier) = history::History::open(loc).and_then(|mut h| h.earlier(run)) else {
-        return;
+    let asked = run.clone();
+    let earlier = match on_history(loc, interrupt, move |h| h.earlier(&asked)) {
+        Ok(earlier) => earlier,
+        // Another statement may yet work: recording says what fails.
+        Err(HistoryWait::Failed(e)) if !matches!(e, history::HistoryError::Open { .. }) => return None,
+        // Not reached: asked again, it would only be refused again (or waited for again).
+        Err(why) => return Some(why.text(loc)),
     };
     let mut marked = 0;
     for (row, earlier) in run.results.iter_mut().zip(earlier) {
@@ -410,6 +428,75 @@ fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &P
         && let Err(e) = store::write_result_file(path, run)
     {
         eprintln!("warning: cannot add the level-shift flags to {}: {e}", path.display());
+    }
+    None
+}
+
+/// How long a run waits for its history database (opening or connecting, the write lock,
+/// the statements) before it gives up on it; SQLite waits 10 s at most for another writer's
+/// lock, and connecting to PostgreSQL has 10 s.
+const HISTORY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Why the history was not used.
+enum HistoryWait {
+    /// It said no.
+    Failed(history::HistoryError),
+    /// A signal came while waiting for it.
+    Interrupted,
+    /// It did not answer within [`HISTORY_PATIENCE`].
+    TimedOut,
+}
+
+impl HistoryWait {
+    /// In words, without a password.
+    fn text(&self, loc: &history::Location) -> String {
+        match self {
+            HistoryWait::Failed(e) => history::redact(&e.to_string()),
+            HistoryWait::Interrupted => {
+                format!("interrupted while waiting for the history database {}", loc.describe())
+            }
+            HistoryWait::TimedOut => format!(
+                "the history database {} did not answer within {} s",
+                loc.describe(),
+                HISTORY_PATIENCE.as_secs()
+            ),
+        }
+    }
+}
+
+/// Opens the history at `loc` and runs `f` on it, on a thread of its own, waiting at most
+/// [`HISTORY_PATIENCE`] and no longer once `interrupt` is set. A thread given up on is left to
+/// itself (blocked on a lock or a silent server; nothing it does is committed after the
+/// process ends).
+fn on_history<T: Send + 'static>(
+    loc: &history::Location,
+    interrupt: &std::sync::atomic::AtomicBool,
+    f: impl FnOnce(&mut history::History) -> Result<T, history::HistoryError> + Send + 'static,
+) -> Result<T, HistoryWait> {
+    use std::sync::atomic::Ordering;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = loc.clone();
+    std::thread::Builder::new()
+        .name("osprim-history".into())
+        .spawn(move || {
+            let _ = tx.send(history::History::open(&owned).and_then(|mut h| f(&mut h)));
+        })
+        .map_err(|e| HistoryWait::Failed(history::HistoryError::Sql(format!("cannot start a thread: {e}"))))?;
+    let began = std::time::Instant::now();
+    loop {
+        if interrupt.load(Ordering::SeqCst) {
+            return Err(HistoryWait::Interrupted);
+        }
+        if began.elapsed() > HISTORY_PATIENCE {
+            return Err(HistoryWait::TimedOut);
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(done) => return done.map_err(HistoryWait::Failed),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(HistoryWait::Failed(history::HistoryError::Sql("the history thread ended".into())));
+            }
+        }
     }
 }
 
@@ -461,7 +548,15 @@ fn report_html(
 }
 
 /// Records a saved run in the history; a failure is a warning (the result file is saved).
-fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path, quiet: bool) {
+/// `down`: why the history could not be reached a moment ago (then it is not tried again).
+fn record_in_history(
+    loc: &history::Location,
+    run: &model::RunFile,
+    path: &Path,
+    quiet: bool,
+    interrupt: &std::sync::atomic::AtomicBool,
+    down: Option<String>,
+) {
     // A result saved elsewhere (-o) from a directory without osprim-results/: osprim makes no
     // directory the user did not ask for, and says how to record it.
     if let history::Location::Sqlite(p) = loc
@@ -477,11 +572,16 @@ fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path,
         }
         return;
     }
-    let recorded = history::History::open(loc).and_then(|mut h| h.record(run, Some(path)));
-    match recorded {
+    if let Some(why) = down {
+        eprintln!("warning: not recorded in the history: {why}");
+        return;
+    }
+    let (run, path) = (run.clone(), path.to_path_buf());
+    match on_history(loc, interrupt, move |h| h.record(&run, Some(&path))) {
         Ok(_) if quiet => {}
-        Ok(_) => eprintln!("recorded in the history ({})", loc.describe()),
-        Err(e) => eprintln!("warning: not recorded in the history: {e}"),
+        Ok(true) => eprintln!("recorded in the history ({})", loc.describe()),
+        Ok(false) => eprintln!("already recorded in the history ({}): this run was there", loc.describe()),
+        Err(why) => eprintln!("warning: not recorded in the history: {}", why.text(loc)),
     }
 }
 

@@ -432,6 +432,7 @@ mod tests {
             availability: Vec::new(),
             executions: Vec::new(),
             counters: None,
+            run_id: None,
         }
     }
 
