@@ -24,6 +24,7 @@ mod compare;
 mod crosscheck;
 mod crosscheck_peers;
 mod docs;
+mod escapes;
 mod exports;
 mod hang;
 mod history;

@@ -68,7 +68,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Env { format } => show_env(format),
         Command::Show { result, present } => {
             let run = read_result(&result)?;
-            emit(&report::render(&run, present.format, &present.view)?)?;
+            emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Papers { result, present } => {
@@ -80,7 +80,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             if !present.quiet && present.format == Format::Table {
                 eprintln!("from {}", path.display());
             }
-            emit(&report::render_papers(&run, present.format, &present.view)?)?;
+            emit_in(present.format, &report::render_papers(&run, present.format, &present.view)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Finish { result, present } => finish(&result, &present),
@@ -179,7 +179,7 @@ fn run_and_report(
     if present.format == Format::Table {
         text.push_str(&format!("\n{verdict}\n"));
     }
-    emit(&text)?;
+    emit_in(present.format, &text)?;
     if present.format != Format::Table && !present.quiet {
         eprintln!("{verdict}");
     }
@@ -199,7 +199,7 @@ fn run_and_report(
 fn finish(path: &Path, present: &Present) -> Result<ExitCode> {
     let result = journal::result_for(path);
     let (run, unreadable) = runner::finish_journal(&result, stats::DEFAULT_RESAMPLES, true)?;
-    emit(&report::render(&run, present.format, &present.view)?)?;
+    emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
     if unreadable > 0 {
         eprintln!("warning: {unreadable} line(s) of the journal could not be read (cut short by the crash)");
     }
@@ -251,7 +251,7 @@ fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitC
         );
     }
     let result = crosscheck::run(&settings, &interrupt)?;
-    emit(&report::writer(present.format).crosscheck(&result, &present.view)?)?;
+    emit_in(present.format, &report::writer(present.format).crosscheck(&result, &present.view)?)?;
     Ok(if result.interrupted {
         ExitCode::from(interrupt.exit_code())
     } else if present.strict && result.any_flagged() {
@@ -315,7 +315,7 @@ fn list(patterns: &[String], format: Format) -> Result<ExitCode> {
         }
     }
     let view = report::View { width: terminal::stdout_width().unwrap_or(report::WIDTH), ..report::View::default() };
-    emit(&report::writer(format).catalogue(&entries, &view)?)?;
+    emit_in(format, &report::writer(format).catalogue(&entries, &view)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -327,6 +327,18 @@ fn show_env(format: Format) -> Result<ExitCode> {
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes what a report in `format` rendered to stdout. Text for people (a table, Markdown)
+/// passes [`report::terminal`] first: no escape sequence from a result file, a history or a
+/// peer's output reaches the terminal, only osprim's own colours. JSON (which escapes controls
+/// itself), CSV and LaTeX are written as rendered.
+fn emit_in(format: Format, text: &str) -> Result<()> {
+    match format {
+        Format::Table => emit(&report::terminal(text, true)),
+        Format::Markdown => emit(&report::terminal(text, false)),
+        _ => emit(text),
+    }
 }
 
 /// Writes to stdout; a closed pipe (`osprim … | head`) is not an error.
@@ -375,7 +387,7 @@ fn compare(
             comparison: compare::compare_with(base, new, &settings),
         })
         .collect();
-    emit(&report::writer(present.format).comparison(&named, &present.view)?)?;
+    emit_in(present.format, &report::writer(present.format).comparison(&named, &present.view)?)?;
     let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
     let mut failed = false;
     for n in &named {
@@ -618,9 +630,9 @@ fn show_history(
     let points = h.points(patterns)?;
     if changes {
         let found = analysis::history::changes::find(&points);
-        emit(&report::writer(present.format).changes(&found, &present.view)?)?;
+        emit_in(present.format, &report::writer(present.format).changes(&found, &present.view)?)?;
     } else {
-        emit(&report::writer(present.format).history(&points, &present.view)?)?;
+        emit_in(present.format, &report::writer(present.format).history(&points, &present.view)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }
