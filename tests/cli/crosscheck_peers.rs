@@ -8,7 +8,6 @@ use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 /// A directory holding fake `perf` and `cyclictest` scripts, first on the search path.
 struct Fakes {
@@ -66,20 +65,6 @@ fn start(fakes: &Fakes, format: &str) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-/// Waits for `child` at most [`PATIENCE`]; kills it and fails the test if it is still there.
-fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > PATIENCE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: osprim crosscheck hung");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
 }
 
 fn rows(out: &std::process::Output) -> Vec<Value> {

@@ -7,7 +7,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A TCP listener on 127.0.0.1 that accepts every connection and never answers; its port.
 fn silent_server() -> u16 {
@@ -20,20 +20,6 @@ fn silent_server() -> u16 {
         }
     });
     port
-}
-
-/// Waits for `child` at most [`PATIENCE`]; kills it and fails if it is still there.
-fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > PATIENCE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: osprim hung");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
 }
 
 fn start(args: &[&str], dir: &Path) -> std::process::Child {
