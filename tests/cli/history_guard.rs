@@ -136,16 +136,3 @@ fn a_password_in_db_is_recorded_and_printed_nowhere() {
         assert!(!page.contains("s3cr"), "{form:?}: the password in the HTML report");
     }
 }
-
-#[test]
-fn a_run_recorded_twice_is_not_said_to_be_recorded_twice() {
-    // `history --import` of a directory whose run is already recorded counts it as known.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("osprim-results")).unwrap();
-    let out = finish(start(&["run", "--quick", "syscall.null", "--db", "h.db"], dir.path()), "run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("recorded in the history (h.db)"), "{stderr}");
-    let out = finish(start(&["history", "--db", "h.db", "--import", "osprim-results"], dir.path()), "import");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("imported 0 run(s)") && stderr.contains("1 already recorded"), "{stderr}");
-}
