@@ -24,6 +24,21 @@ pub fn spawn(args: &[&str], tmp: &Path) -> std::process::Child {
     osprim().args(args).env("TMPDIR", tmp).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
+/// Waits for `child` at most [`PATIENCE`]; kills it and fails the test (`what` hung) if it is
+/// still there. Its output is returned.
+pub fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > PATIENCE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: osprim hung");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// Polls `f` until it gives `Some`, or [`PATIENCE`] runs out (`None`).
 pub fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let began = Instant::now();

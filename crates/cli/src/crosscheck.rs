@@ -314,29 +314,45 @@ struct Tools {
     perf: Result<PathBuf, String>,
     cyclictest: Result<PathBuf, String>,
     perf_version: Option<(u32, u32)>,
+    /// Why a tool is not run again (it overran a deadline once), by tool.
+    hung: std::cell::RefCell<Vec<(Tool, String)>>,
 }
+
+/// How long `perf version` may take.
+const VERSION_DEADLINE: Duration = Duration::from_secs(10);
 
 impl Tools {
     fn find(interrupt: &AtomicBool) -> Tools {
         let path = std::env::var_os("PATH");
         let perf = peer::locate(peer::PERF, path.as_deref());
+        let mut hung = Vec::new();
         let perf_version = perf.as_ref().ok().and_then(|p| {
             let mut cmd = std::process::Command::new(p);
             cmd.arg("version");
-            let out = peer::run(cmd, Duration::from_secs(10), interrupt).ok()?;
-            parse::perf_version(&out.text).ok()
+            match peer::run(cmd, VERSION_DEADLINE, interrupt) {
+                Ok(out) => parse::perf_version(&out.text).ok(),
+                Err(e @ peer::RunError::Deadline(..)) => {
+                    hung.push((peer::PERF, format!("{e}; perf is not run again")));
+                    None
+                }
+                Err(_) => None,
+            }
         });
         Tools {
             taskset: peer::locate(peer::TASKSET, path.as_deref()),
             perf,
             cyclictest: peer::locate(peer::CYCLICTEST, path.as_deref()),
             perf_version,
+            hung: std::cell::RefCell::new(hung),
         }
     }
 
     fn of(&self, tool: Tool) -> Result<&PathBuf, String> {
         let found = if tool == peer::PERF { &self.perf } else { &self.cyclictest };
         self.taskset.as_ref().map_err(|e| format!("{e}: it pins the peer"))?;
+        if let Some((_, why)) = self.hung.borrow().iter().find(|(t, _)| *t == tool) {
+            return Err(why.clone());
+        }
         found.as_ref().map_err(|e| e.clone())
     }
 }
@@ -353,9 +369,30 @@ fn unavailable(pair: &Pair, tools: &Tools) -> Option<String> {
     })
 }
 
-/// The deadline of one peer run: generous against what it should take.
+/// The deadline of one peer run: generous against what it should take (a quick perf run takes
+/// a second or two; cyclictest's run is its loop count in ms). A peer that overruns it is not
+/// run again in the same crosscheck, so a hanging peer costs one deadline, not one per run.
 fn deadline(pair: &Pair, quick: bool) -> Duration {
-    Duration::from_secs(if pair.tool == peer::CYCLICTEST { if quick { 30 } else { 60 } } else { 60 })
+    Duration::from_secs(match (pair.tool == peer::CYCLICTEST, quick) {
+        (true, true) => 30,
+        (false, true) => 20,
+        (_, false) => 60,
+    })
+}
+
+/// The largest peer figure taken as a measurement: 1000 s per operation. Beyond it (or not a
+/// positive finite number) the peer's output is refused, not printed.
+const ABSURD_NS: f64 = 1e12;
+
+/// `ns` if it is a figure a peer could have measured; else why not.
+fn sane(program: &str, ns: f64) -> Result<f64, String> {
+    if ns.is_finite() && ns > 0.0 && ns < ABSURD_NS {
+        Ok(ns)
+    } else if ns.is_finite() && ns >= ABSURD_NS {
+        Err(format!("{program} printed an absurd figure (over 1000 s per operation): refused"))
+    } else {
+        Err(format!("{program} printed a figure that is not a positive finite number: refused"))
+    }
 }
 
 /// Why cyclictest did not run unprivileged: rt-tests 2.x checks that it could switch to
@@ -367,16 +404,22 @@ pub const REALTIME_REFUSED: &str = "cyclictest refuses to run without real-time 
 fn run_peer(pair: &Pair, tools: &Tools, cpu: usize, quick: bool, interrupt: &AtomicBool) -> Result<f64, String> {
     let program = tools.of(pair.tool)?;
     let taskset = tools.taskset.as_ref().map_err(|e| e.clone())?;
-    let out = peer::run_pinned(taskset, cpu, program, &pair.args, deadline(pair, quick), interrupt)
-        .map_err(|e| e.to_string())?;
+    let out = peer::run_pinned(taskset, cpu, program, &pair.args, deadline(pair, quick), interrupt).map_err(|e| {
+        if matches!(e, peer::RunError::Deadline(..)) {
+            let why = format!("{e}; {} is not run again", pair.tool.program);
+            tools.hung.borrow_mut().push((pair.tool, why));
+        }
+        e.to_string()
+    })?;
     if pair.tool == peer::CYCLICTEST && out.text.contains("Unable to change scheduling policy") {
         return Err(REALTIME_REFUSED.into());
     }
-    (pair.read)(&out.text).map_err(|e| {
+    let read = (pair.read)(&out.text).map(|ns| sane(pair.tool.program, ns));
+    read.map_err(|e| {
         let first = out.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output").trim().to_string();
         let status = out.status.map(|s| format!("exit status {s}")).unwrap_or_else(|| "killed by a signal".into());
         format!("{e} ({status}; it printed: {first})")
-    })
+    })?
 }
 
 /// osprim's figure for the pair, ns, and notes on its row; or why there is none.
@@ -565,6 +608,7 @@ mod tests {
             perf: if perf { Ok(PathBuf::from("/usr/bin/perf")) } else { absent(peer::PERF) },
             cyclictest: if cyclic { Ok(PathBuf::from("/usr/bin/cyclictest")) } else { absent(peer::CYCLICTEST) },
             perf_version: version,
+            hung: Default::default(),
         }
     }
 
@@ -610,11 +654,26 @@ mod tests {
         let fake = dir.path().join("cyclictest");
         std::fs::write(&fake, "#!/bin/sh\necho 'Unable to change scheduling policy!' >&2\nexit 1\n").unwrap();
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let tools = Tools { taskset: Ok(taskset), perf: Err(String::new()), cyclictest: Ok(fake), perf_version: None };
+        let tools = Tools {
+            taskset: Ok(taskset),
+            perf: Err(String::new()),
+            cyclictest: Ok(fake),
+            perf_version: None,
+            hung: Default::default(),
+        };
         let cpu = sys::cpu::allowed_cpus()[0];
         let timer = pairs(cpu, cpu, true, false).into_iter().find(|p| p.tool == peer::CYCLICTEST).unwrap();
         let never = AtomicBool::new(false);
         assert_eq!(run_peer(&timer, &tools, cpu, true, &never), Err(REALTIME_REFUSED.to_string()));
+    }
+
+    #[test]
+    fn absurd_peer_figures_are_refused_with_the_reason() {
+        assert_eq!(sane("perf", 195.3), Ok(195.3));
+        for bad in [f64::NAN, f64::INFINITY, -1.0, 0.0] {
+            assert!(sane("perf", bad).unwrap_err().contains("not a positive finite number"), "{bad}");
+        }
+        assert!(sane("perf", 1e303).unwrap_err().contains("absurd"));
     }
 
     #[test]

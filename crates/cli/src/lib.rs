@@ -88,7 +88,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Env { format } => show_env(format),
         Command::Show { result, present } => {
             let run = read_result(&result)?;
-            emit(&report::render(&run, present.format, &present.view)?)?;
+            emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Papers { result, present } => {
@@ -101,7 +101,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
                 say!("from {}", path.display());
             }
             let run = stability_cmd::with_history(run, &history::Location::default_in(Path::new(RESULTS_DIR)));
-            emit(&report::render_papers(&run, present.format, &present.view)?)?;
+            emit_in(present.format, &report::render_papers(&run, present.format, &present.view)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Finish { result, present } => finish(&result, &present),
@@ -190,8 +190,10 @@ fn run_and_report(
     } else {
         runner::run(cfg, &interrupt, &mut progress::Progress::stderr().with_baseline(base.clone()))?
     };
+    // Why the history could not be reached, if it could not (then recording is not tried again).
+    let mut history_down = None;
     if let (Some(loc), Some(path)) = (history, &done.saved_to) {
-        mark_level_shifts(loc, &mut done.run, path);
+        history_down = mark_level_shifts(loc, &mut done.run, path, &interrupt);
     }
     let elapsed = began.elapsed();
     let mut text = report::render(&done.run, present.format, &present.view)?;
@@ -220,13 +222,18 @@ fn run_and_report(
     if present.format == Format::Table {
         text.push_str(&format!("\n{verdict}\n"));
     }
-    emit(&text)?;
+    emit_in(present.format, &text)?;
     if present.format != Format::Table && !present.quiet {
         say!("{verdict}");
     }
     saved_note(&done);
     if let (Some(loc), Some(path)) = (history, &done.saved_to) {
-        record_in_history(loc, &done.run, path, present.quiet);
+        record_in_history(loc, &done.run, path, present.quiet, &interrupt, history_down);
+    }
+    // A signal after the measuring (while the history was waited for, say) still ends the run
+    // with its status, its result file saved.
+    if !done.interrupted && done.save_error.is_none() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(ExitCode::from(interrupt.exit_code()));
     }
     Ok(exit_status(&done, &interrupt, present.strict))
 }
@@ -235,7 +242,7 @@ fn run_and_report(
 fn finish(path: &Path, present: &Present) -> Result<ExitCode> {
     let result = journal::result_for(path);
     let (run, unreadable) = runner::finish_journal(&result, stats::DEFAULT_RESAMPLES, true)?;
-    emit(&report::render(&run, present.format, &present.view)?)?;
+    emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
     if unreadable > 0 {
         say!("warning: {unreadable} line(s) of the journal could not be read (cut short by the crash)");
     }
@@ -293,7 +300,7 @@ fn crosscheck(settings: crosscheck::Settings, present: &Present) -> Result<ExitC
         );
     }
     let result = crosscheck::run(&settings, &interrupt)?;
-    emit(&report::writer(present.format).crosscheck(&result, &present.view)?)?;
+    emit_in(present.format, &report::writer(present.format).crosscheck(&result, &present.view)?)?;
     Ok(if result.interrupted {
         ExitCode::from(interrupt.exit_code())
     } else if present.strict && result.any_flagged() {
@@ -357,7 +364,7 @@ fn list(patterns: &[String], format: Format) -> Result<ExitCode> {
         }
     }
     let view = report::View { width: terminal::stdout_width().unwrap_or(report::WIDTH), ..report::View::default() };
-    emit(&report::writer(format).catalogue(&entries, &view)?)?;
+    emit_in(format, &report::writer(format).catalogue(&entries, &view)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -369,6 +376,18 @@ fn show_env(format: Format) -> Result<ExitCode> {
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes what a report in `format` rendered to stdout. Text for people (a table, Markdown)
+/// passes [`report::terminal`] first: no escape sequence from a result file, a history or a
+/// peer's output reaches the terminal, only osprim's own colours. JSON (which escapes controls
+/// itself), CSV and LaTeX are written as rendered.
+fn emit_in(format: Format, text: &str) -> Result<()> {
+    match format {
+        Format::Table => emit(&report::terminal(text, true)),
+        Format::Markdown => emit(&report::terminal(text, false)),
+        _ => emit(text),
+    }
 }
 
 /// Writes to stdout; a closed pipe (`osprim … | head`) is not an error.
@@ -417,7 +436,7 @@ fn compare(
             comparison: compare::compare_with(base, new, &settings),
         })
         .collect();
-    emit(&report::writer(present.format).comparison(&named, &present.view)?)?;
+    emit_in(present.format, &report::writer(present.format).comparison(&named, &present.view)?)?;
     let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
     let mut failed = false;
     for n in &named {
@@ -438,15 +457,26 @@ fn compare(
 /// [`analysis::history::LEVEL_SHIFT_MIN_RUNS`] of them, each with an interval of some width; the row's
 /// own interval (of some width) wholly outside all of theirs. A seed-method row is never
 /// flagged, and never judged against another method's runs. A history that cannot be read is
-/// passed over here: recording the run says why.
-fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &Path) {
+/// passed over here: recording the run says why. Returns why the history could not be reached
+/// (not answering in time, a signal, a connection refused), if it could not.
+fn mark_level_shifts(
+    loc: &history::Location,
+    run: &mut model::RunFile,
+    path: &Path,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Option<String> {
     if let history::Location::Sqlite(p) = loc
         && !p.exists()
     {
-        return;
+        return None;
     }
-    let Ok(earlier) = history::History::open(loc).and_then(|mut h| h.earlier(run)) else {
-        return;
+    let asked = run.clone();
+    let earlier = match on_history(loc, interrupt, move |h| h.earlier(&asked)) {
+        Ok(earlier) => earlier,
+        // Another statement may yet work: recording says what fails.
+        Err(HistoryWait::Failed(e)) if !matches!(e, history::HistoryError::Open { .. }) => return None,
+        // Not reached: asked again, it would only be refused again (or waited for again).
+        Err(why) => return Some(why.text(loc)),
     };
     let mut marked = 0;
     for (row, earlier) in run.results.iter_mut().zip(earlier) {
@@ -459,6 +489,75 @@ fn mark_level_shifts(loc: &history::Location, run: &mut model::RunFile, path: &P
         && let Err(e) = store::write_result_file(path, run)
     {
         say!("warning: cannot add the level-shift flags to {}: {e}", path.display());
+    }
+    None
+}
+
+/// How long a run waits for its history database (opening or connecting, the write lock,
+/// the statements) before it gives up on it; SQLite waits 10 s at most for another writer's
+/// lock, and connecting to PostgreSQL has 10 s.
+const HISTORY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Why the history was not used.
+enum HistoryWait {
+    /// It said no.
+    Failed(history::HistoryError),
+    /// A signal came while waiting for it.
+    Interrupted,
+    /// It did not answer within [`HISTORY_PATIENCE`].
+    TimedOut,
+}
+
+impl HistoryWait {
+    /// In words, without a password.
+    fn text(&self, loc: &history::Location) -> String {
+        match self {
+            HistoryWait::Failed(e) => history::redact(&e.to_string()),
+            HistoryWait::Interrupted => {
+                format!("interrupted while waiting for the history database {}", loc.describe())
+            }
+            HistoryWait::TimedOut => format!(
+                "the history database {} did not answer within {} s",
+                loc.describe(),
+                HISTORY_PATIENCE.as_secs()
+            ),
+        }
+    }
+}
+
+/// Opens the history at `loc` and runs `f` on it, on a thread of its own, waiting at most
+/// [`HISTORY_PATIENCE`] and no longer once `interrupt` is set. A thread given up on is left to
+/// itself (blocked on a lock or a silent server; nothing it does is committed after the
+/// process ends).
+fn on_history<T: Send + 'static>(
+    loc: &history::Location,
+    interrupt: &std::sync::atomic::AtomicBool,
+    f: impl FnOnce(&mut history::History) -> Result<T, history::HistoryError> + Send + 'static,
+) -> Result<T, HistoryWait> {
+    use std::sync::atomic::Ordering;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = loc.clone();
+    std::thread::Builder::new()
+        .name("osprim-history".into())
+        .spawn(move || {
+            let _ = tx.send(history::History::open(&owned).and_then(|mut h| f(&mut h)));
+        })
+        .map_err(|e| HistoryWait::Failed(history::HistoryError::Sql(format!("cannot start a thread: {e}"))))?;
+    let began = std::time::Instant::now();
+    loop {
+        if interrupt.load(Ordering::SeqCst) {
+            return Err(HistoryWait::Interrupted);
+        }
+        if began.elapsed() > HISTORY_PATIENCE {
+            return Err(HistoryWait::TimedOut);
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(done) => return done.map_err(HistoryWait::Failed),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(HistoryWait::Failed(history::HistoryError::Sql("the history thread ended".into())));
+            }
+        }
     }
 }
 
@@ -514,7 +613,15 @@ fn report_html(
 }
 
 /// Records a saved run in the history; a failure is a warning (the result file is saved).
-fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path, quiet: bool) {
+/// `down`: why the history could not be reached a moment ago (then it is not tried again).
+fn record_in_history(
+    loc: &history::Location,
+    run: &model::RunFile,
+    path: &Path,
+    quiet: bool,
+    interrupt: &std::sync::atomic::AtomicBool,
+    down: Option<String>,
+) {
     // A result saved elsewhere (-o) from a directory without osprim-results/: osprim makes no
     // directory the user did not ask for, and says how to record it.
     if let history::Location::Sqlite(p) = loc
@@ -530,11 +637,16 @@ fn record_in_history(loc: &history::Location, run: &model::RunFile, path: &Path,
         }
         return;
     }
-    let recorded = history::History::open(loc).and_then(|mut h| h.record(run, Some(path)));
-    match recorded {
+    if let Some(why) = down {
+        say!("warning: not recorded in the history: {why}");
+        return;
+    }
+    let (run, path) = (run.clone(), path.to_path_buf());
+    match on_history(loc, interrupt, move |h| h.record(&run, Some(&path))) {
         Ok(_) if quiet => {}
-        Ok(_) => say!("recorded in the history ({})", loc.describe()),
-        Err(e) => say!("warning: not recorded in the history: {e}"),
+        Ok(true) => say!("recorded in the history ({})", loc.describe()),
+        Ok(false) => say!("already recorded in the history ({}): this run was there", loc.describe()),
+        Err(why) => say!("warning: not recorded in the history: {}", why.text(loc)),
     }
 }
 
@@ -571,9 +683,9 @@ fn show_history(
     let points = h.points(patterns)?;
     if changes {
         let found = analysis::history::changes::find(&points);
-        emit(&report::writer(present.format).changes(&found, &present.view)?)?;
+        emit_in(present.format, &report::writer(present.format).changes(&found, &present.view)?)?;
     } else {
-        emit(&report::writer(present.format).history(&points, &present.view)?)?;
+        emit_in(present.format, &report::writer(present.format).history(&points, &present.view)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }

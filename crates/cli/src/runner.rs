@@ -136,8 +136,12 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),
         finished_utc: None,
         partial: true,
-        // Arguments as given; a name that is not UTF-8 is kept with replacement characters.
-        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
+        // Arguments as given, passwords redacted (`--db postgres://u:…@h/db`); a name that is
+        // not UTF-8 is kept with replacement characters.
+        run_id: Some(run_id()),
+        command: store::history::redact_args(
+            &std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+        ),
         config: cfg.record(),
         placement: Placement {
             cpu: chosen.cpu,
@@ -1066,6 +1070,26 @@ fn visit_label(id: &str, params: &Params) -> String {
     s
 }
 
+/// A run's random id: 128 bits from the kernel's generator as 32 hex digits (from std's
+/// randomly keyed hasher, the time and the pid should `/dev/urandom` be unreadable).
+pub(crate) fn run_id() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        for half in bytes.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos(),
+            );
+            h.write_u32(std::process::id());
+            half.copy_from_slice(&h.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1089,6 +1113,7 @@ mod tests {
             executions: Vec::new(),
             counters: None,
             stability: Vec::new(),
+            run_id: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! `osprim papers` reads), its history record, and its report.
 
 use crate::config::{EXIT_CHECK_FAILED, Output, Present};
-use crate::{emit, history, output, record_in_history};
+use crate::{emit_in, history, output, record_in_history};
 use anyhow::{Context, Result};
 use model::RunFile;
 use model::stability::{StabilityRun, StabilityTest};
@@ -57,17 +57,17 @@ pub fn run(
         Some(p) => match store::write_result_file(p, &run) {
             Ok(()) => Some(p.clone()),
             Err(e) => {
-                emit(&report::render(&run, present.format, &present.view)?)?;
+                emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
                 anyhow::bail!("cannot save the result file {}: {e}", p.display());
             }
         },
         None => None,
     };
-    emit(&report::render(&run, present.format, &present.view)?)?;
+    emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
     if let Some(p) = &saved {
         say!("results saved to {}", p.display());
         if let Some(loc) = loc {
-            record_in_history(loc, &run, p, present.quiet);
+            record_in_history(loc, &run, p, present.quiet, &interrupt, None);
         }
     }
     Ok(match &run.stability[0].outcome {
@@ -116,7 +116,11 @@ fn header(started: std::time::SystemTime) -> RunFile {
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),
         finished_utc: None,
         partial: true,
-        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
+        run_id: Some(crate::runner::run_id()),
+        // A password in `--db` is never recorded.
+        command: store::history::redact_args(
+            &std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+        ),
         config: sampler.record(),
         placement: model::Placement {
             cpu: chosen.as_ref().map_or(0, |c| c.cpu),

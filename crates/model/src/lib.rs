@@ -80,6 +80,11 @@ pub struct RunFile {
     /// Stability runs (`osprim stress`, `osprim errortest`); absent from benchmark runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stability: Vec<stability::StabilityRun>,
+    /// A random id the run draws at its start (32 hex digits): tells apart in the history two
+    /// runs started in the same second on hosts of the same name with equal results. Absent
+    /// from files written before osprim drew one (their history key stays what it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// The build that produced a result.

@@ -79,8 +79,8 @@ pub(crate) fn table(points: &[Point], view: &View) -> String {
     }
     grid.fit(view.width, &[5, 2], 1);
     let mut out: Vec<String> = grid.render(view.width, view.color).into_iter().flatten().collect();
-    let runs: std::collections::BTreeSet<(&str, &str)> =
-        points.iter().map(|p| (p.started_utc.as_str(), p.host.as_str())).collect();
+    // Runs, not seconds: two runs started in the same second on one host are two.
+    let runs: std::collections::BTreeSet<&str> = points.iter().map(|p| p.run_key.as_str()).collect();
     let hosts: std::collections::BTreeSet<&str> = points.iter().map(|p| p.host.as_str()).collect();
     out.push(String::new());
     out.push(format!(

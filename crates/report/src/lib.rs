@@ -12,6 +12,7 @@ pub mod crosscheck;
 pub mod csv;
 mod document;
 mod escape;
+pub use escape::terminal;
 mod figures;
 mod header;
 pub mod history;

@@ -94,16 +94,71 @@ impl Location {
     }
 }
 
-/// `postgres://user:secret@host/db` → `postgres://user:…@host/db`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    match rest.split_once('@') {
-        Some((user_pass, host)) if user_pass.contains(':') => {
-            let user = user_pass.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:…@{host}")
+/// `text` with every password it may hold replaced by `…`: the one redaction of what osprim
+/// records or prints of a command line or a connection string.
+/// - `postgres://user:secret@host/db` (or `postgresql://`) → `postgres://user:…@host/db`; the
+///   user part ends at the *last* `@` before the query (a password may hold `@`, `/` or `:`);
+/// - a `password=…` parameter (a URL's query `?password=…`, or a key=value connection string
+///   `host=h password=secret`, quoted or not; `sslpassword=` too), its value → `…`.
+pub fn redact(text: &str) -> String {
+    redact_passwords(&redact_userinfo(text))
+}
+
+/// Every `postgres://` / `postgresql://` URL in `text` with its password (if any) replaced.
+fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let found = ["postgres://", "postgresql://"].iter().filter_map(|s| rest.find(s).map(|i| (i, s.len()))).min();
+        let Some((at, scheme_len)) = found else {
+            out.push_str(rest);
+            return out;
+        };
+        let (before, url) = rest.split_at(at + scheme_len);
+        out.push_str(before);
+        // The URL runs to the next white space; its user part to the last '@' before the query.
+        let end = url.find(char::is_whitespace).unwrap_or(url.len());
+        let (url, after) = url.split_at(end);
+        let head_end = url.find('?').unwrap_or(url.len());
+        match url[..head_end].rfind('@') {
+            Some(last_at) if url[..last_at].contains(':') => {
+                let user = &url[..url.find(':').unwrap_or(0)];
+                out.push_str(user);
+                out.push_str(":…");
+                out.push_str(&url[last_at..]);
+            }
+            _ => out.push_str(url),
         }
-        _ => url.to_string(),
+        rest = after;
     }
+}
+
+/// Every `password=value` in `text` (any case) with its value replaced: up to `&`, white space
+/// or the end, or between quotes when quoted.
+fn redact_passwords(text: &str) -> String {
+    const KEY: &str = "password=";
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(found) = lower[i..].find(KEY) {
+        let value = i + found + KEY.len();
+        out.push_str(&text[i..value]);
+        let v = &text[value..];
+        let len = match v.chars().next() {
+            Some(q @ ('\'' | '"')) => v[1..].find(q).map_or(v.len(), |e| e + 2),
+            _ => v.find(|c: char| c == '&' || c.is_whitespace()).unwrap_or(v.len()),
+        };
+        out.push('…');
+        i = value + len;
+    }
+    out.push_str(&text[i..]);
+    out
+}
+
+/// A command line as osprim records and prints it: every argument [`redact`]ed (`--db URL`,
+/// `--db=URL`, a connection string anywhere).
+pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    args.iter().map(|a| redact(a.as_ref())).collect()
 }
 
 /// The schema, one migration per version (version = index + 1). Plain SQL both SQLite and
@@ -444,14 +499,19 @@ fn text(s: &str) -> Value {
     Value::Text(Some(s.to_string()))
 }
 
-/// A run's key: its start, its host, the osprim build that measured it, and a digest of its
-/// results (runs started in the same second on one machine differ in their samples; the same
-/// file recorded twice does not).
+/// A run's key: its start, its host, the osprim build that measured it, a digest of its
+/// results, and the run's random id when it has one (two runs started in the same second on
+/// hosts of the same name with equal results, all skipped say, differ in it; the same file
+/// recorded twice does not). A file written before runs drew an id keeps the key it had.
 pub fn run_key(run: &RunFile) -> String {
     let bytes = serde_json::to_vec(&run.results).unwrap_or_default();
     // FNV-1a, 64 bits: a digest to tell runs apart, not a defence against forgery.
     let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    format!("{} {} {} {digest:016x}", run.started_utc, run.machine.hostname, run.osprim.commit)
+    let key = format!("{} {} {} {digest:016x}", run.started_utc, run.machine.hostname, run.osprim.commit);
+    match &run.run_id {
+        Some(id) => format!("{key} {id}"),
+        None => key,
+    }
 }
 
 fn result_values(key: &str, position: usize, r: &Row) -> Vec<Value> {

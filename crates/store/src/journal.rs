@@ -467,6 +467,7 @@ mod tests {
             executions: Vec::new(),
             counters: None,
             stability: Vec::new(),
+            run_id: None,
         }
     }
 

@@ -26,17 +26,56 @@ fn chain(e: &postgres::Error) -> String {
     text
 }
 
+/// How long connecting (the TCP connection and PostgreSQL's start-up exchange together) may
+/// take: a server that accepts and never answers is given up on after it.
+pub const CONNECT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long one statement may run on the server (`statement_timeout`), and how long sent data
+/// may stay unacknowledged (`tcp_user_timeout`) before the connection is dropped.
+const STATEMENT_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Postgres {
     /// Connects with `url` (`postgres://user@host:port/db`, or `host=/path/to/socket` in the
-    /// URL's query, as libpq accepts), without TLS, waiting at most 10 s.
+    /// URL's query, as libpq accepts), without TLS. The whole of connecting, start-up exchange
+    /// included, has [`CONNECT_DEADLINE`] (the driver's own connect timeout covers the TCP
+    /// connection only): the connection is made on a thread of its own, given up on at the
+    /// deadline. Each statement is limited to 60 s on the server, and a dead peer is noticed
+    /// by TCP keepalives and `tcp_user_timeout`.
     pub fn connect(url: &str) -> Result<Postgres, HistoryError> {
-        let mut cfg: postgres::Config = url
-            .parse()
-            .map_err(|e: postgres::Error| HistoryError::Open { what: super::redact(url), detail: e.to_string() })?;
-        cfg.connect_timeout(std::time::Duration::from_secs(10));
-        cfg.connect(postgres::NoTls)
-            .map(Postgres)
-            .map_err(|e| HistoryError::Open { what: super::redact(url), detail: chain(&e) })
+        let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| HistoryError::Open {
+            what: super::redact(url),
+            detail: super::redact(&e.to_string()),
+        })?;
+        cfg.connect_timeout(CONNECT_DEADLINE);
+        cfg.keepalives(true);
+        cfg.keepalives_idle(std::time::Duration::from_secs(30));
+        cfg.tcp_user_timeout(STATEMENT_LIMIT);
+        let limit = format!("-c statement_timeout={}", STATEMENT_LIMIT.as_millis());
+        let options = match cfg.get_options() {
+            Some(o) if !o.is_empty() => format!("{o} {limit}"),
+            _ => limit,
+        };
+        cfg.options(&options);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("osprim-postgres-connect".into())
+            .spawn(move || {
+                let _ = tx.send(cfg.connect(postgres::NoTls));
+            })
+            .map_err(|e| HistoryError::Open { what: super::redact(url), detail: e.to_string() })?;
+        match rx.recv_timeout(CONNECT_DEADLINE) {
+            Ok(connected) => connected
+                .map(Postgres)
+                .map_err(|e| HistoryError::Open { what: super::redact(url), detail: super::redact(&chain(&e)) }),
+            // The thread is left to its blocked read: it holds nothing of osprim's.
+            Err(_) => Err(HistoryError::Open {
+                what: super::redact(url),
+                detail: format!(
+                    "the server did not complete the connection within {} s (it accepted, then did not answer)",
+                    CONNECT_DEADLINE.as_secs()
+                ),
+            }),
+        }
     }
 }
 

@@ -408,3 +408,42 @@ fn postgres_when_a_server_can_start() {
     assert_eq!(again.version().unwrap(), schema_version());
     assert_eq!(again.runs().unwrap(), 3, "check's three");
 }
+
+#[test]
+fn passwords_are_redacted_in_every_form() {
+    assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:…@h:5432/db");
+    // A password holding '@', '/' and ':' is cut at the last '@' before the query, not the first.
+    assert_eq!(redact("postgresql://u:p@ss/w:rd@h/db?x=1"), "postgresql://u:…@h/db?x=1");
+    assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+    assert_eq!(redact("postgres://u@h/db?password=hunter2&x=1"), "postgres://u@h/db?password=…&x=1");
+    assert_eq!(redact("--db=postgres://u:s@h/db"), "--db=postgres://u:…@h/db");
+    assert_eq!(redact("host=/run/pg user=u PASSWORD='a b c' dbname=d"), "host=/run/pg user=u PASSWORD=… dbname=d");
+    assert_eq!(redact("sslpassword=x"), "sslpassword=…");
+    assert_eq!(redact("osprim-results/history.db"), "osprim-results/history.db");
+    let args = redact_args(&["osprim", "run", "--db", "postgres://u:s3cret@h/db", "-o", "x.json"]);
+    assert!(!args.join(" ").contains("s3cret"), "{args:?}");
+    assert_eq!(Location::parse("postgres://u:a@b@h/db?password=c").describe(), "postgres://u:…@h/db?password=…");
+}
+
+#[test]
+fn two_runs_in_the_same_second_with_equal_results_are_both_recorded() {
+    let mut h = History::with_backend(
+        Box::new(sqlite::Sqlite::in_memory().unwrap()),
+        Location::Sqlite(PathBuf::new()),
+        MIGRATIONS.len(),
+    )
+    .unwrap();
+    let mut a = run_file(false);
+    a.run_id = Some("a".repeat(32));
+    let mut b = a.clone();
+    b.run_id = Some("b".repeat(32));
+    assert!(h.record(&a, None).unwrap());
+    assert!(h.record(&b, None).unwrap(), "the second run is dropped");
+    // The same run recorded again adds nothing, and says so.
+    assert!(!h.record(&b, None).unwrap());
+    assert_eq!(h.runs().unwrap(), 2);
+    // A file written before runs drew an id keeps its key.
+    let old = run_file(false);
+    assert!(!run_key(&old).ends_with(&"a".repeat(32)));
+    assert_eq!(run_key(&old).split(' ').count(), 4);
+}
