@@ -446,16 +446,7 @@ impl History {
 
     /// Every recorded stability run, oldest first.
     pub fn stability(&mut self) -> Result<Vec<StabilityPoint>, HistoryError> {
-        let columns = [
-            Value::Text(None),
-            Value::Text(None),
-            Value::Text(None),
-            Value::Text(None),
-            Value::Text(None),
-            Value::Text(None),
-            Value::Text(None),
-            Value::Text(None),
-        ];
+        let columns = vec![Value::Text(None); 8];
         let rows = self.db.query(
             "SELECT u.started_utc, u.host, u.cpu_model, u.kernel, u.osprim_commit, u.file, s.detail, u.run_key \
              FROM stability s JOIN runs u ON u.run_key = s.run_key ORDER BY u.started_utc, u.run_key, s.position",
@@ -499,19 +490,22 @@ fn text(s: &str) -> Value {
     Value::Text(Some(s.to_string()))
 }
 
-/// A run's key: its start, its host, the osprim build that measured it, a digest of its
-/// results, and the run's random id when it has one (two runs started in the same second on
-/// hosts of the same name with equal results, all skipped say, differ in it; the same file
-/// recorded twice does not). A file written before runs drew an id keeps the key it had.
+/// A run's key: its start, its host, the osprim build that measured it, and the run's random
+/// id (two runs started in the same second on hosts of the same name with equal results, all
+/// skipped say, differ in it; the same run recorded twice, or read back from its file, does
+/// not). A file written before runs drew an id keeps the key it had: a digest of its results
+/// in the id's place.
 pub fn run_key(run: &RunFile) -> String {
+    let head = format!("{} {} {}", run.started_utc, run.machine.hostname, run.osprim.commit);
+    // A run that drew its own id is named by it: the same run read back from its file (whose
+    // rows may carry flags added after it was recorded) is the same run.
+    if let Some(id) = &run.run_id {
+        return format!("{head} {id}");
+    }
     let bytes = serde_json::to_vec(&run.results).unwrap_or_default();
     // FNV-1a, 64 bits: a digest to tell runs apart, not a defence against forgery.
     let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    let key = format!("{} {} {} {digest:016x}", run.started_utc, run.machine.hostname, run.osprim.commit);
-    match &run.run_id {
-        Some(id) => format!("{key} {id}"),
-        None => key,
-    }
+    format!("{head} {digest:016x}")
 }
 
 fn result_values(key: &str, position: usize, r: &Row) -> Vec<Value> {

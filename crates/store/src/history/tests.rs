@@ -441,6 +441,12 @@ fn two_runs_in_the_same_second_with_equal_results_are_both_recorded() {
     assert!(h.record(&b, None).unwrap(), "the second run is dropped");
     // The same run recorded again adds nothing, and says so.
     assert!(!h.record(&b, None).unwrap());
+    // Read back from its file with a flag added after it was recorded (a level shift), it is
+    // still the run recorded.
+    let mut flagged = b.clone();
+    let row = flagged.results.iter_mut().find(|r| r.summary.is_some()).unwrap();
+    row.add_flag(model::Flag::LevelShift, "lies above every interval".into());
+    assert!(!h.record(&flagged, None).unwrap(), "one run, recorded once");
     assert_eq!(h.runs().unwrap(), 2);
     // A file written before runs drew an id keeps its key.
     let old = run_file(false);
