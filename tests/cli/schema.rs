@@ -254,8 +254,41 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     run
 }
 
+/// A stability run's file: a stress run that failed (every field of a run filled) beside an
+/// error test that ran clean.
+fn fixture_with_stability_runs() -> RunFile {
+    use model::stability::{Invariant, Outcome, StabilityRun, StabilityTest, Tally, TrendPoint};
+    let tally = |kind: &str, count| Tally { kind: kind.into(), count };
+    let run = |test, outcome| StabilityRun {
+        test,
+        seed: 7,
+        mode: "mprotect".into(),
+        settings: vec!["timer_hz=1000".into()],
+        requested_s: 60.0,
+        ran_s: 12.5,
+        clean_s: 12.5,
+        outcome,
+        operations: vec![tally("fcall", 10)],
+        results: vec![tally("EPERM", 3)],
+        invariants: vec![Invariant { name: "every call reaches its domain".into(), checked: 10, violated: 1 }],
+        trend: vec![TrendPoint { at_s: 1.0, rss_bytes: 4096, fds: 5, threads: 2, gauges: vec![tally("domains", 4)] }],
+        notes: vec!["mprotect mode: the CPU has no memory protection keys".into()],
+    };
+    let mut f = fixture();
+    f.results.clear();
+    f.stability = vec![
+        run(
+            StabilityTest::Stress,
+            Outcome::Failed { at_s: 12.5, what: "rights".into(), replay: "osprim stress --seed 7".into() },
+        ),
+        run(StabilityTest::ErrorTest, Outcome::Clean),
+    ];
+    f
+}
+
 fn documents() -> Vec<(&'static str, Value)> {
     vec![
+        ("a stability run", serde_json::to_value(fixture_with_stability_runs()).expect("JSON")),
         ("tests/fixtures/default-run.json", serde_json::to_value(fixture()).expect("JSON")),
         ("the fixture with a fit and a tail", serde_json::to_value(fixture_with_a_fit_and_a_tail()).expect("JSON")),
         ("the hand-made run", snapshot("osprim_report__tests__json.snap")),
