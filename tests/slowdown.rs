@@ -13,7 +13,8 @@
 //! `getppid` calls with `std::time::Instant`, installs the same filter on itself (a filter
 //! binds the thread that installs it and what it starts), and times the loop again.
 //!
-//! Then `osprim run --quick` measures a few rows bound by a system call and a few with none
+//! Then `osprim run --quick --rounds 8` (eight rounds, so that a level the machine takes for a
+//! round or two widens the interval less than with three) measures a few rows bound by a system call and a few with none
 //! in their timed region, plainly, under the filter, under the filter, plainly, and `osprim
 //! compare` (first against second, fourth against third) must call at least 90 % of the first
 //! rows slower, and none of the second slower (or faster) in both orders: a drift of the
@@ -101,7 +102,7 @@ fn independent_size(prog: Vec<libc::sock_filter>) -> Result<(f64, f64), String> 
 /// `osprim run --quick` of every row into `out`, under the filter when `slowed`.
 fn run(out: &std::path::Path, slowed: bool) {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("osprim"));
-    cmd.args(["run", "--quick", "--no-history", "--format", "json", "-o"]).arg(out);
+    cmd.args(["run", "--quick", "--rounds", "8", "--no-history", "--format", "json", "-o"]).arg(out);
     cmd.args(AFFECTED).args(UNAFFECTED).env("RUST_BACKTRACE", "1");
     if slowed {
         let prog = filter();

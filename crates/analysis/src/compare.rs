@@ -680,10 +680,20 @@ fn pair(
     // bytes, a structure's size) are exact: the same figure is no change, and another is a
     // change of exactly that ratio. A time never is: its zero width says nothing of a run.
     let exact = n.unit != Unit::Ns && fb.value.degenerate() && fnew.value.degenerate();
-    if ratio.degenerate() && !exact {
-        c.no_ratio = Some(NoRatio::ZeroWidth);
-        return Ok(c);
-    }
+    // Samples that sit on a few clock ticks can make every resample give the same ratio; the
+    // two rows' own intervals (which also carry what the rounds disagree on) then speak for
+    // it, taken conservatively by their ends, when they are wider.
+    let ratio = if ratio.degenerate() && !exact {
+        match ratio_of(&fnew.value, &fb.value).filter(|r| !r.degenerate()) {
+            Some(wider) => wider,
+            None => {
+                c.no_ratio = Some(NoRatio::ZeroWidth);
+                return Ok(c);
+            }
+        }
+    } else {
+        ratio
+    };
     c.ratio = Some(ratio.estimate);
     c.ratio_ci95 = Some(ratio.ci95);
     c.verdict = match judge_ratio(&ratio, noise) {

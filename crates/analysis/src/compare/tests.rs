@@ -215,17 +215,27 @@ fn seed_rows_are_never_called_faster_or_slower() {
 
 #[test]
 fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly() {
-    let zero_width = |id: &str, a: f64, b: f64| {
+    // `spread` widens each row's own interval by that fraction either side.
+    let with_spread = |id: &str, a: f64, b: f64, spread: f64| {
         let mut base = with_samples(run_file(false), 1, |_| 1.0);
         let mut new = base.clone();
         for (run, v) in [(&mut base, a), (&mut new, b)] {
             let r = run.results.iter_mut().find(|r| r.id == id).unwrap();
             r.samples = vec![v; 300];
             r.summary.as_mut().unwrap().median = v;
-            r.summary.as_mut().unwrap().median_ci95 = [v, v];
+            r.summary.as_mut().unwrap().median_ci95 = [v * (1.0 - spread), v * (1.0 + spread)];
         }
         find(&compare(&base, &new, DEFAULT_NOISE, 7), id).clone()
     };
+    let zero_width = |id: &str, a: f64, b: f64| with_spread(id, a, b, 0.0);
+    // Samples on one clock tick, but rows whose own intervals are wider: those speak, by
+    // their ends (120·0.99 / 100·1.01 … 120·1.01 / 100·0.99).
+    let r = with_spread("syscall.getpid", 100.0, 120.0, 0.01);
+    assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Slower, None, Some(1.2)));
+    let [lo, hi] = r.ratio_ci95.unwrap();
+    assert!((lo - 1.2 * 0.99 / 1.01).abs() < 1e-12 && (hi - 1.2 * 1.01 / 0.99).abs() < 1e-12, "{lo} {hi}");
+    let r = with_spread("syscall.getpid", 100.0, 101.0, 0.05);
+    assert_eq!((r.verdict, r.ratio), (Verdict::Inconclusive, Some(1.01)));
     // A time: its zero width says nothing of how a run varies.
     let r = zero_width("syscall.getpid", 100.0, 120.0);
     assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Inconclusive, Some(NoRatio::ZeroWidth), None));
