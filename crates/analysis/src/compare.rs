@@ -11,6 +11,15 @@
 //! round; Davison & Hinkley 1997, §3.8) on those same samples. A derived difference without
 //! samples (`a − b`) is read from its two intervals by [`stats::reading::ratio_of`].
 //!
+//! **Many rows at once.** A comparison asks the same question of every row it pairs, so its
+//! intervals are simultaneous: each row's at the level 1 − 0.05 / m for m paired rows
+//! (Bonferroni, [`stats::ratio::family_confidence`]), so that all of them together cover
+//! their true ratios with 95 % confidence. Two runs of the same build then see any row called
+//! different in at most about 5 % of comparisons, where 95 % intervals row by row would call
+//! about one row in twenty different every time (a catalogue of 140 rows: seven). The price
+//! is width: a small change in one row among many needs more rounds to be told apart.
+//! Intervals of rows without samples are widened as a normal interval widens.
+//!
 //! **Verdict** ([`stats::reading::judge_ratio`], criterion.rs's "significant and beyond a
 //! noise threshold" with a third answer): `slower` when the whole interval lies above 1 and the
 //! ratio beyond the noise threshold, `faster` likewise below, `no change` when the whole interval
@@ -34,7 +43,7 @@
 
 use model::{Flag, Method, Params, Row, RunFile, Unit};
 use serde::Serialize;
-use stats::ratio::{Rounds, median_ratio};
+use stats::ratio::{Rounds, family_confidence, median_ratio_at};
 use stats::reading::{Interval, RatioVerdict, judge_ratio, ratio_of};
 
 /// Default noise threshold: changes smaller than this are `no change`.
@@ -269,6 +278,11 @@ pub struct Difference {
 pub struct Comparison {
     /// Noise threshold used (0.02 = 2 %).
     pub noise: f64,
+    /// How many rows were paired: the ratio intervals are simultaneous over them (together
+    /// they cover every true ratio with 95 % confidence; module doc).
+    pub family: usize,
+    /// The level of each row's ratio interval that makes them so: 1 − 0.05 / `family`.
+    pub confidence: f64,
     /// Results in both runs.
     pub compared: Vec<Compared>,
     /// Results in one run only, or without samples in one.
@@ -429,9 +443,9 @@ pub fn compare(base: &RunFile, new: &RunFile, noise: f64, seed: u64) -> Comparis
 
 /// Compares `new` against `base` as `s` says.
 pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
-    let mut compared = Vec::new();
     let mut unmatched = Vec::new();
     let mut paired_base: Vec<&Row> = Vec::new();
+    let mut pairs = Vec::new();
     for (i, n) in new.results.iter().enumerate() {
         let b = counterpart(base, n, false).or_else(|| {
             if s.allow_mismatch {
@@ -445,7 +459,13 @@ pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
             continue;
         };
         paired_base.push(b);
-        match pair(b, n, base, new, s.noise, s.resamples, s.seed ^ i as u64) {
+        pairs.push((i, b, n));
+    }
+    let confidence = family_confidence(pairs.len());
+    let mut compared = Vec::new();
+    for (i, b, n) in pairs {
+        let judging = Judging { noise: s.noise, resamples: s.resamples, seed: s.seed ^ i as u64, confidence };
+        match pair(b, n, base, new, &judging) {
             Ok(c) => compared.push(c),
             Err(why) => unmatched.push(Unmatched { id: n.id.clone(), params: n.params.clone(), why }),
         }
@@ -459,7 +479,8 @@ pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
             });
         }
     }
-    Comparison { noise: s.noise, compared, unmatched, differences: differences(base, new) }
+    let family = paired_base.len();
+    Comparison { noise: s.noise, family, confidence, compared, unmatched, differences: differences(base, new) }
 }
 
 /// The result of `run` with `row`'s id and defining parameters; with `across_cache`, one that
@@ -485,10 +506,40 @@ fn counterpart<'r>(run: &'r RunFile, row: &Row, across_cache: bool) -> Option<&'
 }
 
 /// One new result against its counterpart in `base` (`resamples` bootstrap resamples), or why
-/// it cannot be compared. Used by `run --baseline` as each result comes in.
+/// it cannot be compared, its interval simultaneous over the base run's rows (as the whole
+/// comparison's would be). Used by `run --baseline` as each result comes in.
 pub fn compare_row(base: &RunFile, n: &Row, noise: f64, resamples: usize, seed: u64) -> Result<Compared, String> {
     let b = counterpart(base, n, false).ok_or_else(|| "only in the new run".to_string())?;
-    pair(b, n, base, base, noise, resamples, seed)
+    let judging = Judging { noise, resamples, seed, confidence: family_confidence(base.results.len()) };
+    pair(b, n, base, base, &judging)
+}
+
+/// How one pair of rows is judged.
+struct Judging {
+    /// Noise threshold (0.02 = 2 %).
+    noise: f64,
+    /// Bootstrap resamples.
+    resamples: usize,
+    /// Seed of the bootstrap.
+    seed: u64,
+    /// Level of the ratio's interval ([`family_confidence`]).
+    confidence: f64,
+}
+
+impl Judging {
+    /// A row's own 95 % interval widened to this level, as a normal interval widens: for
+    /// figures that have no samples to resample (derived rows).
+    fn widen(&self, v: &Interval) -> Interval {
+        let z = |c: f64| stats::special::normal_quantile(0.5 + c / 2.0);
+        let k = z(self.confidence) / z(0.95);
+        let [lo, hi] = v.ci95;
+        Interval::new(v.estimate, [v.estimate - k * (v.estimate - lo), v.estimate + k * (hi - v.estimate)])
+    }
+
+    /// The ratio `num / den` of two rows' figures by their intervals' ends, at this level.
+    fn ratio_of(&self, num: &Interval, den: &Interval) -> Option<Interval> {
+        ratio_of(&self.widen(num), &self.widen(den))
+    }
 }
 
 /// A row's figure: its value and interval, and its steady-state samples by round when it has
@@ -606,15 +657,7 @@ fn not_measured(which: &str, r: &Row) -> String {
 }
 
 /// `n` against `b`, found in the runs `base_run` and `new_run`.
-fn pair(
-    b: &Row,
-    n: &Row,
-    base_run: &RunFile,
-    new_run: &RunFile,
-    noise: f64,
-    resamples: usize,
-    seed: u64,
-) -> Result<Compared, String> {
+fn pair(b: &Row, n: &Row, base_run: &RunFile, new_run: &RunFile, j: &Judging) -> Result<Compared, String> {
     if b.unit != n.unit {
         return Err(format!("units differ ({} and {})", b.unit.symbol(), n.unit.symbol()));
     }
@@ -671,10 +714,10 @@ fn pair(
         }
     }
     let ratio = match (&fb.rounds, &fnew.rounds) {
-        (Some(rb), Some(rn)) => median_ratio(rb, rn, resamples, seed)
+        (Some(rb), Some(rn)) => median_ratio_at(rb, rn, j.resamples, j.seed, j.confidence)
             .map(|r| Interval::new(c.new_value / c.base_value, r.ci95))
             .ok_or_else(|| "no positive median in the base run".to_string())?,
-        _ => ratio_of(&fnew.value, &fb.value).ok_or_else(|| "no ratio of the two figures".to_string())?,
+        _ => j.ratio_of(&fnew.value, &fb.value).ok_or_else(|| "no ratio of the two figures".to_string())?,
     };
     // Counts and sizes that came out the same in every sample of both runs (an ELF section's
     // bytes, a structure's size) are exact: the same figure is no change, and another is a
@@ -684,7 +727,7 @@ fn pair(
     // two rows' own intervals (which also carry what the rounds disagree on) then speak for
     // it, taken conservatively by their ends, when they are wider.
     let ratio = if ratio.degenerate() && !exact {
-        match ratio_of(&fnew.value, &fb.value).filter(|r| !r.degenerate()) {
+        match j.ratio_of(&fnew.value, &fb.value).filter(|r| !r.degenerate()) {
             Some(wider) => wider,
             None => {
                 c.no_ratio = Some(NoRatio::ZeroWidth);
@@ -696,7 +739,7 @@ fn pair(
     };
     c.ratio = Some(ratio.estimate);
     c.ratio_ci95 = Some(ratio.ci95);
-    c.verdict = match judge_ratio(&ratio, noise) {
+    c.verdict = match judge_ratio(&ratio, j.noise) {
         RatioVerdict::Above => Verdict::Slower,
         RatioVerdict::Below => Verdict::Faster,
         RatioVerdict::Same => Verdict::NoChange,

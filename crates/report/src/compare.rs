@@ -9,7 +9,9 @@
 //! # Format (JSON)
 //!
 //! An array, one object per later file: `base`, `new` (the file names), `base_started_utc`,
-//! `new_started_utc`, and `comparison`: `noise` (0.02 = 2 %), `differences` (`what`, `base`,
+//! `new_started_utc`, and `comparison`: `noise` (0.02 = 2 %), `family` (rows paired: the ratio
+//! CIs hold together over them), `confidence` (each row's level, 1 − 0.05 / `family`),
+//! `differences` (`what`, `base`,
 //! `new`), `unmatched` (`id`, `params`, `why`) and `compared`, each with `id`, `params` (as in
 //! the new run, where it ran included), `unit`, `statistic` (`median`, or `mean` for the seed
 //! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
@@ -142,7 +144,12 @@ pub(crate) fn table(n: &Named, view: &View) -> String {
         format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.machine.hostname, busy(n.base)),
         format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.machine.hostname, busy(n.new)),
         "figures: the median of the steady-state samples, as the run's table prints it; ratio = new / base".into(),
-        "95 % CI of the ratio from resampling rounds, then blocks within a round".into(),
+        "95 % CI of the ratio from resampling rounds, then blocks within a round;".into(),
+        format!(
+            "the CIs hold together over all {} rows (each at {} %, Bonferroni)",
+            c.family,
+            model::unit::short_number(100.0 * c.confidence)
+        ),
         format!("noise threshold ± {} %", model::unit::short_number(c.noise * 100.0)),
         String::new(),
     ];

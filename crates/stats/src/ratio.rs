@@ -77,6 +77,12 @@ pub struct Ratio {
 /// `resamples` replicates of each kind. `None` when either side has no samples or the base
 /// median is not positive.
 pub fn median_ratio(base: &Rounds, new: &Rounds, resamples: usize, seed: u64) -> Option<Ratio> {
+    median_ratio_at(base, new, resamples, seed, CONFIDENCE_95)
+}
+
+/// [`median_ratio`] with an interval of level `confidence` (0.95 for 95 %): a comparison of
+/// many rows asks each for more ([`family_confidence`]).
+pub fn median_ratio_at(base: &Rounds, new: &Rounds, resamples: usize, seed: u64, confidence: f64) -> Option<Ratio> {
     let (b, n) = (base.median(), new.median());
     if base.count() == 0 || new.count() == 0 || b.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return None;
@@ -105,8 +111,17 @@ pub fn median_ratio(base: &Rounds, new: &Rounds, resamples: usize, seed: u64) ->
         Between { variance: total.map_or(0.0, |t| (t[0] - variance(own)).max(0.0)) * scale, rounds: side.count() }
     };
     let parts = [between(base, &reps_b, (n * n) / (b * b * b * b)), between(new, &reps_n, 1.0 / (b * b))];
-    let ci95 = small_sample_interval(estimate, variance(&within), &mut two_stage, &parts, CONFIDENCE_95);
+    let ci95 = small_sample_interval(estimate, variance(&within), &mut two_stage, &parts, confidence);
     Some(Ratio { estimate, ci95 })
+}
+
+/// The level each of `rows` intervals must have so that all of them together cover their
+/// true values with 95 % confidence (Bonferroni: 1 − 0.05 / rows). Two runs of the same
+/// build then see one or more rows called different in at most 5 % of comparisons, however
+/// many rows they hold, where 95 % intervals row by row would call about 5 % of the rows
+/// different every time. 0.95 for one row (or none).
+pub fn family_confidence(rows: usize) -> f64 {
+    1.0 - (1.0 - CONFIDENCE_95) / rows.max(1) as f64
 }
 
 /// The ratio of the median of `a` to the median of `b` for **paired** samples (`a[i]` taken

@@ -229,11 +229,12 @@ fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly
     };
     let zero_width = |id: &str, a: f64, b: f64| with_spread(id, a, b, 0.0);
     // Samples on one clock tick, but rows whose own intervals are wider: those speak, by
-    // their ends (120·0.99 / 100·1.01 … 120·1.01 / 100·0.99).
+    // their ends (at least 120·0.99 / 100·1.01 … 120·1.01 / 100·0.99; wider, as the
+    // comparison's intervals hold together over all its rows).
     let r = with_spread("syscall.getpid", 100.0, 120.0, 0.01);
     assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Slower, None, Some(1.2)));
     let [lo, hi] = r.ratio_ci95.unwrap();
-    assert!((lo - 1.2 * 0.99 / 1.01).abs() < 1e-12 && (hi - 1.2 * 1.01 / 0.99).abs() < 1e-12, "{lo} {hi}");
+    assert!(lo < 1.2 * 0.99 / 1.01 && hi > 1.2 * 1.01 / 0.99 && lo > 1.1 && hi < 1.3, "{lo} {hi}");
     let r = with_spread("syscall.getpid", 100.0, 101.0, 0.05);
     assert_eq!((r.verdict, r.ratio), (Verdict::Inconclusive, Some(1.01)));
     // A time: its zero width says nothing of how a run varies.
@@ -432,4 +433,30 @@ fn a_cold_row_without_a_cold_counterpart_is_left_unmatched() {
         let u = c.unmatched.iter().find(|u| u.id == "syscall.getpid").expect("the cold row unmatched");
         assert_eq!((u.params["cache"].as_str(), u.why.as_str()), (Some("cold"), "only in the new run"));
     }
+}
+
+#[test]
+fn the_intervals_hold_together_over_every_row_paired() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let new = with_samples(run_file(false), 2, |_| 1.0);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let paired = c.compared.len() + c.unmatched.iter().filter(|u| !u.why.starts_with("only in")).count();
+    assert_eq!(c.family, paired);
+    assert!(c.family > 1);
+    assert!((c.confidence - (1.0 - 0.05 / c.family as f64)).abs() < 1e-12);
+    // One row alone is judged at 95 %, and its interval is narrower than among many.
+    let id = "syscall.getpid";
+    let alone = |run: &RunFile| {
+        let mut one = run.clone();
+        one.results.retain(|r| r.id == id);
+        one
+    };
+    let single = compare(&alone(&base), &alone(&new), DEFAULT_NOISE, 7);
+    assert_eq!((single.family, single.confidence), (1, 0.95));
+    let width = |c: &Comparison| {
+        let r = find(c, id);
+        let [lo, hi] = r.ratio_ci95.unwrap();
+        hi - lo
+    };
+    assert!(width(&single) < width(&c), "{} against {}", width(&single), width(&c));
 }
