@@ -117,6 +117,7 @@ fn header(started: std::time::SystemTime) -> RunFile {
         finished_utc: None,
         partial: true,
         run_id: Some(crate::runner::run_id()),
+        host: None,
         // A password in `--db` is never recorded.
         command: store::history::redact_args(
             &std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
