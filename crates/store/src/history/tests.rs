@@ -427,12 +427,7 @@ fn passwords_are_redacted_in_every_form() {
 
 #[test]
 fn two_runs_in_the_same_second_with_equal_results_are_both_recorded() {
-    let mut h = History::with_backend(
-        Box::new(sqlite::Sqlite::in_memory().unwrap()),
-        Location::Sqlite(PathBuf::new()),
-        MIGRATIONS.len(),
-    )
-    .unwrap();
+    let mut h = in_memory();
     let mut a = run_file(false);
     a.run_id = Some("a".repeat(32));
     let mut b = a.clone();
@@ -456,12 +451,7 @@ fn two_runs_in_the_same_second_with_equal_results_are_both_recorded() {
 
 #[test]
 fn a_fleets_runs_on_one_machine_are_recorded_and_judged_under_their_own_host() {
-    let mut h = History::with_backend(
-        Box::new(sqlite::Sqlite::in_memory().unwrap()),
-        Location::Sqlite(PathBuf::new()),
-        MIGRATIONS.len(),
-    )
-    .unwrap();
+    let mut h = in_memory();
     // Two inventory hosts on one kernel host name (containers, local connections).
     let on = |host: &str, id: char, day: u32| {
         let mut r = run_file(false);
@@ -484,12 +474,7 @@ fn a_fleets_runs_on_one_machine_are_recorded_and_judged_under_their_own_host() {
 #[test]
 fn import_takes_a_file_or_a_directory_and_names_the_host_of_files_that_name_none() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = History::with_backend(
-        Box::new(sqlite::Sqlite::in_memory().unwrap()),
-        Location::Sqlite(PathBuf::new()),
-        MIGRATIONS.len(),
-    )
-    .unwrap();
+    let mut h = in_memory();
     let mut named = run_file(false);
     named.host = Some("host-b".into());
     named.run_id = Some("b".repeat(32));
@@ -506,4 +491,14 @@ fn import_takes_a_file_or_a_directory_and_names_the_host_of_files_that_name_none
     assert_eq!(hosts.into_iter().collect::<Vec<_>>(), ["host-a", "host-b"]);
     let missing = import(&mut h, &dir.path().join("nothing"), None).unwrap_err().to_string();
     assert!(missing.starts_with("cannot import "), "{missing}");
+}
+
+/// A new history in memory, at the current schema.
+fn in_memory() -> History {
+    History::with_backend(
+        Box::new(sqlite::Sqlite::in_memory().unwrap()),
+        Location::Sqlite(PathBuf::new()),
+        MIGRATIONS.len(),
+    )
+    .unwrap()
 }
