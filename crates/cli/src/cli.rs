@@ -32,7 +32,8 @@ pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
     pub global: GlobalArgs,
-    /// The bare osprim's seed suite: the name the fleet knows this machine by (see run --host).
+    /// The name the fleet knows this machine by (see run --host), for the bare osprim's seed
+    /// suite, and before papers --run, run, stress or errortest.
     #[arg(long, value_name = "NAME", value_parser = parse_host)]
     pub host: Option<String>,
 }
@@ -584,8 +585,10 @@ impl Cli {
                 baseline: args.baseline,
                 history: if args.no_history { None } else { Some(history_location(args.db.as_deref())) },
             },
-            Some(Command::Stress(a)) => stability_command(model::stability::StabilityTest::Stress, a, &present),
-            Some(Command::Errortest(a)) => stability_command(model::stability::StabilityTest::ErrorTest, a, &present),
+            Some(Command::Stress(a)) => stability_command(model::stability::StabilityTest::Stress, a, host, &present),
+            Some(Command::Errortest(a)) => {
+                stability_command(model::stability::StabilityTest::ErrorTest, a, host, &present)
+            }
             Some(Command::List { patterns, format }) => Cmd::List { patterns, format: format.into() },
             Some(Command::Env { format }) => Cmd::Env { format: format.into() },
             Some(Command::Show { result, present: p }) => Cmd::Show { result, present: present(&p, false, false) },
@@ -876,6 +879,7 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 fn stability_command(
     test: model::stability::StabilityTest,
     a: StabilityArgs,
+    host: Option<String>,
     present: &dyn Fn(&PresentArgs, bool, bool) -> Present,
 ) -> Cmd {
     Cmd::Stability {
@@ -888,6 +892,7 @@ fn stability_command(
             (None, false) => Output::Default,
         },
         history: if a.no_history { None } else { Some(history_location(a.db.as_deref())) },
+        host,
         present: present(&a.present, false, false),
     }
 }

@@ -43,6 +43,8 @@ pub enum Command {
         output: Output,
         /// Where the saved run is recorded (`None`: not recorded).
         history: Option<store::history::Location>,
+        /// The name the fleet knows this machine by (`osprim --host NAME stress`).
+        host: Option<String>,
         /// How it is shown.
         present: Present,
     },

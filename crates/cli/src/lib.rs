@@ -81,8 +81,8 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::History { patterns, location, import, host, changes, present } => {
             show_history(&patterns, &location, import.as_deref(), host.as_deref(), changes, &present)
         }
-        Command::Stability { test, duration, seed, output, history, present } => {
-            stability_cmd::run(test, duration, seed, &output, history.as_ref(), &present)
+        Command::Stability { test, duration, seed, output, history, host, present } => {
+            stability_cmd::run(test, duration, seed, &output, history.as_ref(), host.as_deref(), &present)
         }
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
