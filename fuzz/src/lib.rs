@@ -70,13 +70,13 @@ pub fn render_run(run: &model::RunFile) {
 /// The separator between files in a `history_import` input.
 pub const FILE_SEPARATOR: &[u8] = b"\n--osprim-fuzz-file--\n";
 
-/// `osprim history --import DIR` ([`store::history::import_dir`]) on a fresh SQLite history:
+/// `osprim history --import DIR` ([`store::history::import`]) on a fresh SQLite history:
 /// the bytes, cut at [`FILE_SEPARATOR`], become the result files of a directory (the first
 /// twice, to be found known the second time), beside a journal and a directory named like a
 /// result file; then the history is read back and shown as `osprim history` and
 /// `osprim history --changes` show it, in every format.
 pub fn history_import(data: &[u8]) {
-    use store::history::{History, Location, import_dir};
+    use store::history::{History, Location, import};
     // In memory where it can be: SQLite syncs each commit, and a disk makes that slow.
     let shm = Path::new("/dev/shm");
     let scratch = if shm.is_dir() { shm.to_path_buf() } else { std::env::temp_dir() };
@@ -97,7 +97,7 @@ pub fn history_import(data: &[u8]) {
     let _ = std::fs::write(files.join("000.json.journal"), data);
     let _ = std::fs::create_dir(files.join("dir.json"));
     let Ok(mut h) = History::open(&Location::Sqlite(dir.path().join("history.db"))) else { return };
-    if import_dir(&mut h, &files).is_err() {
+    if import(&mut h, &files, None).is_err() {
         return;
     }
     let _ = h.runs();

@@ -27,6 +27,7 @@ mod defects;
 mod docs;
 mod escapes;
 mod exports;
+mod fleet;
 mod hang;
 mod history;
 mod history_guard;

@@ -198,6 +198,8 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
     run.results.push(tail);
     run.results.push(fit);
     run.run_id = Some("0123456789abcdef0123456789abcdef".into());
+    // A fleet's name for the machine (`--host`).
+    run.host = Some("host-a".into());
     if run.timer.overhead_by_round.is_empty() {
         run.timer.overhead_by_round.push(model::RoundOverhead {
             round: 0,

@@ -756,12 +756,13 @@ const VOLATILE: &[&str] = &[
     "machine.scheduling.load_avg_end",
 ];
 
-/// Facts that differ: every setting of the sampler (`config.*`: method, budget, rounds, CI
+/// Facts that differ: the host the run is recorded under (`host`: `--host`, else the kernel's
+/// host name), every setting of the sampler (`config.*`: method, budget, rounds, CI
 /// target…), the CPU placement (`placement.*`), the osprim build, the timer and every leaf of
 /// `machine`, by dotted path, but the [`VOLATILE`] readings.
 pub fn differences(base: &RunFile, new: &RunFile) -> Vec<Difference> {
     let facts = |r: &RunFile| {
-        let mut leaves = Vec::new();
+        let mut leaves = vec![("host".to_string(), r.host_name().to_string())];
         flatten("config", &serde_json::to_value(&r.config).unwrap_or_default(), &mut leaves);
         flatten("placement", &serde_json::to_value(&r.placement).unwrap_or_default(), &mut leaves);
         flatten("osprim", &serde_json::to_value(&r.osprim).unwrap_or_default(), &mut leaves);

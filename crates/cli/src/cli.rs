@@ -32,6 +32,10 @@ pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// The name the fleet knows this machine by (see run --host), for the bare osprim's seed
+    /// suite, and before papers --run, run, stress or errortest.
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
+    pub host: Option<String>,
 }
 
 /// Options every command takes.
@@ -204,9 +208,13 @@ Examples:
         /// The database: a SQLite file or postgres://… (default: osprim-results/history.db).
         #[arg(long, value_name = "DB")]
         db: Option<String>,
-        /// Record the result files in DIR first (those already recorded are left alone).
+        /// Record the result files in DIR (or the one file) first (those already recorded are
+        /// left alone).
         #[arg(long, value_name = "DIR")]
         import: Option<PathBuf>,
+        /// With --import: the host to record files under that name none (run --host).
+        #[arg(long, value_name = "NAME", value_parser = parse_host, requires = "import")]
+        host: Option<String>,
         /// The change points of each series (E-divisive means), not every run.
         #[arg(long)]
         changes: bool,
@@ -517,6 +525,7 @@ impl SamplingArgs {
             bound_s: None,
             cache: self.cache.into(),
             cold_ids: None,
+            host: None,
         }
     }
 }
@@ -525,6 +534,7 @@ impl Cli {
     /// The validated command this command line asks for.
     pub fn into_command(self) -> Cmd {
         let global = self.global;
+        let host = self.host;
         let present = |p: &PresentArgs, strict: bool, all_rows: bool| Present {
             format: p.format.into(),
             view: View {
@@ -547,6 +557,7 @@ impl Cli {
                 sampler,
                 cold_ids: Some(cold_ids(&only)),
                 only: Some(only),
+                host: host.clone(),
                 bound_s: Some(config::SEED_SUITE_BOUND_S),
                 cache: config::CacheMode::Both,
                 ..SamplingArgs::default().run_config(Vec::new())
@@ -569,13 +580,15 @@ impl Cli {
             },
             Some(Command::Run(args)) => Cmd::Run {
                 present: present(&args.present, args.strict, false),
-                run: args.sampling.run_config(args.patterns),
+                run: RunConfig { host: args.host.or(host), ..args.sampling.run_config(args.patterns) },
                 papers: false,
                 baseline: args.baseline,
                 history: if args.no_history { None } else { Some(history_location(args.db.as_deref())) },
             },
-            Some(Command::Stress(a)) => stability_command(model::stability::StabilityTest::Stress, a, &present),
-            Some(Command::Errortest(a)) => stability_command(model::stability::StabilityTest::ErrorTest, a, &present),
+            Some(Command::Stress(a)) => stability_command(model::stability::StabilityTest::Stress, a, host, &present),
+            Some(Command::Errortest(a)) => {
+                stability_command(model::stability::StabilityTest::ErrorTest, a, host, &present)
+            }
             Some(Command::List { patterns, format }) => Cmd::List { patterns, format: format.into() },
             Some(Command::Env { format }) => Cmd::Env { format: format.into() },
             Some(Command::Show { result, present: p }) => Cmd::Show { result, present: present(&p, false, false) },
@@ -601,10 +614,11 @@ impl Cli {
                 allow_mismatch,
                 present: present(&p, false, false),
             },
-            Some(Command::History { patterns, db, import, changes, present: p }) => Cmd::History {
+            Some(Command::History { patterns, db, import, host, changes, present: p }) => Cmd::History {
                 patterns,
                 location: history_location(db.as_deref()),
                 import,
+                host,
                 changes,
                 present: present(&p, false, false),
             },
@@ -706,6 +720,15 @@ pub struct RunArgs {
     /// Do not record the run in the history database.
     #[arg(long)]
     pub no_history: bool,
+    /// The name the fleet knows this machine by (an Ansible inventory name, a CI runner's
+    /// label), recorded in the result file and the history instead of the kernel's host name.
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
+    pub host: Option<String>,
+}
+
+/// `--host`: printable, at most [`model::HOST_MAX_CHARS`] characters.
+fn parse_host(s: &str) -> Result<String, String> {
+    model::check_host(s).map(|()| s.to_string())
 }
 
 /// `osprim stress` and `osprim errortest`.
@@ -856,6 +879,7 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 fn stability_command(
     test: model::stability::StabilityTest,
     a: StabilityArgs,
+    host: Option<String>,
     present: &dyn Fn(&PresentArgs, bool, bool) -> Present,
 ) -> Cmd {
     Cmd::Stability {
@@ -868,6 +892,7 @@ fn stability_command(
             (None, false) => Output::Default,
         },
         history: if a.no_history { None } else { Some(history_location(a.db.as_deref())) },
+        host,
         present: present(&a.present, false, false),
     }
 }

@@ -43,6 +43,8 @@ pub enum Command {
         output: Output,
         /// Where the saved run is recorded (`None`: not recorded).
         history: Option<store::history::Location>,
+        /// The name the fleet knows this machine by (`osprim --host NAME stress`).
+        host: Option<String>,
         /// How it is shown.
         present: Present,
     },
@@ -94,6 +96,8 @@ pub enum Command {
         location: store::history::Location,
         /// Result files to record first.
         import: Option<PathBuf>,
+        /// The host imported files that name none are recorded under (`--host`).
+        host: Option<String>,
         /// Change points per series instead of every run.
         changes: bool,
         /// How.
@@ -191,6 +195,8 @@ pub struct RunConfig {
     /// The benchmarks whose cold twins a `CacheMode::Both` or `Cold` run measures; `None`:
     /// every selected one that has a cold mode (the seed suite lists Go!'s worst-case rows').
     pub cold_ids: Option<Vec<String>>,
+    /// The name the fleet knows this machine by (`--host`), recorded in the result file.
+    pub host: Option<String>,
 }
 
 /// `--cache`: which cache state the selected benchmarks are measured in (`bench::cold`).
@@ -236,6 +242,7 @@ impl RunConfig {
             bound_s: None,
             cache: CacheMode::Hot,
             cold_ids: None,
+            host: None,
         }
     }
 }

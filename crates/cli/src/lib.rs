@@ -78,11 +78,11 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Run { run, present, papers, baseline, history } => {
             run_and_report(&run, &present, papers, baseline.as_deref(), history.as_ref())
         }
-        Command::History { patterns, location, import, changes, present } => {
-            show_history(&patterns, &location, import.as_deref(), changes, &present)
+        Command::History { patterns, location, import, host, changes, present } => {
+            show_history(&patterns, &location, import.as_deref(), host.as_deref(), changes, &present)
         }
-        Command::Stability { test, duration, seed, output, history, present } => {
-            stability_cmd::run(test, duration, seed, &output, history.as_ref(), &present)
+        Command::Stability { test, duration, seed, output, history, host, present } => {
+            stability_cmd::run(test, duration, seed, &output, history.as_ref(), host.as_deref(), &present)
         }
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
@@ -655,6 +655,7 @@ fn show_history(
     patterns: &[String],
     loc: &history::Location,
     import: Option<&Path>,
+    host: Option<&str>,
     changes: bool,
     present: &Present,
 ) -> Result<ExitCode> {
@@ -674,7 +675,7 @@ fn show_history(
     }
     let mut h = history::History::open(loc)?;
     if let Some(dir) = import {
-        let (new, known, bad) = history::import_dir(&mut h, dir)?;
+        let (new, known, bad) = history::import(&mut h, dir, host)?;
         say!("imported {new} run(s) from {} ({known} already recorded)", dir.display());
         for why in bad {
             say!("skipped: {why}");

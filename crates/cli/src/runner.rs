@@ -139,6 +139,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         // Arguments as given, passwords redacted (`--db postgres://u:…@h/db`); a name that is
         // not UTF-8 is kept with replacement characters.
         run_id: Some(run_id()),
+        host: args.host.clone(),
         command: store::history::redact_args(
             &std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
         ),
@@ -1114,6 +1115,7 @@ mod tests {
             counters: None,
             stability: Vec::new(),
             run_id: None,
+            host: None,
         }
     }
 

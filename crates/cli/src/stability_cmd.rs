@@ -25,6 +25,7 @@ pub fn run(
     seed: Option<u64>,
     out: &Output,
     loc: Option<&history::Location>,
+    host: Option<&str>,
     present: &Present,
 ) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -40,7 +41,7 @@ pub fn run(
             stability::replay_command(test, &settings)
         );
     }
-    let header = header(started);
+    let header = RunFile { host: host.map(String::from), ..header(started) };
     let result = measure(test, &settings, &interrupt, present.quiet);
     let stability_run = match result {
         Ok(r) => r,
@@ -117,6 +118,7 @@ fn header(started: std::time::SystemTime) -> RunFile {
         finished_utc: None,
         partial: true,
         run_id: Some(crate::runner::run_id()),
+        host: None,
         // A password in `--db` is never recorded.
         command: store::history::redact_args(
             &std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
@@ -184,7 +186,7 @@ pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
     }
     let Ok(points) = history::History::open(loc).and_then(|mut h| h.stability()) else { return run };
     for test in [StabilityTest::Stress, StabilityTest::ErrorTest] {
-        let Some(best) = analysis::history::longest_clean(&points, test, &run.machine.hostname) else { continue };
+        let Some(best) = analysis::history::longest_clean(&points, test, run.host_name()) else { continue };
         let own = run.stability.iter().filter(|s| s.test == test).map(|s| s.clean_s).fold(f64::NEG_INFINITY, f64::max);
         if best.run.clean_s > own {
             let mut lent = best.run.clone();

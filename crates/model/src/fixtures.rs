@@ -212,6 +212,7 @@ pub fn run_file(partial: bool) -> RunFile {
         counters: None,
         stability: Vec::new(),
         run_id: None,
+        host: None,
         started_utc: "2026-01-01T00:00:00Z".into(),
         finished_utc: (!partial).then(|| "2026-01-01T00:01:00Z".into()),
         partial,

@@ -85,6 +85,41 @@ pub struct RunFile {
     /// from files written before osprim drew one (their history key stays what it was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The name the fleet knows the machine by (`--host`: an Ansible inventory name, a CI
+    /// runner's label), where `machine.hostname` is what the kernel calls it; the history
+    /// records the run under it. Absent when not given, and from files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl RunFile {
+    /// The host the run is recorded and shown under: [`RunFile::host`] when given, else the
+    /// kernel's host name.
+    pub fn host_name(&self) -> &str {
+        self.host.as_deref().unwrap_or(&self.machine.hostname)
+    }
+}
+
+/// The longest host name `--host` takes, in characters.
+pub const HOST_MAX_CHARS: usize = 128;
+
+/// Checks a host name given with `--host`: 1 to [`HOST_MAX_CHARS`] printable characters, no
+/// white space at either end, no control character (a table row, a CSV cell and a file name
+/// built from it stay one line).
+pub fn check_host(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("a host name must not be empty".into());
+    }
+    if name.chars().count() > HOST_MAX_CHARS {
+        return Err(format!("a host name has at most {HOST_MAX_CHARS} characters"));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(format!("a host name must be printable ({:?} is not)", c));
+    }
+    if name.trim() != name {
+        return Err("a host name must not begin or end with white space".into());
+    }
+    Ok(())
 }
 
 /// The build that produced a result.
@@ -852,5 +887,34 @@ mod derived_tests {
         assert_eq!(d(scaled.formula()).scaled_source(), Some("ipc.pipe"));
         let diff = Derivation::difference("ctx.address_space", "", "ctx.process", "ctx.thread");
         assert_eq!(d(diff.formula()).scaled_source(), None);
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::*;
+
+    #[test]
+    fn a_host_name_is_printable_bounded_and_trimmed() {
+        for good in ["host-a", "web-01.eu-west", "c7i.large #3", "ü-host"] {
+            assert_eq!(check_host(good), Ok(()), "{good}");
+        }
+        for bad in ["", "  ", "a\nb", "tab\there", " lead", "trail ", "\u{1b}[31m"] {
+            assert!(check_host(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_host(&"h".repeat(HOST_MAX_CHARS)).is_ok());
+        assert!(check_host(&"h".repeat(HOST_MAX_CHARS + 1)).is_err());
+    }
+
+    #[test]
+    fn a_file_without_a_host_reads_and_names_the_kernels_host() {
+        let mut run = fixtures::run_file(false);
+        let json = serde_json::to_value(&run).unwrap();
+        assert!(json.get("host").is_none(), "not written when not given");
+        let back: RunFile = serde_json::from_value(json).unwrap();
+        assert_eq!((back.host.as_deref(), back.host_name()), (None, "fixture"));
+        run.host = Some("host-a".into());
+        let back: RunFile = serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
+        assert_eq!(back.host_name(), "host-a");
     }
 }

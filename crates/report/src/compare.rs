@@ -9,9 +9,10 @@
 //! # Format (JSON)
 //!
 //! An array, one object per later file: `base`, `new` (the file names), `base_started_utc`,
-//! `new_started_utc`, and `comparison`: `noise` (0.02 = 2 %), `family` (rows paired: the ratio
-//! CIs hold together over them), `confidence` (each row's level, 1 − 0.05 / `family`),
-//! `differences` (`what`, `base`,
+//! `new_started_utc`, `base_host`, `new_host` (the hosts the runs are recorded under: `--host`,
+//! else the kernel's host name), and `comparison`: `noise` (0.02 = 2 %), `family` (rows
+//! paired: the ratio CIs hold together over them), `confidence` (each row's level,
+//! 1 − 0.05 / `family`), `differences` (`what`, `base`,
 //! `new`), `unmatched` (`id`, `params`, `why`) and `compared`, each with `id`, `params` (as in
 //! the new run, where it ran included), `unit`, `statistic` (`median`, or `mean` for the seed
 //! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
@@ -141,8 +142,8 @@ fn verdict_label(why: NoRatio) -> &'static str {
 pub(crate) fn table(n: &Named, view: &View) -> String {
     let c = &n.comparison;
     let mut out = vec![
-        format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.machine.hostname, busy(n.base)),
-        format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.machine.hostname, busy(n.new)),
+        format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.host_name(), busy(n.base)),
+        format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.host_name(), busy(n.new)),
         "figures: the median of the steady-state samples, as the run's table prints it; ratio = new / base".into(),
         "95 % CI of the ratio from resampling rounds, then blocks within a round;".into(),
         format!(
@@ -209,6 +210,66 @@ pub(crate) fn table(n: &Named, view: &View) -> String {
     }
     out.push(String::new());
     out.push(summary_line(c, view.detail));
+    out.join("\n") + "\n"
+}
+
+/// Three runs or more (a fleet: one file per host): every result side by side, one column per
+/// run named by its host, the base's figure first, then each later run's figure and its ratio
+/// to the base (painted when slower), before the tables of each pair. Rows are the base's
+/// results compared with at least one later run, in its order.
+pub(crate) fn side_by_side<'a>(all: &'a [Named<'a>], view: &View) -> String {
+    let Some(first) = all.first() else { return String::new() };
+    let runs: Vec<(&str, &RunFile)> = std::iter::once((first.base_name.as_str(), first.base))
+        .chain(all.iter().map(|n| (n.new_name.as_str(), n.new)))
+        .collect();
+    // A column is named by its host; by host and file where two runs share a host.
+    let names: Vec<String> = runs
+        .iter()
+        .map(|(file, run)| {
+            let shared = runs.iter().filter(|(_, r)| r.host_name() == run.host_name()).count() > 1;
+            if shared { format!("{} {file}", run.host_name()) } else { run.host_name().to_string() }
+        })
+        .collect();
+    let mut head = vec![Cell::plain("benchmark")];
+    head.extend(
+        names.iter().enumerate().map(|(i, n)| Cell::plain(if i == 0 { format!("{n} (base)") } else { n.clone() })),
+    );
+    let mut align = vec![Align::Left];
+    align.extend(std::iter::repeat_n(Align::Right, runs.len()));
+    let mut grid = Grid::new(vec![head], align);
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for n in all {
+        for r in &n.comparison.compared {
+            let key = (r.id.clone(), label(&r.id, &r.params));
+            if !rows.contains(&key) {
+                rows.push(key);
+            }
+        }
+    }
+    for (id, shown) in &rows {
+        let found = |n: &'a Named<'a>| -> Option<&'a Compared> {
+            n.comparison.compared.iter().find(|r| &r.id == id && label(&r.id, &r.params) == *shown)
+        };
+        let Some(base) = all.iter().find_map(found) else { continue };
+        let mut cells = vec![Cell::plain(shown.clone()), Cell::plain(value_text(base, base.base_value))];
+        for n in all {
+            cells.push(match found(n) {
+                Some(r) => {
+                    let ratio = r.ratio.map(|x| format!(" {x:.2}×")).unwrap_or_default();
+                    let style = if r.verdict == Verdict::Slower { Style::Bad } else { Style::Plain };
+                    Cell::styled(format!("{}{ratio}", value_text(r, r.new_value)), style)
+                }
+                None => Cell::plain("—"),
+            });
+        }
+        grid.push(Line::Cells(cells));
+    }
+    grid.fit(view.width, &[], 0);
+    let mut out =
+        vec![format!("{} runs side by side; × = ratio to the base ({})", runs.len(), names[0]), String::new()];
+    for part in grid.render(view.width, view.color) {
+        out.extend(part);
+    }
     out.join("\n") + "\n"
 }
 

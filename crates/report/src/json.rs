@@ -66,6 +66,8 @@ fn comparison(all: &[Named]) -> serde_json::Value {
                     "new": n.new_name,
                     "base_started_utc": n.base.started_utc,
                     "new_started_utc": n.new.started_utc,
+                    "base_host": n.base.host_name(),
+                    "new_host": n.new.host_name(),
                     "comparison": n.comparison,
                 })
             })

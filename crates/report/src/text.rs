@@ -34,7 +34,9 @@ impl Writer for Text {
     }
 
     fn comparison(&self, all: &[Named], view: &View) -> Written {
-        Ok(all.iter().map(|n| compare::table(n, view)).collect::<Vec<_>>().join("\n"))
+        let tables = all.iter().map(|n| compare::table(n, view)).collect::<Vec<_>>().join("\n");
+        // A fleet (three runs or more) side by side first, then each pair.
+        Ok(if all.len() > 1 { format!("{}\n{tables}", compare::side_by_side(all, view)) } else { tables })
     }
 
     fn history(&self, points: &[Point], view: &View) -> Written {

@@ -56,6 +56,9 @@ pub enum HistoryError {
     /// A statement failed.
     #[error("history database: {0}")]
     Sql(String),
+    /// The result files to import could not be listed.
+    #[error("cannot import {what}: {detail}")]
+    Import { what: String, detail: String },
     /// The database was written by a newer osprim.
     #[error("the history database has schema version {found}; this osprim knows up to {known}: use a newer osprim")]
     TooNew { found: i64, known: i64 },
@@ -336,7 +339,8 @@ impl History {
                 text(&run.started_utc),
                 Value::Text(run.finished_utc.clone()),
                 Value::Int(Some(i64::from(run.partial))),
-                text(&m.hostname),
+                // The name the fleet knows it by (`--host`) when the run was given one.
+                text(run.host_name()),
                 text(&m.arch),
                 text(&m.cpu.model_name),
                 text(&m.kernel.release),
@@ -432,7 +436,7 @@ impl History {
                             && p.unit == r.unit.symbol()
                             && p.method == method
                             && p.median.is_some()
-                            && p.host == m.hostname
+                            && p.host == run.host_name()
                             && p.cpu_model == m.cpu.model_name
                             && p.kernel == m.kernel.release
                             && p.commit == run.osprim.commit
@@ -631,25 +635,35 @@ fn stability_point(s: StabilityPoint) -> Point {
     }
 }
 
-/// Records every result file in `dir` (not the journals, not the database); how many runs
-/// were new, how many known already, and the files that could not be read, with why.
-pub fn import_dir(h: &mut History, dir: &Path) -> Result<(usize, usize, Vec<String>), HistoryError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| HistoryError::Open { what: dir.display().to_string(), detail: e.to_string() })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+/// Records the result file `path`, or every result file in the directory `path` (not the
+/// journals, not the database); how many runs were new, how many known already, and the files
+/// that could not be read, with why. `host`: the host a file that names none is recorded
+/// under (`history --import --host`; a file's own `host` wins).
+pub fn import(h: &mut History, path: &Path, host: Option<&str>) -> Result<(usize, usize, Vec<String>), HistoryError> {
+    let mut files: Vec<PathBuf> = if path.is_dir() {
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| HistoryError::Import { what: path.display().to_string(), detail: e.to_string() })?;
+        entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect()
+    } else if path.is_file() {
+        vec![path.to_path_buf()]
+    } else {
+        return Err(HistoryError::Import {
+            what: path.display().to_string(),
+            detail: "no such file or directory of result files".into(),
+        });
+    };
     files.sort();
     let (mut new, mut known, mut bad) = (0, 0, Vec::new());
     for f in files {
         match model::read_result_file(&f) {
-            Ok(run) => {
-                if h.record(&run, Some(&f))? {
-                    new += 1
-                } else {
-                    known += 1
+            Ok(mut run) => {
+                if run.host.is_none() {
+                    run.host = host.map(String::from);
                 }
+                if h.record(&run, Some(&f))? { new += 1 } else { known += 1 }
             }
             Err(e) => bad.push(e.to_string()),
         }

@@ -468,6 +468,7 @@ mod tests {
             counters: None,
             stability: Vec::new(),
             run_id: None,
+            host: None,
         }
     }
 

@@ -189,3 +189,25 @@ fn a_cold_row_is_labelled_cold_and_its_cold_not_slower_is_said() {
     let md = render(all, Format::Markdown, &view()).unwrap();
     assert!(md.lines().any(|l| l.starts_with("| `syscall.getpid cold") && l.contains("cold-not-slower (new)")), "{md}");
 }
+
+#[test]
+fn a_fleets_runs_are_named_by_host_and_shown_side_by_side() {
+    let base_run = |host: &str| {
+        let mut r = analysis::compare::fixtures::slowed_pair(1.0);
+        r.host = Some(host.into());
+        r
+    };
+    let (a, b, c) = (base_run("host-a"), base_run("host-b"), base_run("host-c"));
+    let (ab, ac) = (named(&a, &b), named(&a, &c));
+    let all = [ab, ac];
+    let table = render(&all, Format::Table, &view()).unwrap();
+    let head = table.lines().find(|l| l.starts_with("benchmark")).expect("a side-by-side head");
+    assert!(head.contains("host-a (base)") && head.contains("host-b") && head.contains("host-c"), "{table}");
+    assert!(table.contains("new   new.json (") && table.contains(", host-c"), "{table}");
+    assert!(table.contains("host: host-a → host-b"), "{table}");
+    let json: serde_json::Value = serde_json::from_str(&render(&all, Format::Json, &view()).unwrap()).unwrap();
+    assert_eq!((json[1]["base_host"].as_str(), json[1]["new_host"].as_str()), (Some("host-a"), Some("host-c")));
+    // Two runs: the pair's table alone.
+    let one = render(&all[..1], Format::Table, &view()).unwrap();
+    assert!(one.starts_with("base  "), "{one}");
+}

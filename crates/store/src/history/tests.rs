@@ -427,12 +427,7 @@ fn passwords_are_redacted_in_every_form() {
 
 #[test]
 fn two_runs_in_the_same_second_with_equal_results_are_both_recorded() {
-    let mut h = History::with_backend(
-        Box::new(sqlite::Sqlite::in_memory().unwrap()),
-        Location::Sqlite(PathBuf::new()),
-        MIGRATIONS.len(),
-    )
-    .unwrap();
+    let mut h = in_memory();
     let mut a = run_file(false);
     a.run_id = Some("a".repeat(32));
     let mut b = a.clone();
@@ -452,4 +447,58 @@ fn two_runs_in_the_same_second_with_equal_results_are_both_recorded() {
     let old = run_file(false);
     assert!(!run_key(&old).ends_with(&"a".repeat(32)));
     assert_eq!(run_key(&old).split(' ').count(), 4);
+}
+
+#[test]
+fn a_fleets_runs_on_one_machine_are_recorded_and_judged_under_their_own_host() {
+    let mut h = in_memory();
+    // Two inventory hosts on one kernel host name (containers, local connections).
+    let on = |host: &str, id: char, day: u32| {
+        let mut r = run_file(false);
+        r.host = Some(host.into());
+        r.run_id = Some(id.to_string().repeat(32));
+        r.started_utc = format!("2026-11-{day:02}T00:00:00Z");
+        r
+    };
+    assert!(h.record(&on("host-a", 'a', 1), None).unwrap());
+    assert!(h.record(&on("host-b", 'b', 2), None).unwrap());
+    let hosts: std::collections::BTreeSet<String> = h.points(&[]).unwrap().into_iter().map(|p| p.host).collect();
+    assert_eq!(hosts.into_iter().collect::<Vec<_>>(), ["host-a", "host-b"]);
+    // A later run of host-a is judged against host-a's runs only.
+    let later = on("host-a", 'c', 3);
+    let earlier = h.earlier(&later).unwrap();
+    assert!(earlier.iter().flatten().all(|p| p.host == "host-a"));
+    assert!(earlier.iter().any(|e| !e.is_empty()));
+}
+
+#[test]
+fn import_takes_a_file_or_a_directory_and_names_the_host_of_files_that_name_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = in_memory();
+    let mut named = run_file(false);
+    named.host = Some("host-b".into());
+    named.run_id = Some("b".repeat(32));
+    crate::write_result_file(&dir.path().join("named.json"), &named).unwrap();
+    let mut unnamed = run_file(false);
+    unnamed.run_id = Some("u".repeat(32));
+    let one = dir.path().join("one");
+    std::fs::create_dir(&one).unwrap();
+    crate::write_result_file(&one.join("unnamed.json"), &unnamed).unwrap();
+    // One file, under the host given; then the directory, whose file names its own host.
+    assert_eq!(import(&mut h, &one.join("unnamed.json"), Some("host-a")).unwrap(), (1, 0, vec![]));
+    assert_eq!(import(&mut h, dir.path(), Some("ignored")).unwrap(), (1, 0, vec![]));
+    let hosts: std::collections::BTreeSet<String> = h.points(&[]).unwrap().into_iter().map(|p| p.host).collect();
+    assert_eq!(hosts.into_iter().collect::<Vec<_>>(), ["host-a", "host-b"]);
+    let missing = import(&mut h, &dir.path().join("nothing"), None).unwrap_err().to_string();
+    assert!(missing.starts_with("cannot import "), "{missing}");
+}
+
+/// A new history in memory, at the current schema.
+fn in_memory() -> History {
+    History::with_backend(
+        Box::new(sqlite::Sqlite::in_memory().unwrap()),
+        Location::Sqlite(PathBuf::new()),
+        MIGRATIONS.len(),
+    )
+    .unwrap()
 }
