@@ -343,6 +343,24 @@ impl Svg {
         );
     }
 
+    /// A label of `lines`, 11 pixels high, `step` pixels apart, the first line's baseline at
+    /// `(x, y)`: one `<text class="label">` whose words read in full (the lines are its
+    /// `<tspan>`s, a space between them).
+    pub fn label(&mut self, (x, y): (f64, f64), anchor: Anchor, lines: &[String], step: f64) {
+        let a = match anchor {
+            Anchor::Start => "",
+            Anchor::Middle => r#" text-anchor="middle""#,
+            Anchor::End => r#" text-anchor="end""#,
+        };
+        let _ = write!(self.body, r#"<text class="label" font-size="11" fill="{}"{a}>"#, colour::INK);
+        for (i, line) in lines.iter().enumerate() {
+            let space = if i + 1 < lines.len() { " " } else { "" };
+            let at = num(y + step * i as f64);
+            let _ = write!(self.body, r#"<tspan x="{}" y="{at}">{}{space}</tspan>"#, num(x), escape(line));
+        }
+        self.body.push_str("</text>\n");
+    }
+
     /// Text turned a quarter anticlockwise about `(x, y)` (a y axis's name).
     pub fn vtext(&mut self, (x, y): (f64, f64), size: f64, text: &str) {
         let _ = writeln!(

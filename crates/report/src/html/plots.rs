@@ -411,9 +411,7 @@ impl Labels {
 
     /// A label's lines, right-aligned to the column, the first line's baseline at `y`.
     fn draw(&self, svg: &mut Svg, lines: &[String], y: f64) {
-        for (i, line) in lines.iter().enumerate() {
-            svg.text((self.width - 8.0, y + LINE * i as f64), Anchor::End, 11.0, line);
-        }
+        svg.label((self.width - 8.0, y), Anchor::End, lines, LINE);
     }
 }
 
