@@ -91,7 +91,7 @@ impl Doc {
 /// The page of `run` (read from `name`), with `against` drawn as a comparison when given.
 pub fn render(run: &RunFile, name: &str, against: Option<&Named>) -> Page {
     let mut doc = Doc { body: String::new(), toc: Vec::new(), plots: 0 };
-    overview(&mut doc, run);
+    overview(&mut doc, run, against);
     machine(&mut doc, run, name);
     results(&mut doc, run);
     not_measured(&mut doc, run);
@@ -145,9 +145,9 @@ const DOTS: f64 = 360.0;
 
 /// The overview: every measured result in one line (id and parameters in full, median, its
 /// 95 % CI, flags) with a dot plot of the medians and their intervals on one log scale of
-/// time, in a box that fits the first screen (it scrolls, its header stays); then the papers
-/// in short.
-fn overview(doc: &mut Doc, run: &RunFile) {
+/// time, in a box that fits the first screen (it scrolls, its header stays); given a
+/// comparison, each result's ratio new / base with its verdict; then the papers in short.
+fn overview(doc: &mut Doc, run: &RunFile, against: Option<&Named>) {
     let rows = in_families(run);
     doc.section("overview", "Overview");
     if rows.is_empty() {
@@ -174,14 +174,18 @@ fn overview(doc: &mut Doc, run: &RunFile) {
         );
         doc.body.push_str(
             "<div class=\"overview\">\n<table class=\"summary\">\n<thead><tr><th>result</th><th>median</th>\
-             <th>95 % CI</th><th>flags</th><th>",
+             <th>95 % CI</th><th>flags</th>",
         );
+        if against.is_some() {
+            doc.body.push_str("<th>new / base</th>");
+        }
+        doc.body.push_str("<th>");
         if let Some(x) = &scale {
             doc.body.push_str(&dot_axis(x));
         }
         doc.body.push_str("</th></tr></thead>\n<tbody>\n");
         for (i, row) in rows {
-            summary_line(doc, i, row, scale.as_ref());
+            summary_line(doc, i, row, scale.as_ref(), against);
         }
         doc.body.push_str("</tbody>\n</table>\n</div>\n");
     }
@@ -192,7 +196,7 @@ fn overview(doc: &mut Doc, run: &RunFile) {
 }
 
 /// One result's line of the overview.
-fn summary_line(doc: &mut Doc, i: usize, row: &Row, scale: Option<&super::svg::Scale>) {
+fn summary_line(doc: &mut Doc, i: usize, row: &Row, scale: Option<&super::svg::Scale>, against: Option<&Named>) {
     let Some(s) = &row.summary else { return };
     let params = names::row_params(&row.params, &[]);
     let [lo, hi] = s.median_ci95;
@@ -207,10 +211,30 @@ fn summary_line(doc: &mut Doc, i: usize, row: &Row, scale: Option<&super::svg::S
         escape(&row.unit.format(hi)),
         flag_words(row).trim_start()
     );
+    if let Some(n) = against {
+        let cell = (n.comparison.compared.iter()).find(|x| x.id == row.id && x.params == row.params).map(|x| {
+            let words = x.verdict.text_for(x.unit);
+            let text = match x.ratio_interval() {
+                Some(r) => format!("{}× {words}", super::sig4(r.estimate)),
+                None => words.to_string(),
+            };
+            format!("<span style=\"color:{}\">{}</span>", plots::verdict_colour(x.verdict), escape(&text))
+        });
+        let _ =
+            write!(doc.body, "{}</td><td>", cell.unwrap_or_else(|| "<span class=\"none\">not compared</span>".into()));
+    }
     match scale {
         Some(x) if row.unit == Unit::Ns && s.median > 0.0 => doc.body.push_str(&dot_row(x, s.median, [lo, hi])),
+        Some(_) if row.unit == Unit::Ns => {
+            doc.body.push_str("<span class=\"none\">0 or less: off the log scale</span>")
+        }
         _ => {
-            let _ = write!(doc.body, "<span class=\"none\">not a time</span>");
+            let what = match row.unit {
+                Unit::Bytes => "bytes, not a time",
+                Unit::Count => "a count, not a time",
+                Unit::Ns => "no time to draw",
+            };
+            let _ = write!(doc.body, "<span class=\"none\">{what}</span>");
         }
     }
     doc.body.push_str("</td></tr>\n");
@@ -716,7 +740,7 @@ p{margin:.3em 0}.figure{font-weight:bold}.cold{color:#2166ac}.about{color:#444}.
 table{border-collapse:collapse;font-size:.9em}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
 svg.plot{max-width:none;display:block}
 .overview{max-height:68vh;overflow:auto;border:1px solid #ddd}
-table.summary{font-size:12px;line-height:1.2;width:100%}table.summary td,table.summary th{padding:1px 6px;border-color:#eee}
+table.summary{font-size:12px;line-height:1.2}table.summary td,table.summary th{padding:1px 6px;border-color:#eee}
 table.summary td{white-space:nowrap}table.summary td:first-child{font-family:monospace;white-space:normal;min-width:14em}
 table.summary thead th{position:sticky;top:0;background:#fff;border-bottom:1px solid #bbb;vertical-align:bottom}
 table.summary td:last-child,table.summary th:last-child{width:360px;padding:1px 4px}

@@ -122,6 +122,10 @@ fn a_comparison_draws_a_forest_and_one_with_nothing_in_common_says_so() {
     let page = render(&run, "b.json", Some(&named));
     let cmp = section(&page.html, "comparison");
     assert_eq!(count(cmp, "<svg class=\"plot\""), 1, "one forest plot");
+    let overview = section(&page.html, "overview");
+    assert!(overview.contains("<th>new / base</th>"), "the ratios in the overview too");
+    assert!(count(overview, "× ") >= compared, "each compared result's ratio: {overview}");
+    assert!(!section(&render(&run, "b.json", None).html, "overview").contains("new / base"));
     assert!(cmp.contains(&format!("ratios new / base of {compared} results")));
     assert!(cmp.contains("noise band ± 2 %"));
     assert!(page.html.contains("href=\"#comparison\""));
