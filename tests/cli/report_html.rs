@@ -97,6 +97,15 @@ fn chromium() -> Option<PathBuf> {
     std::env::split_paths(&path).flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n))).find(|p| p.is_file())
 }
 
+/// Chromium, or `None` after saying that the test is skipped and why.
+fn chromium_or_say_why() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
+        println!("skipped: chromium not found (apt-get install chromium)");
+    }
+    bin
+}
+
 /// Runs headless Chromium on `page` with `extra` flags, stdout into a file, killed after
 /// [`DEADLINE`]; the profile directory is a fresh temporary one. Returns stdout.
 fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
@@ -168,23 +177,24 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
 }
 
 fn screenshot(bin: &Path, page: &Path, dir: &Path, name: &str) -> Vec<u8> {
-    let shot = dir.join(name);
+    screenshot_at(bin, page, &dir.join(name), (1280, 4000))
+}
+
+/// A screenshot of `page` in a window of `size` into `shot`: its bytes, a PNG of that size.
+fn screenshot_at(bin: &Path, page: &Path, shot: &Path, (w, h): (u32, u32)) -> Vec<u8> {
     run_chromium(
         bin,
         page,
-        &[format!("--screenshot={}", shot.display()), "--window-size=1280,4000".into(), "--hide-scrollbars".into()],
+        &[format!("--screenshot={}", shot.display()), format!("--window-size={w},{h}"), "--hide-scrollbars".into()],
     );
-    let bytes = std::fs::read(&shot).expect("a screenshot");
-    assert_eq!(png_size(&bytes), Some((1280, 4000)), "a PNG of the window's size");
+    let bytes = std::fs::read(shot).expect("a screenshot");
+    assert_eq!(png_size(&bytes), Some((w, h)), "a PNG of the window's size");
     bytes
 }
 
 #[test]
 fn chromium_renders_every_plot_of_a_full_run_a_sweep_and_a_comparison() {
-    let Some(bin) = chromium() else {
-        println!("skipped: chromium not found (apt-get install chromium)");
-        return;
-    };
+    let Some(bin) = chromium_or_say_why() else { return };
     let dir = tempfile::tempdir().unwrap();
     let full = dir.path().join("full.html");
     let page = report(&[&fixture("default-run.json")], None, &full);
@@ -319,10 +329,7 @@ fn readable(lines: &[String], width: u32, what: &str) {
 /// `OSPRIM_REPORT_SHOTS` names a directory.
 #[test]
 fn chromium_shows_the_overview_on_the_first_screen_and_no_small_or_ambiguous_text() {
-    let Some(bin) = chromium() else {
-        println!("skipped: chromium not found (apt-get install chromium)");
-        return;
-    };
+    let Some(bin) = chromium_or_say_why() else { return };
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.html");
     report(&[&fixture("papers-run.json")], None, &seeds);
@@ -345,17 +352,7 @@ fn chromium_shows_the_overview_on_the_first_screen_and_no_small_or_ambiguous_tex
     }
     if let Some(keep) = std::env::var_os("OSPRIM_REPORT_SHOTS") {
         for (w, h) in [(1400u32, 900u32), (390, 844)] {
-            let shot = Path::new(&keep).join(format!("overview-{w}.png"));
-            run_chromium(
-                &bin,
-                &seeds,
-                &[
-                    format!("--screenshot={}", shot.display()),
-                    format!("--window-size={w},{h}"),
-                    "--hide-scrollbars".into(),
-                ],
-            );
-            assert_eq!(png_size(&std::fs::read(&shot).unwrap()), Some((w, h)));
+            screenshot_at(&bin, &seeds, &Path::new(&keep).join(format!("overview-{w}.png")), (w, h));
         }
     }
 }
