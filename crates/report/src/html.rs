@@ -1,22 +1,28 @@
 //! `osprim report --html`: one self-contained HTML page of a run (no network, no external
 //! script, font or stylesheet), to read beside a paper or to see whether a result moved.
 //!
-//! The page has: the machine and the sampler's settings (the table's header lines); per
-//! measured result, the distribution of its samples with the median and its 95 % CI marked and
-//! the samples in the order taken, rounds apart, with its flags and failed checks in words (a
-//! cold-cache row also its ratio to its hot twin with its interval, and a row counted with
-//! `--counters` its hardware counts per operation);
+//! The page opens on an overview: every measured result in one line (id and parameters in full,
+//! median, 95 % CI, flags, and given a comparison its ratio new / base) beside a dot plot of the
+//! medians and their CIs on one log scale of time, in a box that fits the first screen; then the
+//! papers in short (the seed view's summary text). Then: the machine and the sampler's settings
+//! (the table's header lines); per measured result, a line (median, CI, flags) that opens onto
+//! what it measures, its checks, flags and notes, and its two plots: the distribution of its
+//! samples with the median and its 95 % CI marked, and the samples in the order taken, rounds
+//! apart (a cold-cache row also its ratio to its hot twin with its interval, and a row counted
+//! with `--counters` its hardware counts per operation);
 //! the results not measured, with their reasons; derived results; each size sweep with its
-//! fitted cost; the seed papers' figures beside today's (from [`super::seeds::rows`], the seed
-//! view's own data) as bars on a log scale; and, given a comparison, a forest plot of the
-//! ratios new / base with the noise band and the machines' differences. A table of contents
-//! links the sections.
+//! fitted cost; the seed papers' figures beside today's (from [`super::seeds::rows`], labelled
+//! as the seed view labels them) as bars on a log scale; and, given a comparison, a forest plot
+//! of the ratios new / base with the noise band and the machines' differences. The contents, in
+//! lines that wrap, link the sections.
 //!
-//! The plots are inline SVG ([`super::svg`]); the page needs no JavaScript. One short inline
-//! script only writes, into the `data-drawn` attribute of `<body>`, how many plots the browser
-//! laid out with a non-zero size (a test reads it back; a reader never needs it). `<body>`'s
-//! `data-plots` says how many plots the page holds. The same input gives the same bytes: the
-//! only times are the run's own.
+//! The plots are inline SVG ([`super::svg`]), each with a legend of its bands and marks, drawn
+//! at their own size (never shrunk: no text under 10 px) and scrolled sideways in a narrow
+//! window; labels are never cut (a long one wraps). The page needs no JavaScript. One short
+//! inline script writes, into the `data-drawn` attribute of `<body>`, how many plots the
+//! browser laid out with a non-zero size with every fold open (a test reads it back), and opens
+//! a result's fold when a link names it. `<body>`'s `data-plots` says how many plots the page
+//! holds. The same input gives the same bytes: the only times are the run's own.
 
 mod plots;
 
@@ -741,7 +747,7 @@ table{border-collapse:collapse;font-size:.9em}td,th{border-bottom:1px solid #ddd
 svg.plot{max-width:none;display:block}
 .overview{max-height:68vh;overflow:auto;border:1px solid #ddd}
 table.summary{font-size:12px;line-height:1.2}table.summary td,table.summary th{padding:1px 6px;border-color:#eee}
-table.summary td{white-space:nowrap}table.summary td:first-child{font-family:monospace;white-space:normal;min-width:14em}
+table.summary td{white-space:nowrap}table.summary td:first-child{font-family:monospace;white-space:normal;min-width:24em}
 table.summary thead th{position:sticky;top:0;background:#fff;border-bottom:1px solid #bbb;vertical-align:bottom}
 table.summary td:last-child,table.summary th:last-child{width:360px;padding:1px 4px}
 svg.dot,svg.axis,svg.swatch{display:block}svg.swatch{display:inline;vertical-align:middle}
