@@ -97,6 +97,15 @@ fn chromium() -> Option<PathBuf> {
     std::env::split_paths(&path).flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n))).find(|p| p.is_file())
 }
 
+/// Chromium, or `None` after saying that the test is skipped and why.
+fn chromium_or_say_why() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
+        println!("skipped: chromium not found (apt-get install chromium)");
+    }
+    bin
+}
+
 /// Runs headless Chromium on `page` with `extra` flags, stdout into a file, killed after
 /// [`DEADLINE`]; the profile directory is a fresh temporary one. Returns stdout.
 fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
@@ -168,23 +177,24 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
 }
 
 fn screenshot(bin: &Path, page: &Path, dir: &Path, name: &str) -> Vec<u8> {
-    let shot = dir.join(name);
+    screenshot_at(bin, page, &dir.join(name), (1280, 4000))
+}
+
+/// A screenshot of `page` in a window of `size` into `shot`: its bytes, a PNG of that size.
+fn screenshot_at(bin: &Path, page: &Path, shot: &Path, (w, h): (u32, u32)) -> Vec<u8> {
     run_chromium(
         bin,
         page,
-        &[format!("--screenshot={}", shot.display()), "--window-size=1280,4000".into(), "--hide-scrollbars".into()],
+        &[format!("--screenshot={}", shot.display()), format!("--window-size={w},{h}"), "--hide-scrollbars".into()],
     );
-    let bytes = std::fs::read(&shot).expect("a screenshot");
-    assert_eq!(png_size(&bytes), Some((1280, 4000)), "a PNG of the window's size");
+    let bytes = std::fs::read(shot).expect("a screenshot");
+    assert_eq!(png_size(&bytes), Some((w, h)), "a PNG of the window's size");
     bytes
 }
 
 #[test]
 fn chromium_renders_every_plot_of_a_full_run_a_sweep_and_a_comparison() {
-    let Some(bin) = chromium() else {
-        println!("skipped: chromium not found (apt-get install chromium)");
-        return;
-    };
+    let Some(bin) = chromium_or_say_why() else { return };
     let dir = tempfile::tempdir().unwrap();
     let full = dir.path().join("full.html");
     let page = report(&[&fixture("default-run.json")], None, &full);
@@ -206,5 +216,143 @@ fn chromium_renders_every_plot_of_a_full_run_a_sweep_and_a_comparison() {
     assert!(shot.len() > 10 * empty.len(), "not blank: {} bytes against a blank page's {}", shot.len(), empty.len());
     if let Some(keep) = std::env::var_os("OSPRIM_REPORT_SHOT") {
         std::fs::write(keep, &shot).unwrap();
+    }
+}
+
+/// Injected into a copy of a page: measures what a reader sees and writes it, one fact a
+/// line, into a `<pre id="check">` that `--dump-dom` returns. Before opening the folds: the
+/// window's width, the overview's box (top, bottom, right) and its rows, the page's width;
+/// the contents' links that overlap. With every fold open: each text under 10 px (an SVG's
+/// text by its font size times the SVG's scale on screen), and each label that reads the same
+/// as another of its list (the overview's results, the results' names, each plot's row labels).
+const MEASURE: &str = r#"<script>
+(function(){
+var out=[];
+out.push('width '+innerWidth);
+out.push('scroll-width '+document.documentElement.scrollWidth);
+var ov=document.querySelector('.overview');
+if(ov){var r=ov.getBoundingClientRect();
+out.push('overview '+Math.round(r.top)+' '+Math.round(r.bottom)+' '+Math.round(r.right));
+out.push('rows '+ov.querySelectorAll('tbody tr').length);
+var d=ov.querySelector('svg.dot');if(d){var b=d.getBoundingClientRect();out.push('dot '+Math.round(b.right)+' '+Math.round(b.bottom));}}
+var links=[].map.call(document.querySelectorAll('nav a'),function(a){return a.getClientRects();});
+var boxes=[];links.forEach(function(l){for(var i=0;i<l.length;i++)boxes.push(l[i]);});
+var over=0;for(var i=0;i<boxes.length;i++)for(var j=i+1;j<boxes.length;j++){var a=boxes[i],b=boxes[j];
+var w=Math.min(a.right,b.right)-Math.max(a.left,b.left),h=Math.min(a.bottom,b.bottom)-Math.max(a.top,b.top);
+if(w>1&&h>1)over++;}
+out.push('nav-links '+boxes.length);out.push('nav-overlaps '+over);
+document.querySelectorAll('details').forEach(function(d){d.open=true;});
+var small=0,texts=0,w=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT),n;
+while((n=w.nextNode())){
+  if(!n.nodeValue.trim())continue;
+  var e=n.parentElement;if(!e||e.closest('script,style,title,pre#check'))continue;
+  var t=e.closest('text'),size;
+  if(t){var m=t.ownerSVGElement.getScreenCTM();size=parseFloat(getComputedStyle(t).fontSize)*(m?Math.hypot(m.a,m.b):0);}
+  else size=parseFloat(getComputedStyle(e).fontSize);
+  texts++;
+  if(!(size>=9.99)){small++;if(small<=20)out.push('small '+size.toFixed(2)+' '+e.tagName+' '+n.nodeValue.trim().slice(0,60));}
+}
+out.push('texts '+texts);out.push('small-count '+small);
+function dups(kind,list){var seen={};list.forEach(function(t){if(seen[t])out.push('dup '+kind+': '+t);seen[t]=1;});}
+if(ov)dups('overview',[].map.call(ov.querySelectorAll('tbody tr td:first-child'),function(td){return td.textContent.trim();}));
+dups('results',[].map.call(document.querySelectorAll('article.result h4'),function(h){return h.textContent.trim();}));
+var labels=0;
+document.querySelectorAll('svg.plot').forEach(function(s){var l=[].map.call(s.querySelectorAll('text.label'),function(t){return t.textContent.trim();});
+labels+=l.length;l.forEach(function(x){if(x.indexOf('\u2026')>=0)out.push('cut '+x);});dups('plot',l);});
+out.push('plot-labels '+labels);
+var pre=document.createElement('pre');pre.id='check';pre.textContent=out.join('\n');document.body.appendChild(pre);
+})();
+</script>
+"#;
+
+/// What [`MEASURE`] found on `page` shown `width` × `height`: its lines. The page is shown in
+/// an iframe of that size (headless Chromium's window is at least 500 px wide; an iframe is a
+/// viewport of its own, media queries and all), and the page around it copies the lines out.
+fn measured(bin: &Path, page: &Path, width: u32, height: u32) -> Vec<String> {
+    let html = std::fs::read_to_string(page).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("measured.html");
+    std::fs::write(&copy, html.replace("</body>", &format!("{MEASURE}</body>"))).unwrap();
+    let frame = dir.path().join("frame.html");
+    let outer = format!(
+        "<!DOCTYPE html><html><body style=\"margin:0;overflow:hidden\">\
+         <iframe src=\"measured.html\" style=\"border:0;width:{width}px;height:{height}px\"></iframe>\
+         <script>document.querySelector('iframe').addEventListener('load',function(){{\
+         var p=document.createElement('pre');p.id='check';\
+         p.textContent=this.contentDocument.getElementById('check').textContent;document.body.appendChild(p);}});\
+         </script></body></html>"
+    );
+    std::fs::write(&frame, outer).unwrap();
+    let dom = run_chromium(
+        bin,
+        &frame,
+        &[
+            "--dump-dom".into(),
+            "--allow-file-access-from-files".into(),
+            "--virtual-time-budget=5000".into(),
+            format!("--window-size={},{}", width.max(500) + 40, height + 40),
+        ],
+    );
+    let at = dom.find("<pre id=\"check\">").expect("the measuring script ran") + "<pre id=\"check\">".len();
+    let text = &dom[at..at + dom[at..].find("</pre>").unwrap()];
+    let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    text.lines().map(str::to_string).collect()
+}
+
+/// The numbers after `key ` in `lines`.
+fn numbers(lines: &[String], key: &str) -> Vec<f64> {
+    let line =
+        lines.iter().find(|l| l.starts_with(&format!("{key} "))).unwrap_or_else(|| panic!("no {key}: {lines:?}"));
+    line[key.len() + 1..].split(' ').map(|v| v.parse().unwrap()).collect()
+}
+
+/// What every page must satisfy at `width`: no text under 10 px, no label read twice in one
+/// list, none cut, contents without overlaps, nothing wider than the window but the
+/// scrolling boxes.
+fn readable(lines: &[String], width: u32, what: &str) {
+    assert_eq!(numbers(lines, "width"), [width as f64], "{what}: the window's width");
+    let small: Vec<&String> = lines.iter().filter(|l| l.starts_with("small ")).collect();
+    assert!(small.is_empty(), "{what} at {width} px: text under 10 px: {small:#?}");
+    assert_eq!(numbers(lines, "small-count"), [0.0]);
+    assert!(numbers(lines, "texts")[0] > 100.0, "{what}: text was measured");
+    let dups: Vec<&String> = lines.iter().filter(|l| l.starts_with("dup ") || l.starts_with("cut ")).collect();
+    assert!(dups.is_empty(), "{what}: labels that read the same as another, or cut: {dups:#?}");
+    assert!(numbers(lines, "nav-links")[0] > 5.0);
+    assert_eq!(numbers(lines, "nav-overlaps"), [0.0], "{what} at {width} px: the contents overlap");
+    assert!(numbers(lines, "scroll-width")[0] <= width as f64, "{what} at {width} px: the page scrolls sideways");
+}
+
+/// The seed suite's page (137 results) shows its overview, summary table and dot plot, within
+/// the first screen at 1400 × 900; at 1400 and at 390 px no text is under 10 px, no label is
+/// ambiguous or cut, the contents do not overlap; and so for a page with every kind of plot
+/// (a run of sweeps compared with a base). Screenshots of the first screens are kept where
+/// `OSPRIM_REPORT_SHOTS` names a directory.
+#[test]
+fn chromium_shows_the_overview_on_the_first_screen_and_no_small_or_ambiguous_text() {
+    let Some(bin) = chromium_or_say_why() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.html");
+    report(&[&fixture("papers-run.json")], None, &seeds);
+    let wide = measured(&bin, &seeds, 1400, 900);
+    readable(&wide, 1400, "the seed suite's page");
+    let [top, bottom, right] = numbers(&wide, "overview")[..] else { panic!("{wide:?}") };
+    assert!(top >= 0.0 && bottom <= 900.0 && right <= 1400.0, "the overview within the first screen: {wide:?}");
+    assert!(numbers(&wide, "rows")[0] > 100.0, "every result has its line: {wide:?}");
+    let [dot_right, dot_bottom] = numbers(&wide, "dot")[..] else { panic!("{wide:?}") };
+    assert!(dot_right <= 1400.0 && dot_bottom <= 900.0, "the dot plot shown beside the table: {wide:?}");
+    assert!(numbers(&wide, "plot-labels")[0] > 100.0, "the papers' bars have their labels: {wide:?}");
+    readable(&measured(&bin, &seeds, 390, 844), 390, "the seed suite's page");
+
+    let cmp = dir.path().join("cmp.html");
+    report(&[&fixture("sweep-run.json")], Some(&fixture("sweep-base.json")), &cmp);
+    for (w, h) in [(1400, 900), (390, 844)] {
+        let lines = measured(&bin, &cmp, w, h);
+        readable(&lines, w, "a comparison of sweeps");
+        assert!(numbers(&lines, "plot-labels")[0] > 10.0, "the forest's labels: {lines:?}");
+    }
+    if let Some(keep) = std::env::var_os("OSPRIM_REPORT_SHOTS") {
+        for (w, h) in [(1400u32, 900u32), (390, 844)] {
+            screenshot_at(&bin, &seeds, &Path::new(&keep).join(format!("overview-{w}.png")), (w, h));
+        }
     }
 }

@@ -1,22 +1,28 @@
 //! `osprim report --html`: one self-contained HTML page of a run (no network, no external
 //! script, font or stylesheet), to read beside a paper or to see whether a result moved.
 //!
-//! The page has: the machine and the sampler's settings (the table's header lines); per
-//! measured result, the distribution of its samples with the median and its 95 % CI marked and
-//! the samples in the order taken, rounds apart, with its flags and failed checks in words (a
-//! cold-cache row also its ratio to its hot twin with its interval, and a row counted with
-//! `--counters` its hardware counts per operation);
+//! The page opens on an overview: every measured result in one line (id and parameters in full,
+//! median, 95 % CI, flags, and given a comparison its ratio new / base) beside a dot plot of the
+//! medians and their CIs on one log scale of time, in a box that fits the first screen; then the
+//! papers in short (the seed view's summary text). Then: the machine and the sampler's settings
+//! (the table's header lines); per measured result, a line (median, CI, flags) that opens onto
+//! what it measures, its checks, flags and notes, and its two plots: the distribution of its
+//! samples with the median and its 95 % CI marked, and the samples in the order taken, rounds
+//! apart (a cold-cache row also its ratio to its hot twin with its interval, and a row counted
+//! with `--counters` its hardware counts per operation);
 //! the results not measured, with their reasons; derived results; each size sweep with its
-//! fitted cost; the seed papers' figures beside today's (from [`super::seeds::rows`], the seed
-//! view's own data) as bars on a log scale; and, given a comparison, a forest plot of the
-//! ratios new / base with the noise band and the machines' differences. A table of contents
-//! links the sections.
+//! fitted cost; the seed papers' figures beside today's (from [`super::seeds::rows`], labelled
+//! as the seed view labels them) as bars on a log scale; and, given a comparison, a forest plot
+//! of the ratios new / base with the noise band and the machines' differences. The contents, in
+//! lines that wrap, link the sections.
 //!
-//! The plots are inline SVG ([`super::svg`]); the page needs no JavaScript. One short inline
-//! script only writes, into the `data-drawn` attribute of `<body>`, how many plots the browser
-//! laid out with a non-zero size (a test reads it back; a reader never needs it). `<body>`'s
-//! `data-plots` says how many plots the page holds. The same input gives the same bytes: the
-//! only times are the run's own.
+//! The plots are inline SVG ([`super::svg`]), each with a legend of its bands and marks, drawn
+//! at their own size (never shrunk: no text under 10 px) and scrolled sideways in a narrow
+//! window; labels are never cut (a long one wraps). The page needs no JavaScript. One short
+//! inline script writes, into the `data-drawn` attribute of `<body>`, how many plots the
+//! browser laid out with a non-zero size with every fold open (a test reads it back), and opens
+//! a result's fold when a link names it. `<body>`'s `data-plots` says how many plots the page
+//! holds. The same input gives the same bytes: the only times are the run's own.
 
 mod plots;
 
@@ -52,7 +58,11 @@ impl Doc {
         match svg {
             Some(s) => {
                 self.plots += 1;
+                // Drawn at its own size, never shrunk (its text stays legible): a narrow
+                // window scrolls it sideways.
+                self.body.push_str("<div class=\"scroll\">");
                 self.body.push_str(&s);
+                self.body.push_str("</div>\n");
             }
             None => {
                 let _ = writeln!(self.body, "<p class=\"none\">{}</p>", escape(instead));
@@ -68,9 +78,14 @@ impl Doc {
 
     /// A sub-heading listed under the current section in the contents.
     fn sub(&mut self, id: &str, title: &str) {
+        self.sub_as(id, title, title);
+    }
+
+    /// A sub-heading listed in the contents by a shorter name.
+    fn sub_as(&mut self, id: &str, title: &str, short: &str) {
         let _ = writeln!(self.body, "<h3 id=\"{id}\">{}</h3>", escape(title));
         if let Some(last) = self.toc.last_mut() {
-            last.2.push((id.into(), title.into()));
+            last.2.push((id.into(), short.into()));
         }
     }
 
@@ -82,6 +97,7 @@ impl Doc {
 /// The page of `run` (read from `name`), with `against` drawn as a comparison when given.
 pub fn render(run: &RunFile, name: &str, against: Option<&Named>) -> Page {
     let mut doc = Doc { body: String::new(), toc: Vec::new(), plots: 0 };
+    overview(&mut doc, run, against);
     machine(&mut doc, run, name);
     results(&mut doc, run);
     not_measured(&mut doc, run);
@@ -97,10 +113,12 @@ pub fn render(run: &RunFile, name: &str, against: Option<&Named>) -> Page {
         html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body data-plots=\"{}\">\n<h1>{}</h1>\n",
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body data-plots=\"{}\">\n\
+         <h1>osprim report <span class=\"sub\">{} · {}</span></h1>\n",
         escape(&title),
         doc.plots,
-        escape(&title)
+        escape(name),
+        escape(&run.started_utc)
     );
     html.push_str(&contents(&doc.toc));
     html.push_str(&doc.body);
@@ -109,9 +127,10 @@ pub fn render(run: &RunFile, name: &str, against: Option<&Named>) -> Page {
     Page { html, plots: doc.plots }
 }
 
-/// The table of contents.
+/// The table of contents: the sections in a line, the entries under each in a line after it
+/// (both wrap; nothing is set in columns, which overlap at a narrow width).
 fn contents(toc: &[Entry]) -> String {
-    let mut out = String::from("<nav aria-label=\"contents\">\n<h2>Contents</h2>\n<ol>\n");
+    let mut out = String::from("<nav aria-label=\"contents\">\n<ol>\n");
     for (id, title, subs) in toc {
         let _ = write!(out, "<li><a href=\"#{id}\">{}</a>", escape(title));
         if !subs.is_empty() {
@@ -125,6 +144,169 @@ fn contents(toc: &[Entry]) -> String {
     }
     out.push_str("</ol>\n</nav>\n");
     out
+}
+
+/// The width of the overview's dot plot, in pixels.
+const DOTS: f64 = 360.0;
+
+/// The overview: every measured result in one line (id and parameters in full, median, its
+/// 95 % CI, flags) with a dot plot of the medians and their intervals on one log scale of
+/// time, in a box that fits the first screen (it scrolls, its header stays); given a
+/// comparison, each result's ratio new / base with its verdict; then the papers in short.
+fn overview(doc: &mut Doc, run: &RunFile, against: Option<&Named>) {
+    let rows = in_families(run);
+    doc.section("overview", "Overview");
+    if rows.is_empty() {
+        doc.p("none", "none: no result in this file was measured.");
+    } else {
+        let times: Vec<f64> = (rows.iter())
+            .filter(|(_, r)| r.unit == Unit::Ns)
+            .filter_map(|(_, r)| r.summary.as_ref())
+            .flat_map(|s| [s.median, s.median_ci95[0], s.median_ci95[1]])
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .collect();
+        let scale = times
+            .iter()
+            .copied()
+            .reduce(f64::min)
+            .zip(times.iter().copied().reduce(f64::max))
+            .map(|(lo, hi)| super::svg::Scale::nice(super::svg::Kind::Log, lo, hi, 20.0, DOTS - 20.0));
+        let _ = writeln!(
+            doc.body,
+            "<p class=\"legend\">{} median &nbsp; {} its 95 % CI (the orange band) &nbsp; on one log scale of time; \
+             flags in red (hover for what each means). A result's name leads to its plots.</p>",
+            swatch_dot(),
+            swatch_band()
+        );
+        doc.body.push_str(
+            "<div class=\"overview\">\n<table class=\"summary\">\n<thead><tr><th>result</th><th>median</th>\
+             <th>95 % CI</th><th>flags</th>",
+        );
+        if against.is_some() {
+            doc.body.push_str("<th>new / base</th>");
+        }
+        doc.body.push_str("<th>");
+        if let Some(x) = &scale {
+            doc.body.push_str(&dot_axis(x));
+        }
+        doc.body.push_str("</th></tr></thead>\n<tbody>\n");
+        for (i, row) in rows {
+            summary_line(doc, i, row, scale.as_ref(), against);
+        }
+        doc.body.push_str("</tbody>\n</table>\n</div>\n");
+    }
+    let text = seeds::render_summary(run, &super::View { width: 100, ..super::View::default() });
+    doc.body.push_str("<h3 id=\"papers-summary\">The papers in short</h3>\n");
+    let _ = writeln!(doc.body, "<pre class=\"papers-summary\">{}</pre>", escape(text.trim_end()));
+    doc.body.push_str("</section>\n");
+}
+
+/// One result's line of the overview.
+fn summary_line(doc: &mut Doc, i: usize, row: &Row, scale: Option<&super::svg::Scale>, against: Option<&Named>) {
+    let Some(s) = &row.summary else { return };
+    let params = names::row_params(&row.params, &[]);
+    let [lo, hi] = s.median_ci95;
+    let _ = write!(
+        doc.body,
+        "<tr><td><a href=\"#r{i}\">{}</a>{}{}</td><td>{}</td><td>{} – {}</td><td>{}</td><td>",
+        escape(&row.id),
+        if params.is_empty() { "" } else { " " },
+        escape(&params),
+        escape(&row.unit.format(s.median)),
+        escape(&row.unit.format(lo)),
+        escape(&row.unit.format(hi)),
+        flag_words(row).trim_start()
+    );
+    if let Some(n) = against {
+        let cell = (n.comparison.compared.iter()).find(|x| x.id == row.id && x.params == row.params).map(|x| {
+            let words = x.verdict.text_for(x.unit);
+            let text = match x.ratio_interval() {
+                Some(r) => format!("{}× {words}", super::sig4(r.estimate)),
+                None => words.to_string(),
+            };
+            format!("<span style=\"color:{}\">{}</span>", plots::verdict_colour(x.verdict), escape(&text))
+        });
+        let _ =
+            write!(doc.body, "{}</td><td>", cell.unwrap_or_else(|| "<span class=\"none\">not compared</span>".into()));
+    }
+    match scale {
+        Some(x) if row.unit == Unit::Ns && s.median > 0.0 => doc.body.push_str(&dot_row(x, s.median, [lo, hi])),
+        Some(_) if row.unit == Unit::Ns => {
+            doc.body.push_str("<span class=\"none\">0 or less: off the log scale</span>")
+        }
+        _ => {
+            let what = match row.unit {
+                Unit::Bytes => "bytes, not a time",
+                Unit::Count => "a count, not a time",
+                Unit::Ns => "no time to draw",
+            };
+            let _ = write!(doc.body, "<span class=\"none\">{what}</span>");
+        }
+    }
+    doc.body.push_str("</td></tr>\n");
+}
+
+/// One result's mark on the overview's scale: its 95 % CI as an orange band (at least 2 pixels
+/// wide), its median as a dot, over the scale's grid.
+fn dot_row(x: &super::svg::Scale, median: f64, [lo, hi]: [f64; 2]) -> String {
+    use super::svg::{colour, num};
+    let mut out = format!(
+        "<svg class=\"dot\" aria-hidden=\"true\" width=\"{0}\" height=\"12\" viewBox=\"0 0 {0} 12\">",
+        num(DOTS)
+    );
+    for t in x.ticks() {
+        let _ =
+            write!(out, "<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"12\" stroke=\"{1}\"/>", num(x.map(t)), colour::GRID);
+    }
+    let (a, z) = (x.clamp(lo.max(f64::MIN_POSITIVE)), x.clamp(hi));
+    let w = (z - a).max(2.0);
+    let _ = write!(
+        out,
+        "<rect x=\"{}\" y=\"1\" width=\"{}\" height=\"10\" fill=\"{}\"/><circle cx=\"{}\" cy=\"6\" r=\"3\" fill=\"{}\"/></svg>",
+        num((a + z) / 2.0 - w / 2.0),
+        num(w),
+        colour::BAND,
+        num(x.clamp(median)),
+        colour::DARK
+    );
+    out
+}
+
+/// The overview's axis: the scale's ticks, labelled in time.
+fn dot_axis(x: &super::svg::Scale) -> String {
+    use super::svg::{escape, num, trim_zeros};
+    let ticks = x.ticks();
+    let mut out = format!(
+        "<svg class=\"axis\" aria-hidden=\"true\" width=\"{0}\" height=\"14\" viewBox=\"0 0 {0} 14\">",
+        num(DOTS)
+    );
+    // The scale leaves 20 pixels each side, room for half a label.
+    for t in &ticks {
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"11\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
+            num(x.map(*t)),
+            escape(&trim_zeros(&fmt_ns(*t)))
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// The legend's swatch of a median: a black dot.
+fn swatch_dot() -> String {
+    format!(
+        "<svg class=\"swatch\" aria-hidden=\"true\" width=\"12\" height=\"12\"><circle cx=\"6\" cy=\"6\" r=\"3\" fill=\"{}\"/></svg>",
+        super::svg::colour::DARK
+    )
+}
+
+/// The legend's swatch of an interval: the orange band.
+fn swatch_band() -> String {
+    format!(
+        "<svg class=\"swatch\" aria-hidden=\"true\" width=\"16\" height=\"12\"><rect x=\"0\" y=\"1\" width=\"16\" height=\"10\" fill=\"{}\"/></svg>",
+        super::svg::colour::BAND
+    )
 }
 
 /// The machine, the build, the sampler: the table's header lines and the run's times.
@@ -167,8 +349,15 @@ fn measured(row: &Row) -> bool {
 
 /// Per measured result: its figure, what is wrong with it, and its two plots.
 fn results(doc: &mut Doc, run: &RunFile) {
-    let rows: Vec<(usize, &Row)> = run.results.iter().enumerate().filter(|(_, r)| measured(r)).collect();
+    let rows = in_families(run);
     doc.section("results", &format!("Results ({})", rows.len()));
+    if !rows.is_empty() {
+        doc.p(
+            "about",
+            "Each result's figure in one line; open it for what it measures, its checks and flags, the \
+             distribution of its samples and the samples in the order taken (each plot has its legend).",
+        );
+    }
     if rows.is_empty() {
         doc.p("none", "none: no result in this file was measured.");
     }
@@ -184,14 +373,36 @@ fn results(doc: &mut Doc, run: &RunFile) {
     doc.body.push_str("</section>\n");
 }
 
+/// The measured rows with their indices, each family's together in the order the families
+/// first appear (so each family has one heading and one anchor).
+fn in_families(run: &RunFile) -> Vec<(usize, &Row)> {
+    let rows: Vec<(usize, &Row)> = run.results.iter().enumerate().filter(|(_, r)| measured(r)).collect();
+    let mut families: Vec<&str> = Vec::new();
+    for (_, r) in &rows {
+        let f = names::family(&r.id);
+        if !families.contains(&f) {
+            families.push(f);
+        }
+    }
+    families.iter().flat_map(|f| rows.iter().copied().filter(move |(_, r)| names::family(&r.id) == *f)).collect()
+}
+
 /// An id fragment from a name: letters, digits and `-` only.
 fn anchor(text: &str) -> String {
     text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
 }
 
+/// A result: its name, figure and flags in one line that opens onto the rest.
 fn result(doc: &mut Doc, i: usize, row: &Row) {
     let name = label(row);
-    let _ = writeln!(doc.body, "<article class=\"result\" id=\"r{i}\">\n<h4>{}</h4>", escape(&name));
+    let _ = write!(doc.body, "<article class=\"result\" id=\"r{i}\">\n<details>\n<summary><h4>{}</h4>", escape(&name));
+    if let Some(s) = &row.summary {
+        let [lo, hi] = s.median_ci95;
+        let text = format!("median {} [{} – {}]", row.unit.format(s.median), row.unit.format(lo), row.unit.format(hi));
+        let _ = write!(doc.body, " <span class=\"brief\">{}</span>", escape(&text));
+    }
+    doc.body.push_str(&flag_words(row));
+    doc.body.push_str("</summary>\n");
     if let Some(s) = &row.summary {
         let [lo, hi] = s.median_ci95;
         let rounds = row.samples_per_round.len().max(1);
@@ -230,7 +441,15 @@ fn result(doc: &mut Doc, i: usize, row: &Row) {
         doc.plot(plots::series(row, &name), "no finite sample to draw");
         doc.body.push_str("</div>\n");
     }
-    doc.body.push_str("</article>\n");
+    doc.body.push_str("</details>\n</article>\n");
+}
+
+/// A row's flags as short words, each with its hint as a title; nothing without flags.
+fn flag_words(row: &Row) -> String {
+    let words: Vec<String> = (row.flags.iter())
+        .map(|f| format!("<span title=\"{}\">{}</span>", escape(f.hint()), escape(f.label())))
+        .collect();
+    if words.is_empty() { String::new() } else { format!(" <span class=\"flags\">{}</span>", words.join(" ")) }
 }
 
 /// The verdict of the checks, each flag and each failed check, in words.
@@ -384,19 +603,6 @@ fn then_now(r: &seeds::SeedRow) -> Option<(f64, Option<f64>, &'static str, Strin
     Some((t, n, "memory", seeds::change_text(r).unwrap_or_default()))
 }
 
-/// A seed row's label on the bars: table and operation, and the system where the table's rows
-/// come from more than one (Go!'s comparison with other systems).
-fn bar_label(r: &seeds::SeedRow, rows: &[&seeds::SeedRow]) -> String {
-    let mut systems: Vec<&str> = rows.iter().filter(|o| o.table == r.table).map(|o| o.system.as_str()).collect();
-    systems.sort_unstable();
-    systems.dedup();
-    if systems.len() > 1 {
-        format!("{}: {} ({})", r.table, r.label(), r.system)
-    } else {
-        format!("{}: {}", r.table, r.label())
-    }
-}
-
 /// The seed papers' figures beside today's, per paper, as bars on a log scale.
 fn papers(doc: &mut Doc, run: &RunFile) {
     let rows = seeds::rows(run);
@@ -410,15 +616,21 @@ fn papers(doc: &mut Doc, run: &RunFile) {
     );
     let mut any = false;
     for paper in &papers::PAPERS {
-        let mine: Vec<&seeds::SeedRow> =
-            rows.iter().filter(|r| r.paper == paper.system && r.status == seeds::RowStatus::Measured).collect();
+        // The papers view's own labels, which tell the systems and platforms of a table apart
+        // ("Linux: …", "Windows NT: …"), after the table's name.
+        let groups = seeds::by_table(paper, &rows);
+        let mine: Vec<(&seeds::SeedRow, String)> = (groups.iter())
+            .flat_map(|g| g.rows.iter())
+            .filter(|(r, _)| r.status == seeds::RowStatus::Measured)
+            .map(|(r, l)| (*r, format!("{}: {l}", r.table)))
+            .collect();
         let charts: Vec<(&str, Vec<Pair>)> = ["time", "cycles", "memory"]
             .into_iter()
             .map(|unit| {
                 let pairs = (mine.iter())
-                    .filter_map(|r| {
+                    .filter_map(|(r, label)| {
                         let (then, now, u, change) = then_now(r)?;
-                        (u == unit).then(|| Pair { label: bar_label(r, &mine), then, now, change })
+                        (u == unit).then(|| Pair { label: label.clone(), then, now, change })
                     })
                     .collect();
                 (unit, pairs)
@@ -429,7 +641,7 @@ fn papers(doc: &mut Doc, run: &RunFile) {
             continue;
         }
         any = true;
-        doc.sub(&format!("paper-{}", paper.key), &paper.heading());
+        doc.sub_as(&format!("paper-{}", paper.key), &paper.heading(), paper.system);
         doc.p("about", &paper.citation());
         for (unit, pairs) in charts {
             let fmt: Box<dyn Fn(f64) -> String> = match unit {
@@ -516,24 +728,44 @@ fn comparison(doc: &mut Doc, n: &Named) {
     doc.body.push_str("</section>\n");
 }
 
-/// The page's stylesheet: plain, readable on screen and in print.
+/// The page's stylesheet: plain, readable on screen and in print, from 390 pixels wide up; no
+/// text under 10 pixels; plots at their own size, scrolled sideways where the window is narrower.
 const STYLE: &str = "
-body{font-family:sans-serif;max-width:1000px;margin:1em auto;padding:0 1em;color:#222;line-height:1.4}
-h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}h4{margin:.2em 0;font-family:monospace}
-nav ol.subs{columns:3;font-size:.9em}
-.result{border-top:1px solid #eee;padding:.5em 0}
-.plots{display:flex;flex-wrap:wrap;gap:8px}
+body{font-family:sans-serif;max-width:1240px;margin:.5em auto;padding:0 12px;color:#222;line-height:1.35}
+h1{font-size:1.3em;margin:.2em 0}h1 .sub{font-size:.7em;font-weight:normal;color:#555;overflow-wrap:anywhere}
+h2{font-size:1.2em;border-bottom:1px solid #ccc;margin:1.2em 0 .4em}h3{font-size:1.05em;margin:1em 0 .3em}
+h4{margin:0;font-family:monospace;font-size:1em;display:inline}
+nav{font-size:.85em;line-height:1.5}nav ol{list-style:none;margin:0;padding:0}nav>ol>li{display:inline}
+nav>ol>li:not(:last-child)::after{content:' · '}nav ol.subs{display:inline}nav ol.subs::before{content:' ('}
+nav ol.subs::after{content:')'}nav ol.subs li{display:inline}nav ol.subs li:not(:last-child)::after{content:', '}
+.result{border-top:1px solid #eee;padding:.2em 0}.result summary{cursor:pointer}.result .brief{font-size:.9em}
+.result .flags{font-size:.85em}.result details[open]>summary{margin-bottom:.3em}
+.plots{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto;max-width:100%}
 p{margin:.3em 0}.figure{font-weight:bold}.cold{color:#2166ac}.about{color:#444}.none{color:#666;font-style:italic}
 .warn,.flags{color:#b2182b}
 table{border-collapse:collapse;font-size:.9em}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
-svg.plot{max-width:100%;height:auto}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:0 1em}dd{margin:0}
-@media print{nav{display:none}.result,svg.plot,tr{break-inside:avoid}body{max-width:none}}
+svg.plot{max-width:none;display:block}
+.overview{max-height:68vh;overflow:auto;border:1px solid #ddd}
+table.summary{font-size:12px;line-height:1.2}table.summary td,table.summary th{padding:1px 6px;border-color:#eee}
+table.summary td{white-space:nowrap}table.summary td:first-child{font-family:monospace;white-space:normal;min-width:24em}
+table.summary thead th{position:sticky;top:0;background:#fff;border-bottom:1px solid #bbb;vertical-align:bottom}
+table.summary td:last-child,table.summary th:last-child{width:360px;padding:1px 4px}
+svg.dot,svg.axis,svg.swatch{display:block}svg.swatch{display:inline;vertical-align:middle}
+.legend{font-size:12px;color:#444}
+pre.papers-summary{font-size:12px;overflow-x:auto;background:#fafafa;padding:6px;border:1px solid #eee;margin:0}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:0 1em}dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:600px){table:not(.summary){display:block;overflow-x:auto}}
+@media print{nav{display:none}.result,svg.plot,tr{break-inside:avoid}body{max-width:none}.overview{max-height:none}}
 ";
 
-/// Records in `<body data-drawn>` how many plots the browser laid out at a non-zero size.
-const SCRIPT: &str = "<script>\n(function(){var n=0;document.querySelectorAll('svg.plot').forEach(function(s){\
-var r=s.getBoundingClientRect();if(r.width>0&&r.height>0)n++;});document.body.setAttribute('data-drawn',String(n));})();\n</script>\n";
+/// Records in `<body data-drawn>` how many plots the browser lays out at a non-zero size with
+/// every fold open (opened and closed again before anything is painted), and opens a result's
+/// fold when the address names it (a link from the overview).
+const SCRIPT: &str = "<script>\n(function(){var n=0,shut=[];document.querySelectorAll('details:not([open])').forEach(function(d){\
+d.open=true;shut.push(d);});document.querySelectorAll('svg.plot').forEach(function(s){var r=s.getBoundingClientRect();\
+if(r.width>0&&r.height>0)n++;});shut.forEach(function(d){d.open=false;});document.body.setAttribute('data-drawn',String(n));\
+function show(){var t=location.hash&&document.getElementById(location.hash.slice(1));var d=t&&t.querySelector('details');\
+if(d){d.open=true;t.scrollIntoView();}}window.addEventListener('hashchange',show);show();})();\n</script>\n";
 
 #[cfg(test)]
 mod tests;

@@ -343,6 +343,24 @@ impl Svg {
         );
     }
 
+    /// A label of `lines`, 11 pixels high, `step` pixels apart, the first line's baseline at
+    /// `(x, y)`: one `<text class="label">` whose words read in full (the lines are its
+    /// `<tspan>`s, a space between them).
+    pub fn label(&mut self, (x, y): (f64, f64), anchor: Anchor, lines: &[String], step: f64) {
+        let a = match anchor {
+            Anchor::Start => "",
+            Anchor::Middle => r#" text-anchor="middle""#,
+            Anchor::End => r#" text-anchor="end""#,
+        };
+        let _ = write!(self.body, r#"<text class="label" font-size="11" fill="{}"{a}>"#, colour::INK);
+        for (i, line) in lines.iter().enumerate() {
+            let space = if i + 1 < lines.len() { " " } else { "" };
+            let at = num(y + step * i as f64);
+            let _ = write!(self.body, r#"<tspan x="{}" y="{at}">{}{space}</tspan>"#, num(x), escape(line));
+        }
+        self.body.push_str("</text>\n");
+    }
+
     /// Text turned a quarter anticlockwise about `(x, y)` (a y axis's name).
     pub fn vtext(&mut self, (x, y): (f64, f64), size: f64, text: &str) {
         let _ = writeln!(
@@ -367,6 +385,44 @@ impl Svg {
             w = num(self.width),
             h = num(self.height),
         )
+    }
+}
+
+/// The width a sans-serif text of `size` pixels takes, estimated (no font is measured): 0.58
+/// of the size per character, enough for most Latin text to fit.
+pub fn text_width(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.58
+}
+
+/// What a legend entry shows beside its words.
+#[derive(Clone, Copy)]
+pub enum Swatch<'a> {
+    /// A filled square (bars, bands), in a colour at an opacity.
+    Fill(&'a str, f64),
+    /// A short line (a median, a fitted curve), dashed or not.
+    Line(&'a str, f64, bool),
+    /// A dot (a point estimate).
+    Dot(&'a str),
+}
+
+impl Svg {
+    /// A legend in one line from `(x, y)` (the words' baseline): each swatch and its words,
+    /// 10 pixels high. Returns where it ends.
+    pub fn legend(&mut self, (x, y): (f64, f64), items: &[(Swatch, &str)]) -> f64 {
+        let mut at = x;
+        for (swatch, words) in items {
+            match *swatch {
+                Swatch::Fill(c, a) => self.rect(at, y - 9.0, 10.0, 10.0, Paint::fill(c).alpha(a)),
+                Swatch::Line(c, w, dashed) => {
+                    let p = Paint::stroke(c, w);
+                    self.line((at, y - 4.0), (at + 12.0, y - 4.0), if dashed { p.dash() } else { p });
+                }
+                Swatch::Dot(c) => self.circle(at + 5.0, y - 4.0, 3.5, Paint::fill(c)),
+            }
+            self.text((at + 15.0, y), Anchor::Start, 10.0, words);
+            at += 15.0 + text_width(words, 10.0) + 8.0;
+        }
+        at
     }
 }
 

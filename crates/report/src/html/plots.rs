@@ -3,13 +3,19 @@
 //! a comparison's ratios (a forest plot). Each function takes figures already computed (by
 //! `stats`, `derive`, the seed view or `compare`) and only draws them.
 
-use super::super::svg::{Anchor, Frame, Kind, Paint, Scale, Svg, Ticks, colour};
+use super::super::svg::{Anchor, Frame, Kind, Paint, Scale, Svg, Swatch, Ticks, colour, text_width};
 use super::super::{fmt_size, short_number, sig4};
 use analysis::compare::{Compared, Verdict};
 use model::{Row, SweepFit};
 
 /// Width and height of a result's two plots.
-const SMALL: (f64, f64) = (470.0, 220.0);
+const SMALL: (f64, f64) = (470.0, 240.0);
+
+/// The baseline of a plot's legend, above its plotting area.
+const LEGEND_Y: f64 = 14.0;
+
+/// The top of a plotting area under a legend.
+const UNDER_LEGEND: f64 = 28.0;
 
 /// A log scale when every value is positive and they span more than `ratio`.
 fn kind_for(lo: f64, hi: f64, ratio: f64) -> Kind {
@@ -25,7 +31,7 @@ fn finite_range(v: &[f64]) -> Option<(f64, f64)> {
 
 /// The frame of a small plot over the x and y ranges.
 fn small_frame(x: (Kind, f64, f64), y: (Kind, f64, f64)) -> Frame {
-    let (from, to) = (SMALL.1 - 40.0, 12.0);
+    let (from, to) = (SMALL.1 - 40.0, UNDER_LEGEND);
     let y = match y.0 {
         Kind::Linear => Scale::nice(y.0, y.1, y.2, from, to),
         Kind::Log => Scale::new(y.0, y.1 / 1.15, y.2 * 1.15, from, to),
@@ -87,10 +93,19 @@ pub fn histogram(row: &Row, label: &str) -> Option<String> {
     if beyond > 0 {
         let (x0, y) = (f.x.to + 8.0, f.y.map(beyond as f64).min(f.y.from - 1.0));
         svg.rect(x0, y, 24.0, f.y.from - y, Paint::fill(colour::ORANGE).alpha(0.85));
-        svg.text_in(x0 + 12.0, y - 3.0, Anchor::Middle, 9.0, colour::ORANGE, &short_number(beyond as f64));
-        svg.text_in(x0 + 12.0, f.y.from + 13.0, Anchor::Middle, 9.0, colour::ORANGE, "beyond");
+        svg.text_in(x0 + 12.0, y - 3.0, Anchor::Middle, 10.0, colour::ORANGE, &short_number(beyond as f64));
+        svg.text_in(x0 + 12.0, f.y.from + 13.0, Anchor::Middle, 10.0, colour::ORANGE, "beyond");
     }
     mark_median(&mut svg, &f, s.median, s.median_ci95);
+    let mut legend = vec![
+        (Swatch::Fill(colour::BLUE, 0.75), "samples"),
+        (Swatch::Line(colour::DARK, 1.5, false), "median"),
+        (Swatch::Fill(colour::BAND, 0.55), "95 % CI of the median"),
+    ];
+    if beyond > 0 {
+        legend.push((Swatch::Fill(colour::ORANGE, 0.85), "severe outliers"));
+    }
+    svg.legend((8.0, LEGEND_Y), &legend);
     let tail = if beyond > 0 {
         format!("; {beyond} severe outliers beyond {} (up to {}) in the orange bar", unit.format(hi), unit.format(max))
     } else {
@@ -114,7 +129,8 @@ fn not_finite(left_out: usize) -> String {
     }
 }
 
-/// A vertical line at the median over a band of its interval (at least 2 pixels wide).
+/// A vertical line at the median over a band of its interval (at least 2 pixels wide); the
+/// plot's legend names both.
 fn mark_median(svg: &mut Svg, f: &Frame, median: f64, [lo, hi]: [f64; 2]) {
     let (_, _, t, b) = f.bounds();
     let (a, z) = (f.x.clamp(lo), f.x.clamp(hi));
@@ -122,7 +138,6 @@ fn mark_median(svg: &mut Svg, f: &Frame, median: f64, [lo, hi]: [f64; 2]) {
     svg.rect((a + z) / 2.0 - w / 2.0, t, w, b - t, Paint::fill(colour::BAND).alpha(0.55));
     let m = f.x.clamp(median);
     svg.line((m, t), (m, b), Paint::stroke(colour::DARK, 1.5));
-    svg.text_in(m + 3.0, t + 10.0, Anchor::Start, 10.0, colour::DARK, "median");
 }
 
 /// The rounds of a row's samples as index ranges (one range when the record does not add up).
@@ -205,9 +220,20 @@ pub fn series(row: &Row, label: &str) -> Option<String> {
         }
         if parts.len() > 1 {
             let x = (f.x.map(part.start as f64) + f.x.map(part.end as f64)) / 2.0;
-            svg.text_in(x, t + 10.0, Anchor::Middle, 9.0, colour::GREY, &format!("round {}", k + 1));
+            svg.text_in(x, t + 11.0, Anchor::Middle, 10.0, colour::GREY, &format!("round {}", k + 1));
         }
     }
+    let legend: Vec<(Swatch, &str)> = if parts.len() > 1 {
+        vec![
+            (Swatch::Dot(colour::BLUE), "rounds 1, 3, …"),
+            (Swatch::Dot(colour::ORANGE), "rounds 2, 4, …"),
+            (Swatch::Line(colour::DARK, 1.5, false), "round's median"),
+            (Swatch::Line(colour::GREY, 1.0, true), "new round"),
+        ]
+    } else {
+        vec![(Swatch::Dot(colour::BLUE), "samples"), (Swatch::Line(colour::DARK, 1.5, false), "median")]
+    };
+    svg.legend((8.0, LEGEND_Y), &legend);
     let title = format!(
         "{label}: {n} samples in the order taken, {} round{} ({} y axis); black lines: each round's median{}",
         parts.len(),
@@ -259,7 +285,7 @@ pub fn sweep(fit: &SweepFit, points: &[SweepPoint], label: &str) -> Option<Strin
     let (w, h) = (620.0, 300.0);
     let f = Frame {
         x: Scale::new(Kind::Log, zero_at / 1.6, xpos(max_size) * 1.6, 64.0, w - 16.0),
-        y: Scale::new(Kind::Log, lo / 1.3, hi * 1.3, h - 40.0, 14.0),
+        y: Scale::new(Kind::Log, lo / 1.3, hi * 1.3, h - 40.0, UNDER_LEGEND + 4.0),
     };
     let mut svg = Svg::new(w, h);
     let ticks: Vec<f64> = points.iter().map(|p| xpos(p.size as f64)).collect();
@@ -291,6 +317,15 @@ pub fn sweep(fit: &SweepFit, points: &[SweepPoint], label: &str) -> Option<Strin
         svg.line((x - 4.0, f.y.clamp(p.ci[1])), (x + 4.0, f.y.clamp(p.ci[1])), Paint::stroke(colour::BLUE, 1.0));
         svg.circle(x, f.y.clamp(p.median), 3.5, Paint::fill(colour::BLUE));
     }
+    let mut legend = vec![
+        (Swatch::Dot(colour::BLUE), "median"),
+        (Swatch::Line(colour::BLUE, 1.5, false), "its 95 % CI"),
+        (Swatch::Line(colour::ORANGE, 2.0, false), "fitted cost"),
+    ];
+    if fit.chosen_segments().is_some() {
+        legend.push((Swatch::Line(colour::ORANGE, 1.0, true), "breakpoint"));
+    }
+    svg.legend((64.0, LEGEND_Y), &legend);
     let model = if fit.chosen_segments().is_some() { "two fitted segments" } else { "the fitted line" };
     let title =
         format!("{label}: sweep over {} sizes, medians with 95 % CIs (blue) and {model} (orange)", points.len());
@@ -310,55 +345,92 @@ pub struct Pair {
 }
 
 /// The papers' figures beside today's as horizontal bars on a log scale, in `unit` (as an
-/// axis name), values formatted by `fmt`.
+/// axis name), values formatted by `fmt`. Labels are never cut: the margin is as wide as the
+/// longest, and a label longer than [`LABEL_MAX`] wraps onto more lines.
 pub fn bars(pairs: &[Pair], unit: &str, fmt: &dyn Fn(f64) -> String, title: &str) -> Option<String> {
     let values: Vec<f64> = pairs.iter().flat_map(|p| [Some(p.then), p.now]).flatten().filter(|v| *v > 0.0).collect();
     let (lo, hi) = finite_range(&values)?;
-    let row_h = 26.0;
-    let (w, h) = (900.0, 56.0 + row_h * pairs.len() as f64);
+    let labels = Labels::new(pairs.iter().map(|p| p.label.as_str()));
+    let rows: Vec<f64> = labels.lines.iter().map(|l| (LINE * l.len() as f64 + 4.0).max(26.0)).collect();
+    let (top, left) = (26.0, labels.width);
+    let (w, h) = (left + 480.0 + 230.0, top + 36.0 + rows.iter().sum::<f64>());
     let f = Frame {
-        x: Scale::nice(Kind::Log, lo, hi, 330.0, w - 90.0),
-        y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, 22.0),
+        x: Scale::nice(Kind::Log, lo, hi, left, left + 480.0),
+        y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, top - 4.0),
     };
     let mut svg = Svg::new(w, h);
     let xticks = f.x.ticks();
     let none = Ticks { at: &[], label: &|_| String::new() };
     f.axes_with(&mut svg, Ticks { at: &xticks, label: fmt }, none, (&format!("{unit} (log scale)"), ""));
-    svg.rect(330.0, 4.0, 10.0, 8.0, Paint::fill(colour::ORANGE));
-    svg.text((344.0, 12.0), Anchor::Start, 10.0, "the paper");
-    svg.rect(420.0, 4.0, 10.0, 8.0, Paint::fill(colour::BLUE));
-    svg.text((434.0, 12.0), Anchor::Start, 10.0, "today");
-    for (i, p) in pairs.iter().enumerate() {
-        let y = 24.0 + row_h * i as f64;
-        svg.text((322.0, y + 14.0), Anchor::End, 11.0, &fit_label(&p.label));
+    let legend = [
+        (Swatch::Fill(colour::ORANGE, 1.0), "the paper"),
+        (Swatch::Fill(colour::BLUE, 1.0), "today, with the change and its 95 % interval"),
+    ];
+    svg.legend((left, LEGEND_Y), &legend);
+    let mut y = top;
+    for ((p, lines), row_h) in pairs.iter().zip(&labels.lines).zip(&rows) {
+        labels.draw(&mut svg, lines, y + 14.0);
         for (k, (v, c)) in [(Some(p.then), colour::ORANGE), (p.now, colour::BLUE)].into_iter().enumerate() {
             let yb = y + 2.0 + 11.0 * k as f64;
             let Some(v) = v else {
                 // Below resolution: no bar, the words instead.
-                svg.text((f.x.from + 4.0, yb + 9.0), Anchor::Start, 9.0, &p.change);
+                svg.text((f.x.from + 4.0, yb + 9.0), Anchor::Start, 10.0, &p.change);
                 continue;
             };
             let x = f.x.clamp(v);
             svg.rect(f.x.from, yb, (x - f.x.from).max(1.0), 10.0, Paint::fill(c));
             // Today's value carries the change and its interval.
             let text = if k == 1 && !p.change.is_empty() { format!("{} · {}", fmt(v), p.change) } else { fmt(v) };
-            svg.text((x + 4.0, yb + 9.0), Anchor::Start, 9.0, &text);
+            svg.text((x + 4.0, yb + 9.0), Anchor::Start, 10.0, &text);
         }
+        y += row_h;
     }
     Some(svg.finish(title))
 }
 
-/// The longest label that fits left of a bar or forest plot (about 52 characters at 11 px),
-/// cut in the middle with `…` when longer, so both its start and its end are read.
-fn fit_label(label: &str) -> String {
-    const MAX: usize = 52;
-    let chars: Vec<char> = label.chars().collect();
-    if chars.len() <= MAX {
-        return label.to_string();
+/// The widest a column of labels grows before its labels wrap.
+pub const LABEL_MAX: f64 = 560.0;
+
+/// The line height of a wrapped label.
+const LINE: f64 = 13.0;
+
+/// A column of labels left of a plot, 11 pixels high: each label in full, on as many lines as
+/// it needs within [`LABEL_MAX`], and the column's width.
+struct Labels {
+    lines: Vec<Vec<String>>,
+    width: f64,
+}
+
+impl Labels {
+    fn new<'a>(labels: impl Iterator<Item = &'a str>) -> Labels {
+        let fit = ((LABEL_MAX - 16.0) / text_width("x", 11.0)) as usize;
+        let lines: Vec<Vec<String>> = labels.map(|l| wrap(l, fit)).collect();
+        let longest = lines.iter().flatten().map(|l| text_width(l, 11.0)).fold(0.0, f64::max);
+        Labels { lines, width: (longest + 16.0).clamp(120.0, LABEL_MAX) }
     }
-    let head: String = chars[..MAX / 2 - 1].iter().collect();
-    let tail: String = chars[chars.len() - MAX / 2..].iter().collect();
-    format!("{head}…{tail}")
+
+    /// A label's lines, right-aligned to the column, the first line's baseline at `y`.
+    fn draw(&self, svg: &mut Svg, lines: &[String], y: f64) {
+        svg.label((self.width - 8.0, y), Anchor::End, lines, LINE);
+    }
+}
+
+/// `text` in lines of at most `fit` characters, broken at spaces (a word longer than a line
+/// has a line of its own); nothing is left out.
+fn wrap(text: &str, fit: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > fit {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// One line of a forest plot.
@@ -380,7 +452,7 @@ pub fn verdict_colour(v: Verdict) -> &'static str {
 }
 
 /// The ratios new / base with their 95 % CIs, one line each, a line at 1 and the noise band
-/// shaded, coloured by verdict.
+/// shaded, coloured by verdict, with a legend of the band and the colours.
 pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
     // A result without a ratio (below resolution, no interval) has nothing to draw.
     let lines: Vec<(&ForestLine, stats::reading::Interval)> =
@@ -389,12 +461,16 @@ pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
     values.extend([1.0 - noise, 1.0 + noise, 1.0]);
     let values: Vec<f64> = values.into_iter().filter(|v| *v > 0.0 && v.is_finite()).collect();
     let (lo, hi) = finite_range(&values)?;
-    let row_h = 20.0;
-    let (w, h) = (900.0, 50.0 + row_h * lines.len() as f64);
+    let labels = Labels::new(lines.iter().map(|(l, _)| l.label.as_str()));
+    let rows: Vec<f64> = labels.lines.iter().map(|l| (LINE * l.len() as f64 + 6.0).max(20.0)).collect();
+    let (top, left) = (UNDER_LEGEND, labels.width);
+    let (w, h) = (left + 420.0 + 150.0, top + 38.0 + rows.iter().sum::<f64>());
     let kind = kind_for(lo, hi, 3.0);
     let (lo, hi) = (lo / 1.02, hi * 1.02);
-    let f =
-        Frame { x: Scale::new(kind, lo, hi, 330.0, w - 150.0), y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, 8.0) };
+    let f = Frame {
+        x: Scale::new(kind, lo, hi, left, left + 420.0),
+        y: Scale::new(Kind::Linear, 0.0, 1.0, h - 36.0, top - 6.0),
+    };
     let mut svg = Svg::new(w, h);
     let (_, _, t, b) = f.bounds();
     let band = (f.x.clamp(1.0 - noise), f.x.clamp(1.0 + noise));
@@ -404,14 +480,26 @@ pub fn forest(lines: &[ForestLine], noise: f64, title: &str) -> Option<String> {
     let none = Ticks { at: &[], label: &|_| String::new() };
     f.axes_with(&mut svg, Ticks { at: &xticks, label: &ratio_fmt }, none, ("new / base median (95 % CI)", ""));
     svg.line((f.x.map(1.0), t), (f.x.map(1.0), b), Paint::stroke(colour::INK, 1.2));
-    for (i, (l, r)) in lines.iter().enumerate() {
-        let y = t + 6.0 + row_h * (i as f64 + 0.5);
+    let band_words = format!("noise band ± {} %", short_number(noise * 100.0));
+    let legend = [
+        (Swatch::Fill(colour::GREY, 0.18), band_words.as_str()),
+        (Swatch::Dot(verdict_colour(Verdict::Faster)), "faster"),
+        (Swatch::Dot(verdict_colour(Verdict::Slower)), "slower"),
+        (Swatch::Dot(verdict_colour(Verdict::NoChange)), "no change"),
+        (Swatch::Dot(verdict_colour(Verdict::Inconclusive)), "inconclusive"),
+        (Swatch::Line(colour::INK, 2.0, false), "95 % CI"),
+    ];
+    svg.legend((8.0, LEGEND_Y), &legend);
+    let mut y0 = t + 6.0;
+    for (((l, r), lines), row_h) in lines.iter().zip(&labels.lines).zip(&rows) {
+        let y = y0 + 10.0;
         let c = verdict_colour(l.c.verdict);
-        svg.text((322.0, y + 4.0), Anchor::End, 11.0, &fit_label(&l.label));
+        labels.draw(&mut svg, lines, y + 4.0);
         svg.line((f.x.clamp(r.ci95[0]), y), (f.x.clamp(r.ci95[1]), y), Paint::stroke(c, 2.0));
         svg.circle(f.x.clamp(r.estimate), y, 4.0, Paint::fill(c));
         let text = format!("{} {}", ratio_fmt(r.estimate), l.c.verdict.text_for(l.c.unit));
         svg.text_in(w - 144.0, y + 4.0, Anchor::Start, 10.0, c, &text);
+        y0 += row_h;
     }
     Some(svg.finish(title))
 }
@@ -421,12 +509,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn long_labels_are_cut_in_the_middle() {
-        assert_eq!(fit_label("short"), "short");
-        let long = format!("{}END", "x".repeat(80));
-        let cut = fit_label(&long);
-        assert_eq!(cut.chars().count(), 52);
-        assert!(cut.contains('…') && cut.ends_with("END") && cut.starts_with('x'));
+    fn long_labels_wrap_and_lose_nothing() {
+        assert_eq!(wrap("short", 20), vec!["short"]);
+        let long = "Table 2: Digital UNIX: page fault write cold, other";
+        let lines = wrap(long, 20);
+        assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+        assert_eq!(lines.join(" "), long, "every word, in order");
+        assert_eq!(wrap("averyveryverylongword x", 5), vec!["averyveryverylongword", "x"]);
+        let labels = Labels::new([long, "x"].into_iter());
+        assert_eq!(labels.lines[0], vec![long.to_string()], "one line where it fits");
+        assert!(labels.width >= text_width(long, 11.0));
     }
 
     #[test]

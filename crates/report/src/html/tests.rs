@@ -122,6 +122,10 @@ fn a_comparison_draws_a_forest_and_one_with_nothing_in_common_says_so() {
     let page = render(&run, "b.json", Some(&named));
     let cmp = section(&page.html, "comparison");
     assert_eq!(count(cmp, "<svg class=\"plot\""), 1, "one forest plot");
+    let overview = section(&page.html, "overview");
+    assert!(overview.contains("<th>new / base</th>"), "the ratios in the overview too");
+    assert!(count(overview, "× ") >= compared, "each compared result's ratio: {overview}");
+    assert!(!section(&render(&run, "b.json", None).html, "overview").contains("new / base"));
     assert!(cmp.contains(&format!("ratios new / base of {compared} results")));
     assert!(cmp.contains("noise band ± 2 %"));
     assert!(page.html.contains("href=\"#comparison\""));
@@ -265,4 +269,105 @@ fn ticks_of_huge_or_non_finite_ranges_are_few() {
         assert!(lin_ticks(lo, hi).len() <= 51, "{lo} {hi}");
         assert!(log_ticks(lo.abs().max(1e-300), hi).len() <= 51, "{lo} {hi}");
     }
+}
+
+/// The texts of the `<text class="label">` elements of `svg`, their lines joined.
+fn plot_labels(svg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in svg.split("<text class=\"label\"").skip(1) {
+        let body = &part[part.find('>').unwrap() + 1..part.find("</text>").unwrap()];
+        let text: String =
+            body.split("<tspan").filter_map(|t| Some(&t[t.find('>')? + 1..t.find("</tspan>")?])).collect();
+        out.push(text);
+    }
+    out
+}
+
+#[test]
+fn the_overview_has_one_line_per_result_leading_to_its_fold_and_the_papers_in_short() {
+    let run = run_file(false);
+    let h = render(&run, "f.json", None).html;
+    let overview = section(&h, "overview");
+    assert!(h.find("<section id=\"overview\">") < h.find("<section id=\"machine\">"), "the overview first");
+    let measured: Vec<(usize, &Row)> = run.results.iter().enumerate().filter(|(_, r)| measured(r)).collect();
+    let body = &overview[overview.find("<tbody>").unwrap()..overview.find("</tbody>").unwrap()];
+    assert_eq!(count(body, "<tr>"), measured.len(), "one line per measured result");
+    let mut names: Vec<String> = Vec::new();
+    for (i, r) in &measured {
+        let line = &body[body.find(&format!("<a href=\"#r{i}\">")).expect("a link to its fold")..];
+        let line = &line[..line.find("</tr>").unwrap()];
+        let s = r.summary.as_ref().unwrap();
+        assert!(line.contains(&escape(&r.unit.format(s.median))), "the median: {line}");
+        assert!(line.contains(&escape(&r.unit.format(s.median_ci95[0]))), "the CI: {line}");
+        for f in &r.flags {
+            assert!(line.contains(f.label()), "flag {}: {line}", f.label());
+        }
+        if r.unit == Unit::Ns {
+            assert!(line.contains("<svg class=\"dot\""), "a dot on the scale: {line}");
+        }
+        names.push(escape(&label(r)));
+        assert!(h.contains(&format!("<article class=\"result\" id=\"r{i}\">\n<details>\n<summary><h4>")));
+    }
+    let before = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), before, "no two results read the same");
+    assert!(overview.contains("<svg class=\"axis\""), "the scale's axis");
+    assert!(overview.contains("its 95 % CI (the orange band)"), "the dot plot's legend");
+    let summary = seeds::render_summary(&run, &crate::View { width: 100, ..crate::View::default() });
+    let first = summary.lines().next().unwrap();
+    assert!(overview.contains("<pre class=\"papers-summary\">") && overview.contains(&escape(first)), "{first}");
+    assert_eq!(count(section(&h, "results"), "<details>\n<summary>"), measured.len(), "each result behind a fold");
+}
+
+#[test]
+fn no_text_is_under_ten_pixels_and_every_plot_has_its_legend() {
+    let run = run_file(false);
+    let base = run_file(false);
+    let named = Named {
+        base_name: "a.json".into(),
+        new_name: "b.json".into(),
+        base: &base,
+        new: &run,
+        comparison: analysis::compare::compare(&base, &run, 0.02, 7),
+    };
+    let page = render(&run, "b.json", Some(&named));
+    for size in page.html.split("font-size=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]) {
+        assert!(size.parse::<f64>().unwrap() >= 10.0, "an SVG text of {size} px");
+    }
+    let svgs: Vec<&str> = page.html.split("<svg class=\"plot\"").skip(1).collect();
+    assert_eq!(svgs.len(), page.plots);
+    for svg in svgs {
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        let legend = ["95 % CI of the median", "round's median", "median", "the paper", "noise band"];
+        assert!(legend.iter().any(|w| svg.contains(w)), "a plot without a legend: {}", &svg[..200]);
+        if svg.contains("fill=\"#fdb863\"") {
+            assert!(svg.contains("95 % CI of the median"), "the orange band is named");
+        }
+    }
+}
+
+/// The papers' bars carry the papers view's labels: VMMC's Linux and NT rows, and Rhino's
+/// rows on Digital UNIX and on SPIN, read differently, and none is cut.
+#[test]
+fn the_papers_bars_labels_are_whole_and_tell_their_rows_apart() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/papers-run.json");
+    let run = model::read_result_file(&path).unwrap();
+    let h = render(&run, "p.json", None).html;
+    let papers = section(&h, "papers");
+    let mut all = Vec::new();
+    for svg in papers.split("<svg class=\"plot\"").skip(1) {
+        let labels = plot_labels(&svg[..svg.find("</svg>").unwrap()]);
+        let mut sorted = labels.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), labels.len(), "labels read twice in one plot: {labels:#?}");
+        assert!(labels.iter().all(|l| !l.contains('…')), "a label cut: {labels:#?}");
+        all.extend(labels);
+    }
+    assert!(all.len() > 50, "{}", all.len());
+    let vmmc = |p: &str| all.iter().filter(|l| l.starts_with("Figure 8:") && l.contains(p)).count();
+    assert!(vmmc("Linux: ") > 0 && vmmc("Windows NT: ") > 0, "VMMC's platforms: {all:#?}");
+    let rhino = |s: &str| all.iter().filter(|l| l.starts_with("Table 2:") && l.contains(s)).count();
+    assert!(rhino("Digital UNIX: ") > 0 && rhino("SPIN: ") > 0, "Rhino's systems: {all:#?}");
 }
