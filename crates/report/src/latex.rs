@@ -26,7 +26,7 @@
 //! column.
 
 use super::compare::Named;
-use super::document::{self, NUMERIC};
+use super::document;
 pub use super::escape::latex as escape;
 use super::escape::latex_comment;
 use super::history;
@@ -37,7 +37,7 @@ use super::{View, markdown, text};
 use analysis::history::Point;
 use analysis::history::changes::Report;
 use model::crosscheck::Crosscheck;
-use model::{Method, RunFile};
+use model::{Flag, Method, Row, RunFile, Status, Tier, Verdict};
 use std::fmt::Write;
 
 /// The LaTeX writer.
@@ -77,10 +77,20 @@ impl Writer for Latex {
     }
 }
 
-/// The results of `run` as LaTeX tables.
+/// Table lines (rows and their stages) a run's table holds at most: a float stays within one
+/// column's height of a two-column paper (about 55 lines of `\footnotesize`).
+const LINES_PER_TABLE: usize = 24;
+
+/// The results of `run` as LaTeX tables: a few compact tables, each within one column of a
+/// two-column paper. Families follow one another in a table (a family longer than a table
+/// continues in the next); a row is its benchmark with its parameters, the median (the mean
+/// under the seed method) and its 95 % CI. Its flags, check and note are in words, numbered
+/// under the table; min, p99 and samples are in the CSV and Markdown exports.
 pub fn render(run: &RunFile, view: &View) -> String {
-    let mut out =
-        String::from("% osprim results: one table per family. Needs \\usepackage{booktabs}; \\textmu is textcomp's.\n");
+    let mut out = String::from(
+        "% osprim results: a few tables, each within one column (replace table by table* to span two).\n\
+         % Needs \\usepackage{booktabs}; \\textmu is textcomp's.\n",
+    );
     for (label, text) in document::header(run) {
         let _ = writeln!(out, "% {label}: {}", text.replace(['\n', '\r'], " "));
     }
@@ -89,58 +99,64 @@ pub fn render(run: &RunFile, view: &View) -> String {
         out.push_str("% No results.\n");
     }
     let seed = run.config.method == Method::Seed;
-    let spec: String = NUMERIC.iter().map(|&n| if n { 'r' } else { 'l' }).collect();
-    let headings: Vec<String> = document::headings(seed).iter().map(|h| escape(h).replace(" \\%", "\\,\\%")).collect();
+    let tables = split(&families, seed, view.detail);
     let mut labels: Vec<String> = Vec::new();
-    for family in &families {
-        let label = unique_label(&family.name, &mut labels);
-        let _ = writeln!(out, "\n\\begin{{table}}[htbp]\n\\centering\n\\small");
+    for (t, parts) in tables.iter().enumerate() {
+        let _ = writeln!(out, "\n\\begin{{table}}[htbp]\n\\centering\\footnotesize\\setlength{{\\tabcolsep}}{{3pt}}");
+        let names: Vec<String> = parts.iter().map(|p| format!("\\texttt{{{}}}", escape(&p.family.name))).collect();
+        let mut names = names;
+        names.dedup();
         let _ = writeln!(
             out,
-            "\\caption{{osprim: \\texttt{{{}}} on {} (Linux {}), {} per operation with its 95\\,\\% CI{}.}}",
-            escape(&family.name),
+            "\\caption{{osprim on {} (Linux {}): {}, {} per operation with its 95\\,\\% CI{}{}.}}",
             escape(&run.machine.cpu.model_name),
             escape(&run.machine.kernel.release),
+            names.join(", "),
             if seed { "mean" } else { "median" },
-            if run.partial { " (partial run: not every benchmark ran)" } else { "" },
+            if tables.len() > 1 { format!(" (table {} of {})", t + 1, tables.len()) } else { String::new() },
+            if run.partial { "; a partial run: not every benchmark ran" } else { "" },
         );
-        let _ = writeln!(out, "\\label{{tab:osprim-{label}}}");
-        let _ = writeln!(out, "\\begin{{tabular}}{{{spec}}}\n\\toprule");
-        let _ = writeln!(out, "{} \\\\\n\\midrule", headings.join(" & "));
+        for p in parts.iter().filter(|p| p.first) {
+            let _ = write!(out, "\\label{{tab:osprim-{}}}", unique_label(&p.family.name, &mut labels));
+        }
+        out.push('\n');
+        let _ = writeln!(out, "\\begin{{tabular*}}{{\\linewidth}}{{@{{\\extracolsep{{\\fill}}}}p{{0.5\\linewidth}}rr@{{}}}}");
+        let _ = writeln!(out, "\\toprule");
+        let _ = writeln!(out, "Benchmark & {} & 95\\,\\% CI \\\\", if seed { "Mean" } else { "Median" });
+        let _ = writeln!(out, "\\midrule");
         let mut notes: Vec<String> = Vec::new();
-        for r in &family.rows {
-            for mut line in document::lines(r, seed, view.detail) {
-                if line.stage.is_none() {
-                    super::markdown::cold_hot_note(&mut line.note, r);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                let _ = writeln!(out, "\\addlinespace");
+            }
+            for (r, lines) in &part.rows {
+                for line in lines {
+                    let first = match &line.stage {
+                        None => {
+                            let mut note = line.note.clone();
+                            markdown::cold_hot_note(&mut note, r);
+                            let marks: Vec<String> =
+                                row_notes(r, &line.check, &note).into_iter().map(|n| note_number(&mut notes, n)).collect();
+                            let marks = if marks.is_empty() {
+                                String::new()
+                            } else {
+                                format!("\\textsuperscript{{{}}}", marks.join(","))
+                            };
+                            let params =
+                                if line.params.is_empty() { String::new() } else { format!(" {}", escape(&line.params)) };
+                            format!("\\texttt{{{}}}{marks}{params}", escape(&line.id))
+                        }
+                        Some(stage) => format!("\\quad {}", escape(stage)),
+                    };
+                    let _ = writeln!(out, "\\raggedright {first} & {} & {} \\\\", figure(&line.point), figure(&line.ci));
                 }
-                let id = match &line.stage {
-                    None => format!("\\texttt{{{}}}", escape(&line.id)),
-                    Some(stage) => format!("\\quad {}", escape(stage)),
-                };
-                let mut cells = vec![id];
-                for (i, cell) in line.cells().iter().enumerate() {
-                    let numeric = NUMERIC.get(i + 1).copied().unwrap_or(false);
-                    cells.push(if i == 8 {
-                        String::new()
-                    } else if numeric {
-                        figure(cell)
-                    } else {
-                        escape(cell)
-                    });
-                }
-                if !line.note.is_empty() {
-                    notes.push(escape(&line.note));
-                    if let Some(last) = cells.last_mut() {
-                        *last = format!("({})", notes.len());
-                    }
-                }
-                let _ = writeln!(out, "{} \\\\", cells.join(" & "));
             }
         }
-        let _ = writeln!(out, "\\bottomrule\n\\end{{tabular}}");
-        let fits: Vec<String> = family
-            .fits
+        let _ = writeln!(out, "\\bottomrule\n\\end{{tabular*}}");
+        let fits: Vec<String> = parts
             .iter()
+            .filter(|p| p.last)
+            .flat_map(|p| &p.family.fits)
             .filter_map(|r| document::fit_line(r))
             .map(|f| {
                 let params = if f.params.is_empty() { String::new() } else { format!(" ({})", escape(&f.params)) };
@@ -148,18 +164,136 @@ pub fn render(run: &RunFile, view: &View) -> String {
             })
             .collect();
         if !notes.is_empty() || !fits.is_empty() {
-            let _ = writeln!(out, "\\par\\smallskip\n{{\\footnotesize\\raggedright");
-            for (i, note) in notes.iter().enumerate() {
-                let _ = writeln!(out, "({})~{note}\\par", i + 1);
+            let _ = writeln!(out, "\\par\\smallskip\\raggedright");
+            // The notes run on in one paragraph, to keep the float short.
+            let numbered: Vec<String> =
+                notes.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{n}.", i + 1)).collect();
+            if !numbered.is_empty() {
+                let _ = writeln!(out, "{}\\par", numbered.join(" "));
             }
             for fit in &fits {
                 let _ = writeln!(out, "{fit}\\par");
             }
-            out.push_str("}\n");
         }
         out.push_str("\\end{table}\n");
     }
     out
+}
+
+/// A family's rows in one table: all of them, or those that fit with the part before or after.
+struct Part<'a> {
+    family: &'a document::Family<'a>,
+    rows: Vec<(&'a Row, Vec<document::Line>)>,
+    /// The family's first part: its label goes here.
+    first: bool,
+    /// Its last part: its sweeps' fits go under this table.
+    last: bool,
+}
+
+/// The families in tables of at most [`LINES_PER_TABLE`] lines: a family that fits in what
+/// is left of a table joins it, one that does not begins the next table, and one longer than a
+/// table fills as many as it needs.
+fn split<'a>(families: &'a [document::Family<'a>], seed: bool, detail: bool) -> Vec<Vec<Part<'a>>> {
+    let mut tables: Vec<Vec<Part>> = Vec::new();
+    let mut used = 0;
+    for family in families {
+        let mut rest: Vec<(&Row, Vec<document::Line>)> =
+            family.rows.iter().map(|r| (*r, document::lines(r, seed, detail))).collect();
+        let total: usize = rest.iter().map(|(_, l)| l.len()).sum();
+        if tables.is_empty() || (used > 0 && used + total > LINES_PER_TABLE) {
+            tables.push(Vec::new());
+            used = 0;
+        }
+        let mut first = true;
+        loop {
+            let mut take = 0;
+            let mut lines = 0;
+            for (_, l) in &rest {
+                if take > 0 && used + lines + l.len() > LINES_PER_TABLE {
+                    break;
+                }
+                lines += l.len();
+                take += 1;
+            }
+            let later = rest.split_off(take);
+            used += lines;
+            let last = later.is_empty();
+            if let Some(table) = tables.last_mut() {
+                table.push(Part { family, rows: rest, first, last });
+            }
+            if last {
+                break;
+            }
+            rest = later;
+            first = false;
+            tables.push(Vec::new());
+            used = 0;
+        }
+    }
+    tables
+}
+
+/// What a row's note marks stand for, in words: why it has no figure, its check if not
+/// validated, each flag, and its note (a derived row's formula, a cold row's ratio to its hot
+/// twin).
+fn row_notes(r: &Row, check: &str, note: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let note = escape(note);
+    match r.status {
+        Status::Skipped | Status::Failed | Status::Interrupted => out.push(if note.is_empty() {
+            escape(check)
+        } else {
+            format!("{}: {note}", escape(check))
+        }),
+        _ => {
+            match r.validation.verdict {
+                Verdict::Validated => {}
+                Verdict::Failed => out.push("check failed (untrustworthy)".to_string()),
+                Verdict::NotValidated => out.push("not validated".to_string()),
+            }
+            for f in r.flags.iter().filter(|f| **f != Flag::CheckFailed) {
+                let tier = if f.tier() == Tier::Untrustworthy { " (untrustworthy)" } else { "" };
+                out.push(format!("{}{tier}", flag_words(*f)));
+            }
+            if !note.is_empty() {
+                out.push(note);
+            }
+        }
+    }
+    out
+}
+
+/// The number of `note` among `notes` (from 1), added if new: a note many rows share (a flag)
+/// is listed once.
+fn note_number(notes: &mut Vec<String>, note: String) -> String {
+    let i = match notes.iter().position(|n| *n == note) {
+        Some(i) => i,
+        None => {
+            notes.push(note);
+            notes.len() - 1
+        }
+    };
+    (i + 1).to_string()
+}
+
+/// A flag in words, for a reader of a paper: "CI target missed" rather than its label.
+pub fn flag_words(f: Flag) -> &'static str {
+    match f {
+        Flag::CheckFailed => "check failed",
+        Flag::CiTargetMissed => "CI target missed",
+        Flag::CiUnusable => "CI unusable",
+        Flag::Unstable => "rounds disagree",
+        Flag::Interrupted => "interrupted",
+        Flag::ManyOutliers => "many outliers",
+        Flag::PoorFit => "poor fit",
+        Flag::BatchDependent => "depends on the batch size",
+        Flag::RoundFailed => "a round failed",
+        Flag::NegativeFixedCost => "negative fixed cost",
+        Flag::Nonlinear => "not linear in the size",
+        Flag::BusyCpu => "busy CPU",
+        Flag::LevelShift => "level shifted since the previous run",
+        Flag::ColdNotSlower => "cold not slower than hot",
+    }
 }
 
 /// A figure cell: escaped, with a thin space between number and unit; an en dash for none.
@@ -228,17 +362,13 @@ pub fn papers(run: &RunFile, view: &View) -> String {
                     }
                 };
                 let cell = |s: String| if s == "-" { "--".to_string() } else { escape(&s) };
-                // A change with its interval wraps in its column, set to the right.
-                let wrapping = |s: String| {
-                    if s == "-" { "--".to_string() } else { format!("{{\\raggedleft {}\\par}}", escape(&s)) }
-                };
                 lines.push(TexLine::Row([
                     format!("{}{marks}", escape(&label)),
                     key(k),
                     cell(then),
                     cell(mean),
-                    wrapping(change),
-                    wrapping(cycles),
+                    stacked(&change),
+                    stacked(&cycles),
                 ]));
             }
         }
@@ -294,20 +424,25 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
         if !lines.is_empty() {
-            // The operation wraps, in a column as wide as the changes beside it leave.
-            let first = match n {
-                6 => "p{0.3\\linewidth}",
-                5 => "p{0.45\\linewidth}",
-                _ => "l",
-            };
-            let changes = "p{0.15\\linewidth}".repeat(n - 4);
-            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}crr{changes}@{{}}}}");
+            // A row is two lines: the operation across the table, then its figures under it,
+            // each change in two lines (the factor, then its interval). That keeps the table
+            // within one column of a two-column paper (about 230 pt) while the operation reads
+            // whole; `tabular*` spreads the figures over the line's width.
+            let m = n - 1;
+            let _ = writeln!(
+                out,
+                "\\begin{{tabular*}}{{\\linewidth}}{{@{{\\extracolsep{{\\fill}}}}l{}@{{}}}}",
+                "r".repeat(m - 1)
+            );
             let _ = writeln!(out, "\\toprule");
-            let head = ["Operation", "Bench.", "Then", "Today", "Change", "In cycles"];
-            let head: Vec<&str> = head.iter().zip(&used).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
+            // The key's column has no heading: "Bench." would be five times as wide as its keys.
+            let head = ["Operation", "", "Then", "Today", "Change", "In cycles"];
+            let head: Vec<&str> = head.iter().zip(&used).skip(1).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
+            let _ = writeln!(out, "{}Operation}} \\\\", span(m, "l"));
             let _ = writeln!(out, "{} \\\\", head.join(" & "));
             let _ = writeln!(out, "\\midrule");
             let mut blocks = 0;
+            let mut after_row = false;
             for l in &lines {
                 match l {
                     TexLine::Block(title) => {
@@ -315,19 +450,30 @@ pub fn papers(run: &RunFile, view: &View) -> String {
                             let _ = writeln!(out, "\\midrule");
                         }
                         blocks += 1;
-                        let _ = writeln!(out, "\\multicolumn{{{n}}}{{@{{}}l}}{{\\emph{{{title}}}}} \\\\");
+                        after_row = false;
+                        let _ = writeln!(out, "{}\\raggedright\\emph{{{title}}}}} \\\\", span(m, WRAP));
                     }
                     TexLine::Row(cells) => {
+                        if after_row {
+                            let _ = writeln!(out, "\\addlinespace[2pt]");
+                        }
+                        after_row = true;
                         let cells: Vec<&str> =
                             cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
-                        // `{}` first: a row that began with `[` would be read as `\\`'s optional
-                        // argument; `\raggedright` keeps a wrapped operation from stretching.
-                        let _ = writeln!(out, "{{}}\\raggedright {} \\\\", cells.join(" & "));
+                        // `\raggedright` keeps a wrapped operation from stretching; the figures'
+                        // line begins with the key, never with a `[` that `\\` would read.
+                        let _ = writeln!(
+                            out,
+                            "{}\\raggedright {}}} \\\\ {} \\\\",
+                            span(m, WRAP),
+                            cells[0],
+                            cells[1..].join(" & ")
+                        );
                     }
                 }
             }
             let _ = writeln!(out, "\\bottomrule");
-            let _ = writeln!(out, "\\end{{tabular}}");
+            let _ = writeln!(out, "\\end{{tabular*}}");
         }
         if !foot.is_empty() {
             let _ = writeln!(out, "\\par\\smallskip\\raggedright");
@@ -336,6 +482,57 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         let _ = writeln!(out, "\\end{{table}}");
     }
     out
+}
+
+/// The column an operation or a block's title spans: narrower than the figures under it in
+/// one column of a two-column paper, so that it never widens the table; it wraps.
+const WRAP: &str = "p{0.6\\linewidth}";
+
+/// The opening of a `\multicolumn` over `m` columns of the given type, without the outer
+/// column separation; its text and closing brace follow.
+fn span(m: usize, column: &str) -> String {
+    format!("\\multicolumn{{{m}}}{{@{{}}{column}@{{}}}}{{")
+}
+
+/// A change in lines set to the right, in a nested `tabular` (no package): the factor or the
+/// reading, then its interval; a reading below resolution in three, as is a factor whose words
+/// are long ("fewer instructions"). None is wider than "[0.761, 2.48]".
+fn stacked(change: &str) -> String {
+    if change == "-" {
+        return "--".into();
+    }
+    let parts: Vec<String> = match change.strip_prefix("below resolution ") {
+        Some(bound) => {
+            let bound = bound.strip_prefix('(').and_then(|b| b.strip_suffix(')')).unwrap_or(bound);
+            vec!["below".into(), "resolution".into(), bound.into()]
+        }
+        None => {
+            let (head, interval) = match change.split_once(" [") {
+                Some((head, interval)) => (head, Some(format!("[{interval}"))),
+                None => (change, None),
+            };
+            // "2.1× more memory": the factor, then its words, one a line if together they
+            // are longer than "1.72× slower".
+            let mut lines: Vec<String> = match head.split_once("× ") {
+                Some((factor, words)) if head.chars().count() > 12 => {
+                    let mut l = vec![format!("{factor}×")];
+                    if words.chars().count() > 12 {
+                        l.extend(words.split(' ').map(String::from));
+                    } else {
+                        l.push(words.into());
+                    }
+                    l
+                }
+                _ => vec![head.into()],
+            };
+            lines.extend(interval);
+            lines
+        }
+    };
+    let lines: Vec<String> = parts.iter().map(|p| escape(p)).collect();
+    // `{}` before each later line: one that began with `[` would be read as `\\`'s optional
+    // argument.
+    format!("\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{}\\end{{tabular}}", lines.join("\\\\{}"))
 }
 
 /// A key for the n-th (from 0) of a table's benchmarks: a … z, aa, ab, …
