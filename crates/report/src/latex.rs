@@ -143,7 +143,7 @@ pub fn render(run: &RunFile, view: &View) -> String {
                                 format!("\\textsuperscript{{{}}}", marks.join(","))
                             };
                             let params =
-                                if line.params.is_empty() { String::new() } else { format!(" {}", escape(&line.params)) };
+                                if line.params.is_empty() { String::new() } else { format!(" {}", breakable(&escape(&line.params))) };
                             format!("\\texttt{{{}}}{marks}{params}", escape(&line.id))
                         }
                         Some(stage) => format!("\\quad {}", escape(stage)),
@@ -167,7 +167,7 @@ pub fn render(run: &RunFile, view: &View) -> String {
             let _ = writeln!(out, "\\par\\smallskip\\raggedright");
             // The notes run on in one paragraph, to keep the float short.
             let numbered: Vec<String> =
-                notes.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{n}.", i + 1)).collect();
+                notes.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, breakable(n))).collect();
             if !numbered.is_empty() {
                 let _ = writeln!(out, "{}\\par", numbered.join(" "));
             }
@@ -294,6 +294,25 @@ pub fn flag_words(f: Flag) -> &'static str {
         Flag::LevelShift => "level shifted since the previous run",
         Flag::ColdNotSlower => "cold not slower than hot",
     }
+}
+
+/// Escaped text whose long words (a path, a list) may break after `,`, `/`, `=` and `_` too,
+/// to wrap in their column. The escaper writes none of these inside a command.
+fn breakable(escaped: &str) -> String {
+    let word = |w: &str| {
+        if w.len() <= 20 {
+            return w.to_string();
+        }
+        let mut out = String::with_capacity(w.len() * 2);
+        for c in w.chars() {
+            out.push(c);
+            if matches!(c, ',' | '/' | '=') || (c == '_' && out.ends_with("\\_")) {
+                out.push_str("\\allowbreak{}");
+            }
+        }
+        out
+    };
+    escaped.split(' ').map(word).collect::<Vec<_>>().join(" ")
 }
 
 /// A figure cell: escaped, with a thin space between number and unit; an en dash for none.
@@ -486,7 +505,7 @@ pub fn papers(run: &RunFile, view: &View) -> String {
 
 /// The column an operation or a block's title spans: narrower than the figures under it in
 /// one column of a two-column paper, so that it never widens the table; it wraps.
-const WRAP: &str = "p{0.6\\linewidth}";
+const WRAP: &str = "p{0.75\\linewidth}";
 
 /// The opening of a `\multicolumn` over `m` columns of the given type, without the outer
 /// column separation; its text and closing brace follow.
