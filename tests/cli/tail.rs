@@ -25,7 +25,8 @@ fn run_ipc_pipe_with_tail_prints_the_single_operation_percentiles() {
     }
     // A line per measured cell (thread and process, same and cross CPU, wherever they ran),
     // each with figures in a time unit.
-    let cells: Vec<&&str> = lines[head + 1..].iter().skip_while(|l| l.starts_with('─')).take_while(|l| l.starts_with("ipc.pipe")).collect();
+    let cells: Vec<&&str> =
+        lines[head + 1..].iter().skip_while(|l| l.starts_with('─')).take_while(|l| l.starts_with("ipc.pipe")).collect();
     assert!(!cells.is_empty(), "{stdout}");
     for cell in cells {
         assert!(cell.contains("s "), "figures with their units: {cell}");

@@ -120,7 +120,10 @@ pub fn render(run: &RunFile, view: &View) -> String {
             let _ = write!(out, "\\label{{tab:osprim-{}}}", unique_label(&p.family.name, &mut labels));
         }
         out.push('\n');
-        let _ = writeln!(out, "\\begin{{tabular*}}{{\\linewidth}}{{@{{\\extracolsep{{\\fill}}}}p{{0.5\\linewidth}}rr@{{}}}}");
+        let _ = writeln!(
+            out,
+            "\\begin{{tabular*}}{{\\linewidth}}{{@{{\\extracolsep{{\\fill}}}}p{{0.5\\linewidth}}rr@{{}}}}"
+        );
         let _ = writeln!(out, "\\toprule");
         let _ = writeln!(out, "Benchmark & {} & 95\\,\\% CI \\\\", if seed { "Mean" } else { "Median" });
         let _ = writeln!(out, "\\midrule");
@@ -135,20 +138,26 @@ pub fn render(run: &RunFile, view: &View) -> String {
                         None => {
                             let mut note = line.note.clone();
                             markdown::cold_hot_note(&mut note, r);
-                            let marks: Vec<String> =
-                                row_notes(r, &line.check, &note).into_iter().map(|n| note_number(&mut notes, n)).collect();
+                            let marks: Vec<String> = row_notes(r, &line.check, &note)
+                                .into_iter()
+                                .map(|n| note_number(&mut notes, n))
+                                .collect();
                             let marks = if marks.is_empty() {
                                 String::new()
                             } else {
                                 format!("\\textsuperscript{{{}}}", marks.join(","))
                             };
-                            let params =
-                                if line.params.is_empty() { String::new() } else { format!(" {}", breakable(&escape(&line.params))) };
+                            let params = if line.params.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" {}", breakable(&escape(&line.params)))
+                            };
                             format!("\\texttt{{{}}}{marks}{params}", escape(&line.id))
                         }
                         Some(stage) => format!("\\quad {}", escape(stage)),
                     };
-                    let _ = writeln!(out, "\\raggedright {first} & {} & {} \\\\", figure(&line.point), figure(&line.ci));
+                    let _ =
+                        writeln!(out, "\\raggedright {first} & {} & {} \\\\", figure(&line.point), figure(&line.ci));
                 }
             }
         }
@@ -166,8 +175,11 @@ pub fn render(run: &RunFile, view: &View) -> String {
         if !notes.is_empty() || !fits.is_empty() {
             let _ = writeln!(out, "\\par\\smallskip\\raggedright");
             // The notes run on in one paragraph, to keep the float short.
-            let numbered: Vec<String> =
-                notes.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, breakable(n))).collect();
+            let numbered: Vec<String> = notes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, breakable(n)))
+                .collect();
             if !numbered.is_empty() {
                 let _ = writeln!(out, "{}\\par", numbered.join(" "));
             }
@@ -240,11 +252,9 @@ fn row_notes(r: &Row, check: &str, note: &str) -> Vec<String> {
     let mut out = Vec::new();
     let note = escape(note);
     match r.status {
-        Status::Skipped | Status::Failed | Status::Interrupted => out.push(if note.is_empty() {
-            escape(check)
-        } else {
-            format!("{}: {note}", escape(check))
-        }),
+        Status::Skipped | Status::Failed | Status::Interrupted => {
+            out.push(if note.is_empty() { escape(check) } else { format!("{}: {note}", escape(check)) })
+        }
         _ => {
             match r.validation.verdict {
                 Verdict::Validated => {}

@@ -440,7 +440,8 @@ mod tests {
         let view = View { width: 100, ..View::default() };
         assert!(!crate::table::render(&run, &view).contains("single operations (--tail)"));
         let row = run.results.iter_mut().find(|r| r.id == "ipc.pipe" && super::belongs(r)).expect("an ipc.pipe cell");
-        row.tail = Some(Tail { n: 20_000, p50: 1_950.0, p99: 3_125.0, p999: 12_480.0, max: 40_000.0, resolution: 10.0 });
+        row.tail =
+            Some(Tail { n: 20_000, p50: 1_950.0, p99: 3_125.0, p999: 12_480.0, max: 40_000.0, resolution: 10.0 });
         let out = crate::table::render(&run, &view);
         let lines: Vec<&str> = out.lines().collect();
         let head = lines.iter().position(|l| l.starts_with("single operations (--tail)")).expect("a tail table");
