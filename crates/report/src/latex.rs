@@ -77,9 +77,20 @@ impl Writer for Latex {
     }
 }
 
-/// Table lines (rows and their stages) a run's table holds at most: a float stays within one
-/// column's height of a two-column paper (about 55 lines of `\footnotesize`).
-const LINES_PER_TABLE: usize = 24;
+/// Printed lines a run's table holds at most, its notes under it counted (see [`height`]): a
+/// float stays within one column's height of a two-column paper (about 55 lines of
+/// `\footnotesize`, the caption's among them).
+const LINES_PER_TABLE: usize = 42;
+
+/// The printed lines a row takes in one column of a two-column paper, its notes counted: its
+/// benchmark and parameters wrap at about 27 characters, a note at about 55; a stage takes
+/// one. An estimate, on the long side (a note many rows share is counted for each).
+fn height(r: &Row, lines: &[document::Line]) -> usize {
+    let Some(first) = lines.first() else { return 0 };
+    let text = first.id.len() + 1 + first.params.len();
+    let notes = first.note.len() + 20 * r.flags.len() + if r.cold_hot.is_some() { 40 } else { 0 };
+    text.div_ceil(27) + notes.div_ceil(55) + lines.len() - 1
+}
 
 /// The results of `run` as LaTeX tables: a few compact tables, each within one column of a
 /// two-column paper. Families follow one another in a table (a family longer than a table
@@ -202,7 +213,7 @@ struct Part<'a> {
     last: bool,
 }
 
-/// The families in tables of at most [`LINES_PER_TABLE`] lines: a family that fits in what
+/// The families in tables of at most [`LINES_PER_TABLE`] printed lines: a family that fits in what
 /// is left of a table joins it, one that does not begins the next table, and one longer than a
 /// table fills as many as it needs.
 fn split<'a>(families: &'a [document::Family<'a>], seed: bool, detail: bool) -> Vec<Vec<Part<'a>>> {
@@ -211,7 +222,7 @@ fn split<'a>(families: &'a [document::Family<'a>], seed: bool, detail: bool) -> 
     for family in families {
         let mut rest: Vec<(&Row, Vec<document::Line>)> =
             family.rows.iter().map(|r| (*r, document::lines(r, seed, detail))).collect();
-        let total: usize = rest.iter().map(|(_, l)| l.len()).sum();
+        let total: usize = rest.iter().map(|(r, l)| height(r, l)).sum();
         if tables.is_empty() || (used > 0 && used + total > LINES_PER_TABLE) {
             tables.push(Vec::new());
             used = 0;
@@ -220,11 +231,12 @@ fn split<'a>(families: &'a [document::Family<'a>], seed: bool, detail: bool) -> 
         loop {
             let mut take = 0;
             let mut lines = 0;
-            for (_, l) in &rest {
-                if take > 0 && used + lines + l.len() > LINES_PER_TABLE {
+            for (r, l) in &rest {
+                let h = height(r, l);
+                if take > 0 && used + lines + h > LINES_PER_TABLE {
                     break;
                 }
-                lines += l.len();
+                lines += h;
                 take += 1;
             }
             let later = rest.split_off(take);
@@ -394,8 +406,8 @@ pub fn papers(run: &RunFile, view: &View) -> String {
                 lines.push(TexLine::Row([
                     format!("{}{marks}", escape(&label)),
                     key(k),
-                    cell(then),
-                    cell(mean),
+                    cell(short(&then)),
+                    cell(short(&mean)),
                     stacked(&change),
                     stacked(&cycles),
                 ]));
@@ -406,6 +418,9 @@ pub fn papers(run: &RunFile, view: &View) -> String {
             (0..6).map(|i| i < 4 || lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[i] != "--"))).collect();
         let n = used.iter().filter(|u| **u).count();
         let mut foot: Vec<String> = Vec::new();
+        if lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[2..4].iter().any(|c| c.contains(INSTR)))) {
+            foot.push("instr.: instructions.".into());
+        }
         if !keys.is_empty() {
             let listed: Vec<String> = keys
                 .iter()
@@ -511,6 +526,14 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         let _ = writeln!(out, "\\end{{table}}");
     }
     out
+}
+
+/// "instructions" in a figure, abbreviated to keep its column narrow (a key under the table).
+const INSTR: &str = " instr.";
+
+/// A figure with its unit abbreviated: `27.17 instr.`.
+fn short(figure: &str) -> String {
+    figure.replace(" instructions", INSTR)
 }
 
 /// The column an operation or a block's title spans: narrower than the figures under it in
