@@ -4,26 +4,34 @@
 //!
 //! # A run
 //!
-//! LaTeX of a run's results: one `table` float per family (the
-//! first segment of the id), each with a `\caption`, a `\label{tab:osprim-<family>}` and a
-//! `tabular` ruled with booktabs (`\toprule`, `\midrule`, `\bottomrule`).
+//! LaTeX of a run's results: a few compact `table` floats, each within one column of a
+//! two-column paper (`\columnwidth`, about 230 pt) and one column's height. Families follow
+//! one another in a table, a long family continuing in the next; each table has a `\caption`,
+//! a `\label{tab:osprim-<family>}` for every family that begins in it, and a `tabular*` as
+//! wide as the line, ruled with booktabs (`\toprule`, `\midrule`, `\bottomrule`).
 //!
-//! The columns are those of the Markdown export ([`super::markdown`], from [`super::document`]): benchmark (its id in
-//! `\texttt{}`), parameters, median, 95 % CI of the median as `[lo, hi] unit`, min, p99,
-//! samples (the figures right-aligned, 4 significant digits, with their unit), check, flags,
-//! and a note mark `(n)` whose text (why a row was skipped or failed, a derived row's formula,
-//! a cold-cache row's ratio to its hot twin with its interval) follows the tabular in small type, as does each sweep's fit (fixed cost + cost per KiB with
-//! their CIs, R²). Under the seed method the figures are the mean, its CI and the median.
-//! `View::detail` adds a row per stage of a breakdown. A comment block on top records the
-//! osprim version, the machine, the kernel, the date and the method.
+//! Three columns: the benchmark (its id in `\texttt{}`, its parameters after it, wrapping),
+//! the median (the mean under the seed method) and its 95 % CI as `[lo, hi] unit`. A row's
+//! flags, its check when not validated, why it was skipped or failed, a derived row's formula
+//! and a cold row's ratio to its hot twin are numbered notes in words ("CI target missed"),
+//! one number per distinct note, in small type under the tabular, as is each sweep's fit.
+//! `View::detail` adds a row per stage of a breakdown. Min, p99 and samples are in the CSV and
+//! Markdown exports. A comment block on top records the osprim version, the machine, the
+//! kernel, the date and the method.
+//!
+//! # The papers
+//!
+//! A table per paper, within one column too: each row is the operation across the table, then
+//! a line of figures under it (the key of today's benchmark, then, today, the change and the
+//! change in cycles), each change in two or three lines (the factor, its words, its interval).
 //!
 //! Packages: `booktabs`; `\textmu` (the µ of µs) is textcomp's, part of the LaTeX kernel since
-//! 2020 (load `textcomp` on older installations). `−`, `×`, `→`, `±`, `≤`, `≥`, `≈` are
-//! written in math mode, which needs no package. Every LaTeX special (`\ & % $ # _ { } ~ ^`,
-//! and `< > |`) is escaped; a character pdflatex cannot typeset without a package (outside
-//! ASCII, Latin-1's letters and the symbols above) is written `?`. The tables are as wide as
-//! their parameters: wrap a `tabular` in `\resizebox{\linewidth}{!}{…}` (graphicx) to fit a
-//! column.
+//! 2020 (load `textcomp` on older installations). `tabular*` and the nested `tabular`s are the
+//! kernel's. `−`, `×`, `→`, `±`, `≤`, `≥`, `≈` are written in math mode, which needs no
+//! package. Every LaTeX special (`\ & % $ # _ { } ~ ^`, and `< > |`) is escaped; a character
+//! pdflatex cannot typeset without a package (outside ASCII, Latin-1's letters and the symbols
+//! above) is written `?`. Widths are fractions of `\linewidth`: `table*` in place of `table`
+//! spans both columns of a two-column paper, the columns widening with it.
 
 use super::compare::Named;
 use super::document;
