@@ -317,8 +317,6 @@ fn latex_tables_hold_the_summaries_to_the_printed_precision() {
     let text = latex::render(&run, &view);
     let families = by_family(&run);
     let tables: Vec<&str> = text.split("\\begin{table}").skip(1).collect();
-    let plain = latex::render(&run, &View::default()).matches("\\begin{table}").count();
-    assert!(plain < families.len(), "families share tables: {plain} tables for {} families", families.len());
     // Every family's label, once, in the table its first row is in.
     for (family, rows) in &families {
         let label = format!("\\label{{tab:osprim-{family}}}");
@@ -336,7 +334,7 @@ fn latex_tables_hold_the_summaries_to_the_printed_precision() {
         let (body, _) = body.split_once("\\bottomrule\n").expect("bottomrule");
         assert_eq!(head.trim().trim_end_matches("\\\\").split(" & ").count(), 3, "{head}");
         let rows: Vec<&str> = body.lines().filter(|l| *l != "\\addlinespace").collect();
-        assert!(rows.len() <= 42, "a table within a column's height: {} lines", rows.len());
+        assert!(rows.len() <= 40, "a table within a column's height: {} lines", rows.len());
         lines.extend(rows);
     }
     let mut lines = lines.into_iter();

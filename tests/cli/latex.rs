@@ -165,6 +165,11 @@ fn the_latex_exports_fit_one_column_of_a_two_column_paper() {
                 if max > 10.0 {
                     worst.push(format!("{fixture} {what} in {class}: {max:.1} pt too wide"));
                 }
+                // A run's tables are split to a column's height too (the papers' are not yet:
+                // a paper's table is one float, and Go!'s is taller than a page).
+                if what.starts_with("show") && log.contains("Float too large for page") {
+                    worst.push(format!("{fixture} {what} in {class}: a float taller than the page"));
+                }
             }
         }
     }
