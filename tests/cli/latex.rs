@@ -135,7 +135,8 @@ fn the_papers_latex_compiles_with_every_reading() {
 /// What a researcher pastes fits the page: `osprim papers --format latex` and `osprim show
 /// --format latex` (also `--detail`, and the papers with `--all-rows`) of two real runs, a
 /// default run and one of the seed suite, compiled in `\documentclass{article}` and in
-/// `\documentclass[twocolumn]{article}`, leave no box more than 10 pt too wide.
+/// `\documentclass[twocolumn]{article}`, leave no box more than 10 pt too wide, and no table
+/// of a run taller than the page.
 #[test]
 fn the_latex_exports_fit_one_column_of_a_two_column_paper() {
     if !pdflatex_available() {
