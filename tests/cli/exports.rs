@@ -317,50 +317,81 @@ fn latex_tables_hold_the_summaries_to_the_printed_precision() {
     let text = latex::render(&run, &view);
     let families = by_family(&run);
     let tables: Vec<&str> = text.split("\\begin{table}").skip(1).collect();
-    assert_eq!(tables.len(), families.len(), "one table per family");
-    let mut labels = Vec::new();
-    for ((family, rows), table) in families.iter().zip(&tables) {
-        assert!(table.contains("\\caption{"), "{family}");
-        assert!(table.contains(&format!("\\label{{tab:osprim-{family}}}")), "{family}");
-        labels.push(family.clone());
-        assert!(table.contains("\\end{table}"));
+    // Every family's label, once, in the table its first row is in.
+    for (family, rows) in &families {
+        let label = format!("\\label{{tab:osprim-{family}}}");
+        assert_eq!(text.matches(&label).count(), 1, "{family}");
+        let first = format!("\\texttt{{{}}}", latex::escape(&rows[0].id));
+        let holder = tables.iter().find(|t| t.contains(&label)).expect("the label's table");
+        assert!(holder.contains(&first), "{family}: its label where its first row is");
+    }
+    // The rows in order, table after table: the benchmark, the median and its CI.
+    let mut lines = Vec::new();
+    for table in &tables {
+        assert!(table.contains("\\caption{") && table.contains("\\end{table}"));
         let (_, body) = table.split_once("\\toprule\n").expect("toprule");
         let (head, body) = body.split_once("\\midrule\n").expect("midrule");
         let (body, _) = body.split_once("\\bottomrule\n").expect("bottomrule");
-        let width = head.trim().trim_end_matches("\\\\").split(" & ").count();
-        assert_eq!(width, 10);
-        let mut lines = body.lines();
-        for r in rows {
-            let mut next = || -> Vec<String> {
-                let line = lines.next().expect("a line");
-                let line = line.strip_suffix(" \\\\").expect("a row ends with \\\\");
-                let cells: Vec<String> = line.split(" & ").map(unlatex).collect();
-                assert_eq!(cells.len(), width, "{line}");
-                cells
-            };
-            let cells = next();
-            assert_eq!(cells[0], r.id);
-            let what = format!("{} {:?}", r.id, r.params);
-            check_line(r, &cells, &what);
-            if r.reason.is_some() || r.derived.is_some() {
-                assert!(cells[9].starts_with('('), "{what}: a note mark, {cells:?}");
-            }
-            for stage in r.breakdown.iter().flatten() {
-                let cells = next();
-                let mut as_row = (*r).clone();
-                as_row.summary = Some(stage.summary.clone());
-                check_line(&as_row, &cells, &format!("{what} stage {}", stage.name));
-            }
-        }
-        assert!(lines.next().is_none(), "{family}: no extra line");
+        assert_eq!(head.trim().trim_end_matches("\\\\").split(" & ").count(), 3, "{head}");
+        let rows: Vec<&str> = body.lines().filter(|l| *l != "\\addlinespace").collect();
+        assert!(rows.len() <= 40, "a table within a column's height: {} lines", rows.len());
+        lines.extend(rows);
     }
-    labels.dedup();
-    assert_eq!(labels.len(), families.len());
+    let mut lines = lines.into_iter();
+    for r in families.iter().flat_map(|(_, rows)| rows) {
+        // Each line's raw first cell, and its cells as plain text.
+        let mut next = || -> (String, Vec<String>) {
+            let line = lines.next().expect("a line");
+            let line = line.strip_suffix(" \\\\").expect("a row ends with \\\\");
+            let line = line.strip_prefix("\\raggedright ").expect("a row begins ragged right");
+            let cells: Vec<String> = line.split(" & ").map(unlatex).collect();
+            assert_eq!(cells.len(), 3, "{line}");
+            (line.split(" & ").next().unwrap_or_default().to_string(), cells)
+        };
+        let (first, cells) = next();
+        let what = format!("{} {:?}", r.id, r.params);
+        let head = format!("\\texttt{{{}}}", latex::escape(&r.id));
+        assert!(first.starts_with(&head), "{what}: {first}");
+        check_point_and_ci(r, &cells, &what);
+        let marked = first.contains("\\textsuperscript{");
+        if r.reason.is_some() || r.derived.is_some() || !r.flags.is_empty() {
+            assert!(marked, "{what}: a note mark, {cells:?}");
+        }
+        for stage in r.breakdown.iter().flatten() {
+            let (_, cells) = next();
+            assert_eq!(cells[0], format!("↳ {}", stage.name));
+            let mut as_row = (*r).clone();
+            as_row.summary = Some(stage.summary.clone());
+            check_point_and_ci(&as_row, &cells, &format!("{what} stage {}", stage.name));
+        }
+    }
+    assert!(lines.next().is_none(), "no extra line");
+    // Flags in words, never their labels.
+    assert!(text.contains("CI target missed") && !text.contains("ci-wide") && !text.contains("ci_target_missed"));
     let fit = run.results.last().unwrap().fit.clone().unwrap();
     let line = text.lines().find(|l| l.starts_with("Sweep fit of \\texttt{ipc.pipe}")).expect("the fit's line");
     check_fit_text(&unlatex(line).replace("\\textsuperscript{2}", "²"), &fit);
     let space = run.results.iter().find(|r| r.id.starts_with("space.")).expect("a space row");
     assert_eq!(space.unit, Unit::Bytes, "the fixture has rows in bytes, printed in B/KiB");
+}
+
+/// A compact LaTeX row's median (or a derived row's estimate) and its CI, as printed.
+fn check_point_and_ci(r: &Row, cells: &[String], what: &str) {
+    let (point, ci) = (&cells[1], &cells[2]);
+    let estimate = r
+        .summary
+        .as_ref()
+        .map(|s| (s.median, s.median_ci95))
+        .or(r.derived.as_ref().map(|d| (d.estimate.point, d.estimate.ci95)));
+    match estimate {
+        Some((p, [lo, hi])) => {
+            close(parse_figure(point), p, what);
+            let [plo, phi] = parse_ci(ci).unwrap_or_else(|| panic!("{what}: CI {ci:?}"));
+            close(Some(plo), lo, what);
+            close(Some(phi), hi, what);
+        }
+        None => assert_eq!(point, "-", "{what}"),
+    }
 }
 
 #[test]

@@ -38,4 +38,5 @@ mod output;
 mod report_html;
 mod rvm_crash;
 mod schema;
+mod tail;
 mod terminal;

@@ -4,29 +4,37 @@
 //!
 //! # A run
 //!
-//! LaTeX of a run's results: one `table` float per family (the
-//! first segment of the id), each with a `\caption`, a `\label{tab:osprim-<family>}` and a
-//! `tabular` ruled with booktabs (`\toprule`, `\midrule`, `\bottomrule`).
+//! LaTeX of a run's results: a few compact `table` floats, each within one column of a
+//! two-column paper (`\columnwidth`, about 230 pt) and one column's height. Families follow
+//! one another in a table, a long family continuing in the next; each table has a `\caption`,
+//! a `\label{tab:osprim-<family>}` for every family that begins in it, and a `tabular*` as
+//! wide as the line, ruled with booktabs (`\toprule`, `\midrule`, `\bottomrule`).
 //!
-//! The columns are those of the Markdown export ([`super::markdown`], from [`super::document`]): benchmark (its id in
-//! `\texttt{}`), parameters, median, 95 % CI of the median as `[lo, hi] unit`, min, p99,
-//! samples (the figures right-aligned, 4 significant digits, with their unit), check, flags,
-//! and a note mark `(n)` whose text (why a row was skipped or failed, a derived row's formula,
-//! a cold-cache row's ratio to its hot twin with its interval) follows the tabular in small type, as does each sweep's fit (fixed cost + cost per KiB with
-//! their CIs, R²). Under the seed method the figures are the mean, its CI and the median.
-//! `View::detail` adds a row per stage of a breakdown. A comment block on top records the
-//! osprim version, the machine, the kernel, the date and the method.
+//! Three columns: the benchmark (its id in `\texttt{}`, its parameters after it, wrapping),
+//! the median (the mean under the seed method) and its 95 % CI as `[lo, hi] unit`. A row's
+//! flags, its check when not validated, why it was skipped or failed, a derived row's formula
+//! and a cold row's ratio to its hot twin are numbered notes in words ("CI target missed"),
+//! one number per distinct note, in small type under the tabular, as is each sweep's fit.
+//! `View::detail` adds a row per stage of a breakdown. Min, p99 and samples are in the CSV and
+//! Markdown exports. A comment block on top records the osprim version, the machine, the
+//! kernel, the date and the method.
+//!
+//! # The papers
+//!
+//! A table per paper, within one column too: each row is the operation across the table, then
+//! a line of figures under it (the key of today's benchmark, then, today, the change and the
+//! change in cycles), each change in two or three lines (the factor, its words, its interval).
 //!
 //! Packages: `booktabs`; `\textmu` (the µ of µs) is textcomp's, part of the LaTeX kernel since
-//! 2020 (load `textcomp` on older installations). `−`, `×`, `→`, `±`, `≤`, `≥`, `≈` are
-//! written in math mode, which needs no package. Every LaTeX special (`\ & % $ # _ { } ~ ^`,
-//! and `< > |`) is escaped; a character pdflatex cannot typeset without a package (outside
-//! ASCII, Latin-1's letters and the symbols above) is written `?`. The tables are as wide as
-//! their parameters: wrap a `tabular` in `\resizebox{\linewidth}{!}{…}` (graphicx) to fit a
-//! column.
+//! 2020 (load `textcomp` on older installations). `tabular*` and the nested `tabular`s are the
+//! kernel's. `−`, `×`, `→`, `±`, `≤`, `≥`, `≈` are written in math mode, which needs no
+//! package. Every LaTeX special (`\ & % $ # _ { } ~ ^`, and `< > |`) is escaped; a character
+//! pdflatex cannot typeset without a package (outside ASCII, Latin-1's letters and the symbols
+//! above) is written `?`. Widths are fractions of `\linewidth`: `table*` in place of `table`
+//! spans both columns of a two-column paper, the columns widening with it.
 
 use super::compare::Named;
-use super::document::{self, NUMERIC};
+use super::document;
 pub use super::escape::latex as escape;
 use super::escape::latex_comment;
 use super::history;
@@ -37,7 +45,7 @@ use super::{View, markdown, text};
 use analysis::history::Point;
 use analysis::history::changes::Report;
 use model::crosscheck::Crosscheck;
-use model::{Method, RunFile};
+use model::{Flag, Method, Row, RunFile, Status, Tier, Verdict};
 use std::fmt::Write;
 
 /// The LaTeX writer.
@@ -77,10 +85,32 @@ impl Writer for Latex {
     }
 }
 
-/// The results of `run` as LaTeX tables.
+/// Printed lines a run's table holds at most, its notes under it counted (see [`height`]): a
+/// float stays within one column's height of a two-column paper (about 55 lines of
+/// `\footnotesize`, the caption's among them).
+const LINES_PER_TABLE: usize = 40;
+
+/// The printed lines a row takes in one column of a two-column paper, its notes counted: its
+/// benchmark and parameters wrap at about 27 characters, its own note at about 55; a stage
+/// takes one. An estimate, on the long side (a note many rows share is counted for each).
+fn height(r: &Row, lines: &[document::Line]) -> usize {
+    let Some(first) = lines.first() else { return 0 };
+    let text = first.id.len() + 1 + first.params.len();
+    // Flags' notes are short and shared by many rows: the budget leaves them room.
+    let notes = first.note.len() + if r.cold_hot.is_some() { 40 } else { 0 };
+    text.div_ceil(27) + notes.div_ceil(55) + lines.len() - 1
+}
+
+/// The results of `run` as LaTeX tables: a few compact tables, each within one column of a
+/// two-column paper. Families follow one another in a table (a family longer than a table
+/// continues in the next); a row is its benchmark with its parameters, the median (the mean
+/// under the seed method) and its 95 % CI. Its flags, check and note are in words, numbered
+/// under the table; min, p99 and samples are in the CSV and Markdown exports.
 pub fn render(run: &RunFile, view: &View) -> String {
-    let mut out =
-        String::from("% osprim results: one table per family. Needs \\usepackage{booktabs}; \\textmu is textcomp's.\n");
+    let mut out = String::from(
+        "% osprim results: a few tables, each within one column (replace table by table* to span two).\n\
+         % Needs \\usepackage{booktabs}; \\textmu is textcomp's.\n",
+    );
     for (label, text) in document::header(run) {
         let _ = writeln!(out, "% {label}: {}", text.replace(['\n', '\r'], " "));
     }
@@ -89,58 +119,73 @@ pub fn render(run: &RunFile, view: &View) -> String {
         out.push_str("% No results.\n");
     }
     let seed = run.config.method == Method::Seed;
-    let spec: String = NUMERIC.iter().map(|&n| if n { 'r' } else { 'l' }).collect();
-    let headings: Vec<String> = document::headings(seed).iter().map(|h| escape(h).replace(" \\%", "\\,\\%")).collect();
+    let tables = split(&families, seed, view.detail);
     let mut labels: Vec<String> = Vec::new();
-    for family in &families {
-        let label = unique_label(&family.name, &mut labels);
-        let _ = writeln!(out, "\n\\begin{{table}}[htbp]\n\\centering\n\\small");
+    for (t, parts) in tables.iter().enumerate() {
+        let _ = writeln!(out, "\n\\begin{{table}}[htbp]\n\\centering\\footnotesize\\setlength{{\\tabcolsep}}{{3pt}}");
+        let names: Vec<String> = parts.iter().map(|p| format!("\\texttt{{{}}}", escape(&p.family.name))).collect();
+        let mut names = names;
+        names.dedup();
         let _ = writeln!(
             out,
-            "\\caption{{osprim: \\texttt{{{}}} on {} (Linux {}), {} per operation with its 95\\,\\% CI{}.}}",
-            escape(&family.name),
+            "\\caption{{osprim on {} (Linux {}): {}, {} per operation with its 95\\,\\% CI{}{}.}}",
             escape(&run.machine.cpu.model_name),
             escape(&run.machine.kernel.release),
+            names.join(", "),
             if seed { "mean" } else { "median" },
-            if run.partial { " (partial run: not every benchmark ran)" } else { "" },
+            if tables.len() > 1 { format!(" (table {} of {})", t + 1, tables.len()) } else { String::new() },
+            if run.partial { "; a partial run: not every benchmark ran" } else { "" },
         );
-        let _ = writeln!(out, "\\label{{tab:osprim-{label}}}");
-        let _ = writeln!(out, "\\begin{{tabular}}{{{spec}}}\n\\toprule");
-        let _ = writeln!(out, "{} \\\\\n\\midrule", headings.join(" & "));
+        for p in parts.iter().filter(|p| p.first) {
+            let _ = write!(out, "\\label{{tab:osprim-{}}}", unique_label(&p.family.name, &mut labels));
+        }
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "\\begin{{tabular*}}{{\\linewidth}}{{@{{\\extracolsep{{\\fill}}}}p{{0.5\\linewidth}}rr@{{}}}}"
+        );
+        let _ = writeln!(out, "\\toprule");
+        let _ = writeln!(out, "Benchmark & {} & 95\\,\\% CI \\\\", if seed { "Mean" } else { "Median" });
+        let _ = writeln!(out, "\\midrule");
         let mut notes: Vec<String> = Vec::new();
-        for r in &family.rows {
-            for mut line in document::lines(r, seed, view.detail) {
-                if line.stage.is_none() {
-                    super::markdown::cold_hot_note(&mut line.note, r);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                let _ = writeln!(out, "\\addlinespace");
+            }
+            for (r, lines) in &part.rows {
+                for line in lines {
+                    let first = match &line.stage {
+                        None => {
+                            let mut note = line.note.clone();
+                            markdown::cold_hot_note(&mut note, r);
+                            let marks: Vec<String> = row_notes(r, &line.check, &note)
+                                .into_iter()
+                                .map(|n| note_number(&mut notes, n))
+                                .collect();
+                            let marks = if marks.is_empty() {
+                                String::new()
+                            } else {
+                                format!("\\textsuperscript{{{}}}", marks.join(","))
+                            };
+                            let params = if line.params.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" {}", breakable(&escape(&line.params)))
+                            };
+                            format!("\\texttt{{{}}}{marks}{params}", escape(&line.id))
+                        }
+                        Some(stage) => format!("\\quad {}", escape(stage)),
+                    };
+                    let _ =
+                        writeln!(out, "\\raggedright {first} & {} & {} \\\\", figure(&line.point), figure(&line.ci));
                 }
-                let id = match &line.stage {
-                    None => format!("\\texttt{{{}}}", escape(&line.id)),
-                    Some(stage) => format!("\\quad {}", escape(stage)),
-                };
-                let mut cells = vec![id];
-                for (i, cell) in line.cells().iter().enumerate() {
-                    let numeric = NUMERIC.get(i + 1).copied().unwrap_or(false);
-                    cells.push(if i == 8 {
-                        String::new()
-                    } else if numeric {
-                        figure(cell)
-                    } else {
-                        escape(cell)
-                    });
-                }
-                if !line.note.is_empty() {
-                    notes.push(escape(&line.note));
-                    if let Some(last) = cells.last_mut() {
-                        *last = format!("({})", notes.len());
-                    }
-                }
-                let _ = writeln!(out, "{} \\\\", cells.join(" & "));
             }
         }
-        let _ = writeln!(out, "\\bottomrule\n\\end{{tabular}}");
-        let fits: Vec<String> = family
-            .fits
+        let _ = writeln!(out, "\\bottomrule\n\\end{{tabular*}}");
+        let fits: Vec<String> = parts
             .iter()
+            .filter(|p| p.last)
+            .flat_map(|p| &p.family.fits)
             .filter_map(|r| document::fit_line(r))
             .map(|f| {
                 let params = if f.params.is_empty() { String::new() } else { format!(" ({})", escape(&f.params)) };
@@ -148,18 +193,157 @@ pub fn render(run: &RunFile, view: &View) -> String {
             })
             .collect();
         if !notes.is_empty() || !fits.is_empty() {
-            let _ = writeln!(out, "\\par\\smallskip\n{{\\footnotesize\\raggedright");
-            for (i, note) in notes.iter().enumerate() {
-                let _ = writeln!(out, "({})~{note}\\par", i + 1);
+            let _ = writeln!(out, "\\par\\smallskip\\raggedright");
+            // The notes run on in one paragraph, to keep the float short.
+            let numbered: Vec<String> = notes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, breakable(n)))
+                .collect();
+            if !numbered.is_empty() {
+                let _ = writeln!(out, "{}\\par", numbered.join(" "));
             }
             for fit in &fits {
                 let _ = writeln!(out, "{fit}\\par");
             }
-            out.push_str("}\n");
         }
         out.push_str("\\end{table}\n");
     }
     out
+}
+
+/// A family's rows in one table: all of them, or those that fit with the part before or after.
+struct Part<'a> {
+    family: &'a document::Family<'a>,
+    rows: Vec<(&'a Row, Vec<document::Line>)>,
+    /// The family's first part: its label goes here.
+    first: bool,
+    /// Its last part: its sweeps' fits go under this table.
+    last: bool,
+}
+
+/// The families in tables of at most [`LINES_PER_TABLE`] printed lines: a family that fits in what
+/// is left of a table joins it, one that does not begins the next table, and one longer than a
+/// table fills as many as it needs.
+fn split<'a>(families: &'a [document::Family<'a>], seed: bool, detail: bool) -> Vec<Vec<Part<'a>>> {
+    let mut tables: Vec<Vec<Part>> = Vec::new();
+    let mut used = 0;
+    for family in families {
+        let mut rest: Vec<(&Row, Vec<document::Line>)> =
+            family.rows.iter().map(|r| (*r, document::lines(r, seed, detail))).collect();
+        let total: usize = rest.iter().map(|(r, l)| height(r, l)).sum();
+        if tables.is_empty() || (used > 0 && used + total > LINES_PER_TABLE) {
+            tables.push(Vec::new());
+            used = 0;
+        }
+        let mut first = true;
+        loop {
+            let mut take = 0;
+            let mut lines = 0;
+            for (r, l) in &rest {
+                let h = height(r, l);
+                if take > 0 && used + lines + h > LINES_PER_TABLE {
+                    break;
+                }
+                lines += h;
+                take += 1;
+            }
+            let later = rest.split_off(take);
+            used += lines;
+            let last = later.is_empty();
+            if let Some(table) = tables.last_mut() {
+                table.push(Part { family, rows: rest, first, last });
+            }
+            if last {
+                break;
+            }
+            rest = later;
+            first = false;
+            tables.push(Vec::new());
+            used = 0;
+        }
+    }
+    tables
+}
+
+/// What a row's note marks stand for, in words: why it has no figure, its check if not
+/// validated, each flag, and its note (a derived row's formula, a cold row's ratio to its hot
+/// twin).
+fn row_notes(r: &Row, check: &str, note: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let note = escape(note);
+    match r.status {
+        Status::Skipped | Status::Failed | Status::Interrupted => {
+            out.push(if note.is_empty() { escape(check) } else { format!("{}: {note}", escape(check)) })
+        }
+        _ => {
+            match r.validation.verdict {
+                Verdict::Validated => {}
+                Verdict::Failed => out.push("check failed (untrustworthy)".to_string()),
+                Verdict::NotValidated => out.push("not validated".to_string()),
+            }
+            for f in r.flags.iter().filter(|f| **f != Flag::CheckFailed) {
+                let tier = if f.tier() == Tier::Untrustworthy { " (untrustworthy)" } else { "" };
+                out.push(format!("{}{tier}", flag_words(*f)));
+            }
+            if !note.is_empty() {
+                out.push(note);
+            }
+        }
+    }
+    out
+}
+
+/// The number of `note` among `notes` (from 1), added if new: a note many rows share (a flag)
+/// is listed once.
+fn note_number(notes: &mut Vec<String>, note: String) -> String {
+    let i = match notes.iter().position(|n| *n == note) {
+        Some(i) => i,
+        None => {
+            notes.push(note);
+            notes.len() - 1
+        }
+    };
+    (i + 1).to_string()
+}
+
+/// A flag in words, for a reader of a paper: "CI target missed" rather than its label.
+pub fn flag_words(f: Flag) -> &'static str {
+    match f {
+        Flag::CheckFailed => "check failed",
+        Flag::CiTargetMissed => "CI target missed",
+        Flag::CiUnusable => "CI unusable",
+        Flag::Unstable => "rounds disagree",
+        Flag::Interrupted => "interrupted",
+        Flag::ManyOutliers => "many outliers",
+        Flag::PoorFit => "poor fit",
+        Flag::BatchDependent => "depends on the batch size",
+        Flag::RoundFailed => "a round failed",
+        Flag::NegativeFixedCost => "negative fixed cost",
+        Flag::Nonlinear => "not linear in the size",
+        Flag::BusyCpu => "busy CPU",
+        Flag::LevelShift => "level shifted since the previous run",
+        Flag::ColdNotSlower => "cold not slower than hot",
+    }
+}
+
+/// Escaped text whose long words (a path, a list) may break after `,`, `/`, `=` and `_` too,
+/// to wrap in their column. The escaper writes none of these inside a command.
+fn breakable(escaped: &str) -> String {
+    let word = |w: &str| {
+        if w.len() <= 20 {
+            return w.to_string();
+        }
+        let mut out = String::with_capacity(w.len() * 2);
+        for c in w.chars() {
+            out.push(c);
+            if matches!(c, ',' | '/' | '=') || (c == '_' && out.ends_with("\\_")) {
+                out.push_str("\\allowbreak{}");
+            }
+        }
+        out
+    };
+    escaped.split(' ').map(word).collect::<Vec<_>>().join(" ")
 }
 
 /// A figure cell: escaped, with a thin space between number and unit; an en dash for none.
@@ -228,17 +412,13 @@ pub fn papers(run: &RunFile, view: &View) -> String {
                     }
                 };
                 let cell = |s: String| if s == "-" { "--".to_string() } else { escape(&s) };
-                // A change with its interval wraps in its column, set to the right.
-                let wrapping = |s: String| {
-                    if s == "-" { "--".to_string() } else { format!("{{\\raggedleft {}\\par}}", escape(&s)) }
-                };
                 lines.push(TexLine::Row([
                     format!("{}{marks}", escape(&label)),
                     key(k),
-                    cell(then),
-                    cell(mean),
-                    wrapping(change),
-                    wrapping(cycles),
+                    cell(short(&then)),
+                    cell(short(&mean)),
+                    stacked(&change),
+                    stacked(&cycles),
                 ]));
             }
         }
@@ -247,6 +427,9 @@ pub fn papers(run: &RunFile, view: &View) -> String {
             (0..6).map(|i| i < 4 || lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[i] != "--"))).collect();
         let n = used.iter().filter(|u| **u).count();
         let mut foot: Vec<String> = Vec::new();
+        if lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[2..4].iter().any(|c| c.contains(INSTR)))) {
+            foot.push("instr.: instructions.".into());
+        }
         if !keys.is_empty() {
             let listed: Vec<String> = keys
                 .iter()
@@ -294,20 +477,25 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         );
         let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
         if !lines.is_empty() {
-            // The operation wraps, in a column as wide as the changes beside it leave.
-            let first = match n {
-                6 => "p{0.3\\linewidth}",
-                5 => "p{0.45\\linewidth}",
-                _ => "l",
-            };
-            let changes = "p{0.15\\linewidth}".repeat(n - 4);
-            let _ = writeln!(out, "\\begin{{tabular}}{{@{{}}{first}crr{changes}@{{}}}}");
+            // A row is two lines: the operation across the table, then its figures under it,
+            // each change in two lines (the factor, then its interval). That keeps the table
+            // within one column of a two-column paper (about 230 pt) while the operation reads
+            // whole; `tabular*` spreads the figures over the line's width.
+            let m = n - 1;
+            let _ = writeln!(
+                out,
+                "\\begin{{tabular*}}{{\\linewidth}}{{@{{\\extracolsep{{\\fill}}}}l{}@{{}}}}",
+                "r".repeat(m - 1)
+            );
             let _ = writeln!(out, "\\toprule");
-            let head = ["Operation", "Bench.", "Then", "Today", "Change", "In cycles"];
-            let head: Vec<&str> = head.iter().zip(&used).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
+            // The key's column has no heading: "Bench." would be five times as wide as its keys.
+            let head = ["Operation", "", "Then", "Today", "Change", "In cycles"];
+            let head: Vec<&str> = head.iter().zip(&used).skip(1).filter(|(_, u)| **u).map(|(h, _)| *h).collect();
+            let _ = writeln!(out, "{}Operation}} \\\\", span(m, "l"));
             let _ = writeln!(out, "{} \\\\", head.join(" & "));
             let _ = writeln!(out, "\\midrule");
             let mut blocks = 0;
+            let mut after_row = false;
             for l in &lines {
                 match l {
                     TexLine::Block(title) => {
@@ -315,19 +503,30 @@ pub fn papers(run: &RunFile, view: &View) -> String {
                             let _ = writeln!(out, "\\midrule");
                         }
                         blocks += 1;
-                        let _ = writeln!(out, "\\multicolumn{{{n}}}{{@{{}}l}}{{\\emph{{{title}}}}} \\\\");
+                        after_row = false;
+                        let _ = writeln!(out, "{}\\raggedright\\emph{{{title}}}}} \\\\", span(m, WRAP));
                     }
                     TexLine::Row(cells) => {
+                        if after_row {
+                            let _ = writeln!(out, "\\addlinespace[2pt]");
+                        }
+                        after_row = true;
                         let cells: Vec<&str> =
                             cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
-                        // `{}` first: a row that began with `[` would be read as `\\`'s optional
-                        // argument; `\raggedright` keeps a wrapped operation from stretching.
-                        let _ = writeln!(out, "{{}}\\raggedright {} \\\\", cells.join(" & "));
+                        // `\raggedright` keeps a wrapped operation from stretching; the figures'
+                        // line begins with the key, never with a `[` that `\\` would read.
+                        let _ = writeln!(
+                            out,
+                            "{}\\raggedright {}}} \\\\ {} \\\\",
+                            span(m, WRAP),
+                            cells[0],
+                            cells[1..].join(" & ")
+                        );
                     }
                 }
             }
             let _ = writeln!(out, "\\bottomrule");
-            let _ = writeln!(out, "\\end{{tabular}}");
+            let _ = writeln!(out, "\\end{{tabular*}}");
         }
         if !foot.is_empty() {
             let _ = writeln!(out, "\\par\\smallskip\\raggedright");
@@ -336,6 +535,65 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         let _ = writeln!(out, "\\end{{table}}");
     }
     out
+}
+
+/// "instructions" in a figure, abbreviated to keep its column narrow (a key under the table).
+const INSTR: &str = " instr.";
+
+/// A figure with its unit abbreviated: `27.17 instr.`.
+fn short(figure: &str) -> String {
+    figure.replace(" instructions", INSTR)
+}
+
+/// The column an operation or a block's title spans: narrower than the figures under it in
+/// one column of a two-column paper, so that it never widens the table; it wraps.
+const WRAP: &str = "p{0.75\\linewidth}";
+
+/// The opening of a `\multicolumn` over `m` columns of the given type, without the outer
+/// column separation; its text and closing brace follow.
+fn span(m: usize, column: &str) -> String {
+    format!("\\multicolumn{{{m}}}{{@{{}}{column}@{{}}}}{{")
+}
+
+/// A change in lines set to the right, in a nested `tabular` (no package): the factor or the
+/// reading, then its interval; a reading below resolution in three, as is a factor whose words
+/// are long ("fewer instructions"). None is wider than "[0.761, 2.48]".
+fn stacked(change: &str) -> String {
+    if change == "-" {
+        return "--".into();
+    }
+    let parts: Vec<String> = match change.strip_prefix("below resolution ") {
+        Some(bound) => {
+            let bound = bound.strip_prefix('(').and_then(|b| b.strip_suffix(')')).unwrap_or(bound);
+            vec!["below".into(), "resolution".into(), bound.into()]
+        }
+        None => {
+            let (head, interval) = match change.split_once(" [") {
+                Some((head, interval)) => (head, Some(format!("[{interval}"))),
+                None => (change, None),
+            };
+            // "2.1× more memory": the factor, then its words, one a line if together they
+            // are longer than "1.72× slower".
+            let mut lines: Vec<String> = match head.split_once("× ") {
+                Some((factor, words)) if head.chars().count() > 12 => {
+                    let mut l = vec![format!("{factor}×")];
+                    if words.chars().count() > 12 {
+                        l.extend(words.split(' ').map(String::from));
+                    } else {
+                        l.push(words.into());
+                    }
+                    l
+                }
+                _ => vec![head.into()],
+            };
+            lines.extend(interval);
+            lines
+        }
+    };
+    let lines: Vec<String> = parts.iter().map(|p| escape(p)).collect();
+    // `{}` before each later line: one that began with `[` would be read as `\\`'s optional
+    // argument.
+    format!("\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{}\\end{{tabular}}", lines.join("\\\\{}"))
 }
 
 /// A key for the n-th (from 0) of a table's benchmarks: a … z, aa, ab, …

@@ -361,6 +361,6 @@ mod cold_tests {
         assert_eq!(md.matches("cold/hot").count(), 1, "only the cold row");
         let tex = super::super::latex::render(&run, &view);
         assert_eq!(tex.matches("cold/hot").count(), 1, "{tex}");
-        assert!(tex.contains("cold/hot 3.2$\\times$ [2.9, 3.6]\\par"), "in the notes under the table: {tex}");
+        assert!(tex.contains("cold/hot 3.2$\\times$ [2.9, 3.6]."), "in the notes under the table: {tex}");
     }
 }

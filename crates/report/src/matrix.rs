@@ -125,6 +125,7 @@ pub fn render(ctx: &mut Ctx, rows: &[&Row]) -> Vec<String> {
         .collect();
     let mut out = heading(ctx, &m, rows, &numbers);
     out.extend(grids(ctx, &m, &texts));
+    out.extend(tails(ctx, &m));
     for n in notes_below {
         out.extend(
             flow(&format!("· {n}"), ctx.prose(), "  ", "    ")
@@ -313,6 +314,44 @@ fn grids(ctx: &Ctx, m: &Matrix, texts: &[Vec<Option<CellText>>]) -> Vec<String> 
     out
 }
 
+/// Under the grids, the cells measured with `--tail`: the p50, p99 and p99.9 (and max) of
+/// single operations, a line per cell, as a table; nothing when no cell has them.
+fn tails(ctx: &Ctx, m: &Matrix) -> Vec<String> {
+    let mut tails: Vec<(String, &Row, &model::Tail)> = Vec::new();
+    for (label, line) in &m.lines {
+        for (c, r) in line.iter().enumerate() {
+            // A rescaled row's samples are its source's, whose tail is listed.
+            if let Some(r) = r.filter(|r| !is_scaled(r))
+                && let Some(t) = &r.tail
+            {
+                tails.push((m.at(label, r, c).name(), r, t));
+            }
+        }
+    }
+    if tails.is_empty() {
+        return Vec::new();
+    }
+    let head = ["single operations (--tail)", "p50", "p99", "p99.9", "max", "n"];
+    let mut aligns = vec![Align::Right; head.len()];
+    aligns[0] = Align::Left;
+    let mut g = Grid::new(vec![head.iter().map(|h| Cell::plain(*h)).collect()], aligns);
+    for (name, r, t) in tails {
+        let v = |x: f64| Cell::plain(r.unit.format(x));
+        g.push(Line::Cells(vec![
+            Cell::plain(name),
+            v(t.p50),
+            v(t.p99),
+            v(t.p999),
+            v(t.max),
+            Cell::plain(super::fmt_count(t.n as u64)),
+        ]));
+    }
+    g.fit(ctx.width(), &[4], 0);
+    let mut out = vec![String::new()];
+    out.extend(g.render(ctx.prose(), ctx.view.color).concat());
+    out
+}
+
 /// One grid of the columns `cols`.
 fn grid(m: &Matrix, texts: &[Vec<Option<CellText>>], cols: &[usize], with_ci: bool) -> Grid {
     let all = || texts.iter().flatten().flatten();
@@ -385,4 +424,34 @@ fn parts(label: &str) -> (&str, &str, &str) {
     let (id, own) = label.split_once(' ').unwrap_or((label, ""));
     let (family, transport) = id.split_once('.').unwrap_or((id, id));
     (family, transport, own)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::View;
+    use model::Tail;
+
+    /// A matrix cell measured with `--tail` lists the p50, p99 and p99.9 of its single
+    /// operations under the matrix; a run without tails has no such table.
+    #[test]
+    fn a_cell_with_a_tail_shows_its_percentiles_under_the_matrix() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/default-run.json");
+        let mut run = model::read_result_file(&path).expect("the fixture reads");
+        let view = View { width: 100, ..View::default() };
+        assert!(!crate::table::render(&run, &view).contains("single operations (--tail)"));
+        let row = run.results.iter_mut().find(|r| r.id == "ipc.pipe" && super::belongs(r)).expect("an ipc.pipe cell");
+        row.tail =
+            Some(Tail { n: 20_000, p50: 1_950.0, p99: 3_125.0, p999: 12_480.0, max: 40_000.0, resolution: 10.0 });
+        let out = crate::table::render(&run, &view);
+        let lines: Vec<&str> = out.lines().collect();
+        let head = lines.iter().position(|l| l.starts_with("single operations (--tail)")).expect("a tail table");
+        assert!(lines[head].contains("p50") && lines[head].contains("p99") && lines[head].contains("p99.9"), "{out}");
+        let cell = lines[head + 1..].iter().find(|l| l.starts_with("ipc.pipe")).expect("the cell's line");
+        for figure in ["1.950 µs", "3.125 µs", "12.48 µs", "20,000"] {
+            assert!(cell.contains(figure), "{figure} in {cell}");
+        }
+        for l in &lines {
+            assert!(crate::layout::width(l) <= 100, "{l}");
+        }
+    }
 }
