@@ -37,4 +37,5 @@ mod output;
 mod report_html;
 mod rvm_crash;
 mod schema;
+mod shell;
 mod terminal;

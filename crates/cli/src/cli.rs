@@ -335,6 +335,10 @@ Examples:
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The benchmark ids and families, one a line: what the completions of `osprim run`,
+    /// `list` and `history` offer (the shell asks the binary, so they follow its catalogue).
+    #[command(name = COMPLETE_IDS, hide = true)]
+    CompleteIds,
     /// Print the man page, or write one page per command into a directory.
     #[command(after_help = "\
 Examples:
@@ -616,6 +620,7 @@ impl Cli {
                 Cmd::Crosscheck { cpu, quick, present: present(&p, strict, false) }
             }
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
+            Some(Command::CompleteIds) => Cmd::CompleteIds,
             Some(Command::Man { dir }) => Cmd::Man { dir },
         }
     }
@@ -658,27 +663,168 @@ fn cold_ids(only: &[Only]) -> Vec<String> {
     ids
 }
 
-/// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows).
+/// The hidden command the completions call for benchmark ids.
+pub const COMPLETE_IDS: &str = "__complete-ids";
+
+/// The commands whose positional arguments are benchmark ids, families or patterns.
+const ID_COMMANDS: [&str; 3] = ["run", "list", "history"];
+
+/// What completing a benchmark offers: every id (derived ones too) and every family (the id's
+/// first part: `syscall`, `ipc`), sorted, each once.
+pub fn completion_words() -> Vec<String> {
+    let ids = bench::registry::all().iter().map(|b| b.id()).chain(bench::registry::DERIVED.iter().map(|d| d.id));
+    let mut words: Vec<String> = Vec::new();
+    for id in ids {
+        words.push(id.to_string());
+        if let Some((family, _)) = id.split_once('.') {
+            words.push(family.to_string());
+        }
+    }
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The options of `osprim <command>` (and the global ones) that take a value: after one of
+/// them, the word being completed is its value, not a benchmark.
+fn value_options(command: &str) -> Vec<String> {
+    let root = Cli::command();
+    let sub = root.find_subcommand(command).cloned();
+    root.get_arguments()
+        .chain(sub.iter().flat_map(|s| s.get_arguments()))
+        .filter(|a| !a.is_positional() && a.get_action().takes_values())
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|c| format!("-{c}"));
+            long.into_iter().chain(short)
+        })
+        .collect()
+}
+
+/// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows): clap's, and
+/// for bash, zsh and fish the benchmark ids and families after `osprim run`, `list` and
+/// `history`, asked of the binary itself ([`COMPLETE_IDS`]) when the shell completes.
 pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), String> {
     let shell: clap_complete::Shell = shell.parse()?;
-    clap_complete::generate(shell, &mut Cli::command(), "osprim", out);
-    Ok(())
+    let mut generated = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "osprim", &mut generated);
+    let mut script = String::from_utf8_lossy(&generated).into_owned();
+    match shell {
+        clap_complete::Shell::Bash => script.push_str(&bash_ids()),
+        clap_complete::Shell::Zsh => script = zsh_ids(&script),
+        clap_complete::Shell::Fish => script.push_str(&format!(
+            "\n# Benchmark ids and families, from the binary's own catalogue.\n\
+             complete -c osprim -n \"__fish_seen_subcommand_from {}\" -f -a \"(osprim {COMPLETE_IDS} 2>/dev/null)\"\n",
+            ID_COMMANDS.join(" ")
+        )),
+        _ => {}
+    }
+    out.write_all(script.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Bash: a function around clap's `_osprim` that, for a word not starting with `-` after
+/// `run`, `list` or `history` (and not the value of an option), offers the ids and families.
+fn bash_ids() -> String {
+    let cases: String = ID_COMMANDS
+        .iter()
+        .map(|c| {
+            let mut options = value_options(c);
+            // A pattern matching no word, should a command take no value at all.
+            options.push("--".into());
+            format!("        {c}) case \"$prev\" in {}) return 0 ;; esac ;;\n", options.join("|"))
+        })
+        .collect();
+    format!(
+        r#"
+# Benchmark ids and families after `osprim run`, `list` and `history`, from the binary's own
+# catalogue (`osprim {COMPLETE_IDS}`).
+_osprim_with_ids() {{
+    _osprim "$@"
+    local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}" cmd="" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            --color) ((i++)) ;;
+            -*) ;;
+            *) cmd="${{COMP_WORDS[i]}}"; break ;;
+        esac
+    done
+    [[ "$cur" == -* ]] && return 0
+    case "$cmd" in
+{cases}        *) return 0 ;;
+    esac
+    COMPREPLY=($(compgen -W "$("${{COMP_WORDS[0]}}" {COMPLETE_IDS} 2>/dev/null)" -- "$cur"))
+    return 0
+}}
+if [[ "${{BASH_VERSINFO[0]}}" -eq 4 && "${{BASH_VERSINFO[1]}}" -ge 4 || "${{BASH_VERSINFO[0]}}" -gt 4 ]]; then
+    complete -F _osprim_with_ids -o nosort -o bashdefault -o default osprim
+else
+    complete -F _osprim_with_ids -o bashdefault -o default osprim
+fi
+"#
+    )
+}
+
+/// Zsh: the positional patterns of `run`, `list` and `history` complete with the ids and
+/// families instead of file names.
+fn zsh_ids(script: &str) -> String {
+    let function = format!(
+        "# Benchmark ids and families, from the binary's own catalogue.\n\
+         _osprim_benchmark_ids() {{\n    local -a ids\n    ids=(${{(f)\"$(osprim {COMPLETE_IDS} 2>/dev/null)\"}})\n    \
+         compadd -a ids\n}}\n\n"
+    );
+    let mut out = String::new();
+    for line in script.lines() {
+        if line.starts_with("'*::patterns -- ") && line.contains(":_default'") {
+            out.push_str(&line.replacen(":_default'", ":_osprim_benchmark_ids'", 1));
+        } else {
+            if line.starts_with("if [ \"$funcstack[1]\" = \"_osprim\" ]") {
+                out.push_str(&function);
+            }
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The man pages: `osprim.1` first, then `osprim-<command>.1` for each command.
+/// Each page has clap's sections, then EXIT STATUS, FILES, ENVIRONMENT and SEE ALSO
+/// ([`crate::manual`]), then the version. Hidden commands get no page.
 pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     let root = Cli::command();
-    let mut pages = Vec::new();
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(root.clone()).render(&mut buf)?;
-    pages.push(("osprim.1".to_string(), buf));
-    for sub in root.get_subcommands() {
+    let commands: Vec<String> =
+        root.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| s.get_name().to_string()).collect();
+    let mut pages = vec![("osprim.1".to_string(), man_page(root.clone(), None, &commands)?)];
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("osprim-{}", sub.get_name());
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(sub.clone().name(name.clone())).render(&mut buf)?;
-        pages.push((format!("{name}.1"), buf));
+        let page = man_page(sub.clone().name(name.clone()), Some(sub.get_name()), &commands)?;
+        pages.push((format!("{name}.1"), page));
     }
     Ok(pages)
+}
+
+/// One man page: clap_mangen's sections in its order, osprim's own before the version.
+fn man_page(cmd: clap::Command, command: Option<&str>, commands: &[String]) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut buf = Vec::new();
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut buf)?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut buf)?;
+    }
+    if cmd.get_after_long_help().is_some() || cmd.get_after_help().is_some() {
+        man.render_extra_section(&mut buf)?;
+    }
+    buf.extend_from_slice(crate::manual::sections(command, commands).as_bytes());
+    if cmd.get_version().is_some() || cmd.get_long_version().is_some() {
+        man.render_version_section(&mut buf)?;
+    }
+    Ok(buf)
 }
 
 /// `osprim run`.

@@ -29,6 +29,7 @@ pub mod cli;
 pub mod config;
 pub mod crosscheck;
 pub mod execution;
+pub mod manual;
 pub mod panics;
 pub mod progress;
 pub mod runner;
@@ -119,6 +120,10 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
+        Command::CompleteIds => {
+            emit(&cli::completion_words().into_iter().map(|w| w + "\n").collect::<String>())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
