@@ -32,6 +32,23 @@ pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// Options of the bare `osprim` (the seed suite).
+    #[command(flatten)]
+    pub bare: BareArgs,
+}
+
+/// Options of the bare `osprim`, which measures the seed suite (a command has its own).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BareArgs {
+    /// Without a command: the seed suite quickly (3 rounds, a smaller budget per result).
+    #[arg(long)]
+    pub quick: bool,
+    /// Without a command: save no result file (nor history record).
+    #[arg(long)]
+    pub no_save: bool,
+    /// Without a command: save the result file here (default: osprim-results/<UTC time>.json).
+    #[arg(long, short, value_name = "FILE", conflicts_with = "no_save")]
+    pub output: Option<PathBuf>,
 }
 
 /// Options every command takes.
@@ -526,6 +543,24 @@ impl SamplingArgs {
 }
 
 impl Cli {
+    /// A usage mistake clap lets through: the bare command's options before a command
+    /// (`osprim --quick run`), which would otherwise be ignored.
+    pub fn check(&self) -> Result<(), String> {
+        let bare = &self.bare;
+        let given: Vec<&str> =
+            [(bare.quick, "--quick"), (bare.no_save, "--no-save"), (bare.output.is_some(), "--output")]
+                .into_iter()
+                .filter_map(|(set, name)| set.then_some(name))
+                .collect();
+        match (&self.command, given.first()) {
+            (Some(_), Some(flag)) => Err(format!(
+                "{flag} before a command is an option of the bare osprim; give it after the command (osprim run \
+                 {flag} …)"
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The validated command this command line asks for.
     pub fn into_command(self) -> Cmd {
         let global = self.global;
@@ -541,9 +576,16 @@ impl Cli {
             quiet: global.quiet,
             strict,
         };
-        let seed_suite = || {
+        let bare = self.bare;
+        let seed_suite = |bare: &BareArgs| {
             let only = seeds_only();
-            let mut sampler = SamplingArgs::default().sampler_config();
+            let flags = SamplingArgs {
+                quick: bare.quick,
+                no_save: bare.no_save,
+                output: bare.output.clone(),
+                ..SamplingArgs::default()
+            };
+            let mut sampler = flags.sampler_config();
             // L4Ka's rows count retired instructions: the seed suite asks for the counters (a
             // machine without a PMU says why, and the run goes on).
             sampler.counters = true;
@@ -553,19 +595,20 @@ impl Cli {
                 only: Some(only),
                 bound_s: Some(config::SEED_SUITE_BOUND_S),
                 cache: config::CacheMode::Both,
-                ..SamplingArgs::default().run_config(Vec::new())
+                ..flags.run_config(Vec::new())
             }
         };
         match self.command {
             None => Cmd::Run {
-                run: seed_suite(),
+                run: seed_suite(&bare),
                 present: present(&PresentArgs::default(), false, false),
                 papers: true,
                 baseline: None,
-                history: Some(history_location(None)),
+                // A run that saves nothing records nothing.
+                history: (!bare.no_save).then(|| history_location(None)),
             },
             Some(Command::Papers { run: true, all_rows, present: p, .. }) => Cmd::Run {
-                run: seed_suite(),
+                run: seed_suite(&BareArgs::default()),
                 present: present(&p, false, all_rows),
                 papers: true,
                 baseline: None,
@@ -1087,6 +1130,35 @@ mod tests {
         let want = |id: &str| Only { id: id.into(), params: vec![("cache".into(), "cold".into())] };
         let more = cold_ids(&[want("ipc.pipe"), want("fault.user.sigsegv")]);
         assert!(more.iter().any(|i| i == "ipc.pipe") && !more.iter().any(|i| i == "fault.user.sigsegv"));
+    }
+
+    #[test]
+    fn the_bare_osprim_takes_quick_no_save_and_output_and_refuses_them_before_a_command() {
+        let bare = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).expect("parses");
+            cli.check().expect("no mistake");
+            match cli.into_command() {
+                Cmd::Run { run, history, papers: true, .. } => (run, history),
+                other => panic!("{other:?}"),
+            }
+        };
+        let (run, history) = bare(&["osprim"]);
+        assert_eq!((run.output, run.sampler.rounds), (Output::Default, 5));
+        assert!(history.is_some() && run.bound_s.is_some());
+        let (run, history) = bare(&["osprim", "--quick", "--no-save"]);
+        assert_eq!((run.output, run.sampler.rounds), (Output::None, SamplerConfig::quick().rounds));
+        assert_eq!(run.sampler.budget_s, SamplerConfig::quick().budget_s);
+        assert!(history.is_none(), "nothing saved, nothing recorded");
+        assert!(run.only.is_some() && run.bound_s.is_some(), "still the seed suite, within its bound");
+        let (run, _) = bare(&["osprim", "-o", "seeds.json"]);
+        assert_eq!(run.output, Output::File("seeds.json".into()));
+        assert!(Cli::try_parse_from(["osprim", "--no-save", "-o", "x.json"]).is_err());
+        let before = Cli::try_parse_from(["osprim", "--quick", "run", "syscall"]).expect("clap lets it through");
+        let why = before.check().expect_err("a mistake");
+        assert!(why.contains("osprim run --quick"), "{why}");
+        // A command's own --quick is its own.
+        Cli::try_parse_from(["osprim", "run", "--quick", "syscall"]).unwrap().check().unwrap();
+        Cli::try_parse_from(["osprim", "--quiet", "env"]).unwrap().check().unwrap();
     }
 
     #[test]

@@ -70,6 +70,7 @@ use std::process::ExitCode;
 /// Runs a parsed command line; returns the process exit status.
 pub fn run(cli: cli::Cli) -> Result<ExitCode> {
     panics::install_hook();
+    cli.check().map_err(config::UsageError)?;
     execute(cli.into_command())
 }
 

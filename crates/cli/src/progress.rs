@@ -381,7 +381,7 @@ impl Observer for Progress {
                 let done_s = self.live.lock().map(|l| l.done_s).unwrap_or_default();
                 let elapsed = self.started.elapsed();
                 let e = eta_text(eta(&self.plan, done_s, elapsed.as_secs_f64()));
-                let stamp = format!("[{} {} {e}]", self.counts(), fmt_duration(elapsed));
+                let stamp = format!("[{} {} {e}]", self.counts(), clock(elapsed));
                 let room = self.width.saturating_sub(stamp.chars().count() + 1 + vs.chars().count()).max(20);
                 let line = format!("{}{vs}", report::table::row_line(row, room));
                 let mut err = std::io::stderr().lock();

@@ -54,10 +54,19 @@ fn output_path(output: &Output, started: std::time::SystemTime) -> Result<(Optio
         Output::Default => {
             let dir = Path::new("osprim-results");
             let path = platform::interrupt::create_removable(|| output::reserve_default(dir, started), Clone::clone)
-                .with_context(|| format!("cannot create a result file in {}", dir.display()))?;
+                .map_err(|e| no_result_file_in(dir, &e))?;
             Ok((Some(path.clone()), Some(Reservation { path, armed: true })))
         }
     }
+}
+
+/// Why no result file can be made in `dir` (read-only, not a directory, full), with the two
+/// ways on: one line.
+pub(crate) fn no_result_file_in(dir: &Path, e: &std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot create a result file in {}: {e}; run with --no-save (no result file) or -o PATH (saved elsewhere)",
+        dir.display()
+    )
 }
 
 /// A default result file reserved (created empty) for a run that has not started writing it:
