@@ -156,6 +156,13 @@ fn environment(command: Option<&str>) -> Vec<(String, String)> {
              taskset.",
         ));
     }
+    if main || c == "run" {
+        items.push(item(
+            "OSPRIM_TIMER_LOOPS, OSPRIM_TIMER_INTERVAL_US",
+            "notify.timer's wake-ups over the whole run (as cyclictest's -l N; default: what fits its budget), \
+             shared among its rounds, and their interval (default 1000 µs).",
+        ));
+    }
     if main || c == "run" || c == "papers" {
         items.push(item(
             "OSPRIM_LAYOUT_PAD, OSPRIM_LAYOUT_HEAP",
