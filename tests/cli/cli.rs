@@ -246,8 +246,15 @@ fn list_and_env_describe_themselves() {
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["kernel"]["release"].is_string());
+    // The timer a run measures with, as the help promises.
+    assert!(v["timer"]["kind"].is_string() && v["timer"]["freq_hz"].as_f64().is_some_and(|f| f > 0.0), "{v}");
+    assert!(v["timer"]["resolution_ns"].is_number() && v["timer"]["overhead_ns"].is_number(), "{v}");
     let out = osprim().arg("env").output().unwrap();
-    assert!(String::from_utf8(out.stdout).unwrap().contains("kernel.release"));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kernel.release"));
+    for key in ["timer ", "timer.frequency", "timer.invariant", "timer.step", "timer.overhead"] {
+        assert!(text.lines().any(|l| l.starts_with(key)), "{key}: {text}");
+    }
 }
 
 #[test]

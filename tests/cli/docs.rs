@@ -148,3 +148,36 @@ fn every_readme_example_parses_and_the_ones_that_measure_nothing_run() {
         assert!(!out.stdout.is_empty() || first == Some("man"), "osprim {} printed nothing", args.join(" "));
     }
 }
+
+/// The count README writes between `<!-- count:NAME -->` and `<!-- /count -->`.
+fn readme_count(readme: &str, name: &str) -> usize {
+    let open = format!("<!-- count:{name} -->");
+    let at = readme.find(&open).unwrap_or_else(|| panic!("README counts {name}")) + open.len();
+    let end = readme[at..].find("<!-- /count -->").expect("the count's end");
+    readme[at..at + end].trim().parse().unwrap_or_else(|_| panic!("{name}: {:?}", &readme[at..at + end]))
+}
+
+/// README's counts of the catalogue come from the catalogue: each is marked
+/// (`<!-- count:NAME -->N<!-- /count -->`) and checked here. What depends on the machine
+/// (results, seconds) is written as a range with the machine named; the numbers of old runs
+/// quoted as samples are not counts of the catalogue.
+#[test]
+fn the_counts_readme_gives_are_the_catalogues() {
+    let readme = read("README.md");
+    let all = bench::registry::all();
+    let families: BTreeSet<&str> = all.iter().map(|b| b.id().split('.').next().unwrap()).collect();
+    assert_eq!(readme_count(&readme, "benchmarks"), all.len(), "benchmarks in the catalogue");
+    assert_eq!(readme_count(&readme, "families"), families.len(), "families: {families:?}");
+    assert_eq!(readme_count(&readme, "derived"), bench::registry::DERIVED.len(), "derived results");
+    // The seed suite: the benchmarks the bare osprim measures.
+    let cli = <osprim::cli::Cli as clap::Parser>::try_parse_from(["osprim"]).expect("parses");
+    let osprim::config::Command::Run { run, .. } = cli.into_command() else { panic!("the bare osprim runs") };
+    let seed: BTreeSet<String> = run.only.expect("a restricted run").into_iter().map(|o| o.id).collect();
+    assert_eq!(readme_count(&readme, "seed-benchmarks"), seed.len(), "the seed suite's benchmarks: {seed:?}");
+    // The bound the plan states is the one README states.
+    assert_eq!(run.bound_s, Some(50.0));
+    assert!(readme.contains("its plan bounds measuring at 50 s"), "README states the seed suite's bound");
+    // `--help` and README agree: under a minute.
+    let help = osprim::cli::Cli::command().render_long_help().to_string();
+    assert!(help.contains("under a minute") && readme.contains("It finishes in under a minute"), "{help}");
+}

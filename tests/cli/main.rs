@@ -38,5 +38,6 @@ mod output;
 mod report_html;
 mod rvm_crash;
 mod schema;
+mod shell;
 mod tail;
 mod terminal;

@@ -1,7 +1,7 @@
 //! What a person sees in a real terminal: osprim run inside a 100-column tmux pane writes no
 //! line wider than the pane (lines the terminal had to wrap are joined back by `capture-pane
-//! -J`, so a wrapped line counts as one wide line). Skipped, with the reason, where tmux is
-//! absent.
+//! -J`, so a wrapped line counts as one wide line), and its live display at 80 columns never
+//! wraps and always moves. Skipped, with the reason, where tmux is absent.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -10,22 +10,29 @@ fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
     Command::new("tmux").arg("-L").arg(socket).args(args).output().expect("tmux runs")
 }
 
-#[test]
-fn a_run_in_a_100_column_pane_fits_the_pane() {
+/// `osprim ARGS` started in a detached tmux pane of `width` × `height` on a server of its own
+/// (its socket name returned, with the working directory to keep), printing
+/// `__osprim_done__` when it ends; `None` (said) where tmux is missing.
+fn in_pane(name: &str, width: u16, height: u16, args: &str) -> Option<(String, tempfile::TempDir)> {
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("skipped: tmux is not installed (Debian package tmux)");
-        return;
+        return None;
     }
     let bin = assert_cmd::cargo::cargo_bin("osprim");
     let dir = tempfile::tempdir().unwrap();
-    let socket = format!("osprim-test-{}", std::process::id());
-    let script = format!(
-        "cd {} && {} run --quick --budget 0.05 --no-save syscall fs; echo __osprim_done__; sleep 60",
-        dir.path().display(),
-        bin.display()
-    );
-    let started = tmux(&socket, &["new-session", "-d", "-s", "t", "-x", "100", "-y", "50", &script]);
+    let socket = format!("osprim-{name}-{}", std::process::id());
+    let script = format!("cd {} && {} {args}; echo __osprim_done__; sleep 60", dir.path().display(), bin.display());
+    let (w, h) = (width.to_string(), height.to_string());
+    let started = tmux(&socket, &["new-session", "-d", "-s", "t", "-x", &w, "-y", &h, &script]);
     assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    Some((socket, dir))
+}
+
+#[test]
+fn a_run_in_a_100_column_pane_fits_the_pane() {
+    let Some((socket, _dir)) = in_pane("test", 100, 50, "run --quick --budget 0.05 --no-save syscall fs") else {
+        return;
+    };
     let deadline = Instant::now() + Duration::from_secs(120);
     let screen = loop {
         let out = tmux(&socket, &["capture-pane", "-t", "t", "-p", "-J", "-S", "-"]);
@@ -41,4 +48,56 @@ fn a_run_in_a_100_column_pane_fits_the_pane() {
     for line in screen.lines() {
         assert!(line.trim_end().chars().count() <= 100, "wider than the pane: {line:?}\n{screen}");
     }
+}
+
+/// The live display at 80 columns, captured every 0.5 s while a run goes on: no line of it is
+/// wider than the pane (a row the terminal wrapped is joined with the next by `capture-pane
+/// -J`, so a wrapped status line shows as one line over 80 columns), and its counter of
+/// result-rounds moves at least every 2 s.
+#[test]
+fn the_live_display_at_80_columns_never_wraps_and_always_moves() {
+    // Long labels (ipc.pipe's parameters) and enough result-rounds to watch for some seconds.
+    let Some((socket, _dir)) = in_pane("live", 80, 24, "run --quick --no-save syscall fs ipc.pipe lock") else {
+        return;
+    };
+    let deadline = Instant::now() + Duration::from_secs(180);
+    // (when, the counter) of each capture that shows the status line.
+    let mut seen: Vec<(Instant, String)> = Vec::new();
+    let mut screens = Vec::new();
+    let end = loop {
+        let out = tmux(&socket, &["capture-pane", "-t", "t", "-p", "-J"]);
+        let now = Instant::now();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // While the live display is up (the plan above it, the status line, the last
+        // results under it); the report after it is not the live display.
+        if let Some(status) = text.lines().find(|l| l.contains(" eta ") && l.contains("round ")) {
+            let counter = status.split_whitespace().find(|w| w.contains('/')).unwrap_or_default().to_string();
+            seen.push((now, counter));
+            for line in text.lines() {
+                assert!(line.trim_end().chars().count() <= 80, "a line of the display wrapped: {line:?}\n{text}");
+            }
+        }
+        let done = text.contains("__osprim_done__");
+        screens.push(text);
+        if done || now > deadline {
+            break now;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let _ = tmux(&socket, &["kill-server"]);
+    let last = screens.last().cloned().unwrap_or_default();
+    assert!(last.contains("__osprim_done__"), "the run ended within its deadline: {last}");
+    assert!(seen.len() >= 3, "the status line was seen while the run went on: {seen:?}\n{}", screens.join("\n---\n"));
+    // The counter moves at least every 2 s, from the first capture showing it to the run's end.
+    let mut since = seen[0].0;
+    for pair in seen.windows(2) {
+        if pair[1].1 != pair[0].1 {
+            since = pair[1].0;
+        }
+        let still = pair[1].0.duration_since(since);
+        assert!(still <= Duration::from_millis(2_500), "the counter sat at {} for {still:?}: {seen:?}", pair[1].1);
+    }
+    let counts: Vec<u64> = seen.iter().filter_map(|(_, c)| c.split('/').next()?.parse().ok()).collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "the counter only goes up: {counts:?}");
+    let _ = end;
 }

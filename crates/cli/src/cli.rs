@@ -36,6 +36,23 @@ pub struct Cli {
     /// suite, and before papers --run, run, stress or errortest.
     #[arg(long, value_name = "NAME", value_parser = parse_host)]
     pub host: Option<String>,
+    /// Options of the bare `osprim` (the seed suite).
+    #[command(flatten)]
+    pub bare: BareArgs,
+}
+
+/// Options of the bare `osprim`, which measures the seed suite (a command has its own).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BareArgs {
+    /// Without a command: the seed suite quickly (3 rounds, a smaller budget per result).
+    #[arg(long)]
+    pub quick: bool,
+    /// Without a command: save no result file (nor history record).
+    #[arg(long)]
+    pub no_save: bool,
+    /// Without a command: save the result file here (default: osprim-results/<UTC time>.json).
+    #[arg(long, short, value_name = "FILE", conflicts_with = "no_save")]
+    pub output: Option<PathBuf>,
 }
 
 /// Options every command takes.
@@ -343,6 +360,10 @@ Examples:
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The benchmark ids and families, one a line: what the completions of `osprim run`,
+    /// `list` and `history` offer (the shell asks the binary, so they follow its catalogue).
+    #[command(name = COMPLETE_IDS, hide = true)]
+    CompleteIds,
     /// Print the man page, or write one page per command into a directory.
     #[command(after_help = "\
 Examples:
@@ -531,6 +552,24 @@ impl SamplingArgs {
 }
 
 impl Cli {
+    /// A usage mistake clap lets through: the bare command's options before a command
+    /// (`osprim --quick run`), which would otherwise be ignored.
+    pub fn check(&self) -> Result<(), String> {
+        let bare = &self.bare;
+        let given: Vec<&str> =
+            [(bare.quick, "--quick"), (bare.no_save, "--no-save"), (bare.output.is_some(), "--output")]
+                .into_iter()
+                .filter_map(|(set, name)| set.then_some(name))
+                .collect();
+        match (&self.command, given.first()) {
+            (Some(_), Some(flag)) => Err(format!(
+                "{flag} before a command is an option of the bare osprim; give it after the command (osprim run \
+                 {flag} …)"
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The validated command this command line asks for.
     pub fn into_command(self) -> Cmd {
         let global = self.global;
@@ -547,9 +586,16 @@ impl Cli {
             quiet: global.quiet,
             strict,
         };
-        let seed_suite = || {
+        let bare = self.bare;
+        let seed_suite = |bare: &BareArgs| {
             let only = seeds_only();
-            let mut sampler = SamplingArgs::default().sampler_config();
+            let flags = SamplingArgs {
+                quick: bare.quick,
+                no_save: bare.no_save,
+                output: bare.output.clone(),
+                ..SamplingArgs::default()
+            };
+            let mut sampler = flags.sampler_config();
             // L4Ka's rows count retired instructions: the seed suite asks for the counters (a
             // machine without a PMU says why, and the run goes on).
             sampler.counters = true;
@@ -560,19 +606,20 @@ impl Cli {
                 host: host.clone(),
                 bound_s: Some(config::SEED_SUITE_BOUND_S),
                 cache: config::CacheMode::Both,
-                ..SamplingArgs::default().run_config(Vec::new())
+                ..flags.run_config(Vec::new())
             }
         };
         match self.command {
             None => Cmd::Run {
-                run: seed_suite(),
+                run: seed_suite(&bare),
                 present: present(&PresentArgs::default(), false, false),
                 papers: true,
                 baseline: None,
-                history: Some(history_location(None)),
+                // A run that saves nothing records nothing.
+                history: (!bare.no_save).then(|| history_location(None)),
             },
             Some(Command::Papers { run: true, all_rows, present: p, .. }) => Cmd::Run {
-                run: seed_suite(),
+                run: seed_suite(&BareArgs::default()),
                 present: present(&p, false, all_rows),
                 papers: true,
                 baseline: None,
@@ -630,6 +677,7 @@ impl Cli {
                 Cmd::Crosscheck { cpu, quick, present: present(&p, strict, false) }
             }
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
+            Some(Command::CompleteIds) => Cmd::CompleteIds,
             Some(Command::Man { dir }) => Cmd::Man { dir },
         }
     }
@@ -672,27 +720,168 @@ fn cold_ids(only: &[Only]) -> Vec<String> {
     ids
 }
 
-/// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows).
+/// The hidden command the completions call for benchmark ids.
+pub const COMPLETE_IDS: &str = "__complete-ids";
+
+/// The commands whose positional arguments are benchmark ids, families or patterns.
+const ID_COMMANDS: [&str; 3] = ["run", "list", "history"];
+
+/// What completing a benchmark offers: every id (derived ones too) and every family (the id's
+/// first part: `syscall`, `ipc`), sorted, each once.
+pub fn completion_words() -> Vec<String> {
+    let ids = bench::registry::all().iter().map(|b| b.id()).chain(bench::registry::DERIVED.iter().map(|d| d.id));
+    let mut words: Vec<String> = Vec::new();
+    for id in ids {
+        words.push(id.to_string());
+        if let Some((family, _)) = id.split_once('.') {
+            words.push(family.to_string());
+        }
+    }
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The options of `osprim <command>` (and the global ones) that take a value: after one of
+/// them, the word being completed is its value, not a benchmark.
+fn value_options(command: &str) -> Vec<String> {
+    let root = Cli::command();
+    let sub = root.find_subcommand(command).cloned();
+    root.get_arguments()
+        .chain(sub.iter().flat_map(|s| s.get_arguments()))
+        .filter(|a| !a.is_positional() && a.get_action().takes_values())
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|c| format!("-{c}"));
+            long.into_iter().chain(short)
+        })
+        .collect()
+}
+
+/// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows): clap's, and
+/// for bash, zsh and fish the benchmark ids and families after `osprim run`, `list` and
+/// `history`, asked of the binary itself ([`COMPLETE_IDS`]) when the shell completes.
 pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), String> {
     let shell: clap_complete::Shell = shell.parse()?;
-    clap_complete::generate(shell, &mut Cli::command(), "osprim", out);
-    Ok(())
+    let mut generated = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "osprim", &mut generated);
+    let mut script = String::from_utf8_lossy(&generated).into_owned();
+    match shell {
+        clap_complete::Shell::Bash => script.push_str(&bash_ids()),
+        clap_complete::Shell::Zsh => script = zsh_ids(&script),
+        clap_complete::Shell::Fish => script.push_str(&format!(
+            "\n# Benchmark ids and families, from the binary's own catalogue.\n\
+             complete -c osprim -n \"__fish_seen_subcommand_from {}\" -f -a \"(osprim {COMPLETE_IDS} 2>/dev/null)\"\n",
+            ID_COMMANDS.join(" ")
+        )),
+        _ => {}
+    }
+    out.write_all(script.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Bash: a function around clap's `_osprim` that, for a word not starting with `-` after
+/// `run`, `list` or `history` (and not the value of an option), offers the ids and families.
+fn bash_ids() -> String {
+    let cases: String = ID_COMMANDS
+        .iter()
+        .map(|c| {
+            let mut options = value_options(c);
+            // A pattern matching no word, should a command take no value at all.
+            options.push("--".into());
+            format!("        {c}) case \"$prev\" in {}) return 0 ;; esac ;;\n", options.join("|"))
+        })
+        .collect();
+    format!(
+        r#"
+# Benchmark ids and families after `osprim run`, `list` and `history`, from the binary's own
+# catalogue (`osprim {COMPLETE_IDS}`).
+_osprim_with_ids() {{
+    _osprim "$@"
+    local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}" cmd="" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            --color) ((i++)) ;;
+            -*) ;;
+            *) cmd="${{COMP_WORDS[i]}}"; break ;;
+        esac
+    done
+    [[ "$cur" == -* ]] && return 0
+    case "$cmd" in
+{cases}        *) return 0 ;;
+    esac
+    COMPREPLY=($(compgen -W "$("${{COMP_WORDS[0]}}" {COMPLETE_IDS} 2>/dev/null)" -- "$cur"))
+    return 0
+}}
+if [[ "${{BASH_VERSINFO[0]}}" -eq 4 && "${{BASH_VERSINFO[1]}}" -ge 4 || "${{BASH_VERSINFO[0]}}" -gt 4 ]]; then
+    complete -F _osprim_with_ids -o nosort -o bashdefault -o default osprim
+else
+    complete -F _osprim_with_ids -o bashdefault -o default osprim
+fi
+"#
+    )
+}
+
+/// Zsh: the positional patterns of `run`, `list` and `history` complete with the ids and
+/// families instead of file names.
+fn zsh_ids(script: &str) -> String {
+    let function = format!(
+        "# Benchmark ids and families, from the binary's own catalogue.\n\
+         _osprim_benchmark_ids() {{\n    local -a ids\n    ids=(${{(f)\"$(osprim {COMPLETE_IDS} 2>/dev/null)\"}})\n    \
+         compadd -a ids\n}}\n\n"
+    );
+    let mut out = String::new();
+    for line in script.lines() {
+        if line.starts_with("'*::patterns -- ") && line.contains(":_default'") {
+            out.push_str(&line.replacen(":_default'", ":_osprim_benchmark_ids'", 1));
+        } else {
+            if line.starts_with("if [ \"$funcstack[1]\" = \"_osprim\" ]") {
+                out.push_str(&function);
+            }
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The man pages: `osprim.1` first, then `osprim-<command>.1` for each command.
+/// Each page has clap's sections, then EXIT STATUS, FILES, ENVIRONMENT and SEE ALSO
+/// ([`crate::manual`]), then the version. Hidden commands get no page.
 pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     let root = Cli::command();
-    let mut pages = Vec::new();
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(root.clone()).render(&mut buf)?;
-    pages.push(("osprim.1".to_string(), buf));
-    for sub in root.get_subcommands() {
+    let commands: Vec<String> =
+        root.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| s.get_name().to_string()).collect();
+    let mut pages = vec![("osprim.1".to_string(), man_page(root.clone(), None, &commands)?)];
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("osprim-{}", sub.get_name());
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(sub.clone().name(name.clone())).render(&mut buf)?;
-        pages.push((format!("{name}.1"), buf));
+        let page = man_page(sub.clone().name(name.clone()), Some(sub.get_name()), &commands)?;
+        pages.push((format!("{name}.1"), page));
     }
     Ok(pages)
+}
+
+/// One man page: clap_mangen's sections in its order, osprim's own before the version.
+fn man_page(cmd: clap::Command, command: Option<&str>, commands: &[String]) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut buf = Vec::new();
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut buf)?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut buf)?;
+    }
+    if cmd.get_after_long_help().is_some() || cmd.get_after_help().is_some() {
+        man.render_extra_section(&mut buf)?;
+    }
+    buf.extend_from_slice(crate::manual::sections(command, commands).as_bytes());
+    if cmd.get_version().is_some() || cmd.get_long_version().is_some() {
+        man.render_version_section(&mut buf)?;
+    }
+    Ok(buf)
 }
 
 /// `osprim run`.
@@ -966,6 +1155,35 @@ mod tests {
         let want = |id: &str| Only { id: id.into(), params: vec![("cache".into(), "cold".into())] };
         let more = cold_ids(&[want("ipc.pipe"), want("fault.user.sigsegv")]);
         assert!(more.iter().any(|i| i == "ipc.pipe") && !more.iter().any(|i| i == "fault.user.sigsegv"));
+    }
+
+    #[test]
+    fn the_bare_osprim_takes_quick_no_save_and_output_and_refuses_them_before_a_command() {
+        let bare = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).expect("parses");
+            cli.check().expect("no mistake");
+            match cli.into_command() {
+                Cmd::Run { run, history, papers: true, .. } => (run, history),
+                other => panic!("{other:?}"),
+            }
+        };
+        let (run, history) = bare(&["osprim"]);
+        assert_eq!((run.output, run.sampler.rounds), (Output::Default, 5));
+        assert!(history.is_some() && run.bound_s.is_some());
+        let (run, history) = bare(&["osprim", "--quick", "--no-save"]);
+        assert_eq!((run.output, run.sampler.rounds), (Output::None, SamplerConfig::quick().rounds));
+        assert_eq!(run.sampler.budget_s, SamplerConfig::quick().budget_s);
+        assert!(history.is_none(), "nothing saved, nothing recorded");
+        assert!(run.only.is_some() && run.bound_s.is_some(), "still the seed suite, within its bound");
+        let (run, _) = bare(&["osprim", "-o", "seeds.json"]);
+        assert_eq!(run.output, Output::File("seeds.json".into()));
+        assert!(Cli::try_parse_from(["osprim", "--no-save", "-o", "x.json"]).is_err());
+        let before = Cli::try_parse_from(["osprim", "--quick", "run", "syscall"]).expect("clap lets it through");
+        let why = before.check().expect_err("a mistake");
+        assert!(why.contains("osprim run --quick"), "{why}");
+        // A command's own --quick is its own.
+        Cli::try_parse_from(["osprim", "run", "--quick", "syscall"]).unwrap().check().unwrap();
+        Cli::try_parse_from(["osprim", "--quiet", "env"]).unwrap().check().unwrap();
     }
 
     #[test]

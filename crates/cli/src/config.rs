@@ -140,6 +140,8 @@ pub enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: String,
     },
+    /// The benchmark ids and families, one a line, for the shell completions.
+    CompleteIds,
     /// The man pages: `osprim.1` on stdout, or one page per command written into a directory.
     Man {
         /// Where to write the pages (`None`: `osprim.1` on stdout).

@@ -29,6 +29,7 @@ pub mod cli;
 pub mod config;
 pub mod crosscheck;
 pub mod execution;
+pub mod manual;
 pub mod panics;
 pub mod progress;
 pub mod runner;
@@ -69,6 +70,7 @@ use std::process::ExitCode;
 /// Runs a parsed command line; returns the process exit status.
 pub fn run(cli: cli::Cli) -> Result<ExitCode> {
     panics::install_hook();
+    cli.check().map_err(config::UsageError)?;
     execute(cli.into_command())
 }
 
@@ -119,6 +121,10 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
+        Command::CompleteIds => {
+            emit(&cli::completion_words().into_iter().map(|w| w + "\n").collect::<String>())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -368,11 +374,23 @@ fn list(patterns: &[String], format: Format) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `osprim env`: the machine, and the timer a run would measure with (calibrated now), after
+/// the kernel's clock source in the table, as `timer` in JSON.
 fn show_env(format: Format) -> Result<ExitCode> {
     let machine = env::capture();
+    let (_, timer) = timer::detect();
     let text = match format {
-        Format::Json => serde_json::to_string_pretty(&machine)? + "\n",
-        _ => report::writer(format).machine(&platform::env::display::fields(&machine)),
+        Format::Json => {
+            let mut doc = serde_json::to_value(&machine)?;
+            doc["timer"] = serde_json::to_value(&timer)?;
+            serde_json::to_string_pretty(&doc)? + "\n"
+        }
+        _ => {
+            let mut fields = platform::env::display::fields(&machine);
+            let at = fields.iter().position(|(k, _)| k == "kernel.clocksource").map_or(fields.len(), |i| i + 1);
+            fields.splice(at..at, platform::env::display::timer_fields(&timer));
+            report::writer(format).machine(&fields)
+        }
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -3,10 +3,11 @@
 //! stderr is a file or a pipe, nothing with `--quiet`. Everything goes to stderr; stdout
 //! keeps the report.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use model::Row;
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What a run will do, known before it measures.
@@ -45,11 +46,12 @@ impl Plan {
             n => format!(" ({n} cannot run here)"),
         };
         format!(
-            "plan: {} results from {} benchmarks{skipped}, {} rounds, {} budget each: sampling at most {}, \
-             set-up and analysis on top (sampling stops early once the CI target is met)",
+            "plan: {} results from {} benchmarks{skipped}, {} rounds ({} result-rounds), {} budget each: \
+             sampling at most {}, set-up and analysis on top (sampling stops early once the CI target is met)",
             self.results,
             self.benchmarks,
             self.rounds,
+            self.visits,
             budget_text(self.budget_s),
             // Rounded up: an "at most" never rounds below the bound (0.4 s is "1 s", not "0 s").
             fmt_duration(Duration::from_secs_f64(self.bound_s().ceil()))
@@ -68,8 +70,10 @@ pub trait Observer {
     fn plan(&mut self, _plan: &Plan) {}
     /// A result is about to be measured in `round` (from 0).
     fn visiting(&mut self, _round: usize, _what: &str) {}
-    /// That visit ended.
-    fn visited(&mut self) {}
+    /// That visit ended (or a visit the result no longer needs was passed over): `share` is
+    /// the part of a result's budget it stood for (1/rounds; 1 for a benchmark measured in one
+    /// round; 0 for a result that cannot run here), the unit of [`eta`].
+    fn visited(&mut self, _share: f64) {}
     /// A result is final.
     fn result(&mut self, _row: &Row) {}
     /// The run ended (finished or not).
@@ -81,19 +85,130 @@ pub struct Silent;
 
 impl Observer for Silent {}
 
+impl Plan {
+    /// The sampling the plan expects, in seconds: each result that runs takes its budget (the
+    /// plan's "at most" is twice this, the sampler's hard stop).
+    pub fn sampling_s(&self) -> f64 {
+        self.bound_s() / 2.0
+    }
+}
+
+/// The time a run has left, from the plan's budget arithmetic refined by the time taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Eta {
+    /// Seconds left.
+    pub left_s: f64,
+    /// Whether the run, so paced, ends after the plan's "sampling at most" (set-up and
+    /// analysis come on top of it, which the plan line says).
+    pub beyond_plan: bool,
+}
+
+/// The budget-seconds of the plan's own (pace 1: each result takes its budget) weighed against
+/// the pace measured so far: a fifth of the run's, so that the first visits (which start the
+/// worker processes) do not make the first estimate.
+const PRIOR_SHARE: f64 = 0.2;
+
+/// The time left when `done_s` of the plan's [`Plan::sampling_s`] budget-seconds are done
+/// after `elapsed_s`. The plan's pace (each result takes its budget: half its "at most") is
+/// the estimate before anything is done; the pace measured (elapsed per budget-second done)
+/// takes over as the run goes on, weighed against the plan's pace as against a fifth of the
+/// run. Until a fifth of the run is done, the pace is held within the plan's bound (twice the
+/// budget): a slow start alone (set-up, worker processes) does not contradict the plan.
+pub fn eta(plan: &Plan, done_s: f64, elapsed_s: f64) -> Eta {
+    let total = plan.sampling_s();
+    let done = done_s.clamp(0.0, total);
+    let prior = (PRIOR_SHARE * total).max(f64::MIN_POSITIVE);
+    let mut pace = (elapsed_s.max(0.0) + prior) / (done + prior);
+    if done < prior {
+        pace = pace.min(2.0);
+    }
+    let left_s = (total - done) * pace;
+    Eta { left_s, beyond_plan: elapsed_s + left_s > plan.bound_s().ceil() + 0.5 }
+}
+
+/// `eta 0:41`, `eta 7:30 (set-up on top of the plan)` when the pace measured goes beyond the
+/// plan's bound.
+pub fn eta_text(e: Eta) -> String {
+    let left = clock(Duration::from_secs_f64(e.left_s.max(0.0)));
+    if e.beyond_plan { format!("eta {left} (set-up on top of the plan)") } else { format!("eta {left}") }
+}
+
+/// `s` cut to at most `width` columns, ending in `…` when cut (ANSI-free text, one column
+/// per character).
+pub fn truncate(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let kept: String = s.chars().take(width - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// What the live display shows, shared with the bar (which redraws it on its own tick, so that
+/// the time and the estimate move between visits).
+#[derive(Clone, Debug, Default)]
+pub struct Live {
+    /// The plan.
+    pub plan: Plan,
+    /// Visits done (the counter).
+    pub visits: u64,
+    /// Budget-seconds done ([`eta`]).
+    pub done_s: f64,
+    /// `round 2/5: txn.begin detect=mprotect`.
+    pub what: String,
+    /// The last results, shown under the status line.
+    pub recent: VecDeque<String>,
+}
+
+/// The spinner's frames.
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+impl Live {
+    /// The display at `elapsed`, every line at most `width` columns: the status line (spinner,
+    /// bar, visits done of those planned, time taken, the estimate, what is measured), then
+    /// the last results.
+    pub fn render(&self, elapsed: Duration, width: usize) -> String {
+        let total = self.plan.visits.max(1);
+        let bar_width = if width >= 100 { 20 } else { 12 };
+        let filled = (self.visits.min(total) as f64 / total as f64 * bar_width as f64 * 2.0).round() as usize;
+        let bar: String = (0..bar_width)
+            .map(|i| match filled.saturating_sub(2 * i) {
+                0 => ' ',
+                1 => '▌',
+                _ => '█',
+            })
+            .collect();
+        let spinner = SPINNER[(elapsed.as_millis() / 120) as usize % SPINNER.len()];
+        let e = eta(&self.plan, self.done_s, elapsed.as_secs_f64());
+        let mut status =
+            format!("{spinner} {bar} {}/{} {} {}", self.visits, self.plan.visits, clock(elapsed), eta_text(e));
+        if !self.what.is_empty() {
+            status.push_str("  ");
+            status.push_str(&self.what);
+        }
+        let mut out = truncate(&status, width);
+        for line in &self.recent {
+            out.push('\n');
+            out.push_str(&truncate(line, width));
+        }
+        out
+    }
+}
+
 /// The progress of a run on stderr.
 pub struct Progress {
     plan: Plan,
     started: Instant,
-    visits: u64,
     results: usize,
     width: usize,
     /// Whether stderr is a terminal (a live bar) or not (plain lines).
     terminal: bool,
-    /// The live bar, once the plan is printed.
-    bar: Option<ProgressBar>,
-    /// The last results, shown under the bar.
-    recent: VecDeque<String>,
+    /// The live display, once the plan is printed.
+    bar: Option<Ticker>,
+    /// What the bar shows.
+    live: Arc<Mutex<Live>>,
     /// A saved run each result is compared with (`--baseline`).
     baseline: Option<std::sync::Arc<model::RunFile>>,
 }
@@ -109,12 +224,11 @@ impl Progress {
         Progress {
             plan: Plan::default(),
             started: Instant::now(),
-            visits: 0,
             results: 0,
             width,
             terminal,
             bar: None,
-            recent: VecDeque::new(),
+            live: Arc::default(),
             baseline: None,
         }
     }
@@ -140,39 +254,81 @@ impl Progress {
         }
     }
 
-    /// The bar: the share of visits done, time taken, ETA, and the last results under it.
-    fn new_bar(len: u64) -> ProgressBar {
-        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{spinner} {bar:24} {percent:>3}% {elapsed_precise} eta {eta_precise}  {msg}")
-        {
-            bar.set_style(style.progress_chars("█▌ "));
+    fn update(&self, f: impl FnOnce(&mut Live)) {
+        if let Ok(mut live) = self.live.lock() {
+            f(&mut live);
         }
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
     }
 
     fn counts(&self) -> String {
         format!("{}/{} results", self.results, self.plan.results)
     }
+}
 
-    /// Seconds left, from the pace so far (`None` before the first visit ends).
-    fn eta(&self) -> Option<Duration> {
-        let done = self.visits;
-        let left = self.plan.visits.saturating_sub(done);
-        (done > 0).then(|| self.started.elapsed().mul_f64(left as f64 / done as f64))
+/// The live display on a terminal: redrawn in place every tick by a thread of its own, so that
+/// the time and the estimate move between visits. Each line is cleared to its end and kept one
+/// column short of the terminal's width as it is at that moment, so no line ever fills a row
+/// and wraps (a line padded to the full width, as indicatif draws, is joined with the next row
+/// by terminals that keep the wrap).
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How often the live display is redrawn.
+const TICK: Duration = Duration::from_millis(100);
+
+impl Ticker {
+    fn start(live: Arc<Mutex<Live>>, fallback_width: usize) -> Ticker {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let started = Instant::now();
+        let thread = std::thread::Builder::new()
+            .name("osprim-progress".into())
+            .spawn(move || {
+                let mut shown = 0;
+                while !stopping.load(Ordering::Relaxed) {
+                    let width = terminal_width_of_stderr().unwrap_or(fallback_width).max(20) - 1;
+                    let text = live.lock().map(|l| l.render(started.elapsed(), width)).unwrap_or_default();
+                    shown = redraw(shown, &text);
+                    std::thread::sleep(TICK);
+                }
+                redraw(shown, "");
+            })
+            .ok();
+        Ticker { stop, thread }
     }
 
-    fn redraw(&self, what: &str) {
-        if let Some(bar) = &self.bar {
-            let mut msg = if what.is_empty() { self.counts() } else { format!("{} · {what}", self.counts()) };
-            for line in &self.recent {
-                msg.push('\n');
-                msg.push_str(line);
-            }
-            bar.set_message(msg);
+    /// Clears the display and ends the thread.
+    fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
+}
+
+/// Draws `text` over the `shown` lines drawn last (the cursor at the end of the last of them);
+/// returns the lines now shown. Empty text clears the display and leaves the cursor where it
+/// began.
+fn redraw(shown: usize, text: &str) -> usize {
+    let mut out = String::from("\r");
+    if shown > 1 {
+        out.push_str(&format!("\x1b[{}A", shown - 1));
+    }
+    let lines: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split('\n').collect() };
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push_str("\x1b[K");
+    }
+    // Whatever the last drawing had below.
+    out.push_str("\x1b[J");
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(out.as_bytes()).and_then(|()| err.flush());
+    lines.len()
 }
 
 fn terminal_width_of_stderr() -> Option<usize> {
@@ -187,41 +343,45 @@ impl Observer for Progress {
         // One column short of the terminal: a line that fills it would wrap on some terminals.
         let line = report::wrap_to(&plan.describe(), self.width.min(report::WIDTH) - 1);
         say!("{}", line.trim_end());
+        self.update(|l| *l = Live { plan: plan.clone(), ..Live::default() });
         if self.terminal {
-            self.bar = Some(Self::new_bar(plan.visits.max(1)));
+            self.bar = Some(Ticker::start(self.live.clone(), self.width));
         }
     }
 
     fn visiting(&mut self, round: usize, what: &str) {
         let what = format!("round {}/{}: {what}", round + 1, self.plan.rounds);
-        self.redraw(&what);
+        self.update(|l| l.what = what);
     }
 
-    fn visited(&mut self) {
-        self.visits += 1;
-        if let Some(bar) = &self.bar {
-            bar.set_position(self.visits);
-        }
+    fn visited(&mut self, share: f64) {
+        let budget_s = self.plan.budget_s;
+        self.update(|l| {
+            l.visits += 1;
+            l.done_s += share * budget_s;
+        });
     }
 
     fn result(&mut self, row: &Row) {
         self.results += 1;
+        let vs = self.against_baseline(row);
         match &self.bar {
             Some(_) => {
-                let vs = self.against_baseline(row);
                 let room = self.width.saturating_sub(4 + vs.chars().count()).max(20);
-                let line = format!("{}{vs}", report::table::row_line(row, room));
-                if self.recent.len() == RECENT {
-                    self.recent.pop_front();
-                }
-                self.recent.push_back(format!("  {line}"));
-                self.redraw("");
+                let line = format!("  {}{vs}", report::table::row_line(row, room));
+                self.update(|l| {
+                    if l.recent.len() == RECENT {
+                        l.recent.pop_front();
+                    }
+                    l.recent.push_back(line);
+                });
             }
             None => {
                 // The stamp and the row share one line of the width.
-                let eta = self.eta().map(|d| format!(" eta {}", fmt_duration(d))).unwrap_or_default();
-                let stamp = format!("[{} {}{eta}]", self.counts(), fmt_duration(self.started.elapsed()));
-                let vs = self.against_baseline(row);
+                let done_s = self.live.lock().map(|l| l.done_s).unwrap_or_default();
+                let elapsed = self.started.elapsed();
+                let e = eta_text(eta(&self.plan, done_s, elapsed.as_secs_f64()));
+                let stamp = format!("[{} {} {e}]", self.counts(), clock(elapsed));
                 let room = self.width.saturating_sub(stamp.chars().count() + 1 + vs.chars().count()).max(20);
                 let line = format!("{}{vs}", report::table::row_line(row, room));
                 let mut err = std::io::stderr().lock();
@@ -232,7 +392,7 @@ impl Observer for Progress {
 
     fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
+            bar.stop();
         }
     }
 }
@@ -240,6 +400,15 @@ impl Observer for Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// `0:05`, `1:05`, `2:03:00`: a clock, the same width from one second to the next.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        0..3600 => format!("{}:{:02}", s / 60, s % 60),
+        _ => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
     }
 }
 
@@ -271,8 +440,78 @@ mod tests {
         let p = Plan { results: 10, benchmarks: 4, skipped: 2, visits: 40, rounds: 5, budget_s: 1.0, twins: 0 };
         assert_eq!(p.bound_s(), 16.0);
         let line = p.describe();
-        assert!(line.contains("10 results from 4 benchmarks (2 cannot run here)"), "{line}");
+        assert!(
+            line.contains("10 results from 4 benchmarks (2 cannot run here), 5 rounds (40 result-rounds)"),
+            "{line}"
+        );
         assert!(line.contains("sampling at most 16 s, set-up and analysis on top"), "{line}");
+    }
+
+    fn seed_like_plan() -> Plan {
+        // 58 results, 4 skipped, 5 rounds, 1 s each: sampling 54 s, at most 108 s.
+        Plan { results: 58, benchmarks: 40, skipped: 4, visits: 290, rounds: 5, budget_s: 1.0, twins: 0 }
+    }
+
+    #[test]
+    fn the_first_estimate_is_the_plans_budget_within_its_bound() {
+        let p = seed_like_plan();
+        assert_eq!(p.sampling_s(), 54.0);
+        let first = eta(&p, 0.0, 0.0);
+        assert_eq!(first, Eta { left_s: 54.0, beyond_plan: false });
+        // A slow start (worker processes, set-up: 5 s for 0.2 budget-seconds) is held within
+        // the plan's bound: the estimate never says more than "at most" does.
+        let slow = eta(&p, 0.2, 5.0);
+        assert!(slow.left_s <= p.bound_s() - 5.0 && !slow.beyond_plan, "{slow:?}");
+        assert!(slow.left_s > 54.0, "but slower than the budget: {slow:?}");
+    }
+
+    #[test]
+    fn the_estimate_follows_the_pace_measured_as_the_run_goes_on() {
+        let p = seed_like_plan();
+        // Half the budget-seconds done in half the time: the rest at the same pace.
+        let even = eta(&p, 27.0, 27.0);
+        assert!((even.left_s - 27.0).abs() < 1e-9, "{even:?}");
+        // Sampling that stops early (CI target met): half the pace, and the estimate follows.
+        let quick = eta(&p, 27.0, 13.5);
+        assert!(quick.left_s < 27.0 && quick.left_s > 13.5, "{quick:?}");
+        // Set-up far beyond the budget, measured over half the run: said, with the reason.
+        let slow = eta(&p, 27.0, 81.0);
+        assert!(slow.left_s > 54.0 && slow.beyond_plan, "{slow:?}");
+        assert!(eta_text(slow).contains("set-up on top of the plan"), "{}", eta_text(slow));
+        // Done: nothing left.
+        assert_eq!(eta(&p, 54.0, 60.0).left_s, 0.0);
+        // A run where nothing can run here.
+        let none = Plan { skipped: 58, ..p };
+        assert_eq!(eta(&none, 0.0, 1.0).left_s, 0.0);
+    }
+
+    #[test]
+    fn truncation_keeps_to_the_width_and_marks_the_cut() {
+        assert_eq!(truncate("round 2/5: txn.begin", 40), "round 2/5: txn.begin");
+        assert_eq!(truncate("round 2/5: txn.begin detect=mprotect", 20), "round 2/5: txn.begi…");
+        assert_eq!(truncate("µµµµ", 3), "µµ…");
+        assert_eq!(truncate("abc", 0), "");
+    }
+
+    #[test]
+    fn the_live_display_fits_any_width_and_shows_the_counter() {
+        let live = Live {
+            plan: seed_like_plan(),
+            visits: 23,
+            done_s: 4.6,
+            what: "round 2/5: txn.begin detect=mprotect track=all cpus=0,1 size=65536".into(),
+            recent: ["  ipc.pipe.rtt size=65536  12.3 µs ±0.4 % some flags and words after it".to_string()].into(),
+        };
+        for width in [39, 79, 99, 200] {
+            let text = live.render(Duration::from_millis(5_300), width);
+            assert_eq!(text.lines().count(), 2, "{text}");
+            for line in text.lines() {
+                assert!(line.chars().count() <= width, "{width}: {line:?}");
+            }
+            assert!(text.contains(" 23/290 0:05 eta "), "{text}");
+        }
+        let wide = live.render(Duration::from_secs(5), 200);
+        assert!(wide.contains("round 2/5: txn.begin detect=mprotect track=all"), "{wide}");
     }
 
     #[test]
@@ -280,5 +519,7 @@ mod tests {
         assert_eq!(fmt_duration(Duration::from_secs(12)), "12 s");
         assert_eq!(fmt_duration(Duration::from_secs(65)), "1:05");
         assert_eq!(fmt_duration(Duration::from_secs(7380)), "2:03:00");
+        assert_eq!(clock(Duration::from_secs(5)), "0:05");
+        assert_eq!(clock(Duration::from_secs(7380)), "2:03:00");
     }
 }

@@ -54,10 +54,19 @@ fn output_path(output: &Output, started: std::time::SystemTime) -> Result<(Optio
         Output::Default => {
             let dir = Path::new("osprim-results");
             let path = platform::interrupt::create_removable(|| output::reserve_default(dir, started), Clone::clone)
-                .with_context(|| format!("cannot create a result file in {}", dir.display()))?;
+                .map_err(|e| no_result_file_in(dir, &e))?;
             Ok((Some(path.clone()), Some(Reservation { path, armed: true })))
         }
     }
+}
+
+/// Why no result file can be made in `dir` (read-only, not a directory, full), with the two
+/// ways on: one line.
+pub(crate) fn no_result_file_in(dir: &Path, e: &std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot create a result file in {}: {e}; run with --no-save (no result file) or -o PATH (saved elsewhere)",
+        dir.display()
+    )
 }
 
 /// A default result file reserved (created empty) for a run that has not started writing it:
@@ -214,7 +223,8 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             .map(|(_, v)| v.len())
             .sum::<usize>()
             + cold_skipped.len(),
-        visits: benches.iter().zip(&planned).map(|(b, v)| (rounds_of(*b) * v.len()) as u64).sum(),
+        visits: benches.iter().zip(&planned).map(|(b, v)| (rounds_of(*b) * v.len()) as u64).sum::<u64>()
+            + cold_skipped.len() as u64,
         rounds: cfg.rounds.max(1),
         budget_s: cfg.budget_s,
     };
@@ -228,13 +238,15 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         run.config = cfg.record();
     }
     observer.plan(&plan);
+    // The part of its result's budget a visit stands for (the unit of the progress estimate).
+    let share_of = |b: &dyn Benchmark| if b.available().is_err() { 0.0 } else { 1.0 / rounds_of(b) as f64 };
     let rounds = cfg.rounds.max(1);
     let mut book =
         Book { slots: Vec::new(), store, observer, rounds: cfg.rounds, budget_s: cfg.budget_s, executions_started: 0 };
     // `--cache cold` on a benchmark without a cold mode: its row says so.
     for (bench, why) in cold_skipped {
-        let item =
-            Item { bench, params: bench::cold::with_cache(&Params::new(), bench::cold::COLD), cfg: single_cfg.clone() };
+        let params = bench::cold::with_cache(&Params::new(), bench::cold::COLD);
+        let item = Item { bench, params, cfg: single_cfg.clone(), share: 0.0 };
         book.begin(0, &item);
         book.settle(&item, 0, Err(NotMeasured::Skipped(format!("not measured cold: {why}"))), 0, Duration::ZERO, &run);
     }
@@ -284,7 +296,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                 let existing = book.find(bench.id(), params);
                 let (batch, spread_between_rounds_rel) = match existing {
                     Some(i) if book.slots[i].done => {
-                        book.observer.visited();
+                        book.observer.visited(share_of(*bench));
                         continue;
                     }
                     Some(i) => (book.slots[i].batch, book.slots[i].spread_between_rounds_rel()),
@@ -296,7 +308,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                     spread_between_rounds_rel,
                     ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
                 };
-                items.push(Item { bench: *bench, params: params.clone(), cfg });
+                items.push(Item { bench: *bench, params: params.clone(), cfg, share: share_of(*bench) });
             }
         }
         let ctx_round = Round { index: round, stop: &stop };
@@ -440,6 +452,8 @@ struct Item {
     bench: &'static dyn Benchmark,
     params: Params,
     cfg: SamplerConfig,
+    /// The part of its result's budget this visit stands for ([`Observer::visited`]).
+    share: f64,
 }
 
 /// The round being measured, and what stops the run.
@@ -720,12 +734,14 @@ impl Book<'_> {
                 Err(e) => Err(e.clone()),
             };
             let params = bench::cold::with_cache(&item.params, bench::cold::HOT);
-            (Item { bench: item.bench, params, cfg: item.cfg.clone() }, outcome)
+            (Item { bench: item.bench, params, cfg: item.cfg.clone(), share: 0.0 }, outcome)
         });
         let done = self.settle_one(item, round, outcome, steal, elapsed, run, false);
         if let Some((twin, outcome)) = twin {
             self.settle_one(&twin, round, outcome, steal, Duration::ZERO, run, done);
         }
+        // One visit, the twin's row with it.
+        self.observer.visited(item.share);
     }
 
     /// [`Book::settle`] for one row; `finish`: this is its last round whatever the count
@@ -768,7 +784,6 @@ impl Book<'_> {
             }
             slot.rounds.notes.push(note);
         }
-        self.observer.visited();
         // A result is final after its last round (or when it gets no more): analysed now,
         // shown as it comes, kept for the result file.
         if slot.done || single || finish || round + 1 == rounds.max(1) {
@@ -1127,6 +1142,7 @@ mod tests {
                 bench: bench::fake::Scripted::steady(id, vec![1.0]).leak(),
                 params: Params::new(),
                 cfg: SamplerConfig::quick().for_round(0),
+                share: 1.0,
             })
             .collect()
     }
@@ -1254,7 +1270,7 @@ mod tests {
     fn a_cold_visit_settles_its_row_and_its_hot_twin_and_the_row_carries_their_ratio() {
         let bench = registry::find("syscall.null").expect("registered");
         let params = bench::cold::with_cache(&Params::new(), bench::cold::COLD);
-        let item = Item { bench, params, cfg: SamplerConfig::quick().for_round(0) };
+        let item = Item { bench, params, cfg: SamplerConfig::quick().for_round(0), share: 1.0 };
         let (run, mut observer) = (run_file(), crate::progress::Silent);
         let mut book = Book {
             slots: Vec::new(),

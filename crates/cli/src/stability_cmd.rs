@@ -150,7 +150,7 @@ fn output_path(out: &Output, started: std::time::SystemTime) -> Result<Option<Pa
         }
         Output::Default => output::reserve_default(Path::new(STABILITY_DIR), started)
             .map(Some)
-            .with_context(|| format!("cannot create a result file in {STABILITY_DIR}")),
+            .map_err(|e| crate::runner::no_result_file_in(Path::new(STABILITY_DIR), &e)),
     }
 }
 

@@ -460,6 +460,19 @@ fn closing_notes(ctx: &Ctx) -> Vec<String> {
         };
         out.push(text.into());
     }
+    // Rows whose samples are differences of two measurements (ctx.address_space: with − without,
+    // paired): a single sample can fall below 0, and its min says so.
+    let below: Vec<&str> =
+        run.results.iter().filter(|r| r.summary.as_ref().is_some_and(|s| s.min < 0.0)).map(|r| r.id.as_str()).collect();
+    if !below.is_empty() {
+        let mut ids = below.clone();
+        ids.dedup();
+        out.push(format!(
+            "a min below 0 ({}): each sample is a difference of two measurements taken side by side (with − \
+             without), so a single sample can fall below 0; the median and its CI are the figure",
+            ids.join(", ")
+        ));
+    }
     if let Some(why) = &run.timer.fallback_reason {
         out.push(format!("timer: the cycle counter was not used: {why}"));
     }

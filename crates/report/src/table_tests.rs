@@ -340,3 +340,19 @@ fn a_cold_row_shows_its_misses_against_its_hot_twin() {
         "{id}: {out}"
     );
 }
+
+#[test]
+fn a_min_below_zero_is_explained_under_the_table() {
+    let mut run = fixture();
+    // Two rows of the fixture are paired differences whose single samples fell below 0.
+    let out = render(&run, &view(100));
+    assert!(out.contains("a min below 0 (interpose.preload, ctx.address_space): each sample is a difference"), "{out}");
+    assert_fits(&out, 100);
+    assert_fits(&render(&run, &view(80)), 80);
+    for row in &mut run.results {
+        if let Some(s) = row.summary.as_mut() {
+            s.min = s.min.abs();
+        }
+    }
+    assert!(!render(&run, &view(100)).contains("a min below 0"), "said only where a min is below 0");
+}

@@ -173,3 +173,48 @@ pub fn fields(m: &Machine) -> Vec<(String, String)> {
     add("load_avg.end", format_load(s.load_avg_end));
     out
 }
+
+/// The timer a run measures with ([`crate::timer::detect`]), as ordered `(key, value)` pairs
+/// for `osprim env`: the clock, its frequency and where it came from, whether it is invariant,
+/// its step, the cost of a read, and the overhead subtracted from each sample.
+pub fn timer_fields(t: &model::TimerInfo) -> Vec<(String, String)> {
+    use model::TimerKind;
+    use model::unit::fmt_ns;
+    let mhz = |hz: f64| format!("{:.1} MHz", hz / 1e6);
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut add = |k: &str, v: String| out.push((k.to_string(), v));
+    add(
+        "timer",
+        match t.kind {
+            TimerKind::Tsc => "tsc (x86-64 time-stamp counter, rdtsc)",
+            TimerKind::Cntvct => "cntvct (aarch64 virtual counter)",
+            TimerKind::MonotonicRaw => "monotonic_raw (clock_gettime(CLOCK_MONOTONIC_RAW), ns)",
+        }
+        .to_string(),
+    );
+    add("timer.frequency", format!("{}: {}", mhz(t.freq_hz), t.freq_source));
+    if let Some(hz) = t.calibrated_hz.filter(|hz| (hz - t.freq_hz).abs() > 1e-6 * t.freq_hz) {
+        add("timer.calibrated", format!("{} against CLOCK_MONOTONIC_RAW", mhz(hz)));
+    }
+    if let Some(hz) = t.stated_hz {
+        add("timer.stated", format!("{} (the hardware's own)", mhz(hz)));
+    }
+    let invariant = yes_no(t.invariant);
+    add(
+        "timer.invariant",
+        if t.invariant_source.is_empty() { invariant } else { format!("{invariant} ({})", t.invariant_source) },
+    );
+    if let Some(why) = &t.fallback_reason {
+        add("timer.fallback", why.clone());
+    }
+    add("timer.step", fmt_ns(t.resolution_ns));
+    if let Some(ns) = t.read_cost_ns {
+        add("timer.read_cost", fmt_ns(ns));
+    }
+    let mean = t.overhead_mean_ns.map(|m| format!(", mean {}", fmt_ns(m))).unwrap_or_default();
+    add(
+        "timer.overhead",
+        format!("a start/stop pair: median {}{mean} (a run subtracts it from each sample)", fmt_ns(t.overhead_ns)),
+    );
+    out
+}
