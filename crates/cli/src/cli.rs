@@ -16,17 +16,18 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "osprim", version, about, long_about = None, after_help = "\
 Without a command, osprim measures what the five papers' tables need (under a minute) and
-shows those tables beside today's figures; the results are saved in osprim-results/.
+ends with a one-screen digest; the results are saved in osprim-results/, and `osprim papers`
+shows the papers' tables beside them.
 
 Examples:
-  osprim                         the seed suite, then the papers' tables
+  osprim                         the seed suite, then a one-screen digest
   osprim run --quick syscall     the syscall family, about 0.2 s per result
   osprim run                     the whole catalogue (the plan says how long)
   osprim list ipc fault          the benchmarks of two families
   osprim papers                  the papers' tables from the newest saved result
   osprim show today.json --format markdown")]
 pub struct Cli {
-    /// What to do (default: the seed suite, then the papers' tables).
+    /// What to do (default: the seed suite, then a one-screen digest).
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Options every command takes.
@@ -556,7 +557,8 @@ impl Cli {
             None => Cmd::Run {
                 run: seed_suite(),
                 present: present(&PresentArgs::default(), false, false),
-                papers: true,
+                papers: false,
+                digest: true,
                 baseline: None,
                 history: Some(history_location(None)),
             },
@@ -564,6 +566,7 @@ impl Cli {
                 run: seed_suite(),
                 present: present(&p, false, all_rows),
                 papers: true,
+                digest: true,
                 baseline: None,
                 history: Some(history_location(None)),
             },
@@ -571,6 +574,7 @@ impl Cli {
                 present: present(&args.present, args.strict, false),
                 run: args.sampling.run_config(args.patterns),
                 papers: false,
+                digest: false,
                 baseline: args.baseline,
                 history: if args.no_history { None } else { Some(history_location(args.db.as_deref())) },
             },
@@ -628,6 +632,8 @@ fn seeds_only() -> Vec<Only> {
     let wants = seeds::figures()
         .iter()
         .flat_map(|f| seeds::target(f).wants().into_iter().chain(seeds::beside(f).into_iter().map(|b| b.1)));
+    // And the five primitives of the digest, which no paper's row asks for.
+    let wants = wants.chain(report::digest::PRIMITIVES.iter().map(|p| p.want));
     for want in wants {
         let params: Vec<(String, String)> = want.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let ids: Vec<&str> = match bench::registry::DERIVED.iter().find(|d| d.id == want.id) {

@@ -59,12 +59,19 @@ pub fn render(run: &RunFile, elapsed_s: f64, saved_to: Option<&Path>, view: &Vie
     lines.push(paint(&layout::abbreviate(&title, width), Style::Bold, color));
     lines.extend(verdict_lines(run, elapsed_s, width));
     let summaries = seeds::paper_summaries(run);
-    lines.extend(paper_lines(&summaries, width).into_iter().enumerate().map(|(i, l)| {
-        if i == 0 { paint(&l, Style::Bold, color) } else { l }
-    }));
-    lines.extend(primitive_lines(run, width).into_iter().enumerate().map(|(i, l)| {
-        if i == 0 { paint(&l, Style::Bold, color) } else { l }
-    }));
+    lines.extend(
+        paper_lines(&summaries, width)
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| if i == 0 { paint(&l, Style::Bold, color) } else { l }),
+    );
+    lines.extend(
+        primitive_lines(run, width).into_iter().enumerate().map(
+            |(i, l)| {
+                if i == 0 { paint(&l, Style::Bold, color) } else { l }
+            },
+        ),
+    );
     let file = match saved_to {
         Some(p) => format!("{POINTER}, FILE being {}", p.display()),
         None => format!("{POINTER}, FILE being a saved result (this run was not saved)"),
@@ -145,8 +152,9 @@ fn paper_lines(summaries: &[PaperSummary], width: usize) -> Vec<String> {
         })
         .collect();
     let header = ["Paper", "rows", "median"];
-    let w: Vec<usize> =
-        (0..3).map(|i| cells.iter().map(|c| layout::width(&c[i])).chain([header[i].len()]).max().unwrap_or(0)).collect();
+    let w: Vec<usize> = (0..3)
+        .map(|i| cells.iter().map(|c| layout::width(&c[i])).chain([header[i].len()]).max().unwrap_or(0))
+        .collect();
     let lay = |c: [&str; 3], rest: &str| {
         format!("{:<a$}  {:<b$}  {:<m$}  {rest}", c[0], c[1], c[2], a = w[0], b = w[1], m = w[2])
     };
@@ -212,7 +220,9 @@ fn trust(r: &Row) -> [String; 2] {
             let why = r.flags.iter().find(|f| f.tier() == Tier::Untrustworthy).map(|f| f.label());
             long_short(why.map_or_else(|| "untrustworthy".into(), |w| format!("untrustworthy ({w})")), "untrustworthy")
         }
-        Status::Skipped => long_short(format!("skipped: {}", r.reason.as_deref().unwrap_or("cannot run here")), "skipped"),
+        Status::Skipped => {
+            long_short(format!("skipped: {}", r.reason.as_deref().unwrap_or("cannot run here")), "skipped")
+        }
         Status::Failed => long_short(format!("failed: {}", r.reason.as_deref().unwrap_or("an error")), "failed"),
         Status::Interrupted => long_short("interrupted".into(), "interrupted"),
     }
@@ -235,8 +245,9 @@ fn primitive_lines(run: &RunFile, width: usize) -> Vec<String> {
         })
         .collect();
     let header = ["Primitive", "benchmark", "median [95 % interval]"];
-    let w: Vec<usize> =
-        (0..2).map(|i| cells.iter().map(|c| layout::width(&c[i])).chain([header[i].len()]).max().unwrap_or(0)).collect();
+    let w: Vec<usize> = (0..2)
+        .map(|i| cells.iter().map(|c| layout::width(&c[i])).chain([header[i].len()]).max().unwrap_or(0))
+        .collect();
     let lay = |c: [&str; 3]| format!("{:<a$}  {:<b$}  {}", c[0], c[1], c[2], a = w[0], b = w[1]).trim_end().to_string();
     let mut out = vec![lay(header)];
     for [name, id, value, note, short] in &cells {

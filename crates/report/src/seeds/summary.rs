@@ -8,8 +8,8 @@
 //! left out, counted per reason.
 
 use super::{
-    Change, Group, Interval, Paper, Reading, RowStatus, RunFile, SeedRow, by_table, change_words, figure_key,
-    heading, median_ratio, reading_words, rows, seeds, without_counts, wrap,
+    Change, Group, Interval, Paper, Reading, RowStatus, RunFile, SeedRow, by_table, change_words, figure_key, heading,
+    median_ratio, reading_words, rows, seeds, without_counts, wrap,
 };
 use crate::escape::{Md, latex};
 use std::fmt::Write;
@@ -142,7 +142,8 @@ impl PaperSummary {
         match self.median_words() {
             Some(m) => {
                 let n = self.conclusive;
-                let _ = write!(text, "median {m} {}, of {n} conclusive row{}", self.what, if n == 1 { "" } else { "s" });
+                let _ =
+                    write!(text, "median {m} {}, of {n} conclusive row{}", self.what, if n == 1 { "" } else { "s" });
                 if self.conclusive_distinct < n {
                     let d = self.conclusive_distinct;
                     let _ = write!(text, " ({d} distinct figure{})", if d == 1 { "" } else { "s" });
