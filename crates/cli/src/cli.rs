@@ -950,6 +950,24 @@ mod tests {
     }
 
     #[test]
+    fn the_bare_osprim_ends_on_its_digest_and_measures_its_five_primitives() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).unwrap().into_command() {
+            Cmd::Run { run, papers, digest, .. } => (run, papers, digest),
+            _ => panic!("{args:?} runs"),
+        };
+        let (run, papers, digest) = parse(&["osprim"]);
+        assert!(digest && !papers, "the digest, the tables behind osprim papers");
+        let only = run.only.expect("the seed suite");
+        for p in &report::digest::PRIMITIVES {
+            let id = bench::registry::DERIVED.iter().find(|d| d.id == p.want.id).map_or(p.want.id, |d| d.sources()[0]);
+            assert!(only.iter().any(|o| o.id == id), "{id}");
+        }
+        let (_, papers, digest) = parse(&["osprim", "papers", "--run"]);
+        assert!(papers && digest, "papers --run: the tables, then the digest");
+        assert!(!parse(&["osprim", "run", "syscall"]).2, "osprim run has no digest");
+    }
+
+    #[test]
     fn value_parsers_reject_nonsense() {
         assert_eq!(parse_cpu_pair("0,1"), Ok([0, 1]));
         assert!(parse_cpu_pair("1,1").is_err());

@@ -40,7 +40,11 @@ pub const PRIMITIVES: [Primitive; 5] = [
     Primitive { name: "context switch", want: Want { id: "ctx.thread", params: &[], stage: None } },
     Primitive {
         name: "pipe round trip",
-        want: Want { id: "rpc.pipe", params: &[("bytes", "0"), ("peer", "process")], stage: None },
+        want: Want {
+            id: "rpc.pipe",
+            params: &[("bytes", "0"), ("peer", "process"), ("placement", "same_cpu")],
+            stage: None,
+        },
     },
     Primitive { name: "page fault", want: Want { id: "fault.anon.write", params: &[], stage: None } },
     Primitive { name: "fork", want: Want { id: "process.fork_exit", params: &[("touched", "4MiB")], stage: None } },
