@@ -108,7 +108,7 @@ fn verdict_lines(run: &RunFile, elapsed_s: f64, width: usize) -> Vec<String> {
     let first = full.lines().next().unwrap_or_default();
     let counts = first.strip_prefix("osprim: ").unwrap_or(first);
     let partial = if run.partial { "partial run, " } else { "" };
-    let mut text = format!("Verdict: {partial}{word}: {counts}");
+    let mut text = format!("Verdict: {partial}{word} — {counts}");
     let failed_checks = run.results.iter().filter(|r| r.validation.verdict == Verdict::Failed).count();
     if failed_checks > 0 {
         let _ = write!(text, "; {failed_checks} failed a self-check");
