@@ -238,7 +238,8 @@ pub(crate) fn latex_list(run: &RunFile) -> String {
         let _ = writeln!(
             out,
             "\\item \\textbf{{{}}} ({}): {}. {}.",
-            latex(&s.system),
+            // "Go! component OS": the space after "!" is not the end of a sentence.
+            latex(&s.system).replace("! ", "!\\ "),
             latex(&s.cite),
             latex(&s.counts_text()),
             latex(&upper_first(&s.change_text()))
