@@ -16,17 +16,18 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "osprim", version, about, long_about = None, after_help = "\
 Without a command, osprim measures what the five papers' tables need (under a minute) and
-shows those tables beside today's figures; the results are saved in osprim-results/.
+ends with a one-screen digest; the results are saved in osprim-results/, and `osprim papers`
+shows the papers' tables beside them.
 
 Examples:
-  osprim                         the seed suite, then the papers' tables
+  osprim                         the seed suite, then a one-screen digest
   osprim run --quick syscall     the syscall family, about 0.2 s per result
   osprim run                     the whole catalogue (the plan says how long)
   osprim list ipc fault          the benchmarks of two families
   osprim papers                  the papers' tables from the newest saved result
   osprim show today.json --format markdown")]
 pub struct Cli {
-    /// What to do (default: the seed suite, then the papers' tables).
+    /// What to do (default: the seed suite, then a one-screen digest).
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Options every command takes.
@@ -613,7 +614,8 @@ impl Cli {
             None => Cmd::Run {
                 run: seed_suite(&bare),
                 present: present(&PresentArgs::default(), false, false),
-                papers: true,
+                papers: false,
+                digest: true,
                 baseline: None,
                 // A run that saves nothing records nothing.
                 history: (!bare.no_save).then(|| history_location(None)),
@@ -622,6 +624,7 @@ impl Cli {
                 run: seed_suite(&BareArgs::default()),
                 present: present(&p, false, all_rows),
                 papers: true,
+                digest: true,
                 baseline: None,
                 history: Some(history_location(None)),
             },
@@ -629,6 +632,7 @@ impl Cli {
                 present: present(&args.present, args.strict, false),
                 run: RunConfig { host: args.host.or(host), ..args.sampling.run_config(args.patterns) },
                 papers: false,
+                digest: false,
                 baseline: args.baseline,
                 history: if args.no_history { None } else { Some(history_location(args.db.as_deref())) },
             },
@@ -690,6 +694,8 @@ fn seeds_only() -> Vec<Only> {
     let wants = seeds::figures()
         .iter()
         .flat_map(|f| seeds::target(f).wants().into_iter().chain(seeds::beside(f).into_iter().map(|b| b.1)));
+    // And the five primitives of the digest, which no paper's row asks for.
+    let wants = wants.chain(report::digest::PRIMITIVES.iter().map(|p| p.want));
     for want in wants {
         let params: Vec<(String, String)> = want.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let ids: Vec<&str> = match bench::registry::DERIVED.iter().find(|d| d.id == want.id) {
@@ -1163,7 +1169,7 @@ mod tests {
             let cli = Cli::try_parse_from(args).expect("parses");
             cli.check().expect("no mistake");
             match cli.into_command() {
-                Cmd::Run { run, history, papers: true, .. } => (run, history),
+                Cmd::Run { run, history, papers: false, .. } => (run, history),
                 other => panic!("{other:?}"),
             }
         };
@@ -1184,6 +1190,24 @@ mod tests {
         // A command's own --quick is its own.
         Cli::try_parse_from(["osprim", "run", "--quick", "syscall"]).unwrap().check().unwrap();
         Cli::try_parse_from(["osprim", "--quiet", "env"]).unwrap().check().unwrap();
+    }
+
+    #[test]
+    fn the_bare_osprim_ends_on_its_digest_and_measures_its_five_primitives() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).unwrap().into_command() {
+            Cmd::Run { run, papers, digest, .. } => (run, papers, digest),
+            _ => panic!("{args:?} runs"),
+        };
+        let (run, papers, digest) = parse(&["osprim"]);
+        assert!(digest && !papers, "the digest, the tables behind osprim papers");
+        let only = run.only.expect("the seed suite");
+        for p in &report::digest::PRIMITIVES {
+            let id = bench::registry::DERIVED.iter().find(|d| d.id == p.want.id).map_or(p.want.id, |d| d.sources()[0]);
+            assert!(only.iter().any(|o| o.id == id), "{id}");
+        }
+        let (_, papers, digest) = parse(&["osprim", "papers", "--run"]);
+        assert!(papers && digest, "papers --run: the tables, then the digest");
+        assert!(!parse(&["osprim", "run", "syscall"]).2, "osprim run has no digest");
     }
 
     #[test]

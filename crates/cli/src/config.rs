@@ -17,15 +17,17 @@ pub const RESULTS_DIR: &str = "osprim-results";
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant, reason = "one is built per process")]
 pub enum Command {
-    /// Measure and report; `papers` shows the seed papers' tables instead of the results
-    /// table (the bare `osprim`: the seed suite).
+    /// Measure and report; `papers` adds the seed papers' tables after the results table,
+    /// `digest` ends with the one-screen digest (the bare `osprim`: the seed suite).
     Run {
         /// What to measure and how.
         run: RunConfig,
         /// How the results are shown.
         present: Present,
-        /// Show the papers' tables (the seed view) rather than the results table.
+        /// Show the papers' tables (the seed view) after the results table.
         papers: bool,
+        /// End with the digest, the last screen ([`report::digest`]): the bare `osprim`.
+        digest: bool,
         /// A saved run each result is compared with.
         baseline: Option<PathBuf>,
         /// Where the saved run is recorded (`None`: not recorded).

@@ -77,8 +77,8 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
 /// Runs a validated command; returns the process exit status.
 pub fn execute(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Run { run, present, papers, baseline, history } => {
-            run_and_report(&run, &present, papers, baseline.as_deref(), history.as_ref())
+        Command::Run { run, present, papers, digest, baseline, history } => {
+            run_and_report(&run, &present, (papers, digest), baseline.as_deref(), history.as_ref())
         }
         Command::History { patterns, location, import, host, changes, present } => {
             show_history(&patterns, &location, import.as_deref(), host.as_deref(), changes, &present)
@@ -166,10 +166,12 @@ fn newest_result(dir: &Path) -> Result<PathBuf> {
         .ok_or_else(none)
 }
 
+/// A run, measured and reported; `papers` adds the papers' tables, `digest` ends with the
+/// digest (the bare `osprim`: README, "The first run").
 fn run_and_report(
     cfg: &RunConfig,
     present: &Present,
-    papers: bool,
+    (papers, digest): (bool, bool),
     baseline: Option<&Path>,
     history: Option<&history::Location>,
 ) -> Result<ExitCode> {
@@ -225,7 +227,9 @@ fn run_and_report(
         }
     }
     let verdict = report::verdict(&done.run, elapsed.as_secs_f64());
-    if present.format == Format::Table {
+    // The digest holds the verdict and comes last, after the notes on where the run was saved.
+    let digest = digest && !done.interrupted && present.format == Format::Table;
+    if present.format == Format::Table && !digest {
         text.push_str(&format!("\n{verdict}\n"));
     }
     emit_in(present.format, &text)?;
@@ -235,6 +239,14 @@ fn run_and_report(
     saved_note(&done);
     if let (Some(loc), Some(path)) = (history, &done.saved_to) {
         record_in_history(loc, &done.run, path, present.quiet, &interrupt, history_down);
+    }
+    if digest {
+        let lent = match history {
+            Some(loc) => stability_cmd::with_history(done.run.clone(), loc),
+            None => done.run.clone(),
+        };
+        let last = report::digest::render(&lent, elapsed.as_secs_f64(), done.saved_to.as_deref(), &present.view);
+        emit_in(present.format, &format!("\n{last}"))?;
     }
     // A signal after the measuring (while the history was waited for, say) still ends the run
     // with its status, its result file saved.

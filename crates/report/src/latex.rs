@@ -386,6 +386,7 @@ pub fn papers(run: &RunFile, view: &View) -> String {
     if run.partial {
         let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");
     }
+    out.push_str(&seeds::summary::latex_list(run));
     for paper in &papers::PAPERS {
         let groups = seeds::by_table(paper, &rows);
         let mut notes = Notes::default();

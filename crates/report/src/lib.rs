@@ -10,6 +10,7 @@ pub mod compare;
 mod context;
 pub mod crosscheck;
 pub mod csv;
+pub mod digest;
 mod document;
 mod escape;
 pub use escape::terminal;

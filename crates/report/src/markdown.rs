@@ -152,6 +152,7 @@ pub fn papers(run: &RunFile, view: &View) -> String {
     if run.partial {
         let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
     }
+    out.push_str(&seeds::summary::markdown(run));
     for paper in &papers::PAPERS {
         let groups = seeds::by_table(paper, &rows);
         let _ = writeln!(out, "## {}\n", Md::Prose.escape(&paper.heading()));

@@ -1348,27 +1348,6 @@ pub(crate) fn cycles_text(run: &RunFile) -> String {
     }
 }
 
-/// What a paper's summary rests on, in one kind of change, and what it leaves out.
-struct SummaryRatios<'a> {
-    /// The conclusive rows: label and ratio.
-    rows: Vec<(&'a str, f64)>,
-    /// One ratio per distinct figure of today's: rows that share one (two of the paper's
-    /// figures answered by one result) count once, by the geometric mean of their ratios.
-    distinct: Vec<f64>,
-    /// Time or memory.
-    kind: Change,
-    /// "in time", "in cycles", "in memory".
-    what: &'static str,
-    /// Rows with a figure today that the summary leaves out, per reason, in the order said.
-    left: Vec<(usize, String)>,
-}
-
-/// A change of a row in one kind: ratio with its interval, reading and kind.
-type Picked = Option<(Option<Interval>, Reading, Change)>;
-
-/// How to pick one kind of change from a row, and its name.
-type PickKind = (fn(&SeedRow) -> Picked, &'static str);
-
 /// The key of today's figure: rows with equal keys show one figure.
 fn figure_key(r: &SeedRow) -> String {
     format!(
@@ -1378,149 +1357,6 @@ fn figure_key(r: &SeedRow) -> String {
         r.today_stage,
         r.today_mean.or(r.today_median).map(f64::to_bits)
     )
-}
-
-/// How many distinct figures of today's the compared rows show.
-fn distinct_figures(rows: &[&(&SeedRow, String)]) -> usize {
-    let mut keys: Vec<String> =
-        rows.iter().filter(|(r, _)| r.status == RowStatus::Measured).map(|(r, _)| figure_key(r)).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys.len()
-}
-
-/// The ratios the summary of a paper rests on, in time where there are times, else in
-/// cycles, else in memory: conclusive rows only (better, worse, ≈ same), totals only, over
-/// distinct figures of today's. Left out, and counted: parts of a breakdown whose total is a
-/// row, rows that failed their checks or are differences within one clock read, rows whose conditions differ, rows compared only in
-/// another kind (cycles where the summary is in time), inconclusive ones and those below
-/// resolution.
-fn summary_ratios<'a>(all: &[&'a (&'a SeedRow, String)]) -> SummaryRatios<'a> {
-    let kinds: [PickKind; 3] = [
-        (|r| r.change().filter(|c| c.2 == Change::Time), "in time"),
-        (SeedRow::change_cycles, "in cycles"),
-        (|r| r.change().filter(|c| c.2 == Change::Memory), "in memory"),
-    ];
-    let measured: Vec<&SeedRow> = all.iter().map(|(r, _)| *r).filter(|r| r.status == RowStatus::Measured).collect();
-    let mut left = Vec::new();
-    let part = measured.iter().filter(|r| r.part).count();
-    let unlike = measured.iter().filter(|r| !r.part && r.caveat.is_some()).count();
-    let doubted = |why: &str| {
-        measured.iter().filter(|r| !r.part && r.caveat.is_none() && r.doubt.as_deref() == Some(why)).count()
-    };
-    for (n, one, many) in [
-        (part, "part of a breakdown", "parts of a breakdown"),
-        (unlike, "not like for like", "not like for like"),
-        (doubted("failed its checks"), "that failed its checks", "that failed their checks"),
-        (
-            doubted("a difference within one clock read"),
-            "difference within one clock read",
-            "differences within one clock read",
-        ),
-    ] {
-        if n > 0 {
-            left.push((n, if n == 1 { one } else { many }.to_string()));
-        }
-    }
-    let usable = |r: &SeedRow| !r.part && r.caveat.is_none() && r.doubt.is_none();
-    let mut out = SummaryRatios { rows: Vec::new(), distinct: Vec::new(), kind: Change::Time, what: "", left };
-    for (pick, what) in kinds {
-        let read: Vec<(&SeedRow, &str, Option<Interval>, Reading, Change)> = (all.iter())
-            .filter(|(r, _)| r.status == RowStatus::Measured && usable(r))
-            .filter_map(|(r, l)| pick(r).map(|(x, reading, k)| (*r, l.as_str(), x, reading, k)))
-            .collect();
-        let Some(first) = read.first() else { continue };
-        out.kind = first.4;
-        out.what = what;
-        let other_kind = measured.iter().filter(|r| usable(r) && pick(r).is_none()).count();
-        let (mut inconclusive, mut below) = (0, 0);
-        let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
-        for (r, label, x, reading, _) in &read {
-            match (reading, x) {
-                (Reading::BelowResolution, _) => below += 1,
-                (Reading::Inconclusive, _) | (_, None) => inconclusive += 1,
-                (_, Some(x)) => {
-                    out.rows.push((label, x.estimate));
-                    let key = figure_key(r);
-                    match groups.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, v)) => v.push(x.estimate),
-                        None => groups.push((key, vec![x.estimate])),
-                    }
-                }
-            }
-        }
-        for (n, why) in [
-            (other_kind, "in other units".to_string()),
-            (inconclusive, "inconclusive".to_string()),
-            (below, "below resolution".to_string()),
-        ] {
-            if n > 0 {
-                out.left.push((n, why));
-            }
-        }
-        out.distinct =
-            groups.into_iter().map(|(_, v)| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()).collect();
-        break;
-    }
-    out
-}
-
-/// The summary of one paper: rows with a figure today (and how many distinct figures they
-/// show), the median change of the conclusive totals over distinct figures, best and worst,
-/// and what was left out.
-fn paper_summary(out: &mut String, paper: &Paper, rows: &[SeedRow], width: usize, color: bool) {
-    let groups = by_table(paper, rows);
-    let all: Vec<&(&SeedRow, String)> = groups.iter().flat_map(|g| g.rows.iter()).collect();
-    let measured = all.iter().filter(|(r, _)| r.status == RowStatus::Measured).count();
-    let counts = without_counts(all.iter().map(|(r, _)| *r), "need counters");
-    let mut first = format!("{} ({}): {measured} of {} rows compared", paper.system, paper.short_cite(), all.len());
-    let distinct = distinct_figures(&all);
-    if distinct < measured {
-        let _ = write!(first, " ({distinct} distinct figure{})", if distinct == 1 { "" } else { "s" });
-    }
-    if !counts.is_empty() {
-        let _ = write!(first, "; {}", counts.join(", "));
-    }
-    heading(out, &first, width, color);
-    let s = summary_ratios(&all);
-    let words = |r: f64| change_words(r, s.kind).0;
-    let left: Vec<String> = s.left.iter().map(|(n, why)| format!("{n} {why}")).collect();
-    let mut text = String::new();
-    match median_ratio(s.distinct.clone()) {
-        Some(m) => {
-            let n = s.rows.len();
-            let _ = write!(
-                text,
-                "median {} {}, of {} conclusive row{}",
-                words(m),
-                s.what,
-                n,
-                if n == 1 { "" } else { "s" }
-            );
-            if s.distinct.len() < n {
-                let d = s.distinct.len();
-                let _ = write!(text, " ({d} distinct figure{})", if d == 1 { "" } else { "s" });
-            }
-            let best = s.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-            let worst = s.rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-            if let (Some(b), Some(w)) = (best, worst)
-                && n > 1
-            {
-                let _ = write!(text, "; from {} ({}) to {} ({})", words(w.1), w.0, words(b.1), b.0);
-            }
-            if !left.is_empty() {
-                let _ = write!(text, "; left out: {}", left.join(", "));
-            }
-        }
-        None if !left.is_empty() => {
-            let _ = write!(text, "no conclusive total: left out {}", left.join(", "));
-        }
-        None if measured > 0 => text.push_str("no ratio: today's figures and the paper's are not alike"),
-        None => text.push_str("nothing to compare yet"),
-    }
-    for l in wrap(&text, width, "    ", "    ") {
-        let _ = writeln!(out, "{l}");
-    }
 }
 
 /// What "N× faster" means, for every format.
@@ -1571,7 +1407,7 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
     }
     for paper in &seeds::PAPERS {
         out.push('\n');
-        paper_summary(&mut out, paper, rows, width, color);
+        summary::text(&mut out, &summary::summarize(paper, rows), width, color);
     }
     out
 }
@@ -1722,6 +1558,9 @@ pub(crate) fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
         cycles_cell(r).map_or_else(|| "-".into(), |c| c.0),
     ]
 }
+
+pub mod summary;
+pub use summary::{Extreme, PaperSummary, paper_summaries};
 
 #[cfg(test)]
 mod tests;
