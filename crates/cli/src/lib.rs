@@ -230,7 +230,7 @@ fn run_and_report(
     // The digest holds the verdict and comes last, after the notes on where the run was saved.
     let digest = digest && !done.interrupted && present.format == Format::Table;
     if present.format == Format::Table && !digest {
-        text.push_str(&format!("\n{verdict}\n"));
+        text.push_str(&format!("\n{}\n", report::wrap_to(&verdict, present.view.width)));
     }
     emit_in(present.format, &text)?;
     if present.format != Format::Table && !present.quiet {
