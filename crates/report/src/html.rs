@@ -195,10 +195,40 @@ fn overview(doc: &mut Doc, run: &RunFile, against: Option<&Named>) {
         }
         doc.body.push_str("</tbody>\n</table>\n</div>\n");
     }
-    let text = seeds::render_summary(run, &super::View { width: 100, ..super::View::default() });
-    doc.body.push_str("<h3 id=\"papers-summary\">The papers in short</h3>\n");
-    let _ = writeln!(doc.body, "<pre class=\"papers-summary\">{}</pre>", escape(text.trim_end()));
+    papers_in_short(doc, run);
     doc.body.push_str("</section>\n");
+}
+
+/// The papers in short: per paper, the rows compared, the median change of its conclusive
+/// rows, and its worst and best row with their 95 % intervals (the papers' section says how
+/// to read them).
+fn papers_in_short(doc: &mut Doc, run: &RunFile) {
+    doc.body.push_str("<h3 id=\"papers-summary\">The papers in short</h3>\n");
+    doc.body.push_str(
+        "<p>Each paper's figure over today's (\"faster\": today is faster), both means, with today's 95 % \
+         interval; the median is over the paper's conclusive rows. <a href=\"#papers\">The papers then and \
+         now</a> gives every row.</p>\n",
+    );
+    doc.body.push_str(
+        "<div class=\"scroll\"><table class=\"papers-summary\"><thead><tr><th>paper</th><th>rows compared</th>\
+         <th>median change</th><th>worst row</th><th>best row</th></tr></thead>\n<tbody>\n",
+    );
+    let extreme = |e: &Option<seeds::Extreme>| {
+        e.as_ref().map_or_else(|| "-".to_string(), |e| format!("{}: {}", escape(&e.label), escape(&e.with_interval())))
+    };
+    for s in seeds::paper_summaries(run) {
+        let _ = writeln!(
+            doc.body,
+            "<tr><td>{} <span class=\"cite\">({})</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&s.system),
+            escape(&s.cite),
+            escape(&s.counts_text()),
+            escape(&s.median_words().map_or_else(|| "-".to_string(), |m| format!("{m} {}", s.what))),
+            extreme(&s.worst),
+            extreme(&s.best),
+        );
+    }
+    doc.body.push_str("</tbody></table></div>\n");
 }
 
 /// One result's line of the overview.

@@ -314,9 +314,15 @@ fn the_overview_has_one_line_per_result_leading_to_its_fold_and_the_papers_in_sh
     assert_eq!(names.len(), before, "no two results read the same");
     assert!(overview.contains("<svg class=\"axis\""), "the scale's axis");
     assert!(overview.contains("its 95 % CI (the orange band)"), "the dot plot's legend");
-    let summary = seeds::render_summary(&run, &crate::View { width: 100, ..crate::View::default() });
-    let first = summary.lines().next().unwrap();
-    assert!(overview.contains("<pre class=\"papers-summary\">") && overview.contains(&escape(first)), "{first}");
+    // The papers in short: a line per paper, with its rows compared and its extremes.
+    assert!(overview.contains("<table class=\"papers-summary\">"));
+    for s in seeds::paper_summaries(&run) {
+        let line = overview.lines().find(|l| l.contains(&escape(&s.system))).unwrap_or_else(|| panic!("{}", s.system));
+        assert!(line.contains(&escape(&s.counts_text())), "{line}");
+        if let Some(w) = &s.worst {
+            assert!(line.contains(&escape(&w.with_interval())), "{line}");
+        }
+    }
     assert_eq!(count(section(&h, "results"), "<details>\n<summary>"), measured.len(), "each result behind a fold");
 }
 
