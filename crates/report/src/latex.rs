@@ -490,11 +490,12 @@ fn paper_floats(out: &mut String, paper: &papers::Paper, rows: &[seeds::SeedRow]
         escape(paper.platform),
     );
     let titled = tables.len() > 1;
-    // The printed lines of a float holding `blocks`: its caption, the table's head, each block's
-    // title and rows, and the keys and notes under it (the paper's own under the last).
+    // The printed lines of a float holding `blocks`, counted as a run's tables are (the table's
+    // head and a short caption left out: the budget leaves them room): the first float's long
+    // caption, each block's title and rows, and the keys and notes under it (the paper's own
+    // under the last).
     let estimate = |blocks: &[Block], first: bool, last: bool| -> usize {
-        let head = if first { printed(caption.len(), COLUMN_CHARS) } else { 2 } + 3;
-        let mut lines = head;
+        let mut lines = if first { printed(caption.len(), COLUMN_CHARS) } else { 0 };
         let mut ks: Vec<usize> = Vec::new();
         let mut ns: Vec<usize> = Vec::new();
         for b in blocks {
