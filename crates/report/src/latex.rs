@@ -21,9 +21,14 @@
 //!
 //! # The papers
 //!
-//! A table per paper, within one column too: each row is the operation across the table, then
+//! A paper's tables, within one column too: each row is the operation across the table, then
 //! a line of figures under it (the key of today's benchmark, then, today, the change and the
 //! change in cycles), each change in two or three lines (the factor, its words, its interval).
+//! They follow one another in floats each within a column's height, estimated as a run's
+//! tables are ([`printed`], [`LINES_PER_TABLE`]); a table taller than that continues in the
+//! next float. The first has the citation and `\label{tab:osprim-<paper>}`, the rest say
+//! "continued" and are labelled `tab:osprim-<paper>-2`, `-3`, …; each lists the keys and
+//! numbered notes of its own rows, the last the paper's notes too.
 //!
 //! Packages: `booktabs`; `\textmu` (the µ of µs) is textcomp's, part of the LaTeX kernel since
 //! 2020 (load `textcomp` on older installations). `tabular*` and the nested `tabular`s are the
