@@ -25,7 +25,7 @@
 //! a line of figures under it (the key of today's benchmark, then, today, the change and the
 //! change in cycles), each change in two or three lines (the factor, its words, its interval).
 //! They follow one another in floats each within a column's height, estimated as a run's
-//! tables are ([`printed`], [`LINES_PER_TABLE`]); a table taller than that continues in the
+//! tables are (`printed`, `LINES_PER_TABLE`); a table taller than that continues in the
 //! next float. The first has the citation and `\label{tab:osprim-<paper>}`, the rest say
 //! "continued" and are labelled `tab:osprim-<paper>-2`, `-3`, …; each lists the keys and
 //! numbered notes of its own rows, the last the paper's notes too.
