@@ -355,6 +355,12 @@ fn latex_is_booktabs_ascii_and_reads_back_to_the_rows() {
         assert_eq!(text.matches(&format!("\\label{{tab:osprim-{}}}", p.key)).count(), 1, "{}", p.key);
     }
     assert_eq!(text.matches("(continued from Table~\\ref{tab:osprim-").count(), floats - 5);
+    let mut labels: Vec<&str> = text.split("\\label{").skip(1).filter_map(|l| l.split_once('}')).map(|l| l.0).collect();
+    assert_eq!(labels.len(), floats, "a label per float");
+    labels.sort_unstable();
+    labels.dedup();
+    assert_eq!(labels.len(), floats, "no label twice");
+    assert!(text.contains("\\label{tab:osprim-go-2}"));
     // Every paper has a row with a figure today (VMMC's: NT's return to the interrupted thread).
     assert_eq!(text.matches("\\begin{tabular*}").count(), floats);
     assert_eq!(text.matches("\\toprule").count(), floats);
