@@ -21,9 +21,14 @@
 //!
 //! # The papers
 //!
-//! A table per paper, within one column too: each row is the operation across the table, then
+//! A paper's tables, within one column too: each row is the operation across the table, then
 //! a line of figures under it (the key of today's benchmark, then, today, the change and the
 //! change in cycles), each change in two or three lines (the factor, its words, its interval).
+//! They follow one another in floats each within a column's height, estimated as a run's
+//! tables are (`printed`, `LINES_PER_TABLE`); a table taller than that continues in the
+//! next float. The first has the citation and `\label{tab:osprim-<paper>}`, the rest say
+//! "continued" and are labelled `tab:osprim-<paper>-2`, `-3`, …; each lists the keys and
+//! numbered notes of its own rows, the last the paper's notes too.
 //!
 //! Packages: `booktabs`; `\textmu` (the µ of µs) is textcomp's, part of the LaTeX kernel since
 //! 2020 (load `textcomp` on older installations). `tabular*` and the nested `tabular`s are the
@@ -90,15 +95,25 @@ impl Writer for Latex {
 /// `\footnotesize`, the caption's among them).
 const LINES_PER_TABLE: usize = 40;
 
+/// Characters of `\footnotesize` text in a line across one column of a two-column paper.
+const COLUMN_CHARS: usize = 55;
+
+/// The printed lines `chars` characters of text take, wrapped at `per_line` (a fraction of
+/// [`COLUMN_CHARS`]): the estimator both exports' tables are split by.
+fn printed(chars: usize, per_line: usize) -> usize {
+    chars.div_ceil(per_line)
+}
+
 /// The printed lines a row takes in one column of a two-column paper, its notes counted: its
-/// benchmark and parameters wrap at about 27 characters, its own note at about 55; a stage
-/// takes one. An estimate, on the long side (a note many rows share is counted for each).
+/// benchmark and parameters wrap at about 27 characters (half a column), its own note at about
+/// 55; a stage takes one. An estimate, on the long side (a note many rows share is counted for
+/// each).
 fn height(r: &Row, lines: &[document::Line]) -> usize {
     let Some(first) = lines.first() else { return 0 };
     let text = first.id.len() + 1 + first.params.len();
     // Flags' notes are short and shared by many rows: the budget leaves them room.
     let notes = first.note.len() + if r.cold_hot.is_some() { 40 } else { 0 };
-    text.div_ceil(27) + notes.div_ceil(55) + lines.len() - 1
+    printed(text, COLUMN_CHARS / 2) + printed(notes, COLUMN_CHARS) + lines.len() - 1
 }
 
 /// The results of `run` as LaTeX tables: a few compact tables, each within one column of a
@@ -366,16 +381,14 @@ fn unique_label(family: &str, taken: &mut Vec<String>) -> String {
     label
 }
 
-/// The seed tables as LaTeX: one booktabs `table` per paper, captioned with the citation,
-/// ready to paste into a paper whose preamble has `\usepackage{booktabs}` (nothing else is
-/// needed). A paper's several tables are blocks of its one table, each under an italic line;
-/// a row names today's benchmark by a key, listed under the table, so that it fits one line.
+/// The seed tables as LaTeX: booktabs `table` floats, each within one column's height of a
+/// two-column paper, ready to paste into a paper whose preamble has `\usepackage{booktabs}`
+/// (nothing else is needed). A paper's first float has its citation and its label,
+/// `tab:osprim-<paper>`; its tables follow one another, each under an italic line, and where
+/// they are taller than a column they continue in further floats (`tab:osprim-<paper>-2`, …,
+/// "continued" in their captions). A row names today's benchmark by a key, listed under the
+/// float that shows it, so that it fits one line; the paper's notes are under its last float.
 pub fn papers(run: &RunFile, view: &View) -> String {
-    /// A line of a paper's table: an italic block heading, or a row's cells.
-    enum TexLine {
-        Block(String),
-        Row([String; 6]),
-    }
     let rows = seeds::rows(run);
     let mut out = String::new();
     let _ = writeln!(out, "% The five seed papers beside today's Linux, written by osprim.");
@@ -388,96 +401,190 @@ pub fn papers(run: &RunFile, view: &View) -> String {
     }
     out.push_str(&seeds::summary::latex_list(run));
     for paper in &papers::PAPERS {
-        let groups = seeds::by_table(paper, &rows);
-        let mut notes = Notes::default();
-        let mut keys: Vec<(String, bool)> = Vec::new();
-        let mut lines: Vec<TexLine> = Vec::new();
-        for g in &groups {
-            let visible = g.visible(view.all_rows);
-            if visible.is_empty() {
-                continue;
-            }
-            if groups.len() > 1 {
-                lines.push(TexLine::Block(escape(&g.source)));
-            }
-            for (r, label) in visible {
-                let marks: String = notes.marks(r).into_iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
-                // Today's mean, the papers' statistic, alone: the median is in the other exports.
-                let [label, then, today, mean, _, change, cycles] = seeds::export_cells(r, label);
-                let measured = r.status == RowStatus::Measured;
-                let k = match keys.iter().position(|(t, _)| *t == today) {
-                    Some(i) => i,
-                    None => {
-                        keys.push((today, measured));
-                        keys.len() - 1
-                    }
-                };
-                let cell = |s: String| if s == "-" { "--".to_string() } else { escape(&s) };
-                lines.push(TexLine::Row([
-                    format!("{}{marks}", escape(&label)),
-                    key(k),
+        paper_floats(&mut out, paper, &rows, view);
+    }
+    out
+}
+
+/// A row of a paper's table: its cells, the notes it marks and its benchmark's key.
+struct PaperRow {
+    cells: [String; 6],
+    /// The operation as printed, for the estimate of its height.
+    label: String,
+    marks: Vec<usize>,
+    key: usize,
+}
+
+/// A paper's table in a float: its italic title (none where the paper has one table), whether
+/// it continues from the float before, and its rows (indices into the paper's rows).
+struct Block<'a> {
+    title: Option<&'a str>,
+    continued: bool,
+    rows: Vec<usize>,
+}
+
+/// Writes `paper`'s floats to `out`: its tables in as few floats as keep within
+/// [`LINES_PER_TABLE`] estimated printed lines each ([`printed`]), its caption on the first,
+/// each float's keys and numbered notes under it, its own notes under the last.
+fn paper_floats(out: &mut String, paper: &papers::Paper, rows: &[seeds::SeedRow], view: &View) {
+    let groups = seeds::by_table(paper, rows);
+    let mut notes = Notes::default();
+    let mut keys: Vec<(String, bool)> = Vec::new();
+    let mut all: Vec<PaperRow> = Vec::new();
+    // The paper's tables with a row in the view: title and rows.
+    let mut tables: Vec<(String, Vec<usize>)> = Vec::new();
+    for g in &groups {
+        let visible = g.visible(view.all_rows);
+        if visible.is_empty() {
+            continue;
+        }
+        let mut mine = Vec::new();
+        for (r, label) in visible {
+            let marks = notes.marks(r);
+            // Today's mean, the papers' statistic, alone: the median is in the other exports.
+            let [label, then, today, mean, _, change, cycles] = seeds::export_cells(r, label);
+            let measured = r.status == RowStatus::Measured;
+            let key = match keys.iter().position(|(t, _)| *t == today) {
+                Some(i) => i,
+                None => {
+                    keys.push((today, measured));
+                    keys.len() - 1
+                }
+            };
+            let cell = |s: String| if s == "-" { "--".to_string() } else { escape(&s) };
+            let sup: String = marks.iter().map(|n| format!("\\textsuperscript{{{n}}}")).collect();
+            mine.push(all.len());
+            all.push(PaperRow {
+                cells: [
+                    format!("{}{sup}", escape(&label)),
+                    self::key(key),
                     cell(short(&then)),
                     cell(short(&mean)),
                     stacked(&change),
                     stacked(&cycles),
-                ]));
+                ],
+                label,
+                marks,
+                key,
+            });
+        }
+        tables.push((g.source.clone(), mine));
+    }
+    // A column no row has a figure in is left out (Rhino and VMMC give no clock: no cycles).
+    let used: Vec<bool> = (0..6).map(|i| i < 4 || all.iter().any(|r| r.cells[i] != "--")).collect();
+    let n = used.iter().filter(|u| **u).count();
+    // The paper's own notes, under its last float, in plain text (for the estimate) and LaTeX.
+    let mut without = String::new();
+    if !view.all_rows {
+        let counts =
+            seeds::without_counts(groups.iter().flat_map(|g| &g.rows).map(|(r, _)| *r), "need hardware counters");
+        if !counts.is_empty() {
+            without = counts.join(", ");
+        }
+    }
+    let tail: usize = paper.notes.iter().map(|n| printed(n.len(), COLUMN_CHARS)).sum::<usize>()
+        + if without.is_empty() { 0 } else { printed(without.len() + 70, COLUMN_CHARS) };
+    let what = match paper.tables {
+        [t] => format!(" {}: {}.", t.source, t.caption),
+        _ => String::new(),
+    };
+    let caption = format!(
+        "{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, the paper's figure over \
+         today's mean, with its 95~\\% interval.",
+        escape(&paper.citation()),
+        escape(&what),
+        escape(paper.platform),
+    );
+    let titled = tables.len() > 1;
+    // The printed lines of a float holding `blocks`, counted as a run's tables are (the table's
+    // head and a short caption left out: the budget leaves them room): the first float's long
+    // caption, each block's title and rows, and the keys and notes under it (the paper's own
+    // under the last).
+    let estimate = |blocks: &[Block], first: bool, last: bool| -> usize {
+        let mut lines = if first { printed(caption.len(), COLUMN_CHARS) } else { 0 };
+        let mut ks: Vec<usize> = Vec::new();
+        let mut ns: Vec<usize> = Vec::new();
+        for b in blocks {
+            if let Some(t) = b.title {
+                lines += printed(t.len() + if b.continued { 12 } else { 0 }, COLUMN_CHARS * 3 / 4) + 1;
+            }
+            for &i in &b.rows {
+                let r = &all[i];
+                let stack = r.cells[4..].iter().map(|c| c.matches("\\\\").count() + 1).max().unwrap_or(1);
+                lines += printed(r.label.len() + 2 * r.marks.len(), COLUMN_CHARS * 3 / 4) + stack;
+                ks.push(r.key);
+                ns.extend(&r.marks);
             }
         }
-        // A column no row has a figure in is left out (Rhino and VMMC give no clock: no cycles).
-        let used: Vec<bool> =
-            (0..6).map(|i| i < 4 || lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[i] != "--"))).collect();
-        let n = used.iter().filter(|u| **u).count();
-        let mut foot: Vec<String> = Vec::new();
-        if lines.iter().any(|l| matches!(l, TexLine::Row(c) if c[2..4].iter().any(|c| c.contains(INSTR)))) {
-            foot.push("instr.: instructions.".into());
+        ks.sort_unstable();
+        ks.dedup();
+        ns.sort_unstable();
+        ns.dedup();
+        let listed: usize = 20 + ks.iter().map(|&k| keys[k].0.len() + 5).sum::<usize>();
+        let numbered: usize = ns.iter().map(|&k| notes.0[k - 1].len() + 3).sum();
+        lines += 1 + printed(listed, COLUMN_CHARS) + printed(numbered, COLUMN_CHARS);
+        if last {
+            lines += tail;
         }
-        if !keys.is_empty() {
-            let listed: Vec<String> = keys
-                .iter()
-                .enumerate()
-                .map(|(i, (t, bench))| {
-                    if *bench {
-                        format!("{}~\\texttt{{{}}}", key(i), escape(t))
-                    } else {
-                        format!("{}~{}", key(i), escape(t))
-                    }
-                })
-                .collect();
-            foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
-        }
-        foot.extend(paper.notes.iter().map(|n| escape(n)));
-        // The numbered notes run on in one paragraph, to keep the float within a page.
-        let numbered: Vec<String> =
-            notes.0.iter().enumerate().map(|(i, n)| format!("\\textsuperscript{{{}}}{}.", i + 1, escape(n))).collect();
-        if !numbered.is_empty() {
-            foot.push(numbered.join(" "));
-        }
-        if !view.all_rows {
-            let counts =
-                seeds::without_counts(groups.iter().flat_map(|g| &g.rows).map(|(r, _)| *r), "need hardware counters");
-            if !counts.is_empty() {
-                foot.push(format!(
-                    "Rows without a figure today: {} (\\texttt{{osprim seeds --all-rows}} lists them).",
-                    counts.join(", ")
-                ));
+        lines
+    };
+    // The floats: a table that fits in what is left of a float joins it, one that does not
+    // begins the next, and one taller than a float continues in as many as it needs.
+    let total = all.len();
+    let mut floats: Vec<Vec<Block>> = vec![Vec::new()];
+    for (title, mine) in &tables {
+        let title = titled.then_some(title.as_str());
+        let whole = Block { title, continued: false, rows: mine.clone() };
+        let ends = mine.last() == Some(&(total - 1));
+        let first = floats.len() == 1;
+        let current = floats.last_mut().expect("a float");
+        if !current.is_empty() {
+            current.push(whole);
+            if estimate(current, first, ends) > LINES_PER_TABLE {
+                current.pop();
+                floats.push(Vec::new());
+            } else {
+                continue;
             }
         }
-        let what = match paper.tables {
-            [t] => format!(" {}: {}.", t.source, t.caption),
-            _ => String::new(),
-        };
+        let mut block = Block { title, continued: false, rows: Vec::new() };
+        for &i in mine {
+            let first = floats.len() == 1;
+            let current = floats.last_mut().expect("a float");
+            block.rows.push(i);
+            current.push(block);
+            let fits = estimate(current, first, i == total - 1) <= LINES_PER_TABLE;
+            block = current.pop().expect("just pushed");
+            if !fits && block.rows.len() > 1 {
+                block.rows.pop();
+                current.push(block);
+                floats.push(Vec::new());
+                block = Block { title, continued: true, rows: vec![i] };
+            }
+        }
+        floats.last_mut().expect("a float").push(block);
+    }
+    let count = floats.len();
+    for (f, blocks) in floats.iter().enumerate() {
+        let (first, last) = (f == 0, f + 1 == count);
         let _ = writeln!(out, "\n\\begin{{table}}[htbp]");
         let _ = writeln!(out, "\\centering\\footnotesize\\setlength{{\\tabcolsep}}{{3pt}}");
-        let _ = writeln!(
-            out,
-            "\\caption{{{}{} Measured then on {}. Beside it today's Linux: today's mean, and the change, \
-             the paper's figure over today's mean, with its 95~\\% interval.}}",
-            escape(&paper.citation()),
-            escape(&what),
-            escape(paper.platform),
-        );
-        let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
-        if !lines.is_empty() {
+        if first {
+            let _ = writeln!(out, "\\caption{{{caption}}}");
+            let _ = writeln!(out, "\\label{{tab:osprim-{}}}", paper.key);
+        } else {
+            let _ = writeln!(
+                out,
+                "\\caption{{{} ({}, {}) beside today's Linux (continued from Table~\\ref{{tab:osprim-{}}}).}}",
+                escape(paper.system),
+                escape(paper.short_authors),
+                escape(paper.year),
+                paper.key
+            );
+            let _ = writeln!(out, "\\label{{tab:osprim-{}-{}}}", paper.key, f + 1);
+        }
+        let shown: Vec<usize> = blocks.iter().flat_map(|b| b.rows.iter().copied()).collect();
+        if !shown.is_empty() {
             // A row is two lines: the operation across the table, then its figures under it,
             // each change in two lines (the factor, then its interval). That keeps the table
             // within one column of a two-column paper (about 230 pt) while the operation reads
@@ -495,39 +602,71 @@ pub fn papers(run: &RunFile, view: &View) -> String {
             let _ = writeln!(out, "{}Operation}} \\\\", span(m, "l"));
             let _ = writeln!(out, "{} \\\\", head.join(" & "));
             let _ = writeln!(out, "\\midrule");
-            let mut blocks = 0;
-            let mut after_row = false;
-            for l in &lines {
-                match l {
-                    TexLine::Block(title) => {
-                        if blocks > 0 {
-                            let _ = writeln!(out, "\\midrule");
-                        }
-                        blocks += 1;
-                        after_row = false;
-                        let _ = writeln!(out, "{}\\raggedright\\emph{{{title}}}}} \\\\", span(m, WRAP));
+            for (b, block) in blocks.iter().enumerate() {
+                if let Some(title) = block.title {
+                    if b > 0 {
+                        let _ = writeln!(out, "\\midrule");
                     }
-                    TexLine::Row(cells) => {
-                        if after_row {
-                            let _ = writeln!(out, "\\addlinespace[2pt]");
-                        }
-                        after_row = true;
-                        let cells: Vec<&str> =
-                            cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
-                        // `\raggedright` keeps a wrapped operation from stretching; the figures'
-                        // line begins with the key, never with a `[` that `\\` would read.
-                        let _ = writeln!(
-                            out,
-                            "{}\\raggedright {}}} \\\\ {} \\\\",
-                            span(m, WRAP),
-                            cells[0],
-                            cells[1..].join(" & ")
-                        );
+                    let more = if block.continued { " (continued)" } else { "" };
+                    let _ = writeln!(out, "{}\\raggedright\\emph{{{}}}{more}}} \\\\", span(m, WRAP), escape(title));
+                }
+                for (j, &i) in block.rows.iter().enumerate() {
+                    if j > 0 || (b > 0 && block.title.is_none()) {
+                        let _ = writeln!(out, "\\addlinespace[2pt]");
                     }
+                    let cells: Vec<&str> =
+                        all[i].cells.iter().zip(&used).filter(|(_, u)| **u).map(|(c, _)| c.as_str()).collect();
+                    // `\raggedright` keeps a wrapped operation from stretching; the figures'
+                    // line begins with the key, never with a `[` that `\\` would read.
+                    let _ = writeln!(
+                        out,
+                        "{}\\raggedright {}}} \\\\ {} \\\\",
+                        span(m, WRAP),
+                        cells[0],
+                        cells[1..].join(" & ")
+                    );
                 }
             }
             let _ = writeln!(out, "\\bottomrule");
             let _ = writeln!(out, "\\end{{tabular*}}");
+        }
+        let mut foot: Vec<String> = Vec::new();
+        if shown.iter().any(|&i| all[i].cells[2..4].iter().any(|c| c.contains(INSTR))) {
+            foot.push("instr.: instructions.".into());
+        }
+        let mut ks: Vec<usize> = shown.iter().map(|&i| all[i].key).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        if !ks.is_empty() {
+            let listed: Vec<String> = ks
+                .iter()
+                .map(|&k| {
+                    let (t, bench) = &keys[k];
+                    if *bench {
+                        format!("{}~\\texttt{{{}}}", key(k), escape(t))
+                    } else {
+                        format!("{}~{}", key(k), escape(t))
+                    }
+                })
+                .collect();
+            foot.push(format!("Today's benchmarks: {}.", listed.join("; ")));
+        }
+        if last {
+            foot.extend(paper.notes.iter().map(|n| escape(n)));
+        }
+        // The numbered notes run on in one paragraph, to keep the float within a column.
+        let mut ns: Vec<usize> = shown.iter().flat_map(|&i| all[i].marks.iter().copied()).collect();
+        ns.sort_unstable();
+        ns.dedup();
+        if !ns.is_empty() {
+            let numbered: Vec<String> =
+                ns.iter().map(|&k| format!("\\textsuperscript{{{k}}}{}.", escape(&notes.0[k - 1]))).collect();
+            foot.push(numbered.join(" "));
+        }
+        if last && !without.is_empty() {
+            foot.push(format!(
+                "Rows without a figure today: {without} (\\texttt{{osprim seeds --all-rows}} lists them)."
+            ));
         }
         if !foot.is_empty() {
             let _ = writeln!(out, "\\par\\smallskip\\raggedright");
@@ -535,7 +674,6 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         }
         let _ = writeln!(out, "\\end{{table}}");
     }
-    out
 }
 
 /// "instructions" in a figure, abbreviated to keep its column narrow (a key under the table).

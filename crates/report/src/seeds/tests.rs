@@ -346,12 +346,25 @@ fn latex_is_booktabs_ascii_and_reads_back_to_the_rows() {
     let run = default_run();
     let text = render_latex(&run, &View::default());
     assert!(text.is_ascii(), "plain ASCII: no font or inputenc trouble");
-    assert_eq!(text.matches("\\begin{table}").count(), 5, "a table per paper");
-    assert_eq!(text.matches("\\end{table}").count(), 5);
+    // A paper's tables in floats each within a column's height: the first labelled by the
+    // paper, the rest continued, each a table of rows.
+    let floats = text.matches("\\begin{table}").count();
+    assert!(floats > 5, "Go!'s tables are taller than a column: {floats} floats");
+    assert_eq!(text.matches("\\end{table}").count(), floats);
+    for p in &seeds::PAPERS {
+        assert_eq!(text.matches(&format!("\\label{{tab:osprim-{}}}", p.key)).count(), 1, "{}", p.key);
+    }
+    assert_eq!(text.matches("(continued from Table~\\ref{tab:osprim-").count(), floats - 5);
+    let mut labels: Vec<&str> = text.split("\\label{").skip(1).filter_map(|l| l.split_once('}')).map(|l| l.0).collect();
+    assert_eq!(labels.len(), floats, "a label per float");
+    labels.sort_unstable();
+    labels.dedup();
+    assert_eq!(labels.len(), floats, "no label twice");
+    assert!(text.contains("\\label{tab:osprim-go-2}"));
     // Every paper has a row with a figure today (VMMC's: NT's return to the interrupted thread).
-    assert_eq!(text.matches("\\begin{tabular*}").count(), 5);
-    assert_eq!(text.matches("\\toprule").count(), 5);
-    assert_eq!(text.matches("\\bottomrule").count(), 5);
+    assert_eq!(text.matches("\\begin{tabular*}").count(), floats);
+    assert_eq!(text.matches("\\toprule").count(), floats);
+    assert_eq!(text.matches("\\bottomrule").count(), floats);
     assert!(text.contains("\\caption{Jacob R. Lorch and Alan Jay Smith"));
     assert!(!text.contains("\\documentclass") && !text.contains("\n\\usepackage"), "a fragment to paste");
     let printed: Vec<(String, String)> = text
