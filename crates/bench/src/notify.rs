@@ -1074,11 +1074,7 @@ pub(crate) mod kit {
 
     /// Threads of this process whose name starts with `prefix`.
     pub fn threads_named(prefix: &str) -> usize {
-        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
-        tasks
-            .flatten()
-            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with(prefix)))
-            .count()
+        platform::tasks::threads_named(prefix).len()
     }
 
     /// No check failed.

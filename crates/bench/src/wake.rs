@@ -826,25 +826,14 @@ pub(crate) mod tests {
         });
     }
 
-    /// This process's threads named `osprim-*` (other tests' threads run in parallel).
+    /// This process's threads named `prefix…` (other tests' threads run in parallel).
     pub(crate) fn osprim_tasks(prefix: &str) -> usize {
-        let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
-        dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
-            .filter(|c| c.starts_with(prefix))
-            .count()
+        platform::tasks::threads_named(prefix).len()
     }
 
-    /// [`osprim_tasks`] once it has had up to two seconds to come down to `want`: a joined
-    /// thread can still be listed in `/proc/self/task` for a moment, until the kernel releases it.
+    /// [`osprim_tasks`] once it has had up to two seconds to come down to `want`.
     pub(crate) fn osprim_tasks_settled(prefix: &str, want: usize) -> usize {
-        let deadline = Instant::now() + Duration::from_secs(2);
-        loop {
-            let n = osprim_tasks(prefix);
-            if n <= want || Instant::now() > deadline {
-                return n;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        platform::tasks::threads_named_settled(prefix, want, Duration::from_secs(2)).len()
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The machine osprim measures on, and how a run holds it: which clock and at what scale
 //! ([`timer`]), what the machine is ([`env`]), which CPU a run is pinned to ([`placement`]),
 //! whether that CPU was free ([`availability`]), Ctrl-C and the files to remove on it
-//! ([`interrupt`]), and the run's private scratch directory ([`scratch`]).
+//! ([`interrupt`]), the run's private scratch directory ([`scratch`]), and the threads a run started, by
+//! name ([`tasks`]).
 
 #![forbid(unsafe_code)]
 
@@ -11,4 +12,5 @@ pub mod interrupt;
 pub mod memory;
 pub mod placement;
 pub mod scratch;
+pub mod tasks;
 pub mod timer;
