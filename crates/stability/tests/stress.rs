@@ -103,11 +103,11 @@ fn a_run_leaves_nothing_behind() {
     let foreign = Mutex::new(None);
     let t0 = Instant::now();
     let start_foreign = || {
-        if t0.elapsed() > Duration::from_millis(300) {
-            if let Some(wait) = wait.lock().unwrap().take() {
-                let h = std::thread::Builder::new().name("not-the-runs".into()).spawn(move || wait.recv());
-                *foreign.lock().unwrap() = Some(h.unwrap());
-            }
+        if t0.elapsed() > Duration::from_millis(300)
+            && let Some(wait) = wait.lock().unwrap().take()
+        {
+            let h = std::thread::Builder::new().name("not-the-runs".into()).spawn(move || wait.recv());
+            *foreign.lock().unwrap() = Some(h.unwrap());
         }
         false
     };
