@@ -157,7 +157,10 @@ const INVARIANTS: [(Inv, &str); 12] = [
     (Inv::Keys, "keys stay bounded (leased ≤ the hardware's)"),
     (Inv::Mappings, "mappings stay bounded (≤ baseline + per-domain VMAs × live + per-thread slack)"),
     (Inv::Descriptors, "descriptors stay bounded (≤ baseline + 8)"),
-    (Inv::Threads, "threads stay bounded (the run's own ≤ workers + its own 3 + those starting or just joined)"),
+    (
+        Inv::Threads,
+        "threads stay bounded (the run's own: its 3, and the workers started and not joined, or joined lately)",
+    ),
     (Inv::NoHang, "no thread hangs"),
     (Inv::NothingLeft, "nothing is left behind (domains, threads, descriptors, timer, handlers)"),
 ];
@@ -738,7 +741,6 @@ impl Sampler {
     fn sample(&self, at: f64, last: bool) {
         let s = Arc::clone(&self.shared);
         let live = s.live.load(Ordering::Relaxed) as u64;
-        let workers = s.workers_running.load(Ordering::Relaxed) as u64;
         let mut gauges = vec![
             Tally { kind: "domains".into(), count: live },
             Tally { kind: "workers".into(), count: s.workers_live.load(Ordering::Relaxed) as u64 },
@@ -758,24 +760,25 @@ impl Sampler {
         s.check(Inv::Descriptors, p.fds <= self.base.fds + 8, || {
             format!("{} descriptors open, {} at the start", p.fds, self.base.fds)
         });
-        // The keeper may be starting a round's workers, not yet counted; the keeper and the
-        // two sampling threads are threads too; and a joined worker leaves the count only once
-        // the kernel has released it, which under load takes a while: the workers joined in
-        // the last two samples' time may still count.
-        let workers_then = workers.max(s.workers_running.load(Ordering::Relaxed) as u64);
-        let joins = s.ops[Op::ThreadExit as usize].load(Ordering::Relaxed);
-        let recent = {
-            let mut h = self.joins.lock().unwrap_or_else(|e| e.into_inner());
-            let recent = joins - h[0];
-            *h = [h[1], joins];
-            recent
-        };
-        // The run's own threads, by name: the process's total also counts threads the run
-        // did not start (a test harness starts one per test, whenever it likes).
+        // Every thread of the run's (named `stress:…`: the process also has threads the run
+        // did not start, such as a test harness's) is the keeper, one of the two sampling
+        // threads, or a worker the keeper started and has not yet joined: counted once its
+        // spawn returns, so one may be mid-spawn; and a joined worker leaves the list only
+        // once the kernel has released it, which under load takes a while, so the workers
+        // joined in the last two samples' time may still be listed. The starts are read after
+        // the list, so that they cover every thread it saw.
         let own = platform::tasks::threads_named(THREAD_PREFIX).len() as u64;
-        let bound = workers_then + 3 + THREADS_PER_TICK as u64 + recent;
+        let started = s.ops[Op::ThreadStart as usize].load(Ordering::Acquire);
+        let joined_earlier = {
+            let joins = s.ops[Op::ThreadExit as usize].load(Ordering::Relaxed);
+            let mut h = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+            let earlier = h[0];
+            *h = [h[1], joins];
+            earlier
+        };
+        let bound = 3 + 1 + started.saturating_sub(joined_earlier);
         s.check(Inv::Threads, own <= bound, || {
-            format!("{own} threads of the run's with {workers_then} workers ({recent} joined lately)")
+            format!("{own} threads of the run's: {started} workers started, {joined_earlier} joined two samples ago")
         });
         crate::trend::push_bounded(&mut self.trend.lock().unwrap_or_else(|e| e.into_inner()), p, 1000);
     }
