@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 /// The names of this process's threads whose name starts with `prefix` (from
-/// `/proc/self/task/*/comm`; a thread that ends while it is read is left out).
+/// `/proc/self/task/*/comm`; a thread that ends while it is read is left out, and so is one
+/// that has not yet named itself: a thread takes its name as it starts).
 pub fn threads_named(prefix: &str) -> Vec<String> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
     tasks
@@ -35,8 +36,17 @@ mod tests {
 
     #[test]
     fn a_named_thread_is_found_while_it_runs_and_not_after_it_is_joined() {
+        // A thread names itself as it starts, so it is listed by its name once it runs.
+        let (started, running) = std::sync::mpsc::channel::<()>();
         let (go, wait) = std::sync::mpsc::channel::<()>();
-        let h = std::thread::Builder::new().name("taskstest-named".into()).spawn(move || wait.recv()).unwrap();
+        let h = std::thread::Builder::new()
+            .name("taskstest-named".into())
+            .spawn(move || {
+                started.send(()).unwrap();
+                wait.recv()
+            })
+            .unwrap();
+        running.recv().unwrap();
         assert_eq!(threads_named("taskstest-"), ["taskstest-named"]);
         go.send(()).unwrap();
         h.join().unwrap().unwrap();
