@@ -17,11 +17,21 @@ fn main() -> ExitCode {
         return osprim::execution::worker::main();
     }
     osprim::set_build_info(build_info::current());
+    // The completions' hidden helper: not a command clap knows, so that no completion, help
+    // or man page offers it.
+    if std::env::args_os().nth(1).is_some_and(|a| a == osprim::cli::COMPLETE_IDS) {
+        return exit_status(osprim::execute(osprim::config::Command::CompleteIds));
+    }
     let cli = match osprim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
-    match osprim::run(cli) {
+    exit_status(osprim::run(cli))
+}
+
+/// The exit status of a command's outcome, with its error as one line.
+fn exit_status(outcome: anyhow::Result<ExitCode>) -> ExitCode {
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             osprim::say!("error: {e:#}");

@@ -1,5 +1,5 @@
 //! What osprim gives the shell and `man`: completions that offer benchmark ids and families
-//! (driven in bash as the shell drives them), and man pages with EXIT STATUS, FILES,
+//! (driven in bash, fish and zsh as each shell drives them), and man pages with EXIT STATUS, FILES,
 //! ENVIRONMENT and SEE ALSO.
 
 use std::process::Command;
@@ -68,9 +68,87 @@ fn the_catalogue_the_completions_ask_for_is_every_id_and_family() {
         let family = id.split('.').next().unwrap();
         assert!(words.iter().any(|w| w == family), "{family} offered");
     }
-    // A hidden helper: not in the help.
+    // A hidden helper: not in the help, nor among the commands a completion offers (clap
+    // would offer a hidden subcommand; the helper is none).
     let help = osprim().arg("--help").output().unwrap();
     assert!(!String::from_utf8_lossy(&help.stdout).contains("__complete"));
+    for shell in ["bash", "zsh", "fish"] {
+        let script = osprim().args(["completions", shell]).output().unwrap();
+        let script = String::from_utf8_lossy(&script.stdout);
+        let offered = script.lines().filter(|l| l.contains("__complete-ids")).count();
+        assert_eq!(offered, if shell == "bash" { 2 } else { 1 }, "{shell}: only where it is called\n{script}");
+    }
+}
+
+/// The binary's directory first on PATH, so that the shells find it as `osprim`.
+fn path_with_osprim() -> String {
+    let bin = assert_cmd::cargo::cargo_bin("osprim");
+    let dir = bin.parent().expect("a directory").to_path_buf();
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+fn installed(shell: &str) -> bool {
+    Command::new(shell).arg("-c").arg("exit 0").output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn fish_completes_benchmark_ids_and_not_the_hidden_helper() {
+    if !installed("fish") {
+        eprintln!("skipped: fish is not installed");
+        return;
+    }
+    let complete = |line: &str| -> Vec<String> {
+        let script = format!("osprim completions fish | source; or exit 9; complete -C '{line}'");
+        let out = Command::new("fish").arg("-c").arg(&script).env("PATH", path_with_osprim()).output().unwrap();
+        assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+        // A candidate, then a tab and its description.
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines().map(|l| l.split('\t').next().unwrap_or("").to_string()).collect()
+    };
+    let run = complete("osprim run ipc.p");
+    assert!(run.iter().any(|w| w == "ipc.pipe"), "{run:?}");
+    let history = complete("osprim history sysc");
+    assert!(history.iter().any(|w| w == "syscall") && history.iter().any(|w| w == "syscall.null"), "{history:?}");
+    let commands = complete("osprim ");
+    assert!(commands.iter().any(|w| w == "run") && commands.iter().any(|w| w == "compare"), "{commands:?}");
+    assert!(!commands.iter().any(|w| w.starts_with("__")), "{commands:?}");
+    let cache = complete("osprim run --cache ");
+    assert_eq!(cache, ["both", "cold", "hot"]);
+}
+
+#[test]
+fn zsh_completes_benchmark_ids_in_an_interactive_shell() {
+    if !installed("zsh") {
+        eprintln!("skipped: zsh is not installed");
+        return;
+    }
+    // zsh completes only at an interactive prompt: drive one in a pseudo-terminal (zsh/zpty),
+    // type a line and a tab, and read until the completed word comes back, for 10 s at most.
+    let dir = tempfile::tempdir().unwrap();
+    let script = osprim().args(["completions", "zsh"]).output().unwrap();
+    std::fs::write(dir.path().join("_osprim"), &script.stdout).unwrap();
+    let driver = format!(
+        r#"zmodload zsh/zpty || exit 9
+zpty z 'zsh -f -i'
+zpty -w z 'fpath=({dir} $fpath); autoload -U compinit; compinit -u -d {dir}/.zcompdump; PS1="> "'
+zpty -w -n z $'osprim run ipc.pi	'
+all=""
+for i in {{1..100}}; do
+  if zpty -r -t z chunk; then all+=$chunk; else sleep 0.1; fi
+  [[ $all == *"osprim run ipc.pipe"* ]] && break
+done
+zpty -d z
+[[ $all == *"osprim run ipc.pipe"* ]] && print completed
+"#,
+        dir = dir.path().display()
+    );
+    let out = Command::new("zsh").arg("-f").arg("-c").arg(&driver).env("PATH", path_with_osprim()).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("completed"),
+        "zsh did not complete ipc.pi to ipc.pipe: {said:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -68,7 +68,8 @@
 //! time the receiver was switched out).
 //!
 //! **Clean-up.** Notifications are [`SPACING`] apart (no pile-up) and each round lasts its
-//! budget. Every wait has a deadline. After a round, an error or Ctrl-C (the receiver checks
+//! budget, or until it has the sampler's fewest samples (within a hard deadline:
+//! [`RoundBudget`]). Every wait has a deadline. After a round, an error or Ctrl-C (the receiver checks
 //! the interrupt flag between notifications): the POSIX timer is deleted and the pipe's
 //! owner cleared, both threads are joined, the signal's disposition is put back, and the trace
 //! instance is removed — in that order, so no signal can arrive with no handler.
@@ -347,11 +348,33 @@ fn compute_until_notified(timer: &Timer, seen: u64, deadline: u64) -> Option<u64
     }
 }
 
+/// How long a round of one-notification samples lasts: its time budget, but no less than the
+/// fewest samples a round takes (the sampler's `min_samples`), unless a starved receiver
+/// (a `SCHED_IDLE` one on a busy CPU) has not taken them by [`RoundBudget::hard_deadline`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RoundBudget {
+    pub time: Duration,
+    pub min_samples: usize,
+}
+
+impl RoundBudget {
+    /// The run's settings for one round.
+    pub fn of(ctx: &Ctx) -> RoundBudget {
+        RoundBudget { time: Duration::from_secs_f64(ctx.cfg().budget_s.max(0.0)), min_samples: ctx.cfg().min_samples }
+    }
+
+    /// The latest a round ends after its warm-up, with its samples or not: four budgets and
+    /// two seconds more.
+    pub fn hard_deadline(self) -> Duration {
+        self.time * 4 + Duration::from_secs(2)
+    }
+}
+
 /// The pace of a round of one-notification samples, [`SPACING`]-like `spacing` apart: how
 /// many at most, and when it ends.
 pub(crate) struct Pace<'a> {
     began: Instant,
-    budget: Duration,
+    budget: RoundBudget,
     warmup: usize,
     /// The most samples the budget can hold (with room to spare).
     pub cap: usize,
@@ -361,24 +384,28 @@ pub(crate) struct Pace<'a> {
 
 impl<'a> Pace<'a> {
     pub fn new(
-        budget: Duration,
+        budget: RoundBudget,
         spacing: Duration,
         warmup: usize,
         interrupt: &'a AtomicBool,
         stop: &'a AtomicBool,
     ) -> Pace<'a> {
-        let cap = (budget.as_secs_f64() / spacing.as_secs_f64()) as usize + warmup + 8;
+        let in_time = (budget.time.as_secs_f64() / spacing.as_secs_f64()) as usize;
+        let cap = in_time.max(budget.min_samples) + warmup + 8;
         Pace { began: Instant::now(), budget, warmup, cap, interrupt, stop }
     }
 
-    /// With `k` samples taken: `Some(true)` at Ctrl-C; `Some(false)` on the stop flag, at the
-    /// cap, or once the budget is spent after the warm-up; `None` to go on.
+    /// With `k` samples taken (the warm-up's included): `Some(true)` at Ctrl-C; `Some(false)`
+    /// on the stop flag, at the cap, once the budget is spent after the warm-up and the
+    /// fewest samples, or at the hard deadline; `None` to go on.
     pub fn end(&self, k: usize) -> Option<bool> {
         if self.interrupt.load(Relaxed) {
             return Some(true);
         }
-        let spent = k >= self.warmup && self.began.elapsed() >= self.budget;
-        (self.stop.load(Acquire) || spent || k >= self.cap).then_some(false)
+        let elapsed = self.began.elapsed();
+        let spent = k >= self.warmup + self.budget.min_samples && elapsed >= self.budget.time;
+        let overdue = k >= self.warmup && elapsed >= self.budget.hard_deadline();
+        (self.stop.load(Acquire) || spent || overdue || k >= self.cap).then_some(false)
     }
 }
 
@@ -388,7 +415,7 @@ struct ReceiverPlan<'a> {
     cpu: usize,
     signo: libc::c_int,
     timer: Timer,
-    budget: Duration,
+    budget: RoundBudget,
     interrupt: &'a AtomicBool,
     posix_timer: &'a OnceLock<PosixTimer>,
     read_end: Option<&'a OwnedFd>,
@@ -577,7 +604,7 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
         cpu: cpu_r,
         signo,
         timer,
-        budget: Duration::from_secs_f64(ctx.cfg().budget_s.max(0.0)),
+        budget: RoundBudget::of(ctx),
         interrupt: ctx.interrupt_flag(),
         posix_timer: &posix_timer,
         read_end: Some(&read_end),

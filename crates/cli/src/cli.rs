@@ -361,10 +361,6 @@ Examples:
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// The benchmark ids and families, one a line: what the completions of `osprim run`,
-    /// `list` and `history` offer (the shell asks the binary, so they follow its catalogue).
-    #[command(name = COMPLETE_IDS, hide = true)]
-    CompleteIds,
     /// Print the man page, or write one page per command into a directory.
     #[command(after_help = "\
 Examples:
@@ -681,7 +677,6 @@ impl Cli {
                 Cmd::Crosscheck { cpu, quick, present: present(&p, strict, false) }
             }
             Some(Command::Completions { shell }) => Cmd::Completions { shell: shell.to_string() },
-            Some(Command::CompleteIds) => Cmd::CompleteIds,
             Some(Command::Man { dir }) => Cmd::Man { dir },
         }
     }
@@ -726,7 +721,9 @@ fn cold_ids(only: &[Only]) -> Vec<String> {
     ids
 }
 
-/// The hidden command the completions call for benchmark ids.
+/// The hidden command the completions call for benchmark ids: the benchmark ids and families,
+/// one a line, so that they follow the binary's catalogue. The binary takes it before clap
+/// parses (`src/main.rs`), so that clap's completions, help and man pages never offer it.
 pub const COMPLETE_IDS: &str = "__complete-ids";
 
 /// The commands whose positional arguments are benchmark ids, families or patterns.
