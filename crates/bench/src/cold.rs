@@ -58,7 +58,9 @@
 //! [`crate::Ctx::iter_cold`]). Pairs are taken until the round's cold median is known within
 //! the target ([`crate::sampler::StopReason::TargetMet`]) or [`BUDGET_SHARE`] of its budget is
 //! spent (then the row says `ci-wide` or `ci-unusable` when the interval misses the target: a
-//! cold figure spreads far more than a hot one, with the kernel's lines found or not).
+//! cold figure spreads far more than a hot one, with the kernel's lines found or not). With
+//! `--method seed`, a run takes the seed method's fixed count instead, 10,000 pairs over its
+//! rounds, whatever the time (each costs a disturbance: `syscall.getfd` took 5 s here).
 
 use crate::sampler::{Clock, SamplerConfig, Samples, StopReason, Timed, Wall, overhead_of};
 use platform::timer::Timer;
@@ -397,6 +399,15 @@ pub fn pairs_on(
             out.stop = Some(StopReason::SampleCap);
             return (out, cold_counts, hot_counts);
         }
+        // The seed method's fixed count: the round's share of its 10,000 runs, as pairs,
+        // whatever the time or the interval.
+        if cfg.method == crate::sampler::Method::Seed {
+            if len >= cfg.seed_runs {
+                out.stop = Some(StopReason::FixedCount);
+                return (out, cold_counts, hot_counts);
+            }
+            continue;
+        }
         let elapsed = clock.since(began);
         if len >= next_check && elapsed.as_secs_f64() >= budget_s * MIN_TIME_SHARE {
             if crate::sampler::round_half_width_rel(&out.per_op_ns) <= cfg.ci_target_rel {
@@ -535,6 +546,28 @@ mod tests {
         assert_eq!((s.iterations_per_sample, s.warmup_iterations), (1, PAIR_WARMUP as u64));
         // Identical samples meet any target once the minimum time has passed.
         assert_eq!(s.stop, Some(StopReason::TargetMet));
+    }
+
+    #[test]
+    fn the_seed_method_takes_its_fixed_count_of_pairs_whatever_the_budget() {
+        let d = Disturber::with_bytes(1 << 16).expect("map");
+        for budget_s in [1e-9, 1e3] {
+            let clock = fake::Clock::new();
+            let cfg = SamplerConfig {
+                method: crate::sampler::Method::Seed,
+                seed_runs: 37,
+                budget_s,
+                ..SamplerConfig::quick()
+            };
+            let mut colds = 0;
+            let s = sample_pairs_on(&clock, &cfg, &fake::timer(), &AtomicBool::new(false), Some(&d), |b| {
+                colds += usize::from(b.is_cold());
+                clock.advance(Duration::from_nanos(100));
+                Some(Timed::one(100))
+            });
+            assert_eq!((s.per_op_ns.len(), s.hot_twin_ns.len(), colds), (37, 37, 37), "budget {budget_s} s");
+            assert_eq!(s.stop, Some(StopReason::FixedCount));
+        }
     }
 
     #[test]
