@@ -14,6 +14,7 @@ pub static DERIVED: &[Derivation] = &ipc::RPC;
 static BEFORE_IPC: &[&dyn Benchmark] = &[
     &harness::Empty,
     &syscall::Null,
+    &syscall::LibcGetppid,
     &syscall::Enosys,
     &syscall::Reject,
     &syscall::Getpid,

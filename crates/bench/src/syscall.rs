@@ -1,5 +1,6 @@
-//! System-call entry: `syscall.null`, `syscall.enosys`, `syscall.reject`, `syscall.getpid`,
-//! `syscall.ioctl`, `syscall.getfd`, and the no-entry reference `vdso.clock_gettime`.
+//! System-call entry: `syscall.null`, `syscall.getppid`, `syscall.enosys`, `syscall.reject`,
+//! `syscall.getpid`, `syscall.ioctl`, `syscall.getfd`, and the no-entry reference
+//! `vdso.clock_gettime`.
 //!
 //! Seed rows: L4Ka::Pistachio "empty system call" (`syscall.null`, with `syscall.enosys`
 //! beside it: an unallocated number, the bare entry and exit path), Rhino "null call"
@@ -7,6 +8,12 @@
 //! "reject" (`syscall.reject`: a call refused by its argument check); beside Go!'s "sel2ref"
 //! (selector → object reference), the kernel's own handle → object step: `syscall.getfd`,
 //! `fcntl(fd, F_GETFD)` on an open descriptor (the descriptor table looked up, the flags read).
+//!
+//! `syscall.getppid` is `syscall.null`'s call through libc's `getppid()` wrapper, as a program
+//! (and `perf bench syscall basic`) makes it: beside `syscall.null`, the difference is what the
+//! call and return around the instruction cost once the kernel has run, which can be far more
+//! than their cost in a loop with no kernel entry (the kernel's way out may leave the branch
+//! predictors, the return-stack buffer among them, in another state).
 //!
 //! **Timing model:** the sampler's loop around one call; nothing else.
 //! **Validation:** the returned value is right (for the refused calls, every call's error
@@ -40,6 +47,33 @@ impl Benchmark for Null {
         let expected = i64::from(nix::unistd::getppid().as_raw());
         let samples = ctx.iter(sys::raw::getppid);
         let got = sys::raw::getppid();
+        let median = quick_median(&samples);
+        let checks = vec![
+            Check::new("returns the parent pid", expected.to_string(), got.to_string(), got == expected),
+            ctx.enters_kernel_check(median),
+        ];
+        Ok(Measured::new(samples, checks))
+    }
+}
+
+/// `getppid()` through libc's wrapper: the call `syscall.null` makes with the bare instruction.
+pub struct LibcGetppid;
+
+impl Benchmark for LibcGetppid {
+    fn id(&self) -> &'static str {
+        "syscall.getppid"
+    }
+    fn about(&self) -> &'static str {
+        "getppid() through libc's wrapper, as programs and perf bench syscall basic call it"
+    }
+    /// Through [`Ctx::iter`], which takes cold/hot pairs in a cold visit.
+    fn cold_mode(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+    fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
+        let expected = std::os::unix::process::parent_id();
+        let samples = ctx.iter(nix::unistd::getppid);
+        let got = nix::unistd::getppid().as_raw() as u32;
         let median = quick_median(&samples);
         let checks = vec![
             Check::new("returns the parent pid", expected.to_string(), got.to_string(), got == expected),

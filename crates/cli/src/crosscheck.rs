@@ -238,12 +238,15 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             since: None,
             read: parse::perf_usecs_per_op,
             statistic: Statistic::Mean,
-            only: only("syscall.null", &[]),
-            row_id: "syscall.null",
+            only: only("syscall.getppid", &[]),
+            row_id: "syscall.getppid",
             sampler: sampler.clone(),
             cpu: None,
             loops: None,
-            notes: vec!["perf calls glibc's getppid() wrapper; osprim issues the bare syscall instruction".into()],
+            notes: vec![
+                "both call libc's getppid() wrapper; syscall.null makes the same call through the bare instruction"
+                    .into(),
+            ],
         },
         pipe(false),
         pipe(true),
@@ -618,7 +621,7 @@ mod tests {
         let ps = pairs(1, 0, true, true);
         let fork = ps.iter().find(|p| p.only.id == "process.fork_exit").unwrap();
         let exec = ps.iter().find(|p| p.only.id == "process.fork_exec").unwrap();
-        let basic = ps.iter().find(|p| p.only.id == "syscall.null").unwrap();
+        let basic = ps.iter().find(|p| p.only.id == "syscall.getppid").unwrap();
         let timer = ps.iter().find(|p| p.only.id == "notify.timer").unwrap();
         let old = tools_with(true, true, Some((6, 1)));
         assert_eq!(unavailable(fork, &old).unwrap(), "perf 6.1 has no 'syscall fork' (perf ≥ 6.7)");
