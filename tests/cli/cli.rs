@@ -206,7 +206,7 @@ fn csv_output_has_a_header_and_a_row_per_result() {
         lines[0]
     );
     assert!(lines[1..].iter().all(|l| l.contains(",ns,")), "{text}");
-    assert_eq!(lines.len(), 1 + 7);
+    assert_eq!(lines.len(), 1 + 8);
 }
 
 #[test]
@@ -595,7 +595,7 @@ fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
-    assert!(lines[0].starts_with("plan: 7 results from 7 benchmarks"), "{err}");
+    assert!(lines[0].starts_with("plan: 8 results from 8 benchmarks"), "{err}");
     // A progress line, stamp and row together, keeps to the 100 columns of a non-terminal.
     assert!(lines.iter().all(|l| l.chars().count() <= 100), "{err}");
     for id in [
@@ -611,7 +611,7 @@ fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The verdict line, then (when some rows are untrustworthy) its cause and next step.
-    assert!(stdout.lines().any(|l| l.starts_with("osprim: 7 results in ")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("osprim: 8 results in ")), "{stdout}");
     let out =
         osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--quiet", "syscall.null"]).output().unwrap();
     assert!(out.status.success());
