@@ -118,6 +118,9 @@ pub enum NoRatio {
     SeedMethod,
     /// The ratio's interval has no width.
     ZeroWidth,
+    /// The ratio's interval reaches 0 or below (few rounds at the family's level): it says
+    /// nothing of the ratio.
+    ReachesZero,
 }
 
 impl NoRatio {
@@ -127,6 +130,7 @@ impl NoRatio {
             NoRatio::BelowResolution => "the figure's 95 % CI includes 0: no ratio, only |x| < bound",
             NoRatio::SeedMethod => "means of single operations, no interval between runs: never faster or slower",
             NoRatio::ZeroWidth => "every resample gave the same ratio: not called different",
+            NoRatio::ReachesZero => "the ratio's CI reaches 0: no ratio, not called different",
         }
     }
 
@@ -143,6 +147,11 @@ impl NoRatio {
             NoRatio::ZeroWidth => {
                 "every resample gave the same ratio: a zero-width interval says nothing of how a run varies, so \
                  the rows are not called different"
+            }
+            NoRatio::ReachesZero => {
+                "the ratio's interval, at the level that holds over all the rows, reaches 0: too few rounds, or \
+                 runs too far apart, to say anything of the ratio, so none is printed and the rows are not called \
+                 different"
             }
         }
     }
@@ -730,13 +739,20 @@ fn pair(b: &Row, n: &Row, base_run: &RunFile, new_run: &RunFile, j: &Judging) ->
         match j.ratio_of(&fnew.value, &fb.value).filter(|r| !r.degenerate()) {
             Some(wider) => wider,
             None => {
-                c.no_ratio = Some(NoRatio::ZeroWidth);
+                // Either row's own interval, widened to the family's level, may reach 0.
+                let reaches_zero = [&fnew.value, &fb.value].iter().any(|v| j.widen(v).includes_zero());
+                c.no_ratio = Some(if reaches_zero { NoRatio::ReachesZero } else { NoRatio::ZeroWidth });
                 return Ok(c);
             }
         }
     } else {
         ratio
     };
+    // A ratio of two positive figures whose interval reaches 0 says nothing.
+    if ratio.ci95[0] <= 0.0 {
+        c.no_ratio = Some(NoRatio::ReachesZero);
+        return Ok(c);
+    }
     c.ratio = Some(ratio.estimate);
     c.ratio_ci95 = Some(ratio.ci95);
     c.verdict = match judge_ratio(&ratio, j.noise) {

@@ -44,15 +44,7 @@ impl Benchmark for Null {
         Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let expected = i64::from(nix::unistd::getppid().as_raw());
-        let samples = ctx.iter(sys::raw::getppid);
-        let got = sys::raw::getppid();
-        let median = quick_median(&samples);
-        let checks = vec![
-            Check::new("returns the parent pid", expected.to_string(), got.to_string(), got == expected),
-            ctx.enters_kernel_check(median),
-        ];
-        Ok(Measured::new(samples, checks))
+        Ok(answering(ctx, sys::raw::getppid, "the parent pid", std::os::unix::process::parent_id()))
     }
 }
 
@@ -71,16 +63,22 @@ impl Benchmark for LibcGetppid {
         Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let expected = std::os::unix::process::parent_id();
-        let samples = ctx.iter(nix::unistd::getppid);
-        let got = nix::unistd::getppid().as_raw() as u32;
-        let median = quick_median(&samples);
-        let checks = vec![
-            Check::new("returns the parent pid", expected.to_string(), got.to_string(), got == expected),
-            ctx.enters_kernel_check(median),
-        ];
-        Ok(Measured::new(samples, checks))
+        let call = || i64::from(nix::unistd::getppid().as_raw());
+        Ok(answering(ctx, call, "the parent pid", std::os::unix::process::parent_id()))
     }
+}
+
+/// Times `call`, a call that answers with `expected` (`what`), and checks it does and that it
+/// enters the kernel: the rows of calls that return an id.
+fn answering(ctx: &mut Ctx, call: impl Fn() -> i64, what: &str, expected: u32) -> Measured {
+    let samples = ctx.iter(&call);
+    let (got, expected) = (call(), i64::from(expected));
+    let median = quick_median(&samples);
+    let checks = vec![
+        Check::new(format!("returns {what}"), expected.to_string(), got.to_string(), got == expected),
+        ctx.enters_kernel_check(median),
+    ];
+    Measured::new(samples, checks)
 }
 
 /// The error a refused call should return, for the two refused-call rows.
@@ -179,19 +177,8 @@ impl Benchmark for Getpid {
         Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let samples = ctx.iter(nix::unistd::getpid);
-        let got = nix::unistd::getpid().as_raw() as u32;
-        let median = quick_median(&samples);
-        let checks = vec![
-            Check::new(
-                "returns this process's pid",
-                std::process::id().to_string(),
-                got.to_string(),
-                got == std::process::id(),
-            ),
-            ctx.enters_kernel_check(median),
-        ];
-        Ok(Measured::new(samples, checks))
+        let call = || i64::from(nix::unistd::getpid().as_raw());
+        Ok(answering(ctx, call, "this process's pid", std::process::id()))
     }
 }
 

@@ -73,6 +73,7 @@ pub fn verdict_text(c: &Compared) -> String {
         (Some(NoRatio::BelowResolution), Some(b)) => format!("{v} (|x| < {})", c.unit.format(b)),
         (Some(NoRatio::SeedMethod), _) => format!("{v} (seed method)"),
         (Some(NoRatio::ZeroWidth), _) => format!("{v} (zero-width CI)"),
+        (Some(NoRatio::ReachesZero), _) => format!("{v} (CI reaches 0)"),
         _ => v.to_string(),
     }
 }
@@ -118,7 +119,7 @@ fn busy(run: &model::RunFile) -> String {
 /// each once.
 pub(crate) fn footnotes(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
-    for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth] {
+    for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth, NoRatio::ReachesZero] {
         if c.compared.iter().any(|r| r.no_ratio == Some(why)) {
             out.push(format!("{}: {}", verdict_label(why), why.short()));
         }
@@ -136,6 +137,7 @@ fn verdict_label(why: NoRatio) -> &'static str {
         NoRatio::BelowResolution => "below resolution",
         NoRatio::SeedMethod => "seed method",
         NoRatio::ZeroWidth => "zero-width CI",
+        NoRatio::ReachesZero => "CI reaches 0",
     }
 }
 
@@ -163,6 +165,7 @@ pub(crate) fn table(n: &Named, view: &View) -> String {
             (Some(_), _, _) => ratio_text(r),
             (None, Some(NoRatio::BelowResolution), Some(b)) => ("—".into(), format!("|x| < {}", r.unit.format(b))),
             (None, Some(NoRatio::SeedMethod), _) => ("—".into(), "no CI (seed)".into()),
+            (None, Some(NoRatio::ReachesZero), _) => ("—".into(), "reaches 0".into()),
             (None, _, _) => ("—".into(), "zero width".into()),
         };
         let style = match r.verdict {

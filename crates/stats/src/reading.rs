@@ -96,12 +96,17 @@ pub fn judge_ratio(r: &Interval, noise: f64) -> RatioVerdict {
 
 /// `num / den` with an interval from the two intervals taken as independent, by the ends
 /// (conservative: the interval of the quotient spans every quotient of the two intervals'
-/// points). `None` when the denominator's interval includes 0 (no ratio exists then), or
-/// either is not a number. For two results with samples, prefer the bootstrap of
+/// points). `None` when either interval includes 0 (for the denominator no ratio exists then;
+/// for the numerator the ratio's interval would reach 0 or below, and no ratio is printed
+/// from such an interval), or either is not a number. For two results with samples, prefer the bootstrap of
 /// [`super::ratio::median_ratio`]; this is for a figure against a fixed one (a paper's), or
 /// for derived rows that have only an interval.
 pub fn ratio_of(num: &Interval, den: &Interval) -> Option<Interval> {
-    if den.includes_zero() || !num.estimate.is_finite() || !num.ci95.iter().all(|x| x.is_finite()) {
+    if den.includes_zero()
+        || num.includes_zero()
+        || !num.estimate.is_finite()
+        || !num.ci95.iter().all(|x| x.is_finite())
+    {
         return None;
     }
     let ends =
@@ -117,6 +122,14 @@ mod tests {
 
     fn r(e: f64, lo: f64, hi: f64) -> Interval {
         Interval::new(e, [lo, hi])
+    }
+
+    #[test]
+    fn no_ratio_from_an_interval_that_includes_zero_on_either_side() {
+        assert!(ratio_of(&r(13.0, -40.0, 70.0), &r(12.0, 10.0, 14.0)).is_none());
+        assert!(ratio_of(&r(12.0, 10.0, 14.0), &r(13.0, -40.0, 70.0)).is_none());
+        let q = ratio_of(&r(12.0, 10.0, 14.0), &r(6.0, 5.0, 7.0)).unwrap();
+        assert!(q.ci95[0] > 0.0 && (q.estimate - 2.0).abs() < 1e-12);
     }
 
     #[test]

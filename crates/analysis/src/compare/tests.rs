@@ -237,6 +237,13 @@ fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly
     assert!(lo < 1.2 * 0.99 / 1.01 && hi > 1.2 * 1.01 / 0.99 && lo > 1.1 && hi < 1.3, "{lo} {hi}");
     let r = with_spread("syscall.getpid", 100.0, 101.0, 0.05);
     assert_eq!((r.verdict, r.ratio), (Verdict::Inconclusive, Some(1.01)));
+    // Two rows whose own intervals are so wide that the ratio's, by their ends, reaches 0:
+    // no ratio is printed from it.
+    let r = with_spread("syscall.getpid", 100.0, 101.0, 0.9);
+    assert_eq!(
+        (r.verdict, r.no_ratio, r.ratio, r.ratio_ci95),
+        (Verdict::Inconclusive, Some(NoRatio::ReachesZero), None, None)
+    );
     // A time: its zero width says nothing of how a run varies.
     let r = zero_width("syscall.getpid", 100.0, 120.0);
     assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Inconclusive, Some(NoRatio::ZeroWidth), None));
