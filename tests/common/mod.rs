@@ -25,18 +25,34 @@ pub fn spawn(args: &[&str], tmp: &Path) -> std::process::Child {
 }
 
 /// Waits for `child` at most [`PATIENCE`]; kills it and fails the test (`what` hung) if it is
-/// still there. Its output is returned.
+/// still there. Its output is returned, read while it runs (a child whose output fills a
+/// pipe nobody reads would wait for ever).
 pub fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if began.elapsed() > PATIENCE {
             let _ = child.kill();
             let _ = child.wait();
             panic!("{what}: osprim hung");
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
+    };
+    std::process::Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
 }
 
 /// Polls `f` until it gives `Some`, or [`PATIENCE`] runs out (`None`).
