@@ -11,6 +11,7 @@
 //! - [`fit_line`], [`fit_line_weighted`], [`fit_two_segments`] — ordinary
 //!   and weighted least-squares lines, and a line with one bend, with
 //!   t-based CIs for size sweeps.
+//! - [`sequential`] — a confidence sequence for a median: valid at every look (`osprim ab`).
 //! - [`structured`] — intervals that respect rounds and time order (steady-state
 //!   truncation, block length, hierarchical bootstrap, levels).
 //!
@@ -30,6 +31,7 @@ pub mod outliers;
 pub mod ratio;
 pub mod reading;
 pub mod rng;
+pub mod sequential;
 pub mod special;
 pub mod structured;
 pub mod summary;
