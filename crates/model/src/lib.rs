@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod ab;
 pub mod counters;
 pub mod crosscheck;
 pub mod execution;
@@ -773,7 +774,7 @@ pub const MAX_RESULT_BYTES: u64 = 256 << 20;
 
 /// The text of a regular file of at most [`MAX_RESULT_BYTES`]: a FIFO would block, a device
 /// could be endless.
-fn read_capped(path: &Path) -> Result<String, ResultFileError> {
+pub(crate) fn read_capped(path: &Path) -> Result<String, ResultFileError> {
     use std::io::Read;
     let io = |error| ResultFileError::Io { path: path.into(), error };
     let not = |detail: String| ResultFileError::NotOsprim { path: path.into(), detail };
@@ -806,6 +807,12 @@ pub fn parse_result(path: &Path, text: &str) -> Result<RunFile, ResultFileError>
         path: path.into(),
         detail: if e.is_eof() { "the file is truncated".into() } else { format!("invalid JSON ({e})") },
     })?;
+    if ab::is_ab_value(&value) {
+        return Err(ResultFileError::NotOsprim {
+            path: path.into(),
+            detail: "it is an A/B result of osprim ab, not a run's (osprim show and osprim report read it)".into(),
+        });
+    }
     let schema = value.get("schema");
     match schema.map(|v| v.as_u64()) {
         None => {
