@@ -95,6 +95,34 @@ Examples:
   osprim run --output today.json --thorough --strict
   osprim run syscall --baseline yesterday.json")]
     Run(RunArgs),
+    /// Measure two conditions side by side, paired, until each result is decided: what B
+    /// costs against A.
+    #[command(after_help = "\
+A condition is what differs between A and B: a prefix command that ends by running the worker
+(--a/--b: `env LD_PRELOAD=./hook.so`, `setarch -R`, a script that installs a seccomp filter and
+execs its arguments), another osprim binary (--a-bin/--b-bin: two builds), and commands run
+before and after each of its rounds (--a-setup/--a-teardown, --b-setup/--b-teardown: a sysctl,
+attaching and detaching an eBPF program). Either side without any is the plain worker.
+
+Each pair is an A round and a B round, each in a fresh worker with the same memory layout, one
+after the other on one CPU in a random balanced order (blocks `ab ba` or `ba ab` from the
+recorded seed), or with --duet at the same time on two CPUs, swapping CPUs every pair. After
+each pair every result is judged: the ratio B/A of the typical pair (the median of the pairs'
+ratios) with an interval from a confidence sequence, valid however often it is looked at, and
+compare's verdicts. A decided result gets no more pairs; it stops when all are decided or the
+budget ends. --check runs A against A and reports its own false-alarm rate.
+
+Exit status: 0; with --fail-on-regression, 1 when a result is slower by more than PCT, and 4
+when a gated result was not decided (inconclusive, or marked untrustworthy); 1 on an error; 2
+for a usage mistake; 128+N when signal N cut it short (what was measured is kept).
+
+Examples:
+  osprim ab syscall --b './with-seccomp-profile.sh'
+  osprim ab syscall.null fs.stat --b 'env LD_PRELOAD=./audit.so' --budget 120
+  osprim ab syscall --b-setup 'bpftool prog load …' --b-teardown 'rm /sys/fs/bpf/agent'
+  osprim ab ipc.pipe --a-bin ./osprim-main --b-bin ./osprim-branch --duet
+  osprim ab syscall --check")]
+    Ab(AbArgs),
     /// List benchmarks: id, what it measures, the seed rows it answers, whether it runs here.
     #[command(
         after_help = "Examples:\n  osprim list\n  osprim list syscall ipc.pipe 'fault.*'\n  osprim list --format markdown"
@@ -632,6 +660,18 @@ impl Cli {
                 baseline: args.baseline,
                 history: if args.no_history { None } else { Some(history_location(args.db.as_deref())) },
             },
+            Some(Command::Ab(a)) => match ab_config(a.clone(), host.clone(), global.quiet) {
+                Ok(ab) => Cmd::Ab {
+                    ab,
+                    gate: a.fail_on_regression.map(|pct| analysis::compare::Gate {
+                        regression: pct / 100.0,
+                        inconclusive_fails: false,
+                        untrustworthy: analysis::compare::Untrustworthy::Skip,
+                    }),
+                    present: present(&a.present, false, false),
+                },
+                Err(e) => Cmd::Invalid(e),
+            },
             Some(Command::Stress(a)) => stability_command(model::stability::StabilityTest::Stress, a, host, &present),
             Some(Command::Errortest(a)) => {
                 stability_command(model::stability::StabilityTest::ErrorTest, a, host, &present)
@@ -918,6 +958,80 @@ pub struct RunArgs {
     pub host: Option<String>,
 }
 
+/// `osprim ab`.
+#[derive(Args, Debug, Clone)]
+pub struct AbArgs {
+    /// Benchmarks to measure: ids, family prefixes, substrings or globs.
+    #[arg(required = true)]
+    pub patterns: Vec<String>,
+    /// Condition A's prefix command, which ends by running its arguments (the worker).
+    #[arg(long = "a", value_name = "CMD")]
+    pub a: Option<String>,
+    /// Condition B's prefix command.
+    #[arg(long = "b", value_name = "CMD")]
+    pub b: Option<String>,
+    /// Run before each of A's rounds (by sh -c).
+    #[arg(long, value_name = "CMD")]
+    pub a_setup: Option<String>,
+    /// Run after each of A's rounds, whatever happened in it.
+    #[arg(long, value_name = "CMD")]
+    pub a_teardown: Option<String>,
+    /// Run before each of B's rounds.
+    #[arg(long, value_name = "CMD")]
+    pub b_setup: Option<String>,
+    /// Run after each of B's rounds.
+    #[arg(long, value_name = "CMD")]
+    pub b_teardown: Option<String>,
+    /// The osprim binary whose worker measures A (default: this one).
+    #[arg(long, value_name = "PATH")]
+    pub a_bin: Option<String>,
+    /// The osprim binary whose worker measures B.
+    #[arg(long, value_name = "PATH")]
+    pub b_bin: Option<String>,
+    /// A against A: both sides run condition A; reports the false-alarm rate.
+    #[arg(long, conflicts_with_all = ["b", "b_setup", "b_teardown", "b_bin"])]
+    pub check: bool,
+    /// A and B at the same time, one on each of two CPUs, swapping every pair.
+    #[arg(long)]
+    pub duet: bool,
+    /// The most the pairs may take, in seconds (default 60).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_budget)]
+    pub budget: Option<f64>,
+    /// Sampler time of one result in one round, in seconds (default 0.03).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_budget)]
+    pub round_budget: Option<f64>,
+    /// Noise threshold in percent: a ratio whose interval lies within it of 1 is `no change`
+    /// (default 2).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub noise: Option<f64>,
+    /// The seed of the order and the layouts (default: a new one, recorded).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// The CPU of interleaved rounds (default: the least loaded allowed CPU).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// The two CPUs of --duet, e.g. 0,1 (default: the first two allowed).
+    #[arg(long, value_name = "A,B", value_parser = parse_cpu_pair, requires = "duet")]
+    pub cpus: Option<[usize; 2]>,
+    /// Exit 1 when a result is slower by more than PCT percent, 4 when a result was not
+    /// decided.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_on_regression: Option<f64>,
+    /// Where to save the A/B result (absent, or a regular file; default
+    /// osprim-results/ab/…json).
+    #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "no_save")]
+    pub output: Option<PathBuf>,
+    /// Save no result file.
+    #[arg(long)]
+    pub no_save: bool,
+    /// The name the fleet knows this machine by, recorded in the result.
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
+    pub host: Option<String>,
+    /// How the result is shown.
+    #[command(flatten)]
+    pub present: PresentArgs,
+}
+
 /// `--host`: printable, at most [`model::HOST_MAX_CHARS`] characters.
 fn parse_host(s: &str) -> Result<String, String> {
     model::check_host(s).map(|()| s.to_string())
@@ -1095,6 +1209,39 @@ fn history_location(db: Option<&str>) -> store::history::Location {
         Some(s) => store::history::Location::parse(s),
         None => store::history::Location::default_in(std::path::Path::new(crate::config::RESULTS_DIR)),
     }
+}
+
+/// `osprim ab`'s arguments as its configuration, or the usage mistake in them.
+fn ab_config(a: AbArgs, host: Option<String>, quiet: bool) -> Result<crate::ab::AbConfig, String> {
+    let condition = |name: &str, prefix: &Option<String>, setup, teardown, binary| {
+        let prefix = match prefix {
+            Some(text) => crate::ab::split_prefix(name, text).map_err(|e| e.0)?,
+            None => Vec::new(),
+        };
+        Ok::<_, String>(model::ab::Condition { name: name.into(), prefix, setup, teardown, binary })
+    };
+    let ca = condition("A", &a.a, a.a_setup, a.a_teardown, a.a_bin)?;
+    let cb = condition("B", &a.b, a.b_setup, a.b_teardown, a.b_bin)?;
+    Ok(crate::ab::AbConfig {
+        patterns: a.patterns,
+        a: ca,
+        b: cb,
+        budget_s: a.budget.unwrap_or(crate::ab::DEFAULT_BUDGET_S),
+        round_budget_s: a.round_budget.unwrap_or(crate::ab::DEFAULT_ROUND_BUDGET_S),
+        noise: a.noise.map_or(crate::ab::DEFAULT_NOISE, |pct| pct / 100.0),
+        seed: a.seed,
+        duet: a.duet,
+        check: a.check,
+        cpu: a.cpu,
+        cpus: a.cpus,
+        output: match (a.output, a.no_save) {
+            (_, true) => Output::None,
+            (Some(p), false) => Output::File(p),
+            (None, false) => Output::Default,
+        },
+        host: a.host.or(host),
+        quiet,
+    })
 }
 
 /// A percentage: a finite number from 0 to 1000.

@@ -33,6 +33,17 @@ pub enum Command {
         /// Where the saved run is recorded (`None`: not recorded).
         history: Option<store::history::Location>,
     },
+    /// Two conditions measured side by side (`osprim ab`).
+    Ab {
+        /// What to measure, under which conditions.
+        ab: crate::ab::AbConfig,
+        /// The regression gate (`--fail-on-regression`).
+        gate: Option<analysis::compare::Gate>,
+        /// How it is shown.
+        present: Present,
+    },
+    /// A command line whose values are wrong in a way clap cannot see: the usage mistake.
+    Invalid(String),
     /// A stability run (`osprim stress`, `osprim errortest`).
     Stability {
         /// Which test.
@@ -172,6 +183,9 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status with `--strict`: a self-check failed or a benchmark failed.
 pub const EXIT_CHECK_FAILED: u8 = 3;
+/// Exit status of a gate (`--fail-on-regression`) that could not judge every result it was
+/// asked to: none regressed, but some were inconclusive or untrustworthy.
+pub const EXIT_UNDECIDED: u8 = 4;
 
 /// Everything a run needs to know, checked as far as can be without the machine.
 #[derive(Debug, Clone)]

@@ -25,6 +25,7 @@ pub fn stderr_line(args: std::fmt::Arguments<'_>) {
     let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
 
+pub mod ab;
 pub mod cli;
 pub mod config;
 pub mod crosscheck;
@@ -86,6 +87,8 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Stability { test, duration, seed, output, history, host, present } => {
             stability_cmd::run(test, duration, seed, &output, history.as_ref(), host.as_deref(), &present)
         }
+        Command::Ab { ab, gate, present } => ab_and_report(ab, gate, &present),
+        Command::Invalid(why) => Err(config::UsageError(why).into()),
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
         Command::Show { result, present } => {
@@ -427,6 +430,71 @@ fn emit(text: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to stdout"),
     }
+}
+
+/// `osprim ab`: measures, shows the result, says where it was saved; with `--check`, the false
+/// alarms; with a `gate`, exit 1 when a result regressed beyond it and
+/// [`config::EXIT_UNDECIDED`] when one it was asked about was not decided.
+fn ab_and_report(cfg: ab::AbConfig, gate: Option<compare::Gate>, present: &Present) -> Result<ExitCode> {
+    let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let check = cfg.check;
+    let done = ab::run(cfg, &interrupt)?;
+    emit_in(present.format, &report::ab::render(&done.ab, present.format, &present.view)?)?;
+    if let Some(e) = &done.save_error {
+        say!("osprim: error: {e}");
+    } else if let (Some(p), false) = (&done.saved_to, present.quiet) {
+        say!("saved to {}", p.display());
+    }
+    if check {
+        let f = analysis::ab::false_alarms(&done.ab);
+        say!(
+            "A against A: {} of {} results called different (false alarms, {:.0} %), {} no change ({:.0} %)",
+            f.different,
+            f.rows,
+            100.0 * f.different as f64 / f.rows.max(1) as f64,
+            f.no_change,
+            100.0 * f.no_change as f64 / f.rows.max(1) as f64
+        );
+    }
+    if done.interrupted {
+        return Ok(ExitCode::from(interrupt.exit_code()));
+    }
+    if done.save_error.is_some() {
+        return Ok(ExitCode::from(EXIT_ERROR));
+    }
+    let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
+    let comparison = analysis::ab::comparison(&done.ab);
+    let named = report::ab::named(&done.ab, comparison);
+    let outcome = named.comparison.gate(&gate);
+    for line in report::compare::gate_lines(&named, &outcome, &gate) {
+        say!("{line}");
+    }
+    if !outcome.failed.is_empty() {
+        return Ok(ExitCode::from(EXIT_ERROR));
+    }
+    let undecided: Vec<String> = named
+        .comparison
+        .compared
+        .iter()
+        .filter(|c| c.marked() || matches!(c.verdict, compare::Verdict::Inconclusive | compare::Verdict::BelowResolution))
+        .map(|c| format!("  {}: {}", report::compare::full_label(&c.id, &c.params), report::compare::verdict_text(c)))
+        .chain(
+            named.comparison.unmatched.iter().map(|u| format!("  {}: {}", report::compare::full_label(&u.id, &u.params), u.why)),
+        )
+        .collect();
+    if undecided.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    say!(
+        "undecided: {} of {} results were not judged (no regression beyond {} % found among the others):",
+        undecided.len(),
+        done.ab.rows.len(),
+        model::unit::short_number(gate.regression * 100.0)
+    );
+    for line in undecided {
+        say!("{line}");
+    }
+    Ok(ExitCode::from(config::EXIT_UNDECIDED))
 }
 
 /// `osprim compare`: each later file against the first. Runs that do not compare (methods,

@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod ab;
 pub mod compare;
 mod context;
 pub mod crosscheck;
