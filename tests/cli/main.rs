@@ -18,6 +18,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod ab;
 mod architecture;
 mod cli;
 mod compare;

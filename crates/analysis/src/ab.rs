@@ -71,7 +71,12 @@ pub fn decide(pairs: &[RowPair], noise: f64) -> Decision {
     } else {
         Verdict::Inconclusive
     };
-    Decision { verdict: verdict_text(verdict), ratio: Some(ratio), ratio_ci95: bounded.then_some(ci), decided_after: None }
+    Decision {
+        verdict: verdict_text(verdict),
+        ratio: Some(ratio),
+        ratio_ci95: bounded.then_some(ci),
+        decided_after: None,
+    }
 }
 
 /// Whether a decision settles its row.
@@ -204,7 +209,11 @@ mod tests {
         (0..n)
             .map(|pair| {
                 let machine = 200.0 * (0.2 * normal(&mut rng)).exp();
-                RowPair { pair, a: machine * (sd * normal(&mut rng)).exp(), b: ratio * machine * (sd * normal(&mut rng)).exp() }
+                RowPair {
+                    pair,
+                    a: machine * (sd * normal(&mut rng)).exp(),
+                    b: ratio * machine * (sd * normal(&mut rng)).exp(),
+                }
             })
             .collect()
     }

@@ -145,9 +145,8 @@ impl Side {
     /// The launcher of `condition`: its prefix, then its binary (or this one) as a worker.
     fn new(condition: Condition, own: &Path) -> Result<Side, UsageError> {
         let program = match &condition.binary {
-            Some(b) => find_program(b).ok_or_else(|| {
-                UsageError(format!("{}'s binary '{b}' is not an executable file", condition.name))
-            })?,
+            Some(b) => find_program(b)
+                .ok_or_else(|| UsageError(format!("{}'s binary '{b}' is not an executable file", condition.name)))?,
             None => own.to_path_buf(),
         };
         let worker = vec![program.clone().into_os_string(), crate::execution::WORKER_ARG.into()];
@@ -178,7 +177,8 @@ fn run_hook(what: &str, command: &str, scratch: &Path) -> Result<(), String> {
     let mut cmd = std::process::Command::new("/bin/sh");
     cmd.arg("-c").arg(command).stdin(std::process::Stdio::null()).stdout(out.try_clone().map_err(|e| e.to_string())?);
     cmd.stderr(err);
-    let child = platform::interrupt::spawn_worker(&mut cmd).map_err(|e| format!("{what} '{command}' cannot start: {e}"))?;
+    let child =
+        platform::interrupt::spawn_worker(&mut cmd).map_err(|e| format!("{what} '{command}' cannot start: {e}"))?;
     let pid = child.id();
     let status = sys::reap::reap_by(pid as libc::pid_t, Instant::now() + HOOK_WITHIN);
     platform::interrupt::forget_worker(pid);
@@ -202,7 +202,11 @@ fn last_line(mut file: std::fs::File) -> Option<String> {
     let _ = file.rewind();
     let mut text = Vec::new();
     let _ = file.take(64 << 10).read_to_end(&mut text);
-    String::from_utf8_lossy(&text).lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().chars().take(300).collect())
+    String::from_utf8_lossy(&text)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().chars().take(300).collect())
 }
 
 /// Whether a row needs both CPUs itself (a cross-CPU hand-off): it cannot duet on two CPUs.
@@ -213,7 +217,7 @@ pub fn needs_two_cpus(params: &Params) -> bool {
 /// The order of pair `index`: pairs come in blocks of two, `ab ba` or `ba ab`, the first of
 /// each block drawn from `rng` (module doc).
 fn order_of(index: usize, rng: &mut stats::rng::Rng, first_of_block: &mut bool) -> bool {
-    if index % 2 == 0 {
+    if index.is_multiple_of(2) {
         *first_of_block = rng.next_u64() & 1 == 0;
         *first_of_block
     } else {
@@ -292,7 +296,7 @@ impl InFlight {
     }
 
     /// Reaps the worker; what it measured, by slot, and whether it ever got ready.
-    fn finish(self) -> (usize, Vec<(usize, Result<Measured, NotMeasured>)>, Execution, bool) {
+    fn finish(self) -> Landed {
         let InFlight { side, worker, visits, got, mut exec, timed_out, ready, .. } = self;
         let ended = worker.finish(if timed_out { Duration::ZERO } else { GRACE });
         exec.ended = ended.status.clone();
@@ -305,8 +309,17 @@ impl InFlight {
             });
         }
         let outcomes = visits.into_iter().zip(got).filter_map(|(slot, o)| Some((slot, o?))).collect();
-        (side, outcomes, exec, ready)
+        Landed { side, outcomes, exec, ready }
     }
+}
+
+/// What a side's round gave: its outcomes by slot, its worker's record, whether the worker got
+/// ready to measure.
+struct Landed {
+    side: usize,
+    outcomes: Vec<(usize, Result<Measured, NotMeasured>)>,
+    exec: Execution,
+    ready: bool,
 }
 
 /// Everything the invocation keeps while it measures.
@@ -336,7 +349,11 @@ pub fn run(cfg: AbConfig, interrupt: &AtomicBool) -> Result<AbFinished> {
     })?;
     let own = std::env::current_exe().context("osprim cannot find its own executable")?;
     let a = Condition { name: "A".into(), ..cfg.a.clone() };
-    let b = if cfg.check { Condition { name: "B".into(), ..a.clone() } } else { Condition { name: "B".into(), ..cfg.b.clone() } };
+    let b = if cfg.check {
+        Condition { name: "B".into(), ..a.clone() }
+    } else {
+        Condition { name: "B".into(), ..cfg.b.clone() }
+    };
     let sides = [Side::new(a.clone(), &own)?, Side::new(b.clone(), &own)?];
     if cfg.duet && sides.iter().any(|s| s.condition.setup.is_some() || s.condition.teardown.is_some()) {
         return Err(UsageError(
@@ -381,9 +398,9 @@ pub fn run(cfg: AbConfig, interrupt: &AtomicBool) -> Result<AbFinished> {
         }
         Output::Default => {
             let dir = Path::new(crate::config::RESULTS_DIR).join("ab");
-            std::fs::create_dir_all(&dir)
+            std::fs::create_dir_all(&dir).map_err(|e| crate::runner::no_result_file_in(&dir, &e))?;
+            let path = store::output::reserve_default(&dir, started)
                 .map_err(|e| crate::runner::no_result_file_in(&dir, &e))?;
-            let path = store::output::reserve_default(&dir, started).map_err(|e| crate::runner::no_result_file_in(&dir, &e))?;
             Some(path)
         }
     };
@@ -637,9 +654,10 @@ fn measure_pair(
                 }));
             }
             let measured = start(state, sides, side, request, &apart, layout).and_then(|f| drive(state, vec![f], stop));
-            let teardown = condition.teardown.as_ref().map_or(Ok(()), |t| {
-                run_hook(&format!("{}'s tear-down", condition.name), t, &request.scratch)
-            });
+            let teardown = condition
+                .teardown
+                .as_ref()
+                .map_or(Ok(()), |t| run_hook(&format!("{}'s tear-down", condition.name), t, &request.scratch));
             platform::interrupt::clear_second_signal();
             measured?;
             teardown?;
@@ -670,7 +688,11 @@ fn start(
     };
     let allowance = Duration::from_secs_f64(2.0 * (4.0 * state.round_cfg.budget_s).max(1.0) + 60.0);
     let worker = Worker::start(&sides[side].launcher, &layout, &request.scratch, &req).map_err(|e| {
-        format!("{}'s worker could not be started ({}): {e}", sides[side].condition.name, sides[side].condition.describe())
+        format!(
+            "{}'s worker could not be started ({}): {e}",
+            sides[side].condition.name,
+            sides[side].condition.describe()
+        )
     })?;
     let exec = Execution {
         round: request.round,
@@ -700,10 +722,19 @@ fn start(
 /// no later pair could do better.
 fn drive(state: &mut State, mut flights: Vec<InFlight>, stop: &dyn Fn() -> bool) -> Result<(), String> {
     let wait = Duration::from_millis(if flights.len() > 1 { 20 } else { 50 });
-    while !flights.iter_mut().fold(true, |all, f| f.poll(wait, stop()) && all) {}
+    loop {
+        // Every worker is read each time round, not only up to the first still running.
+        let mut all = true;
+        for f in flights.iter_mut() {
+            all &= f.poll(wait, stop());
+        }
+        if all {
+            break;
+        }
+    }
     let mut refused = None;
     for f in flights {
-        let (side, outcomes, exec, ready) = f.finish();
+        let Landed { side, outcomes, exec, ready } = f.finish();
         if !ready && !stop() {
             let name = &state.sides[side].name;
             refused.get_or_insert(format!(
@@ -814,11 +845,14 @@ fn assemble(state: &State, partial: bool, resamples: usize) -> AbFile {
         .map(|(s, r)| {
             let mut decision = judge::decide(&s.pairs, state.cfg.noise);
             decision.decided_after = s.decided_after;
-            let note = s.note.clone().or_else(|| {
-                (s.decided_after.is_none() && !s.pairs.is_empty()).then(|| {
-                    format!("not decided in {} pairs: its interval still reaches across the noise threshold", s.pairs.len())
-                })
+            let undecided = (s.decided_after.is_none() && !s.pairs.is_empty()).then(|| {
+                format!("not decided in {} pairs: its interval still reaches across the noise threshold", s.pairs.len())
             });
+            let apart = (state.design.mode == Mode::Duet && needs_two_cpus(&s.params)).then(|| {
+                "needs both CPUs itself (a cross-CPU hand-off): its pairs ran interleaved, not as a duet".to_string()
+            });
+            let notes: Vec<String> = [s.note.clone(), undecided, apart].into_iter().flatten().collect();
+            let note = (!notes.is_empty()).then(|| notes.join("; "));
             AbRow {
                 id: s.bench.id().to_string(),
                 params: s.params.clone(),
@@ -893,14 +927,23 @@ mod tests {
         let plain = Side::new(Condition { name: "A".into(), ..Condition::default() }, own).unwrap();
         assert_eq!(plain.launcher.program, own);
         assert_eq!(plain.launcher.args, [crate::execution::WORKER_ARG]);
-        let env = Side::new(Condition { name: "B".into(), prefix: vec!["env".into(), "X=1".into()], ..Condition::default() }, own)
-            .unwrap();
+        let env = Side::new(
+            Condition { name: "B".into(), prefix: vec!["env".into(), "X=1".into()], ..Condition::default() },
+            own,
+        )
+        .unwrap();
         assert!(env.launcher.program.ends_with("env"));
         let args: Vec<String> = env.launcher.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         assert_eq!(args, ["X=1", "/usr/bin/osprim-test", crate::execution::WORKER_ARG]);
-        let missing = Side::new(Condition { name: "B".into(), prefix: vec!["no-such-prefix-xyz".into()], ..Condition::default() }, own);
+        let missing = Side::new(
+            Condition { name: "B".into(), prefix: vec!["no-such-prefix-xyz".into()], ..Condition::default() },
+            own,
+        );
         assert!(missing.err().unwrap().0.contains("'no-such-prefix-xyz' is not found on PATH"));
-        let bad_bin = Side::new(Condition { name: "B".into(), binary: Some("/nonexistent/osprim".into()), ..Condition::default() }, own);
+        let bad_bin = Side::new(
+            Condition { name: "B".into(), binary: Some("/nonexistent/osprim".into()), ..Condition::default() },
+            own,
+        );
         assert!(bad_bin.err().unwrap().0.contains("is not an executable file"));
     }
 

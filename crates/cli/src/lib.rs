@@ -91,6 +91,11 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Invalid(why) => Err(config::UsageError(why).into()),
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
+        Command::Show { result, present } if model::ab::is_ab_file(&result) => {
+            let ab = model::ab::read_ab_file(&result)?;
+            emit_in(present.format, &report::ab::render(&ab, present.format, &present.view)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Show { result, present } => {
             let run = read_result(&result)?;
             emit_in(present.format, &report::render(&run, present.format, &present.view)?)?;
@@ -476,10 +481,16 @@ fn ab_and_report(cfg: ab::AbConfig, gate: Option<compare::Gate>, present: &Prese
         .comparison
         .compared
         .iter()
-        .filter(|c| c.marked() || matches!(c.verdict, compare::Verdict::Inconclusive | compare::Verdict::BelowResolution))
+        .filter(|c| {
+            c.marked() || matches!(c.verdict, compare::Verdict::Inconclusive | compare::Verdict::BelowResolution)
+        })
         .map(|c| format!("  {}: {}", report::compare::full_label(&c.id, &c.params), report::compare::verdict_text(c)))
         .chain(
-            named.comparison.unmatched.iter().map(|u| format!("  {}: {}", report::compare::full_label(&u.id, &u.params), u.why)),
+            named
+                .comparison
+                .unmatched
+                .iter()
+                .map(|u| format!("  {}: {}", report::compare::full_label(&u.id, &u.params), u.why)),
         )
         .collect();
     if undecided.is_empty() {
@@ -677,6 +688,19 @@ fn report_html(
             .and_then(|()| output::check_not_input(html, &inputs))
             .map_err(|e| anyhow::anyhow!(e.to_string().replacen("results", "the report", 1)))?;
     }
+    if model::ab::is_ab_file(path) {
+        if base.is_some() {
+            return Err(config::UsageError(format!(
+                "{} is an A/B result: it compares B with A itself; leave --compare out",
+                path.display()
+            ))
+            .into());
+        }
+        let ab = model::ab::read_ab_file(path)?;
+        let named = report::ab::named(&ab, analysis::ab::comparison(&ab));
+        let page = report::html::render(&ab.b_run, &path.display().to_string(), Some(&named));
+        return write_page(&page, html, to_stdout, quiet);
+    }
     let new = read_result(path)?;
     let base_run = base.map(read_result).transpose()?;
     // Runs that do not compare are refused as `osprim compare` refuses them.
@@ -698,6 +722,11 @@ fn report_html(
         comparison: compare::compare(b, &new, noise, analyse::BOOTSTRAP_SEED),
     });
     let page = report::html::render(&new, &path.display().to_string(), named.as_ref());
+    write_page(&page, html, to_stdout, quiet)
+}
+
+/// Writes an HTML page to `html` (checked before), or to stdout.
+fn write_page(page: &report::html::Page, html: &Path, to_stdout: bool, quiet: bool) -> Result<ExitCode> {
     if to_stdout {
         emit(&page.html)?;
     } else {

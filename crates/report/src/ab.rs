@@ -99,11 +99,8 @@ fn table(ab: &AbFile, c: &Comparison, view: &View) -> String {
     for part in grid.render(view.width, view.color) {
         out.extend(part);
     }
-    let notes: Vec<String> = ab
-        .rows
-        .iter()
-        .filter_map(|r| Some(format!("  {}: {}", label(&r.id, &r.params), r.note.as_ref()?)))
-        .collect();
+    let notes: Vec<String> =
+        ab.rows.iter().filter_map(|r| Some(format!("  {}: {}", label(&r.id, &r.params), r.note.as_ref()?))).collect();
     if !notes.is_empty() {
         out.push(String::new());
         out.extend(notes);

@@ -152,10 +152,10 @@ mod tests {
         for _ in 0..sequences {
             // Observations below and above the truth: what decides whether it is covered.
             let (mut below, mut miss) = (0usize, false);
-            for t in 1..=looks {
+            for rank in &ranks[1..] {
                 below += usize::from(draw(&mut rng) <= truth);
                 // x_(j) > truth ⇔ fewer than j below; x_(k) < truth ⇔ at least k below.
-                miss |= match ranks[t] {
+                miss |= match *rank {
                     (Some(j), _) if below < j => true,
                     (_, Some(k)) if below >= k => true,
                     _ => false,
@@ -168,7 +168,8 @@ mod tests {
 
     #[test]
     fn the_error_rate_holds_over_every_look_whatever_the_distribution() {
-        let draws: [(&str, &dyn Fn(&mut Rng) -> f64); 4] = [
+        type Draw<'a> = &'a dyn Fn(&mut Rng) -> f64;
+        let draws: [(&str, Draw); 4] = [
             ("normal", &|r| 0.05 * normal(r)),
             ("t3", &|r| 0.03 * t3(r)),
             ("log-normal", &|r| (0.5 * normal(r)).exp()),
