@@ -264,6 +264,9 @@ Examples:
         /// The change points of each series (E-divisive means), not every run.
         #[arg(long)]
         changes: bool,
+        /// The A/B results (`osprim ab`) instead of the runs.
+        #[arg(long, conflicts_with_all = ["changes", "import"])]
+        ab: bool,
         /// How it is shown.
         #[command(flatten)]
         present: PresentArgs,
@@ -662,6 +665,7 @@ impl Cli {
             },
             Some(Command::Ab(a)) => match ab_config(a.clone(), host.clone(), global.quiet) {
                 Ok(ab) => Cmd::Ab {
+                    history: (!a.no_history && !a.no_save).then(|| history_location(a.db.as_deref())),
                     ab,
                     gate: a.fail_on_regression.map(|pct| analysis::compare::Gate {
                         regression: pct / 100.0,
@@ -701,12 +705,13 @@ impl Cli {
                 allow_mismatch,
                 present: present(&p, false, false),
             },
-            Some(Command::History { patterns, db, import, host, changes, present: p }) => Cmd::History {
+            Some(Command::History { patterns, db, import, host, changes, ab, present: p }) => Cmd::History {
                 patterns,
                 location: history_location(db.as_deref()),
                 import,
                 host,
                 changes,
+                ab,
                 present: present(&p, false, false),
             },
             Some(Command::Finish { result, present: p }) => Cmd::Finish { result, present: present(&p, false, false) },
@@ -1027,6 +1032,13 @@ pub struct AbArgs {
     /// The name the fleet knows this machine by, recorded in the result.
     #[arg(long, value_name = "NAME", value_parser = parse_host)]
     pub host: Option<String>,
+    /// History database the saved result is recorded in: a SQLite file or postgres://…
+    /// (default: osprim-results/history.db).
+    #[arg(long, value_name = "DB", conflicts_with = "no_history")]
+    pub db: Option<String>,
+    /// Do not record the result in the history database.
+    #[arg(long)]
+    pub no_history: bool,
     /// How the result is shown.
     #[command(flatten)]
     pub present: PresentArgs,

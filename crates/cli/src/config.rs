@@ -39,6 +39,8 @@ pub enum Command {
         ab: crate::ab::AbConfig,
         /// The regression gate (`--fail-on-regression`).
         gate: Option<analysis::compare::Gate>,
+        /// Where the saved result is recorded (`None`: not recorded).
+        history: Option<store::history::Location>,
         /// How it is shown.
         present: Present,
     },
@@ -113,6 +115,8 @@ pub enum Command {
         host: Option<String>,
         /// Change points per series instead of every run.
         changes: bool,
+        /// The A/B results instead of the runs.
+        ab: bool,
         /// How.
         present: Present,
     },

@@ -81,13 +81,16 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Run { run, present, papers, digest, baseline, history } => {
             run_and_report(&run, &present, (papers, digest), baseline.as_deref(), history.as_ref())
         }
-        Command::History { patterns, location, import, host, changes, present } => {
+        Command::History { patterns, location, ab: true, present, .. } => {
+            show_ab_history(&patterns, &location, &present)
+        }
+        Command::History { patterns, location, import, host, changes, present, .. } => {
             show_history(&patterns, &location, import.as_deref(), host.as_deref(), changes, &present)
         }
         Command::Stability { test, duration, seed, output, history, host, present } => {
             stability_cmd::run(test, duration, seed, &output, history.as_ref(), host.as_deref(), &present)
         }
-        Command::Ab { ab, gate, present } => ab_and_report(ab, gate, &present),
+        Command::Ab { ab, gate, history, present } => ab_and_report(ab, gate, history.as_ref(), &present),
         Command::Invalid(why) => Err(config::UsageError(why).into()),
         Command::List { patterns, format } => list(&patterns, format),
         Command::Env { format } => show_env(format),
@@ -440,15 +443,25 @@ fn emit(text: &str) -> Result<()> {
 /// `osprim ab`: measures, shows the result, says where it was saved; with `--check`, the false
 /// alarms; with a `gate`, exit 1 when a result regressed beyond it and
 /// [`config::EXIT_UNDECIDED`] when one it was asked about was not decided.
-fn ab_and_report(cfg: ab::AbConfig, gate: Option<compare::Gate>, present: &Present) -> Result<ExitCode> {
+fn ab_and_report(
+    cfg: ab::AbConfig,
+    gate: Option<compare::Gate>,
+    history: Option<&history::Location>,
+    present: &Present,
+) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let check = cfg.check;
     let done = ab::run(cfg, &interrupt)?;
     emit_in(present.format, &report::ab::render(&done.ab, present.format, &present.view)?)?;
     if let Some(e) = &done.save_error {
         say!("osprim: error: {e}");
-    } else if let (Some(p), false) = (&done.saved_to, present.quiet) {
-        say!("saved to {}", p.display());
+    } else if let Some(p) = &done.saved_to {
+        if !present.quiet {
+            say!("saved to {}", p.display());
+        }
+        if let Some(loc) = history {
+            record_ab_in_history(loc, &done.ab, p, present.quiet, &interrupt);
+        }
     }
     if check {
         let f = analysis::ab::false_alarms(&done.ab);
@@ -775,6 +788,46 @@ fn record_in_history(
         Ok(false) => say!("already recorded in the history ({}): this run was there", loc.describe()),
         Err(why) => say!("warning: not recorded in the history: {}", why.text(loc)),
     }
+}
+
+/// Records a saved A/B result in the history; a failure is a warning (the file is saved).
+fn record_ab_in_history(
+    loc: &history::Location,
+    ab: &model::ab::AbFile,
+    path: &Path,
+    quiet: bool,
+    interrupt: &std::sync::atomic::AtomicBool,
+) {
+    // No directory the user did not ask for (as for a run).
+    if let history::Location::Sqlite(p) = loc
+        && let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return;
+    }
+    let (ab, path) = (ab.clone(), path.to_path_buf());
+    match on_history(loc, interrupt, move |h| h.record_ab(&ab, Some(&path))) {
+        Ok(_) if quiet => {}
+        Ok(_) => say!("recorded in the history ({})", loc.describe()),
+        Err(why) => say!("warning: not recorded in the history: {}", why.text(loc)),
+    }
+}
+
+/// `osprim history --ab`: the recorded A/B results.
+fn show_ab_history(patterns: &[String], loc: &history::Location, present: &Present) -> Result<ExitCode> {
+    if let history::Location::Sqlite(p) = loc
+        && !p.exists()
+    {
+        return Err(
+            config::UsageError(format!("no history database at {} (osprim ab records there)", p.display())).into()
+        );
+    }
+    let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let patterns = patterns.to_vec();
+    let points =
+        on_history(loc, &interrupt, move |h| h.ab_points(&patterns)).map_err(|w| anyhow::anyhow!(w.text(loc)))?;
+    emit_in(present.format, &report::ab::history(&points, present.format, &present.view)?)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `osprim history`.

@@ -207,6 +207,41 @@ pub struct Decision {
     pub decided_after: Option<usize>,
 }
 
+/// One recorded A/B result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AbPoint {
+    /// When the invocation started (UTC).
+    pub started_utc: String,
+    /// Its host.
+    pub host: String,
+    /// Its kernel release.
+    pub kernel: String,
+    /// Condition A, in one line.
+    pub a: String,
+    /// Condition B, in one line.
+    pub b: String,
+    /// `interleaved` or `duet`.
+    pub mode: String,
+    /// Benchmark id.
+    pub id: String,
+    /// Parameters, as JSON text.
+    pub params: String,
+    /// Unit symbol.
+    pub unit: String,
+    /// `slower`, `faster`, `no_change`, `inconclusive`.
+    pub verdict: String,
+    /// B / A.
+    pub ratio: Option<f64>,
+    /// Its interval.
+    pub ratio_ci95: Option<[f64; 2]>,
+    /// Pairs it took.
+    pub pairs: i64,
+    /// Whether it was decided.
+    pub decided: bool,
+    /// The result file, if it was saved.
+    pub file: Option<String>,
+}
+
 /// Whether the JSON text `value` is an A/B result (its `kind`).
 pub fn is_ab_value(value: &serde_json::Value) -> bool {
     value.get("kind").and_then(|k| k.as_str()) == Some(AB_KIND)

@@ -128,3 +128,123 @@ pub fn summary_line(ab: &AbFile, c: &Comparison) -> String {
         ab.pairs.len()
     )
 }
+
+/// `osprim history --ab`: every recorded A/B result, oldest first, in `format`.
+pub fn history(points: &[model::ab::AbPoint], format: Format, view: &View) -> Written {
+    let ratio = |p: &model::ab::AbPoint| p.ratio.map(|r| format!("{r:.3}")).unwrap_or_else(|| "—".into());
+    let ci =
+        |p: &model::ab::AbPoint| p.ratio_ci95.map(|[a, b]| format!("[{a:.3}, {b:.3}]")).unwrap_or_else(|| "—".into());
+    let pairs = |p: &model::ab::AbPoint| if p.decided { format!("{}✓", p.pairs) } else { p.pairs.to_string() };
+    let verdict = |p: &model::ab::AbPoint| p.verdict.replace('_', " ");
+    let params = |p: &model::ab::AbPoint| {
+        serde_json::from_str::<model::Params>(&p.params).map(|ps| label(&p.id, &ps)).unwrap_or_else(|_| p.id.clone())
+    };
+    match format {
+        Format::Json => serde_json::to_string_pretty(points).map(|s| s + "\n"),
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let head = ["started_utc", "host", "kernel", "a", "b", "mode", "id", "params", "unit", "verdict"];
+            let rest = ["ratio", "ratio_ci95_low", "ratio_ci95_high", "pairs", "decided", "file"];
+            let _ = w.write_record(head.iter().chain(&rest));
+            for p in points {
+                let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+                let _ = w.write_record([
+                    p.started_utc.clone(),
+                    p.host.clone(),
+                    p.kernel.clone(),
+                    p.a.clone(),
+                    p.b.clone(),
+                    p.mode.clone(),
+                    p.id.clone(),
+                    p.params.clone(),
+                    p.unit.clone(),
+                    p.verdict.clone(),
+                    num(p.ratio),
+                    num(p.ratio_ci95.map(|c| c[0])),
+                    num(p.ratio_ci95.map(|c| c[1])),
+                    p.pairs.to_string(),
+                    p.decided.to_string(),
+                    p.file.clone().unwrap_or_default(),
+                ]);
+            }
+            Ok(String::from_utf8_lossy(&w.into_inner().unwrap_or_default()).into_owned())
+        }
+        Format::Markdown | Format::Latex => {
+            let md = format == Format::Markdown;
+            let mut out = if md {
+                vec![
+                    "| started | host | A | B | benchmark | B/A | 95 % CI | verdict | pairs |".to_string(),
+                    "|---|---|---|---|---|---:|---:|---|---:|".into(),
+                ]
+            } else {
+                vec![
+                    "\\begin{tabular}{lllllrrlr}".to_string(),
+                    "\\toprule".into(),
+                    "started & host & A & B & benchmark & B/A & 95\\,\\% CI & verdict & pairs \\\\".into(),
+                    "\\midrule".into(),
+                ]
+            };
+            for p in points {
+                let cells = [
+                    p.started_utc.clone(),
+                    p.host.clone(),
+                    p.a.clone(),
+                    p.b.clone(),
+                    params(p),
+                    ratio(p),
+                    ci(p),
+                    verdict(p),
+                    pairs(p),
+                ];
+                out.push(if md {
+                    format!("| {} |", cells.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "))
+                } else {
+                    format!("{} \\\\", cells.iter().map(|c| super::escape::latex(c)).collect::<Vec<_>>().join(" & "))
+                });
+            }
+            if !md {
+                out.extend(["\\bottomrule".to_string(), "\\end{tabular}".into()]);
+            }
+            Ok(out.join("\n") + "\n")
+        }
+        Format::Table => {
+            if points.is_empty() {
+                return Ok("no A/B results recorded (osprim ab records its saved results)\n".into());
+            }
+            let head = ["started", "host", "A", "B", "benchmark", "B/A", "95 % CI", "verdict", "pairs"]
+                .map(Cell::plain)
+                .to_vec();
+            let align = vec![
+                Align::Left,
+                Align::Left,
+                Align::Left,
+                Align::Left,
+                Align::Left,
+                Align::Right,
+                Align::Right,
+                Align::Left,
+                Align::Right,
+            ];
+            let mut grid = Grid::new(vec![head], align);
+            for p in points {
+                grid.push(Line::Cells(vec![
+                    Cell::plain(p.started_utc.clone()),
+                    Cell::plain(p.host.clone()),
+                    Cell::plain(p.a.clone()),
+                    Cell::plain(p.b.clone()),
+                    Cell::plain(params(p)),
+                    Cell::plain(ratio(p)),
+                    Cell::plain(ci(p)),
+                    Cell::styled(verdict(p), if p.verdict == "slower" { Style::Bad } else { Style::Plain }),
+                    Cell::plain(pairs(p)),
+                ]));
+            }
+            grid.fit(view.width, &[], 0);
+            let mut out = Vec::new();
+            for part in grid.render(view.width, view.color) {
+                out.extend(part);
+            }
+            Ok(out.join("\n") + "\n")
+        }
+    }
+}

@@ -13,6 +13,7 @@
 //! ([`History::earlier`], [`level_shift`]).
 
 #[cfg(feature = "postgres")]
+pub mod ab;
 pub mod postgres;
 pub mod sqlite;
 
@@ -222,6 +223,41 @@ pub const MIGRATIONS: &[&str] = &[
         clean_s DOUBLE PRECISION NOT NULL,
         operations BIGINT NOT NULL,
         detail TEXT NOT NULL,
+        PRIMARY KEY (run_key, position)
+    )",
+    // 6: A/B results (`osprim ab`): the conditions and design, and per result its verdict,
+    // ratio B/A, interval and pairs. Apart from `runs`: a B measured under a seccomp filter is
+    // not a point of the machine's series.
+    "CREATE TABLE ab_runs (
+        run_key TEXT PRIMARY KEY,
+        started_utc TEXT NOT NULL,
+        finished_utc TEXT,
+        partial BIGINT NOT NULL,
+        host TEXT NOT NULL,
+        cpu_model TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        osprim_commit TEXT NOT NULL,
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        seed TEXT NOT NULL,
+        noise DOUBLE PRECISION NOT NULL,
+        pairs BIGINT NOT NULL,
+        stopped TEXT NOT NULL,
+        file TEXT
+    );
+    CREATE TABLE ab_results (
+        run_key TEXT NOT NULL REFERENCES ab_runs (run_key),
+        position BIGINT NOT NULL,
+        bench_id TEXT NOT NULL,
+        params TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        ratio DOUBLE PRECISION,
+        ci_low DOUBLE PRECISION,
+        ci_high DOUBLE PRECISION,
+        pairs BIGINT NOT NULL,
+        decided_after BIGINT,
         PRIMARY KEY (run_key, position)
     )",
 ];
@@ -490,7 +526,7 @@ impl History {
     }
 }
 
-fn text(s: &str) -> Value {
+pub(crate) fn text(s: &str) -> Value {
     Value::Text(Some(s.to_string()))
 }
 
