@@ -155,11 +155,11 @@ zpty -d z
 fn zsh_and_fish_completions_ask_for_the_ids_too() {
     let zsh = osprim().args(["completions", "zsh"]).output().unwrap();
     let zsh = String::from_utf8_lossy(&zsh.stdout);
-    assert_eq!(zsh.matches(":_osprim_benchmark_ids'").count(), 3, "run, list, history");
+    assert_eq!(zsh.matches(":_osprim_benchmark_ids'").count(), 4, "run, ab, list, history");
     assert!(zsh.contains("_osprim_benchmark_ids() {"), "{zsh}");
     let fish = osprim().args(["completions", "fish"]).output().unwrap();
     let fish = String::from_utf8_lossy(&fish.stdout);
-    assert!(fish.contains("__fish_seen_subcommand_from run list history") && fish.contains("__complete-ids"));
+    assert!(fish.contains("__fish_seen_subcommand_from run ab list history") && fish.contains("__complete-ids"));
 }
 
 #[test]

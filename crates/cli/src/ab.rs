@@ -26,7 +26,7 @@
 //! Every wait has a deadline (a worker's, a set-up's); a set-up that succeeded is always
 //! followed by its tear-down, at Ctrl-C too; every worker is killed and reaped by its guard.
 
-use crate::config::{Output, UsageError};
+use crate::config::{AbConfig, Output, UsageError};
 use crate::execution::layout::{Layout, Layouts};
 use crate::execution::parent::{Event, Launcher, Worker};
 use crate::execution::protocol::{PROTOCOL, Report, Request, Visit, from_wire};
@@ -63,39 +63,6 @@ const GRACE: Duration = Duration::from_secs(5);
 
 /// Under the same name the two sides of `--check`.
 const CHECK_NOTE: &str = "A against A (--check): both sides run condition A";
-
-/// What `osprim ab` is asked for, validated.
-#[derive(Clone, Debug)]
-pub struct AbConfig {
-    /// Benchmarks: ids, families, substrings or globs.
-    pub patterns: Vec<String>,
-    /// Condition A.
-    pub a: Condition,
-    /// Condition B (ignored with `check`: B is A).
-    pub b: Condition,
-    /// The most the pairs may take, s.
-    pub budget_s: f64,
-    /// Sampler budget of one row in one round, s.
-    pub round_budget_s: f64,
-    /// Noise threshold (0.02 = 2 %).
-    pub noise: f64,
-    /// Seed of the order and the layouts; `None`: a new one.
-    pub seed: Option<u64>,
-    /// A and B at the same time on two CPUs.
-    pub duet: bool,
-    /// A against A.
-    pub check: bool,
-    /// The CPU of interleaved rounds (`None`: the least loaded allowed one).
-    pub cpu: Option<usize>,
-    /// The two CPUs of a duet (`None`: the first two allowed ones).
-    pub cpus: Option<[usize; 2]>,
-    /// Where the result file goes.
-    pub output: Output,
-    /// `--host`.
-    pub host: Option<String>,
-    /// No progress lines.
-    pub quiet: bool,
-}
 
 /// What a finished `osprim ab` hands back.
 pub struct AbFinished {

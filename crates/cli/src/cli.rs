@@ -772,7 +772,7 @@ fn cold_ids(only: &[Only]) -> Vec<String> {
 pub const COMPLETE_IDS: &str = "__complete-ids";
 
 /// The commands whose positional arguments are benchmark ids, families or patterns.
-const ID_COMMANDS: [&str; 3] = ["run", "list", "history"];
+const ID_COMMANDS: [&str; 4] = ["run", "ab", "list", "history"];
 
 /// What completing a benchmark offers: every id (derived ones too) and every family (the id's
 /// first part: `syscall`, `ipc`), sorted, each once.
@@ -807,8 +807,8 @@ fn value_options(command: &str) -> Vec<String> {
 }
 
 /// Writes shell completions for `shell` (a name [`clap_complete::Shell`] knows): clap's, and
-/// for bash, zsh and fish the benchmark ids and families after `osprim run`, `list` and
-/// `history`, asked of the binary itself ([`COMPLETE_IDS`]) when the shell completes.
+/// for bash, zsh and fish the benchmark ids and families after `osprim run`, `ab`, `list`
+/// and `history`, asked of the binary itself ([`COMPLETE_IDS`]) when the shell completes.
 pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), String> {
     let shell: clap_complete::Shell = shell.parse()?;
     let mut generated = Vec::new();
@@ -828,7 +828,7 @@ pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), Stri
 }
 
 /// Bash: a function around clap's `_osprim` that, for a word not starting with `-` after
-/// `run`, `list` or `history` (and not the value of an option), offers the ids and families.
+/// `run`, `ab`, `list` or `history` (and not the value of an option), offers the ids and families.
 fn bash_ids() -> String {
     let cases: String = ID_COMMANDS
         .iter()
@@ -841,7 +841,7 @@ fn bash_ids() -> String {
         .collect();
     format!(
         r#"
-# Benchmark ids and families after `osprim run`, `list` and `history`, from the binary's own
+# Benchmark ids and families after `osprim run`, `ab`, `list` and `history`, from the binary's own
 # catalogue (`osprim {COMPLETE_IDS}`).
 _osprim_with_ids() {{
     _osprim "$@"
@@ -869,7 +869,7 @@ fi
     )
 }
 
-/// Zsh: the positional patterns of `run`, `list` and `history` complete with the ids and
+/// Zsh: the positional patterns of `run`, `ab`, `list` and `history` complete with the ids and
 /// families instead of file names.
 fn zsh_ids(script: &str) -> String {
     let function = format!(
@@ -1224,7 +1224,7 @@ fn history_location(db: Option<&str>) -> store::history::Location {
 }
 
 /// `osprim ab`'s arguments as its configuration, or the usage mistake in them.
-fn ab_config(a: AbArgs, host: Option<String>, quiet: bool) -> Result<crate::ab::AbConfig, String> {
+fn ab_config(a: AbArgs, host: Option<String>, quiet: bool) -> Result<crate::config::AbConfig, String> {
     let condition = |name: &str, prefix: &Option<String>, setup, teardown, binary| {
         let prefix = match prefix {
             Some(text) => crate::ab::split_prefix(name, text).map_err(|e| e.0)?,
@@ -1234,7 +1234,7 @@ fn ab_config(a: AbArgs, host: Option<String>, quiet: bool) -> Result<crate::ab::
     };
     let ca = condition("A", &a.a, a.a_setup, a.a_teardown, a.a_bin)?;
     let cb = condition("B", &a.b, a.b_setup, a.b_teardown, a.b_bin)?;
-    Ok(crate::ab::AbConfig {
+    Ok(crate::config::AbConfig {
         patterns: a.patterns,
         a: ca,
         b: cb,

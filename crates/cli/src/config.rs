@@ -36,7 +36,7 @@ pub enum Command {
     /// Two conditions measured side by side (`osprim ab`).
     Ab {
         /// What to measure, under which conditions.
-        ab: crate::ab::AbConfig,
+        ab: AbConfig,
         /// The regression gate (`--fail-on-regression`).
         gate: Option<analysis::compare::Gate>,
         /// Where the saved result is recorded (`None`: not recorded).
@@ -289,3 +289,36 @@ pub const TAIL_SAMPLES: usize = 10_000;
 /// The sizes `--sweep` measures. L4's message registers (0–10 32-bit words, 0–40 bytes) are
 /// covered by `--sizes`.
 pub const DEFAULT_SWEEP: [usize; 7] = [0, 8, 64, 512, 4 << 10, 64 << 10, 1 << 20];
+
+/// What `osprim ab` is asked for, validated.
+#[derive(Clone, Debug)]
+pub struct AbConfig {
+    /// Benchmarks: ids, families, substrings or globs.
+    pub patterns: Vec<String>,
+    /// Condition A.
+    pub a: model::ab::Condition,
+    /// Condition B (ignored with `check`: B is A).
+    pub b: model::ab::Condition,
+    /// The most the pairs may take, s.
+    pub budget_s: f64,
+    /// Sampler budget of one row in one round, s.
+    pub round_budget_s: f64,
+    /// Noise threshold (0.02 = 2 %).
+    pub noise: f64,
+    /// Seed of the order and the layouts; `None`: a new one.
+    pub seed: Option<u64>,
+    /// A and B at the same time on two CPUs.
+    pub duet: bool,
+    /// A against A.
+    pub check: bool,
+    /// The CPU of interleaved rounds (`None`: the least loaded allowed one).
+    pub cpu: Option<usize>,
+    /// The two CPUs of a duet (`None`: the first two allowed ones).
+    pub cpus: Option<[usize; 2]>,
+    /// Where the result file goes.
+    pub output: Output,
+    /// `--host`.
+    pub host: Option<String>,
+    /// No progress lines.
+    pub quiet: bool,
+}

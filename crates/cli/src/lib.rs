@@ -444,7 +444,7 @@ fn emit(text: &str) -> Result<()> {
 /// alarms; with a `gate`, exit 1 when a result regressed beyond it and
 /// [`config::EXIT_UNDECIDED`] when one it was asked about was not decided.
 fn ab_and_report(
-    cfg: ab::AbConfig,
+    cfg: config::AbConfig,
     gate: Option<compare::Gate>,
     history: Option<&history::Location>,
     present: &Present,
