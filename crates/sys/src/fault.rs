@@ -184,25 +184,25 @@ impl Region {
 
     /// Appends to `out` `pages` single-page anonymous mappings (read-write, untouched), each
     /// its own VMA with an unmapped page on either side so that none merges with another
-    /// (`space.mapping`). A range of twice the size is found free (mapped, then unmapped) and
-    /// every other page of it mapped with `MAP_FIXED_NOREPLACE`, so each `mmap` makes exactly
-    /// one VMA and splits none. On error, the mappings made so far are still appended.
+    /// (`space.mapping`). A range of twice the size is reserved (`PROT_NONE`) and kept while
+    /// every other page of it is replaced by a read-write page (`MAP_FIXED` inside the
+    /// reservation, which no one else can hold) and the page after it unmapped: another
+    /// thread that maps meanwhile never lands in the range. On error, the mappings made so far
+    /// are still appended and the rest of the reservation is unmapped.
     pub fn separate_pages(pages: usize, out: &mut Vec<Region>) -> io::Result<()> {
-        let (base, page) = {
-            let hole = Region::map_anon(pages.saturating_mul(2), libc::PROT_NONE)?;
-            (hole.addr, hole.page)
-        }; // unmapped here: the range is free (another thread could take part of it; then
-        // MAP_FIXED_NOREPLACE fails with EEXIST and nothing of theirs is touched)
-        for i in 0..pages {
-            let want = base + 2 * i * page;
-            // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; it either maps
-            // a fresh page at `want` or fails.
+        // What is left of the reservation, shrinking from the front by two pages a step.
+        let mut rest = Region::map_anon(pages.saturating_mul(2), libc::PROT_NONE)?;
+        let page = rest.page;
+        for _ in 0..pages {
+            let want = rest.addr;
+            // SAFETY: [want, want + page) lies inside `rest`, a reservation this function
+            // made and holds alone; MAP_FIXED replaces only that page of it.
             let p = unsafe {
                 libc::mmap(
                     want as *mut c_void,
                     page,
                     libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_FIXED_NOREPLACE | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                     -1,
                     0,
                 )
@@ -210,13 +210,25 @@ impl Region {
             if p == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
-            // Owned from here, whatever its address (kernels before 4.17 treat the flag as
-            // a hint and may place it elsewhere).
-            out.push(Region { addr: p as usize, pages: 1, page });
             if p as usize != want {
-                return Err(io::Error::other("mmap ignored MAP_FIXED_NOREPLACE (Linux < 4.17)"));
+                // MAP_FIXED never places elsewhere; should it, the page is still owned.
+                out.push(Region { addr: p as usize, pages: 1, page });
+                return Err(io::Error::other("mmap did not honour MAP_FIXED"));
             }
+            // The page is owned by its Region from here, no longer by the reservation.
+            rest.addr += page;
+            rest.pages -= 1;
+            out.push(Region { addr: want, pages: 1, page });
+            // SAFETY: the gap page is the reservation's first page now; unmapping it ends
+            // the reservation's hold on it and touches nothing else.
+            if unsafe { libc::munmap(rest.addr as *mut c_void, page) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            rest.addr += page;
+            rest.pages -= 1;
         }
+        // Nothing of the reservation is left to unmap.
+        std::mem::forget(rest);
         Ok(())
     }
 
