@@ -10,13 +10,17 @@
 //!
 //! An array, one object per later file: `base`, `new` (the file names), `base_started_utc`,
 //! `new_started_utc`, `base_host`, `new_host` (the hosts the runs are recorded under: `--host`,
-//! else the kernel's host name), and `comparison`: `noise` (0.02 = 2 %), `family` (rows
-//! paired: the ratio CIs hold together over them), `confidence` (each row's level,
-//! 1 − 0.05 / `family`), `differences` (`what`, `base`,
+//! else the kernel's host name), and `comparison`: `noise` (0.02 = 2 %), `method` (`fdr_bh`:
+//! Benjamini–Hochberg with FCR-adjusted intervals, [`analysis::compare`]), `q` (the false
+//! discovery rate held, 0.05), `family` (m, the rows tested: those with a ratio), `selected` (R,
+//! the rows the rule selected), `confidence` (the selected rows' level, 1 − R·q/m; the
+//! others' is 95 %), `differences` (`what`, `base`,
 //! `new`), `unmatched` (`id`, `params`, `why`) and `compared`, each with `id`, `params` (as in
 //! the new run, where it ran included), `unit`, `statistic` (`median`, or `mean` for the seed
 //! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
-//! ratio), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
+//! ratio), `ci_level` (the level of `ratio_ci95`), `p_value` (for "ratio = 1", agreeing with the
+//! intervals; `null` without a ratio to test), `selected` (whether the rule selected the row: only
+//! a selected row is called `faster` or `slower`), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
 //! `no_change`, `inconclusive`, `below_resolution`), `no_ratio` (`below_resolution`,
 //! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check-failed", "in":
 //! "new"}]`, `in` one of `base`, `new`, `both`), `param_differences` (`what`, `base`,
@@ -141,18 +145,34 @@ fn verdict_label(why: NoRatio) -> &'static str {
     }
 }
 
+/// How the rows were judged together, in one line: `false discovery rate 5 % over 140 rows
+/// (Benjamini–Hochberg): 7 selected, their CIs at 99.75 %; the others' at 95 %, never faster or
+/// slower`.
+pub fn fdr_line(c: &Comparison) -> String {
+    let head = format!(
+        "false discovery rate {} % over {} rows (Benjamini–Hochberg)",
+        model::unit::short_number(100.0 * c.q),
+        c.family
+    );
+    if c.selected == 0 {
+        format!("{head}: none selected, every CI at 95 %, none faster or slower")
+    } else {
+        format!(
+            "{head}: {} selected, their CIs at {} %; the others' at 95 %, never faster or slower",
+            c.selected,
+            model::unit::short_number(100.0 * c.confidence)
+        )
+    }
+}
+
 pub(crate) fn table(n: &Named, view: &View) -> String {
     let c = &n.comparison;
     let mut out = vec![
         format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.host_name(), busy(n.base)),
         format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.host_name(), busy(n.new)),
         "figures: the median of the steady-state samples, as the run's table prints it; ratio = new / base".into(),
-        "95 % CI of the ratio from resampling rounds, then blocks within a round;".into(),
-        format!(
-            "the CIs hold together over all {} rows (each at {} %, Bonferroni)",
-            c.family,
-            model::unit::short_number(100.0 * c.confidence)
-        ),
+        "CI of the ratio from resampling rounds, then blocks within a round;".into(),
+        fdr_line(c),
         format!("noise threshold ± {} %", model::unit::short_number(c.noise * 100.0)),
         String::new(),
     ];

@@ -237,13 +237,11 @@ fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly
     assert!(lo < 1.2 * 0.99 / 1.01 && hi > 1.2 * 1.01 / 0.99 && lo > 1.1 && hi < 1.3, "{lo} {hi}");
     let r = with_spread("syscall.getpid", 100.0, 101.0, 0.05);
     assert_eq!((r.verdict, r.ratio), (Verdict::Inconclusive, Some(1.01)));
-    // Two rows whose own intervals are so wide that the ratio's, by their ends, reaches 0:
-    // no ratio is printed from it.
+    // Two rows whose own intervals are very wide: not selected, read at 95 % by their ends,
+    // inconclusive.
     let r = with_spread("syscall.getpid", 100.0, 101.0, 0.9);
-    assert_eq!(
-        (r.verdict, r.no_ratio, r.ratio, r.ratio_ci95),
-        (Verdict::Inconclusive, Some(NoRatio::ReachesZero), None, None)
-    );
+    assert_eq!((r.verdict, r.no_ratio, r.ratio, r.selected), (Verdict::Inconclusive, None, Some(1.01), false));
+    assert_eq!(r.ci_level, Some(0.95));
     // A time: its zero width says nothing of how a run varies.
     let r = zero_width("syscall.getpid", 100.0, 120.0);
     assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Inconclusive, Some(NoRatio::ZeroWidth), None));
@@ -443,27 +441,46 @@ fn a_cold_row_without_a_cold_counterpart_is_left_unmatched() {
 }
 
 #[test]
-fn the_intervals_hold_together_over_every_row_paired() {
+fn rows_are_selected_by_the_false_discovery_rule_and_only_selected_rows_are_called_different() {
     let base = with_samples(run_file(false), 1, |_| 1.0);
-    let new = with_samples(run_file(false), 2, |_| 1.0);
+    let new = with_samples(run_file(false), 2, |r| if r.id == "ctx.thread" { 1.3 } else { 1.0 });
     let c = compare(&base, &new, DEFAULT_NOISE, 7);
-    let paired = c.compared.len() + c.unmatched.iter().filter(|u| !u.why.starts_with("only in")).count();
-    assert_eq!(c.family, paired);
+    assert_eq!(c.method, "fdr_bh");
+    assert_eq!(c.q, 0.05);
+    let tested = c.compared.iter().filter(|r| r.p_value.is_some()).count();
+    assert_eq!(c.family, tested);
     assert!(c.family > 1);
-    assert!((c.confidence - (1.0 - 0.05 / c.family as f64)).abs() < 1e-12);
-    // One row alone is judged at 95 %, and its interval is narrower than among many.
+    assert_eq!(c.selected, c.compared.iter().filter(|r| r.selected).count());
+    assert!((c.confidence - (1.0 - c.selected.max(1) as f64 * 0.05 / c.family as f64)).abs() < 1e-12);
+    // The slowed row is selected, its interval at the FCR level; every row called different
+    // was selected, and every unselected row's interval is its marginal 95 %.
+    let slowed = find(&c, "ctx.thread");
+    assert!(slowed.selected && slowed.verdict == Verdict::Slower, "{slowed:?}");
+    assert_eq!(slowed.ci_level, Some(c.confidence));
+    for r in &c.compared {
+        if matches!(r.verdict, Verdict::Slower | Verdict::Faster) {
+            assert!(r.selected, "{r:?}");
+        }
+        if !r.selected && r.ratio.is_some() {
+            assert_eq!(r.ci_level, Some(0.95), "{r:?}");
+        }
+        if let (Some(p), Some(level), Some([lo, hi])) = (r.p_value, r.ci_level, r.ratio_ci95) {
+            // The p-value agrees with the interval: p < 1 − level ⇔ the interval excludes 1
+            // (up to the bisection's tolerance).
+            let excludes = lo > 1.0 || hi < 1.0;
+            if (p - (1.0 - level)).abs() > 1e-3 * (1.0 - level) {
+                assert_eq!(excludes, p < 1.0 - level, "{r:?}");
+            }
+        }
+    }
+    // One row alone, not selected: judged at 95 %.
     let id = "syscall.getpid";
     let alone = |run: &RunFile| {
         let mut one = run.clone();
         one.results.retain(|r| r.id == id);
         one
     };
-    let single = compare(&alone(&base), &alone(&new), DEFAULT_NOISE, 7);
-    assert_eq!((single.family, single.confidence), (1, 0.95));
-    let width = |c: &Comparison| {
-        let r = find(c, id);
-        let [lo, hi] = r.ratio_ci95.unwrap();
-        hi - lo
-    };
-    assert!(width(&single) < width(&c), "{} against {}", width(&single), width(&c));
+    let single = compare(&alone(&base), &alone(&base), DEFAULT_NOISE, 7);
+    assert_eq!((single.family, single.selected, single.confidence), (1, 0, 0.95));
+    assert_eq!(find(&single, id).ci_level, Some(0.95));
 }
