@@ -89,8 +89,71 @@ fn a_slowed_result_is_slower_and_fails_the_gate_naming_its_parameters() {
     assert!(err.contains(" ns, ratio 1.300 ["), "{err}");
     assert!(err.contains("(+30.0 %), slower"), "{err}");
 
+    // Nothing slower by 40 %, but rows the gate cannot decide (harness.empty below resolution,
+    // the space.* rows' failed checks): undecided, each named, unless a share is allowed.
     let lenient = osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "40"]).output().unwrap();
-    assert_eq!(lenient.status.code(), Some(0));
+    assert_eq!(lenient.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&lenient.stderr);
+    assert!(err.contains("undecided: ") && err.contains("below resolution"), "{err}");
+    assert!(err.lines().last().unwrap().starts_with("gate: undecided ("), "{err}");
+    let allowed = osprim()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--fail-on-regression", "40", "--undecided-share", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(allowed.status.code(), Some(0), "{}", String::from_utf8_lossy(&allowed.stderr));
+}
+
+/// `path` with only the results `keep` says.
+fn keep(path: &Path, keep: impl Fn(&Value) -> bool) {
+    edit(path, |run| run["results"].as_array_mut().unwrap().retain(|r| keep(r)));
+}
+
+#[test]
+fn the_gate_exits_0_only_when_it_decided_every_row_and_4_when_rows_are_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_samples(dir.path(), "a.json", None);
+    // The rows a run against itself calls no change without marks.
+    let out = osprim().arg("compare").arg(&a).arg(&a).args(["--format", "json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let clean: Vec<(Value, Value)> = v[0]["comparison"]["compared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "no_change" && c["marks"].as_array().unwrap().is_empty())
+        .map(|c| (c["id"].clone(), c["params"].clone()))
+        .collect();
+    assert!(clean.len() > 10, "{clean:?}");
+    let is_clean = |r: &Value| clean.iter().any(|(id, params)| r["id"] == *id && r["params"] == *params);
+    keep(&a, is_clean);
+    let b = dir.path().join("b.json");
+    std::fs::copy(&a, &b).unwrap();
+    let gate = |extra: &[&str]| {
+        osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "5"]).args(extra).output().unwrap()
+    };
+    let decided = gate(&[]);
+    let err = String::from_utf8_lossy(&decided.stderr);
+    assert_eq!(decided.status.code(), Some(0), "{err}");
+    assert!(err.contains("gate: pass ("), "{err}");
+    // Two rows whose rounds sit far apart in the new run: inconclusive, named, exit 4.
+    edit(&b, |run| {
+        for r in run["results"].as_array_mut().unwrap().iter_mut().take(2) {
+            for (i, x) in r["samples"].as_array_mut().unwrap().iter_mut().enumerate() {
+                let k = [0.9, 1.0, 1.1][i / 20];
+                *x = serde_json::json!(x.as_f64().unwrap() * k);
+            }
+        }
+    });
+    let undecided = gate(&[]);
+    let err = String::from_utf8_lossy(&undecided.stderr);
+    assert_eq!(undecided.status.code(), Some(4), "{err}");
+    let named: Vec<&str> = err.lines().filter(|l| l.starts_with("  ") && l.contains(", inconclusive")).collect();
+    assert_eq!(named.len(), 2, "{err}");
+    assert!(err.contains("undecided: 2 of "), "{err}");
+    // Allowed a share that holds them: 0.
+    assert_eq!(gate(&["--undecided-share", "50"]).status.code(), Some(0));
 }
 
 #[test]
@@ -118,10 +181,12 @@ fn marked_rows_are_left_out_of_the_gate_and_named_unless_told() {
     let gate = |extra: &[&str]| {
         osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "10"]).args(extra).output().unwrap()
     };
+    // Left out, but not passed: undecided (exit 4), and named.
     let skip = gate(&[]);
     let err = String::from_utf8_lossy(&skip.stderr);
-    assert_eq!(skip.status.code(), Some(0), "{err}");
-    assert!(err.contains("not gated: ") && err.contains("  syscall.null: ") && err.contains("busy-cpu (new)"), "{err}");
+    assert_eq!(skip.status.code(), Some(4), "{err}");
+    assert!(err.contains("undecided: ") && err.contains("  syscall.null: ") && err.contains("busy-cpu (new)"), "{err}");
+    assert!(err.contains("untrustworthy, not judged"), "{err}");
     let judged = gate(&["--untrustworthy", "judge"]);
     assert_eq!(judged.status.code(), Some(1));
     // The fixture's space.* rows failed their checks: --untrustworthy fail fails on them too.
@@ -183,7 +248,7 @@ fn a_seed_run_against_an_adaptive_one_is_refused_unless_allowed() {
 fn gate_flags_need_the_gate() {
     let dir = tempfile::tempdir().unwrap();
     let a = run_with_samples(dir.path(), "a.json", None);
-    for flags in [&["--fail-on-inconclusive"][..], &["--untrustworthy", "fail"]] {
+    for flags in [&["--fail-on-inconclusive"][..], &["--untrustworthy", "fail"], &["--undecided-share", "10"]] {
         let out = osprim().arg("compare").arg(&a).arg(&a).args(flags).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{flags:?}");
     }

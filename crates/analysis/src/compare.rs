@@ -51,6 +51,12 @@
 //!
 //! **Marks.** A row whose self-check failed, or which was flagged `busy-cpu` or `interrupted`,
 //! in either run, carries [`Mark`]s; [`Comparison::gate`] treats marked rows as [`Gate`] says.
+//!
+//! **The gate** ([`Comparison::gate`], [`GateOutcome::decision`]) cannot pass what it did not
+//! judge: a row slower by more than the threshold fails it; else rows it could not decide
+//! (inconclusive, below resolution, without a ratio, or marked and not judged) make it
+//! *undecided* when they are more than the share allowed (none by default); only a gate that
+//! decided every row (or all but the allowance) passes.
 
 use model::{Flag, Method, Params, Row, RunFile, Unit};
 use serde::Serialize;
@@ -333,7 +339,7 @@ pub struct Comparison {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Untrustworthy {
-    /// Left out of the gate, and named on stderr as not gated (the default: their figures may
+    /// Not judged: counted as undecided and named on stderr (the default: their figures may
     /// not measure what they claim, so they neither pass nor fail a build silently).
     #[default]
     Skip,
@@ -353,6 +359,44 @@ pub struct Gate {
     pub inconclusive_fails: bool,
     /// What marked rows do.
     pub untrustworthy: Untrustworthy,
+    /// The share of gated rows that may stay undecided and the gate still pass (0: none).
+    pub undecided_share: f64,
+}
+
+/// Why the gate could not decide a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// Its verdict is `inconclusive`.
+    Inconclusive,
+    /// A figure is below resolution: no ratio.
+    BelowResolution,
+    /// No ratio (seed method, zero-width or zero-reaching interval).
+    NoRatio,
+    /// Marked untrustworthy and left out (under [`Untrustworthy::Skip`]).
+    Untrustworthy,
+}
+
+impl Undecided {
+    /// As printed.
+    pub fn text(self) -> &'static str {
+        match self {
+            Undecided::Inconclusive => "inconclusive",
+            Undecided::BelowResolution => "below resolution",
+            Undecided::NoRatio => "no ratio",
+            Undecided::Untrustworthy => "untrustworthy, not judged",
+        }
+    }
+}
+
+/// What the gate decided of a whole comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Every gated row decided (or the undecided within the allowance), none failed.
+    Pass,
+    /// A row failed.
+    Fail,
+    /// None failed, but more rows than allowed were not decided.
+    Undecided,
 }
 
 /// Why a row failed the gate.
@@ -371,19 +415,43 @@ pub enum Failure {
 pub struct GateOutcome<'c> {
     /// Rows that fail it, and why.
     pub failed: Vec<(&'c Compared, Failure)>,
-    /// Marked rows left out of it (under [`Untrustworthy::Skip`]).
-    pub not_gated: Vec<&'c Compared>,
+    /// Rows it could not decide, and why (marked rows under [`Untrustworthy::Skip`] among them).
+    pub undecided: Vec<(&'c Compared, Undecided)>,
+    /// Rows it gated (every compared row).
+    pub gated: usize,
+    /// The share of gated rows allowed to stay undecided.
+    pub allowance: f64,
+}
+
+impl GateOutcome<'_> {
+    /// The share of gated rows not decided.
+    pub fn undecided_share(&self) -> f64 {
+        if self.gated == 0 { 0.0 } else { self.undecided.len() as f64 / self.gated as f64 }
+    }
+
+    /// Fail when a row failed; else undecided when more gated rows than the allowance were not
+    /// decided; else pass. A gate never passes what it did not judge.
+    pub fn decision(&self) -> Decision {
+        if !self.failed.is_empty() {
+            Decision::Fail
+        } else if !self.undecided.is_empty() && self.undecided_share() > self.allowance + 1e-12 {
+            Decision::Undecided
+        } else {
+            Decision::Pass
+        }
+    }
 }
 
 impl Comparison {
-    /// The rows that fail `gate`, and the marked rows it left out.
+    /// The rows that fail `gate`, and those it could not decide.
     pub fn gate(&self, gate: &Gate) -> GateOutcome<'_> {
-        let mut out = GateOutcome::default();
+        let mut out =
+            GateOutcome { gated: self.compared.len(), allowance: gate.undecided_share, ..GateOutcome::default() };
         for c in &self.compared {
             if c.marked() {
                 match gate.untrustworthy {
                     Untrustworthy::Skip => {
-                        out.not_gated.push(c);
+                        out.undecided.push((c, Undecided::Untrustworthy));
                         continue;
                     }
                     Untrustworthy::Fail => {
@@ -399,7 +467,10 @@ impl Comparison {
                 Verdict::Inconclusive if gate.inconclusive_fails && c.ratio_ci95.is_none_or(|[_, hi]| beyond(hi)) => {
                     out.failed.push((c, Failure::Inconclusive))
                 }
-                _ => {}
+                Verdict::Inconclusive if c.ratio.is_none() => out.undecided.push((c, Undecided::NoRatio)),
+                Verdict::Inconclusive => out.undecided.push((c, Undecided::Inconclusive)),
+                Verdict::BelowResolution => out.undecided.push((c, Undecided::BelowResolution)),
+                Verdict::Slower | Verdict::Faster | Verdict::NoChange => {}
             }
         }
         out

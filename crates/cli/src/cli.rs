@@ -169,10 +169,20 @@ Runs of different methods (seed against adaptive), or a result measured cold in 
 warm in the other, are refused unless --allow-mismatch. Every difference in method, budget,
 rounds, CI target, CPU placement, build and machine is listed.
 
-Exit status: 0; 1 with --fail-on-regression when a result is slower by more than PCT (each
-named on stderr with its parameters, figures, ratio and CI), or when a file cannot be read;
-2 for a usage mistake or a refused mismatch. Inconclusive rows pass the gate unless
---fail-on-inconclusive; marked rows are left out of it (and named) unless --untrustworthy.
+Many rows at once: Benjamini–Hochberg at a false discovery rate of 5 % selects the rows that
+may be called faster or slower; their CIs are at 1 − R·5 %/m (R selected of m), the others' at
+95 %, read only for `no change`.
+
+Exit status:
+  0  the comparison was made; with --fail-on-regression, the gate decided every result (or
+     all but --undecided-share PCT of them) and none regressed
+  1  --fail-on-regression: a result slower by more than PCT (each named on stderr with its
+     parameters, figures, ratio and CI; with --fail-on-inconclusive, an inconclusive one that
+     may be; with --untrustworthy fail, a marked one); or a file cannot be read
+  2  a usage mistake or a refused mismatch
+  4  --fail-on-regression: none regressed, but more gated results than --undecided-share
+     allows (default 0) were not decided: inconclusive, below resolution, without a ratio, or
+     marked untrustworthy and not judged (--untrustworthy skip); each named on stderr
 
 Examples:
   osprim compare before.json after.json
@@ -198,6 +208,11 @@ Examples:
         /// (judge).
         #[arg(long, value_name = "WHAT", value_enum, default_value_t = UntrustworthyArg::Skip, requires = "fail_on_regression")]
         untrustworthy: UntrustworthyArg,
+        /// With --fail-on-regression: the share of gated results (percent) that may stay
+        /// undecided (inconclusive, below resolution, no ratio, untrustworthy) and the gate still
+        /// pass; beyond it, exit 4.
+        #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = parse_percent, requires = "fail_on_regression")]
+        undecided_share: f64,
         /// Compare runs of different methods, or results measured cold against warm, instead of
         /// refusing.
         #[arg(long)]
@@ -648,6 +663,7 @@ impl Cli {
                 fail_on_regression,
                 fail_on_inconclusive,
                 untrustworthy,
+                undecided_share,
                 allow_mismatch,
                 present: p,
             }) => Cmd::Compare {
@@ -657,6 +673,7 @@ impl Cli {
                     regression: pct / 100.0,
                     inconclusive_fails: fail_on_inconclusive,
                     untrustworthy: untrustworthy.into(),
+                    undecided_share: undecided_share / 100.0,
                 }),
                 allow_mismatch,
                 present: present(&p, false, false),

@@ -83,7 +83,8 @@ pub enum Command {
         results: Vec<PathBuf>,
         /// Noise threshold (0.02 = 2 %).
         noise: f64,
-        /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it.
+        /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it, 4 when
+        /// it could not decide enough results.
         gate: Option<analysis::compare::Gate>,
         /// Compare runs of different methods, or cold against warm, instead of refusing.
         allow_mismatch: bool,
@@ -172,6 +173,10 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status with `--strict`: a self-check failed or a benchmark failed.
 pub const EXIT_CHECK_FAILED: u8 = 3;
+/// Exit status of `compare --fail-on-regression`: nothing regressed, but the gate could not
+/// decide more gated results than `--undecided-share` allows (inconclusive, below resolution,
+/// without a ratio, or untrustworthy and not judged).
+pub const EXIT_UNDECIDED: u8 = 4;
 
 /// Everything a run needs to know, checked as far as can be without the machine.
 #[derive(Debug, Clone)]

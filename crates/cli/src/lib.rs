@@ -468,15 +468,25 @@ fn compare(
         .collect();
     emit_in(present.format, &report::writer(present.format).comparison(&named, &present.view)?)?;
     let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
-    let mut failed = false;
+    let (mut failed, mut undecided) = (false, false);
     for n in &named {
         let outcome = n.comparison.gate(&gate);
-        failed |= !outcome.failed.is_empty();
+        match outcome.decision() {
+            compare::Decision::Fail => failed = true,
+            compare::Decision::Undecided => undecided = true,
+            compare::Decision::Pass => {}
+        }
         for line in report::compare::gate_lines(n, &outcome, &gate) {
             say!("{line}");
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(EXIT_ERROR)
+    } else if undecided {
+        ExitCode::from(config::EXIT_UNDECIDED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Flags the results that moved away from the level of their earlier runs on this machine and

@@ -31,7 +31,9 @@
 
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{View, names};
-use analysis::compare::{Compared, Comparison, Failure, Gate, GateOutcome, NoRatio, Statistic, Verdict, param_text};
+use analysis::compare::{
+    Compared, Comparison, Decision, Failure, Gate, GateOutcome, NoRatio, Statistic, Undecided, Verdict, param_text,
+};
 use model::RunFile;
 
 /// One comparison and the files it came from.
@@ -298,6 +300,8 @@ pub(crate) fn side_by_side<'a>(all: &'a [Named<'a>], view: &View) -> String {
 
 /// `31 compared: 2 faster, 1 slower, 25 no change, 2 inconclusive, 1 below resolution; 3 marked;
 /// 4 not compared (--detail lists them)`.
+///
+/// When more than half the rows are inconclusive, a second clause points to `osprim ab`.
 pub fn summary_line(c: &Comparison, detail: bool) -> String {
     let counts: Vec<String> = Verdict::ALL.iter().map(|&v| format!("{} {}", c.count(v), v.text())).collect();
     let mut s = format!("{} compared: {}", c.compared.len(), counts.join(", "));
@@ -310,6 +314,12 @@ pub fn summary_line(c: &Comparison, detail: bool) -> String {
         if !detail {
             s.push_str(" (--detail lists them)");
         }
+    }
+    if !c.compared.is_empty() && 2 * c.count(Verdict::Inconclusive) > c.compared.len() {
+        s.push_str(
+            "; most rows inconclusive: runs made apart move with the machine, measure A and B interleaved: osprim \
+             ab PATTERNS --a CMD --b CMD",
+        );
     }
     s
 }
@@ -335,9 +345,25 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "why",
 ];
 
+/// The gate's last line for one comparison: `gate: fail (1 regressed, 3 undecided of 140)`,
+/// `gate: undecided (12 of 140 not decided, 0 % allowed)`, `gate: pass (140 decided)`.
+pub fn gate_summary(n: &Named, outcome: &GateOutcome, gate: &Gate) -> String {
+    let pct = model::unit::short_number(gate.regression * 100.0);
+    let what = format!("{} against {}, slower by more than {pct} %", n.new_name, n.base_name);
+    let (u, g) = (outcome.undecided.len(), outcome.gated);
+    match outcome.decision() {
+        Decision::Fail => format!("gate: fail ({} failed, {u} undecided of {g}; {what})", outcome.failed.len()),
+        Decision::Undecided => format!(
+            "gate: undecided ({u} of {g} not decided, {} % allowed; {what})",
+            model::unit::short_number(outcome.allowance * 100.0)
+        ),
+        Decision::Pass => format!("gate: pass ({} decided, {u} undecided within the allowance; {what})", g - u),
+    }
+}
+
 /// What `--fail-on-regression` says on stderr about one comparison: the rows that fail the gate,
-/// each with its parameters (where it ran included), figures, ratio and CI; and the marked rows
-/// it left out. Empty when there is nothing to say.
+/// each with its parameters (where it ran included), figures, ratio and CI; the rows it could
+/// not decide, each with why; and the gate's summary line.
 pub fn gate_lines(n: &Named, outcome: &GateOutcome, gate: &Gate) -> Vec<String> {
     let pct = model::unit::short_number(gate.regression * 100.0);
     let mut out = Vec::new();
@@ -369,17 +395,27 @@ pub fn gate_lines(n: &Named, outcome: &GateOutcome, gate: &Gate) -> Vec<String> 
             out.push(format!("  {}{why}", figures(c)));
         }
     }
-    if !outcome.not_gated.is_empty() {
+    if !outcome.undecided.is_empty() {
+        let allowed = model::unit::short_number(outcome.allowance * 100.0);
         out.push(format!(
-            "not gated: {} results marked untrustworthy ({} against {}; --untrustworthy fail or judge gates them):",
-            outcome.not_gated.len(),
+            "undecided: {} of {} results not decided ({} against {}; {} % allowed, --undecided-share PCT):",
+            outcome.undecided.len(),
+            outcome.gated,
             n.new_name,
-            n.base_name
+            n.base_name,
+            allowed
         ));
-        for c in &outcome.not_gated {
-            out.push(format!("  {}; {}", figures(c), marks_text(c)));
+        for (c, why) in &outcome.undecided {
+            // The verdict (inconclusive, below resolution, why no ratio) ends the figures.
+            let why = match why {
+                Undecided::Untrustworthy => format!("; {}: {}", why.text(), marks_text(c)),
+                _ if c.marked() => format!("; {}", marks_text(c)),
+                _ => String::new(),
+            };
+            out.push(format!("  {}{why}", figures(c)));
         }
     }
+    out.push(gate_summary(n, outcome, gate));
     out
 }
 

@@ -34,7 +34,8 @@ fn a_run_against_itself_is_no_change_everywhere() {
         assert!(lo <= 1.0 && hi >= 1.0, "{r:?}");
     }
     assert!(c.differences.is_empty(), "{:?}", c.differences);
-    let gate = Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let gate =
+        Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge, undecided_share: 0.0 };
     assert!(c.gate(&gate).failed.is_empty());
 }
 
@@ -69,7 +70,12 @@ fn faster_slower_no_change_and_inconclusive_are_told_apart() {
     for k in &ids[3..] {
         assert_eq!(verdict(k), Verdict::NoChange, "{k:?}");
     }
-    let judge = |pct| Gate { regression: pct, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let judge = |pct| Gate {
+        regression: pct,
+        inconclusive_fails: false,
+        untrustworthy: Untrustworthy::Judge,
+        undecided_share: 0.0,
+    };
     let regressed = |g: &Gate| c.gate(g).failed.iter().map(|(r, _)| key_of(r)).collect::<Vec<_>>();
     assert_eq!(regressed(&judge(0.10)), std::slice::from_ref(&slow));
     assert!(regressed(&judge(0.30)).is_empty(), "a 25 % slowdown is not beyond 30 %");
@@ -208,7 +214,8 @@ fn seed_rows_are_never_called_faster_or_slower() {
         assert_eq!(r.statistic, Statistic::Mean);
         assert!(r.ratio.is_none() && r.ratio_ci95.is_none());
     }
-    let g = Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let g =
+        Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge, undecided_share: 0.0 };
     assert!(c.gate(&g).failed.is_empty());
     assert_eq!(c.gate(&Gate { inconclusive_fails: true, ..g }).failed.len(), c.compared.len());
 }
@@ -348,11 +355,14 @@ fn failed_checks_and_busy_cpus_are_marked_and_the_gate_treats_them_as_told() {
     assert_eq!(process.marks, [Mark { flag: Flag::CheckFailed, side: Side::Both }]);
     assert_eq!(process.verdict, Verdict::NoChange);
 
-    let gate = |untrustworthy| Gate { regression: 0.1, inconclusive_fails: false, untrustworthy };
+    let gate = |untrustworthy| Gate { regression: 0.1, inconclusive_fails: false, untrustworthy, undecided_share: 0.0 };
     let skip = c.gate(&gate(Untrustworthy::Skip));
     assert!(skip.failed.is_empty(), "the slowed row is busy: not gated");
-    let skipped: Vec<&str> = skip.not_gated.iter().map(|r| r.id.as_str()).collect();
+    let skipped: Vec<&str> =
+        skip.undecided.iter().filter(|(_, u)| *u == Undecided::Untrustworthy).map(|(r, _)| r.id.as_str()).collect();
     assert!(skipped.contains(&"syscall.getpid") && skipped.contains(&"ctx.process"), "{skipped:?}");
+    // Skipped rows are not passed silently: the gate is undecided.
+    assert_eq!(skip.decision(), Decision::Undecided);
     let fail = c.gate(&gate(Untrustworthy::Fail));
     assert!(fail.failed.iter().all(|(_, f)| *f == Failure::Untrustworthy));
     assert!(fail.failed.iter().any(|(r, _)| r.id == "ctx.process"), "a failed check fails the gate");
@@ -361,7 +371,32 @@ fn failed_checks_and_busy_cpus_are_marked_and_the_gate_treats_them_as_told() {
         judge.failed.iter().map(|(r, f)| (r.id.as_str(), *f)).collect::<Vec<_>>(),
         [("syscall.getpid", Failure::Regressed)]
     );
-    assert!(judge.not_gated.is_empty());
+    assert!(judge.undecided.iter().all(|(_, u)| *u != Undecided::Untrustworthy));
+    assert_eq!(judge.decision(), Decision::Fail);
+}
+
+#[test]
+fn the_gate_passes_only_what_it_decided() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let gate =
+        Gate { regression: 0.05, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge, undecided_share: 0.0 };
+    // A run against itself: the rows called no change are decided, the others (a derived
+    // row's wide interval, a figure below resolution) not.
+    let itself = compare(&base, &base, DEFAULT_NOISE, 7);
+    assert_eq!(itself.gate(&gate).decision(), Decision::Undecided);
+    let mut only_decided = itself.clone();
+    only_decided.compared.retain(|c| c.verdict == Verdict::NoChange);
+    assert_eq!(only_decided.gate(&gate).decision(), Decision::Pass);
+    // Rounds far apart in the new run: inconclusive rows make the gate undecided, naming them;
+    // allowed a share of them, it passes.
+    let noisy = spread_samples(run_file(false), 2, |_| (1.0, 0.3));
+    let c = compare(&base, &noisy, DEFAULT_NOISE, 7);
+    let outcome = c.gate(&gate);
+    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+    assert!(outcome.undecided.iter().any(|(_, u)| *u == Undecided::Inconclusive), "{:?}", outcome.undecided);
+    assert_eq!(outcome.decision(), Decision::Undecided);
+    let lenient = c.gate(&Gate { undecided_share: 1.0, ..gate });
+    assert_eq!(lenient.decision(), Decision::Pass);
 }
 
 #[test]
@@ -417,7 +452,8 @@ fn a_cold_row_is_compared_only_with_a_cold_row() {
     let json = serde_json::to_value(cold).unwrap();
     assert_eq!(json["cold_not_slower"], "new");
     assert!(serde_json::to_value(hot).unwrap().get("cold_not_slower").is_none(), "absent where not flagged");
-    let gate = Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Fail };
+    let gate =
+        Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Fail, undecided_share: 0.0 };
     assert!(c.gate(&gate).failed.iter().all(|(r, _)| r.id != "syscall.getpid"), "never gated on it");
 }
 

@@ -122,7 +122,8 @@ fn the_gate_names_each_failing_row_with_its_parameters_figures_ratio_and_ci() {
     let base = analysis::compare::fixtures::slowed_pair(1.0);
     let new = analysis::compare::fixtures::slowed_pair(1.5);
     let n = named(&base, &new);
-    let gate = Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Skip };
+    let gate =
+        Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Skip, undecided_share: 0.0 };
     let outcome = n.comparison.gate(&gate);
     let lines = gate_lines(&n, &outcome, &gate);
     assert!(lines[0].starts_with("regression: 1 of "), "{lines:?}");
