@@ -31,6 +31,15 @@
 //! differences) take their p-value and intervals from their two figures' intervals widened
 //! as a normal interval widens.
 //!
+//! **The machine's own movement** ([`movement`]). Each worker times a fixed reference at its
+//! start and end (a user-space loop and a null system call, [`model::Reference`]); the ratio
+//! new / base of their medians over the runs' executions, with a bootstrap interval over them
+//! ([`stats::ratio::level_ratio`]), says how far the machine itself moved between the runs.
+//! No row is called `faster` or `slower` by less than that: a row whose ratio lies within the
+//! movement's band (the hull of both references' intervals), or is no farther from 1 than the
+//! band's farther end, is `inconclusive` (`within_machine_movement`). Runs without references
+//! (older files) compare as before, the movement unknown.
+//!
 //! **Verdict** ([`stats::reading::judge_ratio`], criterion.rs's "significant and beyond a
 //! noise threshold" with a third answer): `slower` when the whole interval lies above 1 and the
 //! ratio beyond the noise threshold, `faster` likewise below, `no change` when the whole interval
@@ -246,6 +255,10 @@ pub struct Compared {
     /// Whether Benjamini–Hochberg at `q` selected the row: only a selected row may be called
     /// faster or slower.
     pub selected: bool,
+    /// Set when the row would have been called faster or slower but its ratio lies within
+    /// how far the machine itself moved between the runs ([`Movement`]): `inconclusive`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub within_machine_movement: bool,
     /// For a figure below resolution: `|x| <` this, in `unit`.
     pub below_resolution: Option<f64>,
     /// The verdict.
@@ -326,6 +339,8 @@ pub struct Comparison {
     /// The level of the selected rows' ratio intervals, 1 − R·q/m (1 − q/m when none was
     /// selected: the level the first would need); unselected rows' intervals are at 95 %.
     pub confidence: f64,
+    /// How far the machine itself moved between the runs (its reference, new / base).
+    pub machine: Movement,
     /// Results in both runs.
     pub compared: Vec<Compared>,
     /// Results in one run only, or without samples in one.
@@ -586,6 +601,7 @@ pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
             });
         }
     }
+    let machine = movement(base, new, s.seed);
     // Benjamini–Hochberg over the rows with a ratio to test; the selected rows' intervals at
     // 1 − R·q/m, the others' at 95 % (module doc).
     let p: Vec<f64> = prepared.iter().filter_map(|p| p.compared.p_value).collect();
@@ -597,7 +613,7 @@ pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
         .into_iter()
         .map(|p| {
             let sel = p.compared.p_value.is_some() && chosen.next().unwrap_or(false);
-            p.finish(sel, confidence, s.noise)
+            p.finish(sel, confidence, s.noise, machine.band)
         })
         .collect();
     Comparison {
@@ -607,6 +623,7 @@ pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
         family,
         selected,
         confidence,
+        machine,
         compared,
         unmatched,
         differences: differences(base, new),
@@ -650,7 +667,7 @@ pub fn compare_row(base: &RunFile, n: &Row, noise: f64, resamples: usize, seed: 
     let m = base.results.len().max(1);
     let level = fcr_confidence(1, m, FDR_Q);
     let sel = p.compared.p_value.is_some_and(|p| p <= FDR_Q / m as f64);
-    Ok(p.finish(sel, level, noise))
+    Ok(p.finish(sel, level, noise, None))
 }
 
 /// How one pair of rows is judged.
@@ -701,7 +718,7 @@ impl Prepared {
     /// The row as judged: selected by the false-discovery rule (its interval at `level`, and
     /// it may be called faster or slower), or not (its 95 % interval, read only for `no
     /// change`).
-    fn finish(self, selected: bool, level: f64, noise: f64) -> Compared {
+    fn finish(self, selected: bool, level: f64, noise: f64, band: Option<[f64; 2]>) -> Compared {
         let Prepared { mut compared, source } = self;
         let Some(source) = source else { return compared };
         let level = if selected { level } else { stats::bootstrap::CONFIDENCE_95 };
@@ -723,6 +740,16 @@ impl Prepared {
             RatioVerdict::Same => Verdict::NoChange,
             _ => Verdict::Inconclusive,
         };
+        // No row is called different by less than the machine itself moved.
+        if matches!(compared.verdict, Verdict::Slower | Verdict::Faster)
+            && let Some([lo, hi]) = band
+        {
+            let reach = (lo - 1.0).abs().max((hi - 1.0).abs());
+            if (lo..=hi).contains(&ratio.estimate) || (ratio.estimate - 1.0).abs() <= reach {
+                compared.verdict = Verdict::Inconclusive;
+                compared.within_machine_movement = true;
+            }
+        }
         compared
     }
 }
@@ -862,6 +889,7 @@ fn prepare(b: &Row, n: &Row, base_run: &RunFile, new_run: &RunFile, j: &Judging)
         ci_level: None,
         p_value: None,
         selected: false,
+        within_machine_movement: false,
         below_resolution: None,
         verdict: Verdict::Inconclusive,
         no_ratio: None,
@@ -933,6 +961,48 @@ fn prepare(b: &Row, n: &Row, base_run: &RunFile, new_run: &RunFile, j: &Judging)
     };
     c.p_value = Some(p_value(|level| source.interval(level).map(|r| r.ci95), 1.0));
     Ok(Prepared { compared: c, source: Some(source) })
+}
+
+/// One reference's ratio new / base, with its 95 % interval over the rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Moved {
+    /// Median of the new run's readings over the base run's.
+    pub ratio: f64,
+    /// 95 % interval (bootstrap over the rounds).
+    pub ci95: [f64; 2],
+}
+
+/// How far the machine itself moved between two runs: the ratio new / base of the medians
+/// over their executions of each reference ([`model::Reference`], timed at each worker's start
+/// and end), and the band no row may be called different within. Unknown (all `None`) when
+/// either run has no reference readings (files of older builds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Movement {
+    /// The user-space loop.
+    pub user_loop: Option<Moved>,
+    /// The null system call.
+    pub null_syscall: Option<Moved>,
+    /// The smallest interval holding both references' intervals: a row whose ratio lies in it,
+    /// or is no farther from 1 than its farther end, is not called faster or slower.
+    pub band: Option<[f64; 2]>,
+}
+
+/// [`Movement`] of `new` against `base`.
+pub fn movement(base: &RunFile, new: &RunFile, seed: u64) -> Movement {
+    let levels = |r: &RunFile| -> Vec<model::MachineLevel> {
+        r.executions.iter().filter_map(|e| e.reference.as_ref().and_then(model::Reference::level)).collect()
+    };
+    let (lb, ln) = (levels(base), levels(new));
+    let kind = |f: fn(&model::MachineLevel) -> f64| {
+        let (b, n): (Vec<f64>, Vec<f64>) = (lb.iter().map(f).collect(), ln.iter().map(f).collect());
+        stats::ratio::level_ratio(&b, &n, RESAMPLES, seed).map(|q| Moved { ratio: q.estimate, ci95: q.ci95 })
+    };
+    let user_loop = kind(|l| l.user_loop_ns);
+    let null_syscall = kind(|l| l.null_syscall_ns);
+    let band = [user_loop, null_syscall].into_iter().flatten().fold(None, |acc: Option<[f64; 2]>, m| {
+        Some(acc.map_or(m.ci95, |[lo, hi]| [lo.min(m.ci95[0]), hi.max(m.ci95[1])]))
+    });
+    Movement { user_loop, null_syscall, band }
 }
 
 /// Readings that change from minute to minute on one machine: not differences between machines.

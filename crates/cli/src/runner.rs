@@ -579,6 +579,7 @@ fn in_workers(
                     exec.overhead_ticks = Some(r.overhead_ticks);
                     exec.overhead_ns = Some(r.overhead_ns);
                     exec.overhead = r.overhead.clone();
+                    exec.reference = r.reference.map(|start| model::Reference { start: Some(start), end: None });
                     if r.randomization_off {
                         exec.note = Some("the worker ran without address-space randomization".into());
                     }
@@ -603,6 +604,9 @@ fn in_workers(
                     deadline = Instant::now() + allowance;
                 }
                 Event::Report(Report::Stopped { memory_short: short }) => memory_short |= short,
+                Event::Report(Report::Reference { end }) => {
+                    exec.reference.get_or_insert_with(model::Reference::default).end = Some(end);
+                }
                 Event::Report(_) => unreadable += 1,
             }
         }

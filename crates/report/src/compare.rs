@@ -124,11 +124,26 @@ fn busy(run: &model::RunFile) -> String {
 /// The lines under the table that say why some rows have no ratio and what the marks mean,
 /// each once.
 pub(crate) fn footnotes(c: &Comparison) -> Vec<String> {
+    footnotes_with(c, true)
+}
+
+/// Why a row is inconclusive within the machine's movement (a footnote; CSV's `why`).
+pub const WITHIN_MOVEMENT: &str =
+    "the ratio is no farther from 1 than the machine's own reference moved between the runs: not called different";
+
+/// [`footnotes`], with or without the machine's line (the table has it in its header).
+pub(crate) fn footnotes_with(c: &Comparison, machine: bool) -> Vec<String> {
     let mut out = Vec::new();
     for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth, NoRatio::ReachesZero] {
         if c.compared.iter().any(|r| r.no_ratio == Some(why)) {
             out.push(format!("{}: {}", verdict_label(why), why.short()));
         }
+    }
+    if c.compared.iter().any(|r| r.within_machine_movement) {
+        out.push(format!("within the machine's movement: {}", WITHIN_MOVEMENT));
+    }
+    if machine {
+        out.push(machine_line(c));
     }
     if c.compared.iter().any(Compared::marked) {
         out.push(
@@ -144,6 +159,27 @@ fn verdict_label(why: NoRatio) -> &'static str {
         NoRatio::SeedMethod => "seed method",
         NoRatio::ZeroWidth => "zero-width CI",
         NoRatio::ReachesZero => "CI reaches 0",
+    }
+}
+
+/// How far the machine itself moved, in one line: `the machine moved: user loop 1.021 [0.990,
+/// 1.050], null syscall 1.160 [1.120, 1.200] (new / base, references timed in each worker); no
+/// row is called different within that`, or that it is unknown.
+pub fn machine_line(c: &Comparison) -> String {
+    let m = &c.machine;
+    let kind = |name: &str, k: Option<analysis::compare::Moved>| {
+        k.map(|k| format!("{name} {:.3} [{:.3}, {:.3}]", k.ratio, k.ci95[0], k.ci95[1]))
+    };
+    let parts: Vec<String> =
+        [kind("user loop", m.user_loop), kind("null syscall", m.null_syscall)].into_iter().flatten().collect();
+    if parts.is_empty() {
+        "the machine's own movement is unknown (a run without reference readings: an older build)".into()
+    } else {
+        format!(
+            "the machine moved: {} (new / base, references timed in each worker); no row is called different \
+             within that",
+            parts.join(", ")
+        )
     }
 }
 
@@ -175,6 +211,7 @@ pub(crate) fn table(n: &Named, view: &View) -> String {
         "figures: the median of the steady-state samples, as the run's table prints it; ratio = new / base".into(),
         "CI of the ratio from resampling rounds, then blocks within a round;".into(),
         fdr_line(c),
+        machine_line(c),
         format!("noise threshold ± {} %", model::unit::short_number(c.noise * 100.0)),
         String::new(),
     ];
@@ -214,7 +251,7 @@ pub(crate) fn table(n: &Named, view: &View) -> String {
     for part in grid.render(view.width, view.color) {
         out.extend(part);
     }
-    let notes = footnotes(c);
+    let notes = footnotes_with(c, false);
     if !notes.is_empty() {
         out.push(String::new());
         out.extend(notes);

@@ -301,3 +301,52 @@ mod tests {
 
 #[cfg(test)]
 mod simulation;
+
+/// The ratio of the median of `new` to the median of `base` for one value per round on each
+/// side (e.g. a reference timed in each of a run's executions), with a percentile bootstrap
+/// interval over the rounds (each side's rounds drawn with replacement, independently; widened
+/// to contain the estimate). `None` without values on either side or with a base median that
+/// is not positive. Seeded and reproducible.
+pub fn level_ratio(base: &[f64], new: &[f64], resamples: usize, seed: u64) -> Option<Ratio> {
+    let clean = |v: &[f64]| v.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
+    let (mut b, mut n) = (clean(base), clean(new));
+    if b.is_empty() || n.is_empty() {
+        return None;
+    }
+    let (mb, mn) = (super::median_in_place(&mut b), super::median_in_place(&mut n));
+    if mb.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let estimate = mn / mb;
+    let mut rng = Rng::new(seed);
+    let (mut rb, mut rn) = (Vec::with_capacity(b.len()), Vec::with_capacity(n.len()));
+    let mut reps = Vec::with_capacity(resamples.max(2));
+    for _ in 0..resamples.max(2) {
+        rb.clear();
+        rn.clear();
+        rb.extend((0..b.len()).map(|_| b[rng.index(b.len())]));
+        rn.extend((0..n.len()).map(|_| n[rng.index(n.len())]));
+        let q = super::median_in_place(&mut rn) / super::median_in_place(&mut rb);
+        if q.is_finite() {
+            reps.push(q);
+        }
+    }
+    let ci = super::bootstrap::percentile_interval(&mut reps, CONFIDENCE_95);
+    Some(Ratio { estimate, ci95: [ci[0].min(estimate), ci[1].max(estimate)] })
+}
+
+#[cfg(test)]
+mod level_tests {
+    use super::level_ratio;
+
+    #[test]
+    fn a_level_ratio_brackets_the_move() {
+        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let new = [110.0, 112.0, 108.0, 111.0, 109.0];
+        let q = level_ratio(&base, &new, 500, 3).unwrap();
+        assert!((q.estimate - 1.1).abs() < 1e-9, "{q:?}");
+        assert!(q.ci95[0] > 1.05 && q.ci95[1] < 1.15 && q.ci95[0] <= 1.1 && q.ci95[1] >= 1.1, "{q:?}");
+        assert!(level_ratio(&[], &new, 10, 1).is_none());
+        assert!(level_ratio(&[0.0], &new, 10, 1).is_none());
+    }
+}

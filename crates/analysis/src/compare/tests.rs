@@ -520,3 +520,50 @@ fn rows_are_selected_by_the_false_discovery_rule_and_only_selected_rows_are_call
     assert_eq!((single.family, single.selected, single.confidence), (1, 0, 0.95));
     assert_eq!(find(&single, id).ci_level, Some(0.95));
 }
+
+/// `run` with `rounds` executions whose references read `level` times a fixed machine.
+fn with_references(mut run: RunFile, level: f64, seed: u64) -> RunFile {
+    let mut rng = Rng::new(seed);
+    run.executions = (0..5)
+        .map(|round| {
+            let mut at = || model::MachineLevel {
+                user_loop_ns: 0.8 * level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
+                null_syscall_ns: 120.0 * level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
+            };
+            model::Execution {
+                round,
+                reference: Some(model::Reference { start: Some(at()), end: Some(at()) }),
+                ..model::Execution::default()
+            }
+        })
+        .collect();
+    run
+}
+
+#[test]
+fn no_row_is_called_different_by_less_than_the_machine_moved() {
+    // Every row 16 % slower, and the machine's own reference 16 % slower too: the rows moved
+    // with the machine, inconclusive, said why.
+    let base = with_references(with_samples(run_file(false), 1, |_| 1.0), 1.0, 1);
+    let new = with_references(with_samples(run_file(false), 2, |_| 1.16), 1.16, 2);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let m = c.machine;
+    let moved = m.null_syscall.expect("references in both runs");
+    assert!((moved.ratio - 1.16).abs() < 0.01 && moved.ci95[0] <= moved.ratio && moved.ratio <= moved.ci95[1], "{m:?}");
+    assert!(m.band.is_some() && m.user_loop.is_some());
+    let getpid = find(&c, "syscall.getpid");
+    assert_eq!((getpid.verdict, getpid.within_machine_movement), (Verdict::Inconclusive, true), "{getpid:?}");
+    assert_eq!(c.count(Verdict::Slower), 0);
+    // The same rows against a base without references (an older file): movement unknown, the
+    // rows slower as before.
+    let old = with_samples(run_file(false), 1, |_| 1.0);
+    let c = compare(&old, &new, DEFAULT_NOISE, 7);
+    assert_eq!(c.machine, Movement::default());
+    let getpid = find(&c, "syscall.getpid");
+    assert_eq!((getpid.verdict, getpid.within_machine_movement), (Verdict::Slower, false), "{getpid:?}");
+    // The machine still, a row 30 % slower: slower.
+    let still =
+        with_references(with_samples(run_file(false), 2, |r| if r.id == "syscall.getpid" { 1.3 } else { 1.0 }), 1.0, 3);
+    let c = compare(&base, &still, DEFAULT_NOISE, 7);
+    assert_eq!(find(&c, "syscall.getpid").verdict, Verdict::Slower);
+}
