@@ -303,3 +303,50 @@ fn a_run_saved_elsewhere_without_a_results_directory_says_how_to_record_it() {
     assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
     assert!(String::from_utf8_lossy(&shown.stdout).contains("harness.empty"));
 }
+
+#[test]
+fn base_history_pools_the_last_runs_of_the_host_and_says_when_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for i in 0..3 {
+        let p = run_with_samples(&runs, &format!("run{i}.json"), None);
+        edit(&p, |run| run["started_utc"] = format!("2026-11-20T0{i}:00:00Z").into());
+    }
+    let db = dir.path().join("h.db");
+    let import = osprim().args(["history", "--import"]).arg(&runs).arg("--db").arg(&db).output().unwrap();
+    assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
+    let new = run_with_samples(dir.path(), "new.json", Some("syscall.null"));
+    edit(&new, |run| run["started_utc"] = "2026-11-21T00:00:00Z".into());
+    let compare = |n: &str| {
+        osprim()
+            .arg("compare")
+            .arg(&new)
+            .args(["--base-history", n, "--format", "json", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let out = compare("3");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v[0]["base"].as_str().unwrap().starts_with("the last 3 runs in "), "{}", v[0]["base"]);
+    let compared = v[0]["comparison"]["compared"].as_array().unwrap();
+    let null = compared.iter().find(|c| c["id"] == "syscall.null").unwrap();
+    assert_eq!(null["verdict"], "slower", "{null}");
+    // Fewer runs than asked, or a file gone: one line, non-zero.
+    let out = compare("5");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("has 3 earlier run(s)") && err.lines().count() == 1, "{err}");
+    std::fs::remove_file(runs.join("run1.json")).unwrap();
+    let out = compare("3");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("is gone") && err.lines().count() == 1 && !err.contains("panicked"), "{err}");
+    // Two files with --base-history, or one without: a usage mistake.
+    let two = osprim().arg("compare").arg(&new).arg(&new).args(["--base-history", "1"]).output().unwrap();
+    assert_eq!(two.status.code(), Some(2));
+    let one = osprim().arg("compare").arg(&new).output().unwrap();
+    assert_eq!(one.status.code(), Some(2));
+}

@@ -633,6 +633,47 @@ pub fn compare_with(base: &RunFile, new: &RunFile, s: &Settings) -> Comparison {
 /// The name of the rule that judges the rows together (`Comparison::method`).
 pub const METHOD: &str = "fdr_bh";
 
+/// Several runs pooled as one base (`compare --base-history`): the first run's settings and
+/// machine, each result's rounds the rounds of every run that has it (same id and defining
+/// parameters), in order, so that the variation between runs is in the base's interval; each
+/// round keeps the start-up cut its run's summary made. Executions (and their reference
+/// readings) are pooled too. `None` without runs.
+pub fn pool(runs: &[RunFile]) -> Option<RunFile> {
+    let (first, rest) = runs.split_first()?;
+    let mut out = first.clone();
+    for row in out.results.iter_mut() {
+        if row.samples.is_empty() {
+            continue;
+        }
+        let keep = |r: &Row| r.samples_per_round.iter().sum::<usize>() == r.samples.len();
+        if !keep(row) {
+            row.samples_per_round = vec![row.samples.len()];
+        }
+        let mut structure = row.summary.as_ref().and_then(|s| s.structure.clone());
+        for other in rest {
+            let Some(o) = counterpart(other, row, false).filter(|o| !o.samples.is_empty()) else { continue };
+            let per_round = if keep(o) { o.samples_per_round.clone() } else { vec![o.samples.len()] };
+            let theirs = o.summary.as_ref().and_then(|s| s.structure.as_ref());
+            structure = match (structure, theirs) {
+                (Some(mut a), Some(b)) if b.rounds.len() == per_round.len() => {
+                    a.rounds.extend(b.rounds.iter().cloned());
+                    Some(a)
+                }
+                _ => None,
+            };
+            row.samples.extend_from_slice(&o.samples);
+            row.samples_per_round.extend(per_round);
+        }
+        if let Some(s) = row.summary.as_mut() {
+            s.structure = structure;
+        }
+    }
+    for other in rest {
+        out.executions.extend(other.executions.iter().cloned());
+    }
+    Some(out)
+}
+
 /// The result of `run` with `row`'s id and defining parameters; with `across_cache`, one that
 /// differs from it in its `cache` parameter alone.
 fn counterpart<'r>(run: &'r RunFile, row: &Row, across_cache: bool) -> Option<&'r Row> {

@@ -184,15 +184,29 @@ Exit status:
      allows (default 0) were not decided: inconclusive, below resolution, without a ratio, or
      marked untrustworthy and not judged (--untrustworthy skip); each named on stderr
 
+--base-history N takes as the base the last N runs of the same host, CPU model, kernel and
+build from the history database (--db), pooled: their rounds together, so that what moves
+between runs is in the base's interval. Give it the new run alone.
+
 Examples:
   osprim compare before.json after.json
+  osprim compare today.json --base-history 5
   osprim compare base.json a.json b.json --noise 5
   osprim compare main.json branch.json --fail-on-regression 10 --format json
   osprim compare main.json pr.json --fail-on-regression 5 --fail-on-inconclusive --untrustworthy fail")]
     Compare {
-        /// Result files: the base, then one or more to compare with it.
-        #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+        /// Result files: the base, then one or more to compare with it (with --base-history: the
+        /// new run alone).
+        #[arg(required = true, num_args = 1.., value_name = "RESULT")]
         results: Vec<PathBuf>,
+        /// The base: the last N runs of the new run's host, CPU model and kernel by its build,
+        /// from the history database, read from their result files and pooled as one run whose
+        /// rounds are all of theirs.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        base_history: Option<u32>,
+        /// With --base-history: the history database (default: osprim-results/history.db).
+        #[arg(long, value_name = "DB", requires = "base_history")]
+        db: Option<String>,
         /// Noise threshold in percent: a ratio whose CI lies within it of 1 is `no change`.
         #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
         noise: f64,
@@ -664,10 +678,13 @@ impl Cli {
                 fail_on_inconclusive,
                 untrustworthy,
                 undecided_share,
+                base_history,
+                db,
                 allow_mismatch,
                 present: p,
             }) => Cmd::Compare {
                 results,
+                base_history: base_history.map(|n| (n as usize, history_location(db.as_deref()))),
                 noise: noise / 100.0,
                 gate: fail_on_regression.map(|pct| analysis::compare::Gate {
                     regression: pct / 100.0,

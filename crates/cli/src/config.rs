@@ -79,8 +79,10 @@ pub enum Command {
     },
     /// Each later result file compared with the first.
     Compare {
-        /// The base, then the files compared with it.
+        /// The base, then the files compared with it (with `base_history`, the new run alone).
         results: Vec<PathBuf>,
+        /// `--base-history N` and the database: the base is the last N runs pooled.
+        base_history: Option<(usize, store::history::Location)>,
         /// Noise threshold (0.02 = 2 %).
         noise: f64,
         /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it, 4 when
