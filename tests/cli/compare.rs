@@ -89,8 +89,71 @@ fn a_slowed_result_is_slower_and_fails_the_gate_naming_its_parameters() {
     assert!(err.contains(" ns, ratio 1.300 ["), "{err}");
     assert!(err.contains("(+30.0 %), slower"), "{err}");
 
+    // Nothing slower by 40 %, but rows the gate cannot decide (harness.empty below resolution,
+    // the space.* rows' failed checks): undecided, each named, unless a share is allowed.
     let lenient = osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "40"]).output().unwrap();
-    assert_eq!(lenient.status.code(), Some(0));
+    assert_eq!(lenient.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&lenient.stderr);
+    assert!(err.contains("undecided: ") && err.contains("below resolution"), "{err}");
+    assert!(err.lines().last().unwrap().starts_with("gate: undecided ("), "{err}");
+    let allowed = osprim()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--fail-on-regression", "40", "--undecided-share", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(allowed.status.code(), Some(0), "{}", String::from_utf8_lossy(&allowed.stderr));
+}
+
+/// `path` with only the results `keep` says.
+fn keep(path: &Path, keep: impl Fn(&Value) -> bool) {
+    edit(path, |run| run["results"].as_array_mut().unwrap().retain(|r| keep(r)));
+}
+
+#[test]
+fn the_gate_exits_0_only_when_it_decided_every_row_and_4_when_rows_are_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_samples(dir.path(), "a.json", None);
+    // The rows a run against itself calls no change without marks.
+    let out = osprim().arg("compare").arg(&a).arg(&a).args(["--format", "json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let clean: Vec<(Value, Value)> = v[0]["comparison"]["compared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "no_change" && c["marks"].as_array().unwrap().is_empty())
+        .map(|c| (c["id"].clone(), c["params"].clone()))
+        .collect();
+    assert!(clean.len() > 10, "{clean:?}");
+    let is_clean = |r: &Value| clean.iter().any(|(id, params)| r["id"] == *id && r["params"] == *params);
+    keep(&a, is_clean);
+    let b = dir.path().join("b.json");
+    std::fs::copy(&a, &b).unwrap();
+    let gate = |extra: &[&str]| {
+        osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "5"]).args(extra).output().unwrap()
+    };
+    let decided = gate(&[]);
+    let err = String::from_utf8_lossy(&decided.stderr);
+    assert_eq!(decided.status.code(), Some(0), "{err}");
+    assert!(err.contains("gate: pass ("), "{err}");
+    // Two rows whose rounds sit far apart in the new run: inconclusive, named, exit 4.
+    edit(&b, |run| {
+        for r in run["results"].as_array_mut().unwrap().iter_mut().take(2) {
+            for (i, x) in r["samples"].as_array_mut().unwrap().iter_mut().enumerate() {
+                let k = [0.9, 1.0, 1.1][i / 20];
+                *x = serde_json::json!(x.as_f64().unwrap() * k);
+            }
+        }
+    });
+    let undecided = gate(&[]);
+    let err = String::from_utf8_lossy(&undecided.stderr);
+    assert_eq!(undecided.status.code(), Some(4), "{err}");
+    let named: Vec<&str> = err.lines().filter(|l| l.starts_with("  ") && l.contains(", inconclusive")).collect();
+    assert_eq!(named.len(), 2, "{err}");
+    assert!(err.contains("undecided: 2 of "), "{err}");
+    // Allowed a share that holds them: 0.
+    assert_eq!(gate(&["--undecided-share", "50"]).status.code(), Some(0));
 }
 
 #[test]
@@ -118,10 +181,12 @@ fn marked_rows_are_left_out_of_the_gate_and_named_unless_told() {
     let gate = |extra: &[&str]| {
         osprim().arg("compare").arg(&a).arg(&b).args(["--fail-on-regression", "10"]).args(extra).output().unwrap()
     };
+    // Left out, but not passed: undecided (exit 4), and named.
     let skip = gate(&[]);
     let err = String::from_utf8_lossy(&skip.stderr);
-    assert_eq!(skip.status.code(), Some(0), "{err}");
-    assert!(err.contains("not gated: ") && err.contains("  syscall.null: ") && err.contains("busy-cpu (new)"), "{err}");
+    assert_eq!(skip.status.code(), Some(4), "{err}");
+    assert!(err.contains("undecided: ") && err.contains("  syscall.null: ") && err.contains("busy-cpu (new)"), "{err}");
+    assert!(err.contains("untrustworthy, not judged"), "{err}");
     let judged = gate(&["--untrustworthy", "judge"]);
     assert_eq!(judged.status.code(), Some(1));
     // The fixture's space.* rows failed their checks: --untrustworthy fail fails on them too.
@@ -183,7 +248,7 @@ fn a_seed_run_against_an_adaptive_one_is_refused_unless_allowed() {
 fn gate_flags_need_the_gate() {
     let dir = tempfile::tempdir().unwrap();
     let a = run_with_samples(dir.path(), "a.json", None);
-    for flags in [&["--fail-on-inconclusive"][..], &["--untrustworthy", "fail"]] {
+    for flags in [&["--fail-on-inconclusive"][..], &["--untrustworthy", "fail"], &["--undecided-share", "10"]] {
         let out = osprim().arg("compare").arg(&a).arg(&a).args(flags).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{flags:?}");
     }
@@ -237,4 +302,51 @@ fn a_run_saved_elsewhere_without_a_results_directory_says_how_to_record_it() {
     let shown = osprim().args(["history", "harness.empty", "--db"]).arg(&db).output().unwrap();
     assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
     assert!(String::from_utf8_lossy(&shown.stdout).contains("harness.empty"));
+}
+
+#[test]
+fn base_history_pools_the_last_runs_of_the_host_and_says_when_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for i in 0..3 {
+        let p = run_with_samples(&runs, &format!("run{i}.json"), None);
+        edit(&p, |run| run["started_utc"] = format!("2026-11-20T0{i}:00:00Z").into());
+    }
+    let db = dir.path().join("h.db");
+    let import = osprim().args(["history", "--import"]).arg(&runs).arg("--db").arg(&db).output().unwrap();
+    assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
+    let new = run_with_samples(dir.path(), "new.json", Some("syscall.null"));
+    edit(&new, |run| run["started_utc"] = "2026-11-21T00:00:00Z".into());
+    let compare = |n: &str| {
+        osprim()
+            .arg("compare")
+            .arg(&new)
+            .args(["--base-history", n, "--format", "json", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let out = compare("3");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v[0]["base"].as_str().unwrap().starts_with("the last 3 runs in "), "{}", v[0]["base"]);
+    let compared = v[0]["comparison"]["compared"].as_array().unwrap();
+    let null = compared.iter().find(|c| c["id"] == "syscall.null").unwrap();
+    assert_eq!(null["verdict"], "slower", "{null}");
+    // Fewer runs than asked, or a file gone: one line, non-zero.
+    let out = compare("5");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("has 3 earlier run(s)") && err.lines().count() == 1, "{err}");
+    std::fs::remove_file(runs.join("run1.json")).unwrap();
+    let out = compare("3");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("is gone") && err.lines().count() == 1 && !err.contains("panicked"), "{err}");
+    // Two files with --base-history, or one without: a usage mistake.
+    let two = osprim().arg("compare").arg(&new).arg(&new).args(["--base-history", "1"]).output().unwrap();
+    assert_eq!(two.status.code(), Some(2));
+    let one = osprim().arg("compare").arg(&new).output().unwrap();
+    assert_eq!(one.status.code(), Some(2));
 }

@@ -234,6 +234,10 @@ fn fixture_with_a_fit_and_a_tail() -> RunFile {
             overhead_ns: Some(16.9),
             outcomes: 12,
             ended: "exit 0".into(),
+            reference: Some(model::Reference {
+                start: Some(model::MachineLevel { user_loop_ns: 0.79, null_syscall_ns: 112.4 }),
+                end: Some(model::MachineLevel { user_loop_ns: 0.81, null_syscall_ns: 118.0 }),
+            }),
             ..Execution::default()
         };
         let killed = Execution {

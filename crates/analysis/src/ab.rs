@@ -34,6 +34,10 @@ use stats::sequential::MedianSequence;
 /// Each row's error rate over all its looks.
 pub const ALPHA: f64 = 0.05;
 
+/// How an A/B result's rows are judged, as [`Comparison::method`] names it: each row by its
+/// own confidence sequence at [`ALPHA`], no selection across rows (module doc).
+pub const JUDGED_BY: &str = "confidence_sequence";
+
 /// The number of pairs at which the sequence is tightest: about what a minute's budget gives a
 /// family of rows on a small machine.
 pub const TIGHTEST_AT: f64 = 30.0;
@@ -147,6 +151,10 @@ pub fn comparison(ab: &AbFile) -> Comparison {
             new_value: median(&|p| p.b),
             ratio: row.decision.ratio_ci95.and(row.decision.ratio),
             ratio_ci95: row.decision.ratio_ci95,
+            ci_level: row.decision.ratio_ci95.map(|_| 1.0 - ALPHA),
+            p_value: None,
+            selected: true,
+            within_machine_movement: false,
             below_resolution: None,
             verdict: parse_verdict(&row.decision.verdict).unwrap_or(Verdict::Inconclusive),
             no_ratio: None,
@@ -158,8 +166,14 @@ pub fn comparison(ab: &AbFile) -> Comparison {
     let family = compared.len();
     Comparison {
         noise: ab.design.noise,
+        method: JUDGED_BY,
+        q: ALPHA,
         family,
+        selected: family,
         confidence: 1.0 - ALPHA,
+        // The two sides were measured together: what moved the machine moved both halves of a
+        // pair, and there is no separate reading of it.
+        machine: crate::compare::Movement::default(),
         compared,
         unmatched,
         differences: crate::compare::differences(&ab.a_run, &ab.b_run),

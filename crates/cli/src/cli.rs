@@ -197,20 +197,44 @@ Runs of different methods (seed against adaptive), or a result measured cold in 
 warm in the other, are refused unless --allow-mismatch. Every difference in method, budget,
 rounds, CI target, CPU placement, build and machine is listed.
 
-Exit status: 0; 1 with --fail-on-regression when a result is slower by more than PCT (each
-named on stderr with its parameters, figures, ratio and CI), or when a file cannot be read;
-2 for a usage mistake or a refused mismatch. Inconclusive rows pass the gate unless
---fail-on-inconclusive; marked rows are left out of it (and named) unless --untrustworthy.
+Many rows at once: Benjamini–Hochberg at a false discovery rate of 5 % selects the rows that
+may be called faster or slower; their CIs are at 1 − R·5 %/m (R selected of m), the others' at
+95 %, read only for `no change`.
+
+Exit status:
+  0  the comparison was made; with --fail-on-regression, the gate decided every result (or
+     all but --undecided-share PCT of them) and none regressed
+  1  --fail-on-regression: a result slower by more than PCT (each named on stderr with its
+     parameters, figures, ratio and CI; with --fail-on-inconclusive, an inconclusive one that
+     may be; with --untrustworthy fail, a marked one); or a file cannot be read
+  2  a usage mistake or a refused mismatch
+  4  --fail-on-regression: none regressed, but more gated results than --undecided-share
+     allows (default 0) were not decided: inconclusive, below resolution, without a ratio, or
+     marked untrustworthy and not judged (--untrustworthy skip); each named on stderr
+
+--base-history N takes as the base the last N runs of the same host, CPU model, kernel and
+build from the history database (--db), pooled: their rounds together, so that what moves
+between runs is in the base's interval. Give it the new run alone.
 
 Examples:
   osprim compare before.json after.json
+  osprim compare today.json --base-history 5
   osprim compare base.json a.json b.json --noise 5
   osprim compare main.json branch.json --fail-on-regression 10 --format json
   osprim compare main.json pr.json --fail-on-regression 5 --fail-on-inconclusive --untrustworthy fail")]
     Compare {
-        /// Result files: the base, then one or more to compare with it.
-        #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+        /// Result files: the base, then one or more to compare with it (with --base-history: the
+        /// new run alone).
+        #[arg(required = true, num_args = 1.., value_name = "RESULT")]
         results: Vec<PathBuf>,
+        /// The base: the last N runs of the new run's host, CPU model and kernel by its build,
+        /// from the history database, read from their result files and pooled as one run whose
+        /// rounds are all of theirs.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        base_history: Option<u32>,
+        /// With --base-history: the history database (default: osprim-results/history.db).
+        #[arg(long, value_name = "DB", requires = "base_history")]
+        db: Option<String>,
         /// Noise threshold in percent: a ratio whose CI lies within it of 1 is `no change`.
         #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
         noise: f64,
@@ -226,6 +250,11 @@ Examples:
         /// (judge).
         #[arg(long, value_name = "WHAT", value_enum, default_value_t = UntrustworthyArg::Skip, requires = "fail_on_regression")]
         untrustworthy: UntrustworthyArg,
+        /// With --fail-on-regression: the share of gated results (percent) that may stay
+        /// undecided (inconclusive, below resolution, no ratio, untrustworthy) and the gate still
+        /// pass; beyond it, exit 4.
+        #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = parse_percent, requires = "fail_on_regression")]
+        undecided_share: f64,
         /// Compare runs of different methods, or results measured cold against warm, instead of
         /// refusing.
         #[arg(long)]
@@ -671,6 +700,7 @@ impl Cli {
                         regression: pct / 100.0,
                         inconclusive_fails: false,
                         untrustworthy: analysis::compare::Untrustworthy::Skip,
+                        undecided_share: a.undecided_share / 100.0,
                     }),
                     present: present(&a.present, false, false),
                 },
@@ -692,15 +722,20 @@ impl Cli {
                 fail_on_regression,
                 fail_on_inconclusive,
                 untrustworthy,
+                undecided_share,
+                base_history,
+                db,
                 allow_mismatch,
                 present: p,
             }) => Cmd::Compare {
                 results,
+                base_history: base_history.map(|n| (n as usize, history_location(db.as_deref()))),
                 noise: noise / 100.0,
                 gate: fail_on_regression.map(|pct| analysis::compare::Gate {
                     regression: pct / 100.0,
                     inconclusive_fails: fail_on_inconclusive,
                     untrustworthy: untrustworthy.into(),
+                    undecided_share: undecided_share / 100.0,
                 }),
                 allow_mismatch,
                 present: present(&p, false, false),
@@ -1022,6 +1057,10 @@ pub struct AbArgs {
     /// decided.
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub fail_on_regression: Option<f64>,
+    /// With --fail-on-regression: the share of results (percent) that may stay undecided
+    /// (inconclusive, untrustworthy, without a pair) and the gate still pass; beyond it, exit 4.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = parse_percent, requires = "fail_on_regression")]
+    pub undecided_share: f64,
     /// Where to save the A/B result (absent, or a regular file; default
     /// osprim-results/ab/…json).
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "no_save")]

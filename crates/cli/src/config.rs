@@ -92,11 +92,14 @@ pub enum Command {
     },
     /// Each later result file compared with the first.
     Compare {
-        /// The base, then the files compared with it.
+        /// The base, then the files compared with it (with `base_history`, the new run alone).
         results: Vec<PathBuf>,
+        /// `--base-history N` and the database: the base is the last N runs pooled.
+        base_history: Option<(usize, store::history::Location)>,
         /// Noise threshold (0.02 = 2 %).
         noise: f64,
-        /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it.
+        /// The regression gate (`--fail-on-regression`): exit 1 when a result fails it, 4 when
+        /// it could not decide enough results.
         gate: Option<analysis::compare::Gate>,
         /// Compare runs of different methods, or cold against warm, instead of refusing.
         allow_mismatch: bool,
@@ -187,8 +190,10 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status with `--strict`: a self-check failed or a benchmark failed.
 pub const EXIT_CHECK_FAILED: u8 = 3;
-/// Exit status of a gate (`--fail-on-regression`) that could not judge every result it was
-/// asked to: none regressed, but some were inconclusive or untrustworthy.
+/// Exit status of a gate (`--fail-on-regression`) that could not judge what it was asked to:
+/// nothing regressed, but `compare` could not decide more gated results than
+/// `--undecided-share` allows (inconclusive, below resolution, without a ratio, or
+/// untrustworthy and not judged), or `ab` left some result undecided.
 pub const EXIT_UNDECIDED: u8 = 4;
 
 /// Everything a run needs to know, checked as far as can be without the machine.

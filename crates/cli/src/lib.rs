@@ -118,8 +118,8 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Finish { result, present } => finish(&result, &present),
-        Command::Compare { results, noise, gate, allow_mismatch, present } => {
-            compare(&results, noise, gate, allow_mismatch, &present)
+        Command::Compare { results, base_history, noise, gate, allow_mismatch, present } => {
+            compare(&results, base_history.as_ref(), noise, gate, allow_mismatch, &present)
         }
         Command::Report { result, base, noise, html, allow_mismatch, quiet } => {
             report_html(&result, base.as_deref(), noise, &html, allow_mismatch, quiet)
@@ -487,38 +487,23 @@ fn ab_and_report(
     for line in report::compare::gate_lines(&named, &outcome, &gate) {
         say!("{line}");
     }
-    if !outcome.failed.is_empty() {
-        return Ok(ExitCode::from(EXIT_ERROR));
+    // Rows without a complete pair were asked about and not judged: undecided too.
+    let unmatched = &named.comparison.unmatched;
+    if !unmatched.is_empty() {
+        say!("without a complete pair: {} results, not judged:", unmatched.len());
+        for u in unmatched {
+            say!("  {}: {}", report::compare::full_label(&u.id, &u.params), u.why);
+        }
     }
-    let undecided: Vec<String> = named
-        .comparison
-        .compared
-        .iter()
-        .filter(|c| {
-            c.marked() || matches!(c.verdict, compare::Verdict::Inconclusive | compare::Verdict::BelowResolution)
-        })
-        .map(|c| format!("  {}: {}", report::compare::full_label(&c.id, &c.params), report::compare::verdict_text(c)))
-        .chain(
-            named
-                .comparison
-                .unmatched
-                .iter()
-                .map(|u| format!("  {}: {}", report::compare::full_label(&u.id, &u.params), u.why)),
-        )
-        .collect();
-    if undecided.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    say!(
-        "undecided: {} of {} results were not judged (no regression beyond {} % found among the others):",
-        undecided.len(),
-        done.ab.rows.len(),
-        model::unit::short_number(gate.regression * 100.0)
-    );
-    for line in undecided {
-        say!("{line}");
-    }
-    Ok(ExitCode::from(config::EXIT_UNDECIDED))
+    let asked = outcome.gated + unmatched.len();
+    let undecided = outcome.undecided.len() + unmatched.len();
+    Ok(if !outcome.failed.is_empty() {
+        ExitCode::from(EXIT_ERROR)
+    } else if undecided > 0 && undecided as f64 > outcome.allowance * asked as f64 + 1e-9 {
+        ExitCode::from(config::EXIT_UNDECIDED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `osprim compare`: each later file against the first. Runs that do not compare (methods,
@@ -526,20 +511,42 @@ fn ab_and_report(
 /// exit 1 when a result fails it, each named on stderr.
 fn compare(
     files: &[PathBuf],
+    base_history: Option<&(usize, history::Location)>,
     noise: f64,
     gate: Option<compare::Gate>,
     allow_mismatch: bool,
     present: &config::Present,
 ) -> Result<ExitCode> {
-    let runs: Vec<model::RunFile> = files.iter().map(|p| read_result(p)).collect::<Result<_>>()?;
-    let (base, rest) = runs.split_first().expect("clap requires two files");
+    let mut names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    let mut runs: Vec<model::RunFile> = files.iter().map(|p| read_result(p)).collect::<Result<_>>()?;
+    match base_history {
+        Some((n, loc)) => {
+            if runs.len() != 1 {
+                return Err(config::UsageError(
+                    "compare --base-history N takes one result file (the new run): the base comes from the history"
+                        .into(),
+                )
+                .into());
+            }
+            let base = pooled_base(&runs[0], *n, loc)?;
+            runs.insert(0, base);
+            names.insert(0, format!("the last {n} runs in {}", loc.describe()));
+        }
+        None if runs.len() < 2 => {
+            return Err(config::UsageError(
+                "compare needs a base and one or more result files to compare with it (or --base-history N)".into(),
+            )
+            .into());
+        }
+        None => {}
+    }
+    let (base, rest) = runs.split_first().expect("two runs at least");
     if !allow_mismatch {
-        for (new, path) in rest.iter().zip(&files[1..]) {
+        for (new, name) in rest.iter().zip(&names[1..]) {
             if let Some(why) = compare::mismatch(base, new) {
                 return Err(config::UsageError(format!(
-                    "{} against {}: {why}; --allow-mismatch compares them anyway",
-                    path.display(),
-                    files[0].display()
+                    "{name} against {}: {why}; --allow-mismatch compares them anyway",
+                    names[0]
                 ))
                 .into());
             }
@@ -549,10 +556,10 @@ fn compare(
         compare::Settings { noise, resamples: compare::RESAMPLES, seed: analyse::BOOTSTRAP_SEED, allow_mismatch };
     let named: Vec<report::compare::Named> = rest
         .iter()
-        .zip(&files[1..])
-        .map(|(new, path)| report::compare::Named {
-            base_name: files[0].display().to_string(),
-            new_name: path.display().to_string(),
+        .zip(&names[1..])
+        .map(|(new, name)| report::compare::Named {
+            base_name: names[0].clone(),
+            new_name: name.clone(),
             base,
             new,
             comparison: compare::compare_with(base, new, &settings),
@@ -560,15 +567,61 @@ fn compare(
         .collect();
     emit_in(present.format, &report::writer(present.format).comparison(&named, &present.view)?)?;
     let Some(gate) = gate else { return Ok(ExitCode::SUCCESS) };
-    let mut failed = false;
+    let (mut failed, mut undecided) = (false, false);
     for n in &named {
         let outcome = n.comparison.gate(&gate);
-        failed |= !outcome.failed.is_empty();
+        match outcome.decision() {
+            compare::Decision::Fail => failed = true,
+            compare::Decision::Undecided => undecided = true,
+            compare::Decision::Pass => {}
+        }
         for line in report::compare::gate_lines(n, &outcome, &gate) {
             say!("{line}");
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(EXIT_ERROR)
+    } else if undecided {
+        ExitCode::from(config::EXIT_UNDECIDED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The base of `compare --base-history n`: the last `n` runs recorded before `new` on its host,
+/// CPU model and kernel by its build (as the level-shift rule chooses them), read from their
+/// result files and pooled ([`compare::pool`]). One-line errors when the history has fewer
+/// runs or a file is gone.
+fn pooled_base(new: &model::RunFile, n: usize, loc: &history::Location) -> Result<model::RunFile> {
+    if let history::Location::Sqlite(p) = loc
+        && !p.exists()
+    {
+        anyhow::bail!("--base-history: no history database at {} (--db names another)", p.display());
+    }
+    let asked = new.clone();
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    let found =
+        on_history(loc, &interrupt, move |h| h.base_runs(&asked, n)).map_err(|e| anyhow::anyhow!(e.text(loc)))?;
+    if found.len() < n {
+        anyhow::bail!(
+            "--base-history {n}: the history {} has {} earlier run(s) of host {} with this CPU, kernel and osprim build",
+            loc.describe(),
+            found.len(),
+            new.host_name()
+        );
+    }
+    let mut runs = Vec::with_capacity(n);
+    for (started, file) in found {
+        let Some(file) = file else {
+            anyhow::bail!("--base-history: the run started {started} is recorded without its result file");
+        };
+        let path = PathBuf::from(&file);
+        if !path.exists() {
+            anyhow::bail!("--base-history: the result file {file} of the run started {started} is gone");
+        }
+        runs.push(read_result(&path)?);
+    }
+    Ok(compare::pool(&runs).expect("n ≥ 1 runs"))
 }
 
 /// Flags the results that moved away from the level of their earlier runs on this machine and

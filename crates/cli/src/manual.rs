@@ -3,7 +3,7 @@
 //! page, as roff. The exit statuses are [`crate::config`]'s `EXIT_*`; README's "Exit status"
 //! table says the same.
 
-use crate::config::{EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, EXIT_USAGE, RESULTS_DIR};
+use crate::config::{EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, RESULTS_DIR};
 
 /// The commands that measure (their pages name the files a run makes, the scratch directory
 /// and the signals that end it).
@@ -48,7 +48,10 @@ fn exit_status(command: Option<&str>) -> Vec<(String, String)> {
     let mut items = vec![item(
         EXIT_OK.to_string(),
         match c {
-            "compare" => "The comparison was made (whatever its verdicts, unless a gate failed).",
+            "compare" => {
+                "The comparison was made (whatever its verdicts); with --fail-on-regression, the gate decided \
+                 every result (or all but --undecided-share of them) and none regressed."
+            }
             "stress" | "errortest" => "The test ran clean for its whole duration.",
             "crosscheck" => "It ran (flags are information).",
             "run" | "papers" | "" => {
@@ -88,6 +91,14 @@ fn exit_status(command: Option<&str>) -> Vec<(String, String)> {
         "run" => items.push(item(EXIT_CHECK_FAILED.to_string(), strict)),
         "stress" | "errortest" => items.push(item(EXIT_CHECK_FAILED.to_string(), invariant)),
         _ => {}
+    }
+    if main || c == "compare" {
+        items.push(item(
+            EXIT_UNDECIDED.to_string(),
+            "compare --fail-on-regression PCT: none regressed, but more results than --undecided-share allows \
+             (default 0) were not decided: inconclusive, below resolution, without a ratio, or untrustworthy and \
+             not judged.",
+        ));
     }
     if main || MEASURING.contains(&c) || c == "crosscheck" {
         items.push(item(

@@ -331,10 +331,13 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             let overhead = bench::overhead::calibrate_overhead(&timer);
             ctx.use_overhead(overhead, cfg.method);
             let record = overhead.record(&timer, round, cfg.method);
+            // The machine's level before and after, as a worker times it.
+            let start = Some(platform::reference::measure());
             let exec = Execution {
                 round,
                 pid: std::process::id(),
                 in_process: true,
+                reference: Some(model::Reference { start, end: None }),
                 randomize_va_space,
                 overhead_ticks: Some(ctx.loop_timer().overhead_ticks()),
                 overhead_ns: Some(record.subtracted_loop_ns),
@@ -354,7 +357,9 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                 book.settle(item, round, outcome, steal, elapsed, &run);
                 outcomes += 1;
             }
-            book.record_execution(Execution { outcomes, ..exec }, &mut run);
+            let end = (!stop()).then(platform::reference::measure);
+            let reference = Some(model::Reference { start, end });
+            book.record_execution(Execution { outcomes, reference, ..exec }, &mut run);
         }
         if stop() {
             break;
@@ -579,6 +584,7 @@ fn in_workers(
                     exec.overhead_ticks = Some(r.overhead_ticks);
                     exec.overhead_ns = Some(r.overhead_ns);
                     exec.overhead = r.overhead.clone();
+                    exec.reference = r.reference.map(|start| model::Reference { start: Some(start), end: None });
                     if r.randomization_off {
                         exec.note = Some("the worker ran without address-space randomization".into());
                     }
@@ -603,6 +609,9 @@ fn in_workers(
                     deadline = Instant::now() + allowance;
                 }
                 Event::Report(Report::Stopped { memory_short: short }) => memory_short |= short,
+                Event::Report(Report::Reference { end }) => {
+                    exec.reference.get_or_insert_with(model::Reference::default).end = Some(end);
+                }
                 Event::Report(_) => unreadable += 1,
             }
         }

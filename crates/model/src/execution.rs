@@ -43,7 +43,48 @@ pub struct Execution {
     pub outcomes: usize,
     /// How it ended: `exit 0`, `killed by signal 9 (SIGKILL)`, ….
     pub ended: String,
+    /// The machine's own level, timed on a fixed reference at the execution's start (after
+    /// its warm-up) and at its end: how fast this process found the machine, whatever the
+    /// benchmarks did (`compare` reads how far it moved between two runs). Absent in files of
+    /// builds before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Reference>,
     /// A remark (why it was killed, why no worker could be started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// The machine's level at the start and end of one execution.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Timed after the warm-up, before the first benchmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<MachineLevel>,
+    /// Timed after the last benchmark (absent when the execution did not end in good order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<MachineLevel>,
+}
+
+impl Reference {
+    /// Each kind's level over the start and end readings (their geometric mean; the one there
+    /// is when only one is).
+    pub fn level(&self) -> Option<MachineLevel> {
+        match (self.start, self.end) {
+            (Some(a), Some(b)) => Some(MachineLevel {
+                user_loop_ns: (a.user_loop_ns * b.user_loop_ns).sqrt(),
+                null_syscall_ns: (a.null_syscall_ns * b.null_syscall_ns).sqrt(),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// One reading of the machine's level: the cost of a fixed user-space loop and of a null
+/// system call, each the median of a few short repetitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineLevel {
+    /// One iteration of a dependent arithmetic loop (a multiply-add and a shift), ns.
+    pub user_loop_ns: f64,
+    /// One raw `getppid` system call, ns.
+    pub null_syscall_ns: f64,
 }

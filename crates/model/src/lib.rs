@@ -27,7 +27,7 @@ pub mod unit;
 pub mod upgrade;
 pub mod vocab;
 
-pub use execution::Execution;
+pub use execution::{Execution, MachineLevel, Reference};
 pub use machine::Machine;
 pub use measured::{Measured, NotMeasured, Samples};
 pub use records::{Probe, RoundOverhead, SamplerSettings, SamplingOverride, TimerInfo, TimerKind};

@@ -10,13 +10,17 @@
 //!
 //! An array, one object per later file: `base`, `new` (the file names), `base_started_utc`,
 //! `new_started_utc`, `base_host`, `new_host` (the hosts the runs are recorded under: `--host`,
-//! else the kernel's host name), and `comparison`: `noise` (0.02 = 2 %), `family` (rows
-//! paired: the ratio CIs hold together over them), `confidence` (each row's level,
-//! 1 − 0.05 / `family`), `differences` (`what`, `base`,
+//! else the kernel's host name), and `comparison`: `noise` (0.02 = 2 %), `method` (`fdr_bh`:
+//! Benjamini–Hochberg with FCR-adjusted intervals, [`analysis::compare`]), `q` (the false
+//! discovery rate held, 0.05), `family` (m, the rows tested: those with a ratio), `selected` (R,
+//! the rows the rule selected), `confidence` (the selected rows' level, 1 − R·q/m; the
+//! others' is 95 %), `differences` (`what`, `base`,
 //! `new`), `unmatched` (`id`, `params`, `why`) and `compared`, each with `id`, `params` (as in
 //! the new run, where it ran included), `unit`, `statistic` (`median`, or `mean` for the seed
 //! method), `base_value`, `new_value`, `ratio` and `ratio_ci95` (`null` when there is no
-//! ratio), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
+//! ratio), `ci_level` (the level of `ratio_ci95`), `p_value` (for "ratio = 1", agreeing with the
+//! intervals; `null` without a ratio to test), `selected` (whether the rule selected the row: only
+//! a selected row is called `faster` or `slower`), `below_resolution` (the bound, or `null`), `verdict` (`faster`, `slower`,
 //! `no_change`, `inconclusive`, `below_resolution`), `no_ratio` (`below_resolution`,
 //! `seed_method`, `zero_width`, or `null`), `marks` (`[{"flag": "check-failed", "in":
 //! "new"}]`, `in` one of `base`, `new`, `both`), `param_differences` (`what`, `base`,
@@ -27,7 +31,9 @@
 
 use super::layout::{Align, Cell, Grid, Line, Style};
 use super::{View, names};
-use analysis::compare::{Compared, Comparison, Failure, Gate, GateOutcome, NoRatio, Statistic, Verdict, param_text};
+use analysis::compare::{
+    Compared, Comparison, Decision, Failure, Gate, GateOutcome, NoRatio, Statistic, Undecided, Verdict, param_text,
+};
 use model::RunFile;
 
 /// One comparison and the files it came from.
@@ -118,11 +124,26 @@ fn busy(run: &model::RunFile) -> String {
 /// The lines under the table that say why some rows have no ratio and what the marks mean,
 /// each once.
 pub(crate) fn footnotes(c: &Comparison) -> Vec<String> {
+    footnotes_with(c, true)
+}
+
+/// Why a row is inconclusive within the machine's movement (a footnote; CSV's `why`).
+pub const WITHIN_MOVEMENT: &str =
+    "the ratio is no farther from 1 than the machine's own reference moved between the runs: not called different";
+
+/// [`footnotes`], with or without the machine's line (the table has it in its header).
+pub(crate) fn footnotes_with(c: &Comparison, machine: bool) -> Vec<String> {
     let mut out = Vec::new();
     for why in [NoRatio::BelowResolution, NoRatio::SeedMethod, NoRatio::ZeroWidth, NoRatio::ReachesZero] {
         if c.compared.iter().any(|r| r.no_ratio == Some(why)) {
             out.push(format!("{}: {}", verdict_label(why), why.short()));
         }
+    }
+    if c.compared.iter().any(|r| r.within_machine_movement) {
+        out.push(format!("within the machine's movement: {}", WITHIN_MOVEMENT));
+    }
+    if machine {
+        out.push(machine_line(c));
     }
     if c.compared.iter().any(Compared::marked) {
         out.push(
@@ -141,18 +162,66 @@ fn verdict_label(why: NoRatio) -> &'static str {
     }
 }
 
+/// How far the machine itself moved, in one line: `the machine moved: user loop 1.021 [0.990,
+/// 1.050], null syscall 1.160 [1.120, 1.200] (new / base, references timed in each worker); no
+/// row is called different within that`, or that it is unknown.
+pub fn machine_line(c: &Comparison) -> String {
+    if c.method == analysis::ab::JUDGED_BY {
+        return "A and B measured together, in pairs: what moved the machine moved both halves of a pair".into();
+    }
+    let m = &c.machine;
+    let kind = |name: &str, k: Option<analysis::compare::Moved>| {
+        k.map(|k| format!("{name} {:.3} [{:.3}, {:.3}]", k.ratio, k.ci95[0], k.ci95[1]))
+    };
+    let parts: Vec<String> =
+        [kind("user loop", m.user_loop), kind("null syscall", m.null_syscall)].into_iter().flatten().collect();
+    if parts.is_empty() {
+        "the machine's own movement is unknown (a run without reference readings: an older build)".into()
+    } else {
+        format!(
+            "the machine moved: {} (new / base, references timed in each worker); no row is called different \
+             within that",
+            parts.join(", ")
+        )
+    }
+}
+
+/// How the rows were judged together, in one line: `false discovery rate 5 % over 140 rows
+/// (Benjamini–Hochberg): 7 selected, their CIs at 99.75 %; the others' at 95 %, never faster or
+/// slower`.
+pub fn fdr_line(c: &Comparison) -> String {
+    if c.method == analysis::ab::JUDGED_BY {
+        return format!(
+            "each row judged by its own confidence sequence ({} % over all its looks), over {} rows",
+            model::unit::short_number(100.0 * c.q),
+            c.family
+        );
+    }
+    let head = format!(
+        "false discovery rate {} % over {} rows (Benjamini–Hochberg)",
+        model::unit::short_number(100.0 * c.q),
+        c.family
+    );
+    if c.selected == 0 {
+        format!("{head}: none selected, every CI at 95 %, none faster or slower")
+    } else {
+        format!(
+            "{head}: {} selected, their CIs at {} %; the others' at 95 %, never faster or slower",
+            c.selected,
+            model::unit::short_number(100.0 * c.confidence)
+        )
+    }
+}
+
 pub(crate) fn table(n: &Named, view: &View) -> String {
     let c = &n.comparison;
     let mut out = vec![
         format!("base  {} ({}, {}{})", n.base_name, n.base.started_utc, n.base.host_name(), busy(n.base)),
         format!("new   {} ({}, {}{})", n.new_name, n.new.started_utc, n.new.host_name(), busy(n.new)),
         "figures: the median of the steady-state samples, as the run's table prints it; ratio = new / base".into(),
-        "95 % CI of the ratio from resampling rounds, then blocks within a round;".into(),
-        format!(
-            "the CIs hold together over all {} rows (each at {} %, Bonferroni)",
-            c.family,
-            model::unit::short_number(100.0 * c.confidence)
-        ),
+        "CI of the ratio from resampling rounds, then blocks within a round;".into(),
+        fdr_line(c),
+        machine_line(c),
         format!("noise threshold ± {} %", model::unit::short_number(c.noise * 100.0)),
         String::new(),
     ];
@@ -192,7 +261,7 @@ pub(crate) fn table(n: &Named, view: &View) -> String {
     for part in grid.render(view.width, view.color) {
         out.extend(part);
     }
-    let notes = footnotes(c);
+    let notes = footnotes_with(c, false);
     if !notes.is_empty() {
         out.push(String::new());
         out.extend(notes);
@@ -278,6 +347,8 @@ pub(crate) fn side_by_side<'a>(all: &'a [Named<'a>], view: &View) -> String {
 
 /// `31 compared: 2 faster, 1 slower, 25 no change, 2 inconclusive, 1 below resolution; 3 marked;
 /// 4 not compared (--detail lists them)`.
+///
+/// When more than half the rows are inconclusive, a second clause points to `osprim ab`.
 pub fn summary_line(c: &Comparison, detail: bool) -> String {
     let counts: Vec<String> = Verdict::ALL.iter().map(|&v| format!("{} {}", c.count(v), v.text())).collect();
     let mut s = format!("{} compared: {}", c.compared.len(), counts.join(", "));
@@ -290,6 +361,12 @@ pub fn summary_line(c: &Comparison, detail: bool) -> String {
         if !detail {
             s.push_str(" (--detail lists them)");
         }
+    }
+    if !c.compared.is_empty() && 2 * c.count(Verdict::Inconclusive) > c.compared.len() {
+        s.push_str(
+            "; most rows inconclusive: runs made apart move with the machine, measure A and B interleaved: osprim \
+             ab PATTERNS --a CMD --b CMD",
+        );
     }
     s
 }
@@ -315,9 +392,25 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "why",
 ];
 
+/// The gate's last line for one comparison: `gate: fail (1 regressed, 3 undecided of 140)`,
+/// `gate: undecided (12 of 140 not decided, 0 % allowed)`, `gate: pass (140 decided)`.
+pub fn gate_summary(n: &Named, outcome: &GateOutcome, gate: &Gate) -> String {
+    let pct = model::unit::short_number(gate.regression * 100.0);
+    let what = format!("{} against {}, slower by more than {pct} %", n.new_name, n.base_name);
+    let (u, g) = (outcome.undecided.len(), outcome.gated);
+    match outcome.decision() {
+        Decision::Fail => format!("gate: fail ({} failed, {u} undecided of {g}; {what})", outcome.failed.len()),
+        Decision::Undecided => format!(
+            "gate: undecided ({u} of {g} not decided, {} % allowed; {what})",
+            model::unit::short_number(outcome.allowance * 100.0)
+        ),
+        Decision::Pass => format!("gate: pass ({} decided, {u} undecided within the allowance; {what})", g - u),
+    }
+}
+
 /// What `--fail-on-regression` says on stderr about one comparison: the rows that fail the gate,
-/// each with its parameters (where it ran included), figures, ratio and CI; and the marked rows
-/// it left out. Empty when there is nothing to say.
+/// each with its parameters (where it ran included), figures, ratio and CI; the rows it could
+/// not decide, each with why; and the gate's summary line.
 pub fn gate_lines(n: &Named, outcome: &GateOutcome, gate: &Gate) -> Vec<String> {
     let pct = model::unit::short_number(gate.regression * 100.0);
     let mut out = Vec::new();
@@ -349,17 +442,27 @@ pub fn gate_lines(n: &Named, outcome: &GateOutcome, gate: &Gate) -> Vec<String> 
             out.push(format!("  {}{why}", figures(c)));
         }
     }
-    if !outcome.not_gated.is_empty() {
+    if !outcome.undecided.is_empty() {
+        let allowed = model::unit::short_number(outcome.allowance * 100.0);
         out.push(format!(
-            "not gated: {} results marked untrustworthy ({} against {}; --untrustworthy fail or judge gates them):",
-            outcome.not_gated.len(),
+            "undecided: {} of {} results not decided ({} against {}; {} % allowed, --undecided-share PCT):",
+            outcome.undecided.len(),
+            outcome.gated,
             n.new_name,
-            n.base_name
+            n.base_name,
+            allowed
         ));
-        for c in &outcome.not_gated {
-            out.push(format!("  {}; {}", figures(c), marks_text(c)));
+        for (c, why) in &outcome.undecided {
+            // The verdict (inconclusive, below resolution, why no ratio) ends the figures.
+            let why = match why {
+                Undecided::Untrustworthy => format!("; {}: {}", why.text(), marks_text(c)),
+                _ if c.marked() => format!("; {}", marks_text(c)),
+                _ => String::new(),
+            };
+            out.push(format!("  {}{why}", figures(c)));
         }
     }
+    out.push(gate_summary(n, outcome, gate));
     out
 }
 

@@ -459,7 +459,11 @@ fn comparison(all: &[Named]) -> String {
                 r.no_ratio.map(|w| code(serde_json::to_value(w).unwrap_or_default())).unwrap_or_default(),
                 compare::marks_code(r),
                 differs.join(";"),
-                r.no_ratio.map(|w| w.why().to_string()).unwrap_or_default(),
+                match (r.no_ratio, r.within_machine_movement) {
+                    (Some(w), _) => w.why().to_string(),
+                    (None, true) => compare::WITHIN_MOVEMENT.to_string(),
+                    (None, false) => String::new(),
+                },
             ]);
         }
     }

@@ -26,6 +26,7 @@ pub mod bootstrap;
 pub mod changepoint;
 pub mod fit;
 pub mod moments;
+pub mod multiple;
 pub mod order;
 pub mod outliers;
 pub mod ratio;

@@ -81,8 +81,48 @@ pub fn median_ratio(base: &Rounds, new: &Rounds, resamples: usize, seed: u64) ->
 }
 
 /// [`median_ratio`] with an interval of level `confidence` (0.95 for 95 %): a comparison of
-/// many rows asks each for more ([`family_confidence`]).
+/// many rows asks some of them for more ([`super::multiple`]).
 pub fn median_ratio_at(base: &Rounds, new: &Rounds, resamples: usize, seed: u64, confidence: f64) -> Option<Ratio> {
+    let boot = ratio_bootstrap(base, new, resamples, seed)?;
+    Some(Ratio { estimate: boot.estimate, ci95: boot.interval(confidence) })
+}
+
+/// The bootstrap of `new / base` once drawn: the ratio's interval at any level, and the
+/// p-value for "ratio = 1" that agrees with those intervals.
+#[derive(Clone, Debug)]
+pub struct RatioBootstrap {
+    /// `median(new) / median(base)`.
+    pub estimate: f64,
+    /// Variance of the within-round replicates of the ratio.
+    within: f64,
+    /// The two-stage replicates, sorted.
+    two_stage: Vec<f64>,
+    /// Each side's variance between runs, carried to the ratio.
+    between: [Between; 2],
+}
+
+impl RatioBootstrap {
+    /// The ratio's interval of level `confidence` (module doc).
+    pub fn interval(&self, confidence: f64) -> [f64; 2] {
+        let mut reps = self.two_stage.clone();
+        small_sample_interval(self.estimate, self.within, &mut reps, &self.between, confidence)
+    }
+
+    /// The smallest α at which the interval of level 1 − α excludes 1
+    /// ([`super::multiple::p_value`]).
+    pub fn p_value(&self) -> f64 {
+        super::multiple::p_value(|c| Some(self.interval(c)), 1.0)
+    }
+
+    /// Whether every replicate gave the same ratio (an interval of no width at every level).
+    pub fn degenerate(&self) -> bool {
+        self.two_stage.first() == self.two_stage.last() && self.between.iter().all(|b| b.variance <= 0.0)
+    }
+}
+
+/// Draws the bootstrap of `new / base` (module doc) with `resamples` replicates of each kind.
+/// `None` when either side has no samples or the base median is not positive.
+pub fn ratio_bootstrap(base: &Rounds, new: &Rounds, resamples: usize, seed: u64) -> Option<RatioBootstrap> {
     let (b, n) = (base.median(), new.median());
     if base.count() == 0 || new.count() == 0 || b.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return None;
@@ -111,8 +151,8 @@ pub fn median_ratio_at(base: &Rounds, new: &Rounds, resamples: usize, seed: u64,
         Between { variance: total.map_or(0.0, |t| (t[0] - variance(own)).max(0.0)) * scale, rounds: side.count() }
     };
     let parts = [between(base, &reps_b, (n * n) / (b * b * b * b)), between(new, &reps_n, 1.0 / (b * b))];
-    let ci95 = small_sample_interval(estimate, variance(&within), &mut two_stage, &parts, confidence);
-    Some(Ratio { estimate, ci95 })
+    two_stage.sort_unstable_by(f64::total_cmp);
+    Some(RatioBootstrap { estimate, within: variance(&within), two_stage, between: parts })
 }
 
 /// The level each of `rows` intervals must have so that all of them together cover their
@@ -261,3 +301,52 @@ mod tests {
 
 #[cfg(test)]
 mod simulation;
+
+/// The ratio of the median of `new` to the median of `base` for one value per round on each
+/// side (e.g. a reference timed in each of a run's executions), with a percentile bootstrap
+/// interval over the rounds (each side's rounds drawn with replacement, independently; widened
+/// to contain the estimate). `None` without values on either side or with a base median that
+/// is not positive. Seeded and reproducible.
+pub fn level_ratio(base: &[f64], new: &[f64], resamples: usize, seed: u64) -> Option<Ratio> {
+    let clean = |v: &[f64]| v.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
+    let (mut b, mut n) = (clean(base), clean(new));
+    if b.is_empty() || n.is_empty() {
+        return None;
+    }
+    let (mb, mn) = (super::median_in_place(&mut b), super::median_in_place(&mut n));
+    if mb.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let estimate = mn / mb;
+    let mut rng = Rng::new(seed);
+    let (mut rb, mut rn) = (Vec::with_capacity(b.len()), Vec::with_capacity(n.len()));
+    let mut reps = Vec::with_capacity(resamples.max(2));
+    for _ in 0..resamples.max(2) {
+        rb.clear();
+        rn.clear();
+        rb.extend((0..b.len()).map(|_| b[rng.index(b.len())]));
+        rn.extend((0..n.len()).map(|_| n[rng.index(n.len())]));
+        let q = super::median_in_place(&mut rn) / super::median_in_place(&mut rb);
+        if q.is_finite() {
+            reps.push(q);
+        }
+    }
+    let ci = super::bootstrap::percentile_interval(&mut reps, CONFIDENCE_95);
+    Some(Ratio { estimate, ci95: [ci[0].min(estimate), ci[1].max(estimate)] })
+}
+
+#[cfg(test)]
+mod level_tests {
+    use super::level_ratio;
+
+    #[test]
+    fn a_level_ratio_brackets_the_move() {
+        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let new = [110.0, 112.0, 108.0, 111.0, 109.0];
+        let q = level_ratio(&base, &new, 500, 3).unwrap();
+        assert!((q.estimate - 1.1).abs() < 1e-9, "{q:?}");
+        assert!(q.ci95[0] > 1.05 && q.ci95[1] < 1.15 && q.ci95[0] <= 1.1 && q.ci95[1] >= 1.1, "{q:?}");
+        assert!(level_ratio(&[], &new, 10, 1).is_none());
+        assert!(level_ratio(&[0.0], &new, 10, 1).is_none());
+    }
+}

@@ -484,6 +484,38 @@ impl History {
             .collect())
     }
 
+    /// The result files of the last `n` runs recorded before `run` on its host, CPU model and
+    /// kernel by its osprim build (the runs [`History::earlier`] judges a level shift against),
+    /// newest first: each run's start and its file (`None` when recorded without one). `run`
+    /// itself is left out.
+    pub fn base_runs(&mut self, run: &RunFile, n: usize) -> Result<Vec<(String, Option<String>)>, HistoryError> {
+        let m = &run.machine;
+        let rows = self.db.query(
+            "SELECT started_utc, file FROM runs WHERE host = ? AND cpu_model = ? AND kernel = ? AND \
+             osprim_commit = ? AND started_utc <= ? AND run_key <> ? ORDER BY started_utc DESC, run_key DESC",
+            &[
+                text(run.host_name()),
+                text(&m.cpu.model_name),
+                text(&m.kernel.release),
+                text(&run.osprim.commit),
+                text(&run.started_utc),
+                text(&run_key(run)),
+            ],
+            &[Value::Text(None), Value::Text(None)],
+        )?;
+        Ok(rows
+            .into_iter()
+            .take(n)
+            .map(|r| {
+                let t = |v: Option<&Value>| match v {
+                    Some(Value::Text(Some(s))) => Some(s.clone()),
+                    _ => None,
+                };
+                (t(r.first()).unwrap_or_default(), t(r.get(1)))
+            })
+            .collect())
+    }
+
     /// Every recorded stability run, oldest first.
     pub fn stability(&mut self) -> Result<Vec<StabilityPoint>, HistoryError> {
         let columns = vec![Value::Text(None); 8];

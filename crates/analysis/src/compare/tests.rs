@@ -34,7 +34,8 @@ fn a_run_against_itself_is_no_change_everywhere() {
         assert!(lo <= 1.0 && hi >= 1.0, "{r:?}");
     }
     assert!(c.differences.is_empty(), "{:?}", c.differences);
-    let gate = Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let gate =
+        Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge, undecided_share: 0.0 };
     assert!(c.gate(&gate).failed.is_empty());
 }
 
@@ -69,7 +70,12 @@ fn faster_slower_no_change_and_inconclusive_are_told_apart() {
     for k in &ids[3..] {
         assert_eq!(verdict(k), Verdict::NoChange, "{k:?}");
     }
-    let judge = |pct| Gate { regression: pct, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let judge = |pct| Gate {
+        regression: pct,
+        inconclusive_fails: false,
+        untrustworthy: Untrustworthy::Judge,
+        undecided_share: 0.0,
+    };
     let regressed = |g: &Gate| c.gate(g).failed.iter().map(|(r, _)| key_of(r)).collect::<Vec<_>>();
     assert_eq!(regressed(&judge(0.10)), std::slice::from_ref(&slow));
     assert!(regressed(&judge(0.30)).is_empty(), "a 25 % slowdown is not beyond 30 %");
@@ -208,7 +214,8 @@ fn seed_rows_are_never_called_faster_or_slower() {
         assert_eq!(r.statistic, Statistic::Mean);
         assert!(r.ratio.is_none() && r.ratio_ci95.is_none());
     }
-    let g = Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge };
+    let g =
+        Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge, undecided_share: 0.0 };
     assert!(c.gate(&g).failed.is_empty());
     assert_eq!(c.gate(&Gate { inconclusive_fails: true, ..g }).failed.len(), c.compared.len());
 }
@@ -237,13 +244,11 @@ fn a_zero_width_interval_of_times_gives_no_ratio_and_exact_sizes_compare_exactly
     assert!(lo < 1.2 * 0.99 / 1.01 && hi > 1.2 * 1.01 / 0.99 && lo > 1.1 && hi < 1.3, "{lo} {hi}");
     let r = with_spread("syscall.getpid", 100.0, 101.0, 0.05);
     assert_eq!((r.verdict, r.ratio), (Verdict::Inconclusive, Some(1.01)));
-    // Two rows whose own intervals are so wide that the ratio's, by their ends, reaches 0:
-    // no ratio is printed from it.
+    // Two rows whose own intervals are very wide: not selected, read at 95 % by their ends,
+    // inconclusive.
     let r = with_spread("syscall.getpid", 100.0, 101.0, 0.9);
-    assert_eq!(
-        (r.verdict, r.no_ratio, r.ratio, r.ratio_ci95),
-        (Verdict::Inconclusive, Some(NoRatio::ReachesZero), None, None)
-    );
+    assert_eq!((r.verdict, r.no_ratio, r.ratio, r.selected), (Verdict::Inconclusive, None, Some(1.01), false));
+    assert_eq!(r.ci_level, Some(0.95));
     // A time: its zero width says nothing of how a run varies.
     let r = zero_width("syscall.getpid", 100.0, 120.0);
     assert_eq!((r.verdict, r.no_ratio, r.ratio), (Verdict::Inconclusive, Some(NoRatio::ZeroWidth), None));
@@ -350,11 +355,14 @@ fn failed_checks_and_busy_cpus_are_marked_and_the_gate_treats_them_as_told() {
     assert_eq!(process.marks, [Mark { flag: Flag::CheckFailed, side: Side::Both }]);
     assert_eq!(process.verdict, Verdict::NoChange);
 
-    let gate = |untrustworthy| Gate { regression: 0.1, inconclusive_fails: false, untrustworthy };
+    let gate = |untrustworthy| Gate { regression: 0.1, inconclusive_fails: false, untrustworthy, undecided_share: 0.0 };
     let skip = c.gate(&gate(Untrustworthy::Skip));
     assert!(skip.failed.is_empty(), "the slowed row is busy: not gated");
-    let skipped: Vec<&str> = skip.not_gated.iter().map(|r| r.id.as_str()).collect();
+    let skipped: Vec<&str> =
+        skip.undecided.iter().filter(|(_, u)| *u == Undecided::Untrustworthy).map(|(r, _)| r.id.as_str()).collect();
     assert!(skipped.contains(&"syscall.getpid") && skipped.contains(&"ctx.process"), "{skipped:?}");
+    // Skipped rows are not passed silently: the gate is undecided.
+    assert_eq!(skip.decision(), Decision::Undecided);
     let fail = c.gate(&gate(Untrustworthy::Fail));
     assert!(fail.failed.iter().all(|(_, f)| *f == Failure::Untrustworthy));
     assert!(fail.failed.iter().any(|(r, _)| r.id == "ctx.process"), "a failed check fails the gate");
@@ -363,7 +371,32 @@ fn failed_checks_and_busy_cpus_are_marked_and_the_gate_treats_them_as_told() {
         judge.failed.iter().map(|(r, f)| (r.id.as_str(), *f)).collect::<Vec<_>>(),
         [("syscall.getpid", Failure::Regressed)]
     );
-    assert!(judge.not_gated.is_empty());
+    assert!(judge.undecided.iter().all(|(_, u)| *u != Undecided::Untrustworthy));
+    assert_eq!(judge.decision(), Decision::Fail);
+}
+
+#[test]
+fn the_gate_passes_only_what_it_decided() {
+    let base = with_samples(run_file(false), 1, |_| 1.0);
+    let gate =
+        Gate { regression: 0.05, inconclusive_fails: false, untrustworthy: Untrustworthy::Judge, undecided_share: 0.0 };
+    // A run against itself: the rows called no change are decided, the others (a derived
+    // row's wide interval, a figure below resolution) not.
+    let itself = compare(&base, &base, DEFAULT_NOISE, 7);
+    assert_eq!(itself.gate(&gate).decision(), Decision::Undecided);
+    let mut only_decided = itself.clone();
+    only_decided.compared.retain(|c| c.verdict == Verdict::NoChange);
+    assert_eq!(only_decided.gate(&gate).decision(), Decision::Pass);
+    // Rounds far apart in the new run: inconclusive rows make the gate undecided, naming them;
+    // allowed a share of them, it passes.
+    let noisy = spread_samples(run_file(false), 2, |_| (1.0, 0.3));
+    let c = compare(&base, &noisy, DEFAULT_NOISE, 7);
+    let outcome = c.gate(&gate);
+    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+    assert!(outcome.undecided.iter().any(|(_, u)| *u == Undecided::Inconclusive), "{:?}", outcome.undecided);
+    assert_eq!(outcome.decision(), Decision::Undecided);
+    let lenient = c.gate(&Gate { undecided_share: 1.0, ..gate });
+    assert_eq!(lenient.decision(), Decision::Pass);
 }
 
 #[test]
@@ -419,7 +452,8 @@ fn a_cold_row_is_compared_only_with_a_cold_row() {
     let json = serde_json::to_value(cold).unwrap();
     assert_eq!(json["cold_not_slower"], "new");
     assert!(serde_json::to_value(hot).unwrap().get("cold_not_slower").is_none(), "absent where not flagged");
-    let gate = Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Fail };
+    let gate =
+        Gate { regression: 0.0, inconclusive_fails: false, untrustworthy: Untrustworthy::Fail, undecided_share: 0.0 };
     assert!(c.gate(&gate).failed.iter().all(|(r, _)| r.id != "syscall.getpid"), "never gated on it");
 }
 
@@ -443,27 +477,93 @@ fn a_cold_row_without_a_cold_counterpart_is_left_unmatched() {
 }
 
 #[test]
-fn the_intervals_hold_together_over_every_row_paired() {
+fn rows_are_selected_by_the_false_discovery_rule_and_only_selected_rows_are_called_different() {
     let base = with_samples(run_file(false), 1, |_| 1.0);
-    let new = with_samples(run_file(false), 2, |_| 1.0);
+    let new = with_samples(run_file(false), 2, |r| if r.id == "ctx.thread" { 1.3 } else { 1.0 });
     let c = compare(&base, &new, DEFAULT_NOISE, 7);
-    let paired = c.compared.len() + c.unmatched.iter().filter(|u| !u.why.starts_with("only in")).count();
-    assert_eq!(c.family, paired);
+    assert_eq!(c.method, "fdr_bh");
+    assert_eq!(c.q, 0.05);
+    let tested = c.compared.iter().filter(|r| r.p_value.is_some()).count();
+    assert_eq!(c.family, tested);
     assert!(c.family > 1);
-    assert!((c.confidence - (1.0 - 0.05 / c.family as f64)).abs() < 1e-12);
-    // One row alone is judged at 95 %, and its interval is narrower than among many.
+    assert_eq!(c.selected, c.compared.iter().filter(|r| r.selected).count());
+    assert!((c.confidence - (1.0 - c.selected.max(1) as f64 * 0.05 / c.family as f64)).abs() < 1e-12);
+    // The slowed row is selected, its interval at the FCR level; every row called different
+    // was selected, and every unselected row's interval is its marginal 95 %.
+    let slowed = find(&c, "ctx.thread");
+    assert!(slowed.selected && slowed.verdict == Verdict::Slower, "{slowed:?}");
+    assert_eq!(slowed.ci_level, Some(c.confidence));
+    for r in &c.compared {
+        if matches!(r.verdict, Verdict::Slower | Verdict::Faster) {
+            assert!(r.selected, "{r:?}");
+        }
+        if !r.selected && r.ratio.is_some() {
+            assert_eq!(r.ci_level, Some(0.95), "{r:?}");
+        }
+        if let (Some(p), Some(level), Some([lo, hi])) = (r.p_value, r.ci_level, r.ratio_ci95) {
+            // The p-value agrees with the interval: p < 1 − level ⇔ the interval excludes 1
+            // (up to the bisection's tolerance).
+            let excludes = lo > 1.0 || hi < 1.0;
+            if (p - (1.0 - level)).abs() > 1e-3 * (1.0 - level) {
+                assert_eq!(excludes, p < 1.0 - level, "{r:?}");
+            }
+        }
+    }
+    // One row alone, not selected: judged at 95 %.
     let id = "syscall.getpid";
     let alone = |run: &RunFile| {
         let mut one = run.clone();
         one.results.retain(|r| r.id == id);
         one
     };
-    let single = compare(&alone(&base), &alone(&new), DEFAULT_NOISE, 7);
-    assert_eq!((single.family, single.confidence), (1, 0.95));
-    let width = |c: &Comparison| {
-        let r = find(c, id);
-        let [lo, hi] = r.ratio_ci95.unwrap();
-        hi - lo
-    };
-    assert!(width(&single) < width(&c), "{} against {}", width(&single), width(&c));
+    let single = compare(&alone(&base), &alone(&base), DEFAULT_NOISE, 7);
+    assert_eq!((single.family, single.selected, single.confidence), (1, 0, 0.95));
+    assert_eq!(find(&single, id).ci_level, Some(0.95));
+}
+
+/// `run` with `rounds` executions whose references read `level` times a fixed machine.
+fn with_references(mut run: RunFile, level: f64, seed: u64) -> RunFile {
+    let mut rng = Rng::new(seed);
+    run.executions = (0..5)
+        .map(|round| {
+            let mut at = || model::MachineLevel {
+                user_loop_ns: 0.8 * level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
+                null_syscall_ns: 120.0 * level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
+            };
+            model::Execution {
+                round,
+                reference: Some(model::Reference { start: Some(at()), end: Some(at()) }),
+                ..model::Execution::default()
+            }
+        })
+        .collect();
+    run
+}
+
+#[test]
+fn no_row_is_called_different_by_less_than_the_machine_moved() {
+    // Every row 16 % slower, and the machine's own reference 16 % slower too: the rows moved
+    // with the machine, inconclusive, said why.
+    let base = with_references(with_samples(run_file(false), 1, |_| 1.0), 1.0, 1);
+    let new = with_references(with_samples(run_file(false), 2, |_| 1.16), 1.16, 2);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let m = c.machine;
+    let moved = m.null_syscall.expect("references in both runs");
+    assert!((moved.ratio - 1.16).abs() < 0.01 && moved.ci95[0] <= moved.ratio && moved.ratio <= moved.ci95[1], "{m:?}");
+    assert!(m.band.is_some() && m.user_loop.is_some());
+    let getpid = find(&c, "syscall.getpid");
+    assert_eq!((getpid.verdict, getpid.within_machine_movement), (Verdict::Inconclusive, true), "{getpid:?}");
+    assert_eq!(c.count(Verdict::Slower), 0);
+    // The same rows against a base without references (an older file): movement unknown, the
+    // rows slower as before.
+    let old = with_samples(run_file(false), 1, |_| 1.0);
+    let c = compare(&old, &new, DEFAULT_NOISE, 7);
+    assert_eq!(c.machine, Movement::default());
+    let getpid = find(&c, "syscall.getpid");
+    assert_eq!((getpid.verdict, getpid.within_machine_movement), (Verdict::Slower, false), "{getpid:?}");
+    // The machine still, a row 30 % slower: slower.
+    let still =
+        with_references(with_samples(run_file(false), 2, |r| if r.id == "syscall.getpid" { 1.3 } else { 1.0 }), 1.0, 3);
+    let c = compare(&base, &still, DEFAULT_NOISE, 7);
+    assert_eq!(find(&c, "syscall.getpid").verdict, Verdict::Slower);
 }

@@ -3,8 +3,10 @@
 //! The run writes one [`Request`] (JSON) to the worker's stdin and closes it. The worker
 //! answers on its stdout with JSON Lines, one [`Report`] per line, each written whole as soon
 //! as it is known: `ready` once its timer is built, then `begin` and `outcome` for each visit
-//! in order (an outcome serialised as the journal keeps it, [`journal::Outcome`]), and
-//! `stopped` if it ends before its last visit (Ctrl-C, memory short). It then exits 0.
+//! in order (an outcome serialised as the journal keeps it, [`journal::Outcome`]),
+//! `stopped` if it ends before its last visit (Ctrl-C, memory short), else `reference` (the
+//! machine's level timed after the last visit). It then exits 0. Protocol 2 added the
+//! reference readings (`ready.reference`, `reference`).
 
 use bench::sampler::SamplerConfig;
 use bench::{Measured, NotMeasured};
@@ -14,7 +16,7 @@ use std::path::PathBuf;
 use store::journal;
 
 /// The version of this protocol (a worker from another build refuses a request it cannot read).
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// One round for a worker to measure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -77,6 +79,11 @@ pub enum Report {
         /// The samples, or why there are none.
         outcome: journal::Outcome,
     },
+    /// The machine's level timed after its last visit, just before it exits.
+    Reference {
+        /// The reading.
+        end: model::MachineLevel,
+    },
     /// It stops before its last visit.
     Stopped {
         /// Memory ran short (else a signal stopped it).
@@ -104,6 +111,9 @@ pub struct Ready {
     /// Both region shapes' overheads, calibrated in the worker through the sampler's path.
     #[serde(default)]
     pub overhead: Option<model::RoundOverhead>,
+    /// The machine's level timed after the warm-up ([`platform::reference`]).
+    #[serde(default)]
+    pub reference: Option<model::MachineLevel>,
 }
 
 /// `outcome` as the journal keeps it.

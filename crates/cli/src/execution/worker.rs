@@ -115,6 +115,7 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
     ctx.use_overhead(overhead, method);
     let record = overhead.record(&timer, request.round, method);
     // ---- end of the timer of this round ----
+    let reference = platform::reference::measure();
 
     let ready = Ready {
         pid: std::process::id(),
@@ -125,6 +126,7 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
         overhead_ticks: ctx.loop_timer().overhead_ticks(),
         overhead_ns: record.subtracted_loop_ns,
         overhead: Some(record),
+        reference: Some(reference),
     };
     send(&mut reports, &Report::Ready(ready))?;
     ctx.allowed_cpus = request.allowed_cpus.clone();
@@ -135,7 +137,7 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
         let (signalled, short) = (interrupt.load(Ordering::Relaxed), sys::reserve::short());
         if signalled || short {
             send(&mut reports, &Report::Stopped { memory_short: short && !signalled })?;
-            break;
+            return Ok(());
         }
         send(&mut reports, &Report::Begin { visit: i })?;
         let (outcome, steal_jiffies, elapsed) = match bench::registry::find(&visit.id) {
@@ -154,7 +156,7 @@ fn serve(layout: Layout) -> Result<(), WorkerError> {
         };
         send(&mut reports, &report)?;
     }
-    Ok(())
+    send(&mut reports, &Report::Reference { end: platform::reference::measure() })
 }
 
 /// Writes one report whole; a run that is gone (a closed pipe) ends the worker.

@@ -122,7 +122,8 @@ fn the_gate_names_each_failing_row_with_its_parameters_figures_ratio_and_ci() {
     let base = analysis::compare::fixtures::slowed_pair(1.0);
     let new = analysis::compare::fixtures::slowed_pair(1.5);
     let n = named(&base, &new);
-    let gate = Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Skip };
+    let gate =
+        Gate { regression: 0.1, inconclusive_fails: false, untrustworthy: Untrustworthy::Skip, undecided_share: 0.0 };
     let outcome = n.comparison.gate(&gate);
     let lines = gate_lines(&n, &outcome, &gate);
     assert!(lines[0].starts_with("regression: 1 of "), "{lines:?}");
@@ -139,12 +140,14 @@ fn the_gate_names_each_failing_row_with_its_parameters_figures_ratio_and_ci() {
     );
     assert!(row.contains(&figures), "{row} lacks {figures}");
     assert!(row.ends_with(", slower"), "{row}");
-    // The marked row of the fixture (ctx.process failed its check) is named as not gated.
-    let skipped = lines.iter().position(|l| l.starts_with("not gated: 1 results marked untrustworthy")).unwrap();
+    // The marked row of the fixture (ctx.process failed its check) is named as undecided.
+    let undecided = lines.iter().position(|l| l.starts_with("undecided: ")).expect("an undecided block");
     assert!(
-        lines[skipped + 1].contains("ctx.process placement=same_cpu")
-            && lines[skipped + 1].contains("check-failed (both)")
+        lines[undecided + 1..].iter().any(|l| l.contains("ctx.process placement=same_cpu")
+            && l.contains("untrustworthy, not judged: check-failed (both)")),
+        "{lines:?}"
     );
+    assert!(lines.last().unwrap().starts_with("gate: fail (1 failed, "), "{lines:?}");
 }
 
 #[test]

@@ -276,3 +276,89 @@ fn a_comparison_of_many_rows_calls_two_runs_of_the_same_thing_different_in_at_mo
     assert!((family_confidence(1) - 0.95).abs() < 1e-12 && (family_confidence(0) - 0.95).abs() < 1e-12);
     assert!((family_confidence(100) - 0.9995).abs() < 1e-12);
 }
+
+/// One run of a row on the noisy machine of the FDR simulation: 5 rounds, each at its own
+/// level `level × exp(0.05·N)` (the machine moving 5 % between processes), 40 samples each
+/// with 2 % independent noise.
+fn noisy_run(rng: &mut Rng, level: f64) -> (Vec<f64>, Vec<usize>) {
+    let mut samples = Vec::new();
+    for _ in 0..5 {
+        let round = level * (0.05 * normal(rng)).exp();
+        samples.extend((0..40).map(|_| round * (1.0 + 0.02 * normal(rng))));
+    }
+    (samples, vec![40; 5])
+}
+
+#[test]
+fn false_discovery_rate_holds_and_finds_more_than_bonferroni() {
+    // 30 comparisons of 140 rows: 100 rows unchanged, 40 with a true change of 5–15 %
+    // (either way), each run 5 rounds at round-level noise of 5 %. A row is called different
+    // when its interval excludes 1 and its ratio is beyond the 2 % noise threshold, as
+    // compare calls it: under Bonferroni at 1 − 0.05/140; under Benjamini–Hochberg at
+    // q = 0.05 with the selected rows' intervals at 1 − R·q/m.
+    use crate::multiple::{FDR_Q, benjamini_hochberg, fcr_confidence};
+    const ROWS: usize = 140;
+    const CHANGED: usize = 40;
+    const TRIALS: usize = 30;
+    let mut rng = Rng::new(0xfd2);
+    let (mut null_calls, mut null_calls_bonf, mut found, mut found_bonf) = (0usize, 0usize, 0usize, 0usize);
+    let mut fdp_sum = 0.0;
+    let beyond = |r: f64, ci: [f64; 2]| (ci[0] > 1.0 && r > 1.02) || (ci[1] < 1.0 && r < 0.98);
+    for t in 0..TRIALS as u64 {
+        let mut boots = Vec::with_capacity(ROWS);
+        let mut truth = Vec::with_capacity(ROWS);
+        for r in 0..ROWS {
+            let change = if r < CHANGED {
+                let size = 0.05 + 0.10 * rng.next_f64();
+                if rng.next_f64() < 0.5 { 1.0 + size } else { 1.0 / (1.0 + size) }
+            } else {
+                1.0
+            };
+            let (sb, nb) = noisy_run(&mut rng, 100.0);
+            let (sn, nn) = noisy_run(&mut rng, 100.0 * change);
+            let boot = super::ratio_bootstrap(
+                &Rounds::split(&sb, &nb),
+                &Rounds::split(&sn, &nn),
+                RESAMPLES,
+                t * 1000 + r as u64,
+            )
+            .expect("positive");
+            boots.push(boot);
+            truth.push(change != 1.0);
+        }
+        let p: Vec<f64> = boots.iter().map(|b| b.p_value()).collect();
+        let selected = benjamini_hochberg(&p, FDR_Q);
+        let level = fcr_confidence(selected.iter().filter(|&&s| s).count(), ROWS, FDR_Q);
+        let bonferroni = family_confidence(ROWS);
+        let (mut calls, mut wrong) = (0usize, 0usize);
+        for ((b, &sel), &changed) in boots.iter().zip(&selected).zip(&truth) {
+            let called = sel && beyond(b.estimate, b.interval(level));
+            let called_bonf = beyond(b.estimate, b.interval(bonferroni));
+            calls += usize::from(called);
+            wrong += usize::from(called && !changed);
+            null_calls += usize::from(called && !changed);
+            null_calls_bonf += usize::from(called_bonf && !changed);
+            found += usize::from(called && changed);
+            found_bonf += usize::from(called_bonf && changed);
+        }
+        fdp_sum += if calls == 0 { 0.0 } else { wrong as f64 / calls as f64 };
+    }
+    let nulls = (TRIALS * (ROWS - CHANGED)) as f64;
+    let changes = (TRIALS * CHANGED) as f64;
+    let (null_rate, null_rate_bonf) = (null_calls as f64 / nulls, null_calls_bonf as f64 / nulls);
+    let (power, power_bonf) = (found as f64 / changes, found_bonf as f64 / changes);
+    let fdr = fdp_sum / TRIALS as f64;
+    eprintln!(
+        "{TRIALS} comparisons of {ROWS} rows ({CHANGED} changed by 5–15 %), 5 rounds at 5 % round-level noise: \
+         FDR (BH q = 0.05): null rows called different {:.2} %, false discovery rate {:.2} %, power {:.1} %; \
+         Bonferroni: null rows called different {:.2} %, power {:.1} %",
+        100.0 * null_rate,
+        100.0 * fdr,
+        100.0 * power,
+        100.0 * null_rate_bonf,
+        100.0 * power_bonf
+    );
+    assert!(null_rate <= 0.05, "null rows called different: {null_rate}");
+    assert!(fdr <= 0.075, "false discovery rate {fdr} (q = 0.05, allowed 0.075 for the simulation's error)");
+    assert!(power >= 1.5 * power_bonf && power > power_bonf + 0.03, "power {power} against Bonferroni's {power_bonf}");
+}
