@@ -189,8 +189,8 @@ fn a_gate_that_could_not_decide_says_undecided_and_names_the_rows() {
     );
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("undecided: 1 of 1 results were not judged"), "{err}");
-    assert!(err.contains("syscall.null: inconclusive"), "{err}");
+    assert!(err.contains("undecided: 1 of 1 results not decided"), "{err}");
+    assert!(err.lines().any(|l| l.trim_start().starts_with("syscall.null:") && l.ends_with("inconclusive")), "{err}");
     assert!(err.contains("A against A"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["design"]["check"], true);

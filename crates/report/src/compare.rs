@@ -178,11 +178,12 @@ pub fn machine_line(c: &Comparison) -> String {
     if parts.is_empty() {
         "the machine's own movement is unknown (a run without reference readings: an older build)".into()
     } else {
-        format!(
-            "the machine moved: {} (new / base, references timed in each worker); no row is called different \
-             within that",
-            parts.join(", ")
-        )
+        let within = if m.band.is_some() {
+            "no row is called different within the user loop's movement"
+        } else {
+            "no user-loop reading: no band"
+        };
+        format!("the machine moved: {} (new / base, references timed in each worker); {within}", parts.join(", "))
     }
 }
 

@@ -522,13 +522,19 @@ fn rows_are_selected_by_the_false_discovery_rule_and_only_selected_rows_are_call
 }
 
 /// `run` with `rounds` executions whose references read `level` times a fixed machine.
-fn with_references(mut run: RunFile, level: f64, seed: u64) -> RunFile {
+fn with_references(run: RunFile, level: f64, seed: u64) -> RunFile {
+    with_reference_levels(run, level, level, seed)
+}
+
+/// `run` with executions whose user loop reads `level` times a fixed machine and whose null
+/// system call reads `syscall_level` times it.
+fn with_reference_levels(mut run: RunFile, level: f64, syscall_level: f64, seed: u64) -> RunFile {
     let mut rng = Rng::new(seed);
     run.executions = (0..5)
         .map(|round| {
             let mut at = || model::MachineLevel {
                 user_loop_ns: 0.8 * level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
-                null_syscall_ns: 120.0 * level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
+                null_syscall_ns: 120.0 * syscall_level * (1.0 + 0.004 * (rng.next_f64() - 0.5)),
             };
             model::Execution {
                 round,
@@ -566,4 +572,19 @@ fn no_row_is_called_different_by_less_than_the_machine_moved() {
         with_references(with_samples(run_file(false), 2, |r| if r.id == "syscall.getpid" { 1.3 } else { 1.0 }), 1.0, 3);
     let c = compare(&base, &still, DEFAULT_NOISE, 7);
     assert_eq!(find(&c, "syscall.getpid").verdict, Verdict::Slower);
+}
+
+#[test]
+fn system_calls_made_dearer_move_the_null_call_reference_and_are_still_found() {
+    // What is compared (a seccomp filter, a kernel) makes every system call 16 % dearer: the
+    // null-call reference moves with the rows, the user loop does not; the rows are slower.
+    let base = with_references(with_samples(run_file(false), 1, |_| 1.0), 1.0, 1);
+    let new = with_reference_levels(with_samples(run_file(false), 2, |_| 1.16), 1.0, 1.16, 2);
+    let c = compare(&base, &new, DEFAULT_NOISE, 7);
+    let moved = c.machine.null_syscall.expect("references in both runs");
+    assert!((moved.ratio - 1.16).abs() < 0.01, "{:?}", c.machine);
+    let band = c.machine.band.expect("a user-loop band");
+    assert!(band[0] > 0.98 && band[1] < 1.02, "the band is the user loop's: {band:?}");
+    let getpid = find(&c, "syscall.getpid");
+    assert_eq!((getpid.verdict, getpid.within_machine_movement), (Verdict::Slower, false), "{getpid:?}");
 }
