@@ -383,9 +383,10 @@ pub fn summary_record(s: stats::Summary) -> summary::Summary {
 /// could narrow it (`osprim run` gives such a row more rounds, `runner`): its median's 95 % CI
 /// relative half-width over `cfg.ci_target_rel` (over 1), for a time measured under the adaptive
 /// method whose flags say it misses the target (`ci-wide` or `ci-unusable`, as [`flags`] judged
-/// its interval) by more than the clock step `step_ns` accounts for (an interval one step wide
-/// stays so whatever the rounds, `stats::floor_at_resolution`). `None`: it meets the target,
-/// or more rounds cannot help.
+/// its interval) by more than the step its samples move in accounts for (the interval is at
+/// least that step wide whatever the rounds, `stats::floor_at_resolution`: the smallest gap
+/// between its samples, or the clock step `step_ns` when all are equal). `None`: it meets the
+/// target, or more rounds cannot help.
 pub fn short_of_target(row: &Row, cfg: &SamplerSettings, step_ns: f64) -> Option<f64> {
     let s = row.summary.as_ref()?;
     let missed = row.flags.iter().any(|f| matches!(f, Flag::CiTargetMissed | Flag::CiUnusable));
@@ -393,7 +394,10 @@ pub fn short_of_target(row: &Row, cfg: &SamplerSettings, step_ns: f64) -> Option
         return None;
     }
     let [lo, hi] = s.median_ci95;
-    if !(lo.is_finite() && hi.is_finite()) || hi / 2.0 - lo / 2.0 <= step_ns {
+    let mut sorted = row.samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    let quantum = stats::summary::sample_quantum(&sorted).unwrap_or(step_ns);
+    if !(lo.is_finite() && hi.is_finite()) || hi / 2.0 - lo / 2.0 <= quantum / 2.0 * (1.0 + 1e-9) {
         return None;
     }
     Some((s.median_ci_rel_halfwidth() / cfg.ci_target_rel).max(1.0))
@@ -706,7 +710,9 @@ mod tests {
         let far = short_of_target(&apart, &cfg, 1.0).expect("it misses the ±1 % target");
         let rel = apart.summary.as_ref().unwrap().median_ci_rel_halfwidth();
         assert!((far - rel / cfg.ci_target_rel).abs() < 1e-9 && far > 1.0, "{far} {rel}");
-        assert_eq!(short_of_target(&apart, &cfg, 1e6), None, "within a step the clock sets it");
+        let mut stepped = apart.clone();
+        stepped.samples = vec![100.0, 100.0 + 2e6, 100.0 + 4e6];
+        assert_eq!(short_of_target(&stepped, &cfg, 1.0), None, "within the step its samples move in");
         let seed = model::SamplerSettings { method: Method::Seed, ..cfg };
         assert_eq!(short_of_target(&apart, &seed, 1.0), None, "the seed method's count is fixed");
     }
