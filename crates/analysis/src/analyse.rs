@@ -379,6 +379,30 @@ pub fn summary_record(s: stats::Summary) -> summary::Summary {
     }
 }
 
+/// How far `row`'s interval over its rounds is from the run's target, when another round
+/// could narrow it (`osprim run` gives such a row more rounds, `runner`): its median's 95 % CI
+/// relative half-width over `cfg.ci_target_rel` (over 1), for a time measured under the adaptive
+/// method whose flags say it misses the target (`ci-wide` or `ci-unusable`, as [`flags`] judged
+/// its interval) by more than the step its samples move in accounts for (the interval is at
+/// least that step wide whatever the rounds, `stats::floor_at_resolution`: the smallest gap
+/// between its samples, or the clock step `step_ns` when all are equal). `None`: it meets the
+/// target, or more rounds cannot help.
+pub fn short_of_target(row: &Row, cfg: &SamplerSettings, step_ns: f64) -> Option<f64> {
+    let s = row.summary.as_ref()?;
+    let missed = row.flags.iter().any(|f| matches!(f, Flag::CiTargetMissed | Flag::CiUnusable));
+    if cfg.method != Method::Adaptive || row.unit != Unit::Ns || !missed || cfg.ci_target_rel <= 0.0 {
+        return None;
+    }
+    let [lo, hi] = s.median_ci95;
+    let mut sorted = row.samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    let quantum = stats::summary::sample_quantum(&sorted).unwrap_or(step_ns);
+    if !(lo.is_finite() && hi.is_finite()) || hi / 2.0 - lo / 2.0 <= quantum / 2.0 * (1.0 + 1e-9) {
+        return None;
+    }
+    Some((s.median_ci_rel_halfwidth() / cfg.ci_target_rel).max(1.0))
+}
+
 /// The result file's record of an estimate `stats` computed.
 pub fn estimate_record(e: stats::Estimate) -> summary::Estimate {
     summary::Estimate { point: e.point, ci95: e.ci95 }
@@ -675,6 +699,22 @@ mod tests {
         let lopsided = flags(&summary_with([99.9, 600.0]), 0, Verdict::Validated, None, &cfg, 0.4);
         assert!(lopsided.contains(&Flag::CiUnusable), "{lopsided:?}");
         assert!(flags_of([99.5, 100.5]).is_empty());
+    }
+
+    #[test]
+    fn only_a_time_that_misses_its_target_by_more_than_a_clock_step_wants_more_rounds() {
+        let cfg = adaptive();
+        let agree = rows(&[round(100.0, true, [1.0, 1.0]), round(100.0, true, [1.0, 1.0])]);
+        assert_eq!(short_of_target(&agree, &cfg, 1.0), None, "{:?}", agree.flags);
+        let apart = rows(&[round(100.0, true, [1.0, 1.0]), round(130.0, true, [1.0, 1.0])]);
+        let far = short_of_target(&apart, &cfg, 1.0).expect("it misses the ±1 % target");
+        let rel = apart.summary.as_ref().unwrap().median_ci_rel_halfwidth();
+        assert!((far - rel / cfg.ci_target_rel).abs() < 1e-9 && far > 1.0, "{far} {rel}");
+        let mut stepped = apart.clone();
+        stepped.samples = vec![100.0, 100.0 + 2e6, 100.0 + 4e6];
+        assert_eq!(short_of_target(&stepped, &cfg, 1.0), None, "within the step its samples move in");
+        let seed = model::SamplerSettings { method: Method::Seed, ..cfg };
+        assert_eq!(short_of_target(&apart, &seed, 1.0), None, "the seed method's count is fixed");
     }
 
     #[test]

@@ -83,6 +83,13 @@ pub const SEED_RUNS: usize = 10_000;
 /// Runs discarded at the start of every round of the seed method.
 pub const SEED_DISCARDED: usize = 100;
 pub use model::sampling::BATCH_CHECKS;
+/// The presets let a benchmark whose rounds disagree grow to this many times their rounds
+/// (5 to 15, 3 to 9, 10 to 30). The interval over rounds narrows about as 1/√R: three times
+/// the rounds take it to 0.58 of its width, enough to bring a row within its target when the
+/// rounds missed it by up to 1.7×, or a row whose five rounds span the 10 % of `ci-unusable`
+/// back within it; beyond that each round buys less while it costs as much, and a run of
+/// rows far from their target would spend its time on a few of them.
+pub const ROUNDS_GROWTH: usize = 3;
 /// Batches of n on each side of the long batch.
 pub const BATCH_CHECK_SIDE: usize = 4;
 /// The long batch of the batch-size check, in units of `n`.
@@ -111,6 +118,12 @@ pub struct SamplerConfig {
     /// Rounds a run makes over its benchmarks (in a round's settings, still the run's count:
     /// batches are sized for the whole budget).
     pub rounds: usize,
+    /// The most rounds a benchmark may get when its interval over `rounds` rounds misses
+    /// `ci_target_rel` (the runner adds rounds one at a time, each with the same settings as
+    /// the first `rounds`, [`SamplerConfig::for_round`]); `rounds` or less: exactly `rounds`.
+    /// [`ROUNDS_GROWTH`] × `rounds` in the presets.
+    #[serde(default)]
+    pub rounds_max: usize,
     /// Single-operation samples per benchmark over the run (`--tail`); 0 for none.
     pub tail_samples: usize,
     /// Seed method: runs kept in this round.
@@ -140,6 +153,7 @@ impl SamplerConfig {
             max_samples: 50_000,
             min_sample_resolutions: 1000.0,
             rounds: 5,
+            rounds_max: 5 * ROUNDS_GROWTH,
             tail_samples: 0,
             seed_runs: SEED_RUNS,
             batch: None,
@@ -150,12 +164,41 @@ impl SamplerConfig {
 
     /// `--quick`: about 0.2 s per benchmark in 3 rounds.
     pub fn quick() -> SamplerConfig {
-        SamplerConfig { budget_s: 0.2, warmup_s: 0.02, rounds: 3, ..SamplerConfig::standard() }
+        SamplerConfig {
+            budget_s: 0.2,
+            warmup_s: 0.02,
+            rounds: 3,
+            rounds_max: 3 * ROUNDS_GROWTH,
+            ..SamplerConfig::standard()
+        }
     }
 
     /// `--thorough`: about 5 s per benchmark in 10 rounds, a tighter target.
     pub fn thorough() -> SamplerConfig {
-        SamplerConfig { budget_s: 5.0, warmup_s: 0.2, ci_target_rel: 0.005, rounds: 10, ..SamplerConfig::standard() }
+        SamplerConfig {
+            budget_s: 5.0,
+            warmup_s: 0.2,
+            ci_target_rel: 0.005,
+            rounds: 10,
+            rounds_max: 10 * ROUNDS_GROWTH,
+            ..SamplerConfig::standard()
+        }
+    }
+
+    /// These settings with exactly `rounds` rounds (`--rounds N`: no more, whatever the
+    /// interval).
+    pub fn with_rounds(self, rounds: usize) -> SamplerConfig {
+        SamplerConfig { rounds, rounds_max: rounds, ..self }
+    }
+
+    /// The most rounds a benchmark may get: [`SamplerConfig::rounds_max`], never fewer than
+    /// [`SamplerConfig::rounds`]; exactly `rounds` under the seed method, whose papers' protocol
+    /// is a fixed count of runs over a fixed count of rounds.
+    pub fn most_rounds(&self) -> usize {
+        match self.method {
+            Method::Seed => self.rounds.max(1),
+            Method::Adaptive => self.rounds_max.max(self.rounds).max(1),
+        }
     }
 
     /// The settings of one of [`SamplerConfig::rounds`] rounds: the budget, warm-up time,
@@ -179,6 +222,7 @@ impl SamplerConfig {
             max_samples: self.max_samples,
             min_sample_resolutions: self.min_sample_resolutions,
             rounds: self.rounds,
+            rounds_max: Some(self.most_rounds()),
             tail_samples: self.tail_samples,
             counters: self.counters,
         }
@@ -204,6 +248,9 @@ impl SamplerConfig {
     }
 
     /// Round `i` (from 0) gets its share of [`SEED_RUNS`], so the rounds keep exactly that many.
+    /// A round past `rounds` (an extra round of a benchmark whose rounds disagree,
+    /// [`SamplerConfig::rounds_max`]) gets the same share as the others: the same budget and
+    /// target, so that its samples are comparable with theirs.
     pub fn for_round(&self, i: usize) -> SamplerConfig {
         let r = self.rounds.max(1);
         let rf = r as f64;

@@ -471,8 +471,9 @@ pub struct SamplingArgs {
     /// Time budget per benchmark in seconds, over all its rounds (overrides --quick/--thorough).
     #[arg(long, value_name = "SECONDS", value_parser = parse_budget)]
     pub budget: Option<f64>,
-    /// Rounds over the benchmarks, each a fresh set-up with a share of the budget
-    /// (default 5; --quick 3, --thorough 10).
+    /// Exactly N rounds over the benchmarks, each a fresh set-up with a share of the budget.
+    /// Without it: at least 5 (--quick 3, --thorough 10), and up to three times as many for
+    /// results whose rounds disagree, while the run's time for them lasts.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
     pub rounds: Option<u16>,
     /// Also take single-operation samples and report per-operation p50/p99/p99.9.
@@ -577,7 +578,7 @@ impl SamplingArgs {
             cfg.budget_s = b;
         }
         if let Some(r) = self.rounds {
-            cfg.rounds = usize::from(r);
+            cfg = cfg.with_rounds(usize::from(r));
         }
         if self.tail {
             cfg.tail_samples = TAIL_SAMPLES;

@@ -161,7 +161,9 @@ fn cyclictest_median(out: &str) -> Result<f64, ParseError> {
 /// The pairs, for a run on `cpu` (`futex_cpu`: the CPU perf's futex hash pins its thread to).
 pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<Pair> {
     let s = Sizes::of(quick);
+    // A fixed count of rounds: the pair's time is the peer's and osprim's alike.
     let sampler = if quick { SamplerConfig::quick() } else { SamplerConfig::standard() };
+    let sampler = SamplerConfig { rounds_max: sampler.rounds, ..sampler };
     let n = |v: u64| v.to_string();
     let pipe = |threads: bool| {
         let mut args = strings(&["bench", "sched", "pipe"]);
@@ -216,7 +218,7 @@ pub fn pairs(cpu: usize, futex_cpu: usize, quick: bool, realtime: bool) -> Vec<P
             v
         },
     };
-    let mut timer_sampler = SamplerConfig { rounds: 1, ..sampler.clone() };
+    let mut timer_sampler = sampler.clone().with_rounds(1);
     timer_sampler.budget_s = s.timer_loops as f64 * bench::timer_wake::DEFAULT_INTERVAL_US as f64 / 1e6;
     let mut cyclic_args = strings(&["-m", "-i1000", "-t1", "-q", "--laptop", "-h", "1000"]);
     cyclic_args.extend(["-l".into(), n(s.timer_loops), "-a".into(), n(cpu as u64)]);

@@ -19,24 +19,49 @@ pub struct Plan {
     pub benchmarks: usize,
     /// Results that cannot run here (they are reported with the reason).
     pub skipped: usize,
-    /// Visits: each result once per round it is measured in.
+    /// Visits: each result once per round it is measured in (the extra rounds' added as they
+    /// are decided, [`Observer::extra_round`]).
     pub visits: u64,
-    /// Rounds over the benchmarks.
+    /// Rounds over the benchmarks: every result gets this many.
     pub rounds: usize,
+    /// The most rounds a result may get (more than `rounds`: results whose rounds disagree get
+    /// extra rounds, within `extra_s`).
+    pub rounds_max: usize,
     /// Budget per result over all its rounds, in seconds.
     pub budget_s: f64,
     /// Of `results`, the hot twins of cold rows (`--cache cold|both`): measured in their
     /// cold row's visits, at no budget of their own.
     pub twins: usize,
+    /// The most time extra rounds may take, in seconds (`runner::EXTRA_BUDGET_SHARE`).
+    pub extra_s: f64,
+    /// The run's time bound, in seconds (the seed suite's): the rounds' budget is cut to fit
+    /// it, and extra rounds take only what is left of it.
+    pub limit_s: Option<f64>,
+    /// Extra rounds decided so far.
+    pub extra_rounds: usize,
+    /// Budget-seconds of the extra rounds decided so far (their visits' share of the budget).
+    pub extra_planned_s: f64,
 }
 
 impl Plan {
-    /// The longest the run's sampling can take, in seconds: a result's rounds end at twice
-    /// their budget (the sampler's hard stop). Set-up, worker processes and analysis come on
-    /// top, which the plan line says (they added 40–65 % to short runs, which a line saying
-    /// "at most" of the whole run hid).
-    pub fn bound_s(&self) -> f64 {
+    /// The longest the run's rounds' sampling can take, in seconds: a result's rounds end at
+    /// twice their budget (the sampler's hard stop).
+    pub fn base_bound_s(&self) -> f64 {
         (self.results - self.skipped - self.twins) as f64 * self.budget_s * 2.0
+    }
+
+    /// The longest the run's sampling can take, in seconds: [`Plan::base_bound_s`] and the
+    /// time extra rounds may take, within the run's bound. Set-up, worker processes and
+    /// analysis come on top, which the plan line says (they added 40–65 % to short runs, which
+    /// a line saying "at most" of the whole run hid).
+    pub fn bound_s(&self) -> f64 {
+        let all = self.base_bound_s() + self.extra_s;
+        self.limit_s.map_or(all, |limit| all.min(limit.max(self.base_bound_s())))
+    }
+
+    /// Whether more rounds than the plan's so far may come.
+    pub fn may_grow(&self) -> bool {
+        self.extra_s > 0.0 && self.rounds + self.extra_rounds < self.rounds_max
     }
 
     /// The plan in one line.
@@ -45,16 +70,26 @@ impl Plan {
             0 => String::new(),
             n => format!(" ({n} cannot run here)"),
         };
+        // Rounded up: an "at most" never rounds below the bound (0.4 s is "1 s", not "0 s").
+        let at_most = |s: f64| fmt_duration(Duration::from_secs_f64(s.ceil()));
+        let (rounds, extra) = if self.rounds_max > self.rounds && self.extra_s > 0.0 {
+            (
+                format!(
+                    "{}–{} rounds ({} result-rounds, more for results whose rounds disagree)",
+                    self.rounds, self.rounds_max, self.visits
+                ),
+                format!(" (extra rounds up to {})", at_most(self.bound_s() - self.base_bound_s())),
+            )
+        } else {
+            (format!("{} rounds ({} result-rounds)", self.rounds, self.visits), String::new())
+        };
         format!(
-            "plan: {} results from {} benchmarks{skipped}, {} rounds ({} result-rounds), {} budget each: \
-             sampling at most {}, set-up and analysis on top (sampling stops early once the CI target is met)",
+            "plan: {} results from {} benchmarks{skipped}, {rounds}, {} budget each: sampling at most {}{extra}, \
+             set-up and analysis on top (sampling stops early once the CI target is met)",
             self.results,
             self.benchmarks,
-            self.rounds,
-            self.visits,
             budget_text(self.budget_s),
-            // Rounded up: an "at most" never rounds below the bound (0.4 s is "1 s", not "0 s").
-            fmt_duration(Duration::from_secs_f64(self.bound_s().ceil()))
+            at_most(self.bound_s())
         )
     }
 }
@@ -74,6 +109,9 @@ pub trait Observer {
     /// the part of a result's budget it stood for (1/rounds; 1 for a benchmark measured in one
     /// round; 0 for a result that cannot run here), the unit of [`eta`].
     fn visited(&mut self, _share: f64) {}
+    /// Extra round `round` (from 0) will visit `visits` results whose rounds disagree, which
+    /// stand for `budget_s` budget-seconds ([`Observer::visited`]).
+    fn extra_round(&mut self, _round: usize, _visits: u64, _budget_s: f64) {}
     /// A result is final.
     fn result(&mut self, _row: &Row) {}
     /// The run ended (finished or not).
@@ -87,9 +125,17 @@ impl Observer for Silent {}
 
 impl Plan {
     /// The sampling the plan expects, in seconds: each result that runs takes its budget (the
-    /// plan's "at most" is twice this, the sampler's hard stop).
+    /// plan's "at most" of its rounds is twice this, the sampler's hard stop), and each visit
+    /// of the extra rounds decided so far its share of it.
     pub fn sampling_s(&self) -> f64 {
-        self.bound_s() / 2.0
+        self.base_bound_s() / 2.0 + self.extra_planned_s
+    }
+
+    /// The plan with extra round `round` of `visits` visits and `budget_s` budget-seconds.
+    pub fn grow(&mut self, round: usize, visits: u64, budget_s: f64) {
+        self.visits += visits;
+        self.extra_rounds = self.extra_rounds.max((round + 1).saturating_sub(self.rounds));
+        self.extra_planned_s += budget_s;
     }
 }
 
@@ -101,6 +147,8 @@ pub struct Eta {
     /// Whether the run, so paced, ends after the plan's "sampling at most" (set-up and
     /// analysis come on top of it, which the plan line says).
     pub beyond_plan: bool,
+    /// Whether extra rounds not yet decided may add to it ([`Plan::may_grow`]).
+    pub may_grow: bool,
 }
 
 /// The budget-seconds of the plan's own (pace 1: each result takes its budget) weighed against
@@ -123,14 +171,15 @@ pub fn eta(plan: &Plan, done_s: f64, elapsed_s: f64) -> Eta {
         pace = pace.min(2.0);
     }
     let left_s = (total - done) * pace;
-    Eta { left_s, beyond_plan: elapsed_s + left_s > plan.bound_s().ceil() + 0.5 }
+    Eta { left_s, beyond_plan: elapsed_s + left_s > plan.bound_s().ceil() + 0.5, may_grow: plan.may_grow() }
 }
 
 /// `eta 0:41`, `eta 7:30 (set-up on top of the plan)` when the pace measured goes beyond the
-/// plan's bound.
+/// plan's bound, `eta 0:41+` while extra rounds may still add to it.
 pub fn eta_text(e: Eta) -> String {
     let left = clock(Duration::from_secs_f64(e.left_s.max(0.0)));
-    if e.beyond_plan { format!("eta {left} (set-up on top of the plan)") } else { format!("eta {left}") }
+    let grow = if e.may_grow { "+" } else { "" };
+    if e.beyond_plan { format!("eta {left}{grow} (set-up on top of the plan)") } else { format!("eta {left}{grow}") }
 }
 
 /// `s` cut to at most `width` columns, ending in `…` when cut (ANSI-free text, one column
@@ -350,8 +399,17 @@ impl Observer for Progress {
     }
 
     fn visiting(&mut self, round: usize, what: &str) {
-        let what = format!("round {}/{}: {what}", round + 1, self.plan.rounds);
+        let what = if round < self.plan.rounds {
+            format!("round {}/{}: {what}", round + 1, self.plan.rounds)
+        } else {
+            format!("extra round {}/{}: {what}", round + 1, self.plan.rounds_max)
+        };
         self.update(|l| l.what = what);
+    }
+
+    fn extra_round(&mut self, round: usize, visits: u64, budget_s: f64) {
+        self.plan.grow(round, visits, budget_s);
+        self.update(|l| l.plan.grow(round, visits, budget_s));
     }
 
     fn visited(&mut self, share: f64) {
@@ -437,7 +495,8 @@ mod tests {
 
     #[test]
     fn the_plan_bounds_the_run_by_twice_the_budget_of_what_runs() {
-        let p = Plan { results: 10, benchmarks: 4, skipped: 2, visits: 40, rounds: 5, budget_s: 1.0, twins: 0 };
+        let p =
+            Plan { results: 10, benchmarks: 4, skipped: 2, visits: 40, rounds: 5, budget_s: 1.0, ..Plan::default() };
         assert_eq!(p.bound_s(), 16.0);
         let line = p.describe();
         assert!(
@@ -449,7 +508,7 @@ mod tests {
 
     fn seed_like_plan() -> Plan {
         // 58 results, 4 skipped, 5 rounds, 1 s each: sampling 54 s, at most 108 s.
-        Plan { results: 58, benchmarks: 40, skipped: 4, visits: 290, rounds: 5, budget_s: 1.0, twins: 0 }
+        Plan { results: 58, benchmarks: 40, skipped: 4, visits: 290, rounds: 5, budget_s: 1.0, ..Plan::default() }
     }
 
     #[test]
@@ -457,7 +516,7 @@ mod tests {
         let p = seed_like_plan();
         assert_eq!(p.sampling_s(), 54.0);
         let first = eta(&p, 0.0, 0.0);
-        assert_eq!(first, Eta { left_s: 54.0, beyond_plan: false });
+        assert_eq!(first, Eta { left_s: 54.0, beyond_plan: false, may_grow: false });
         // A slow start (worker processes, set-up: 5 s for 0.2 budget-seconds) is held within
         // the plan's bound: the estimate never says more than "at most" does.
         let slow = eta(&p, 0.2, 5.0);

@@ -212,6 +212,17 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     let rounds_of = |b: &dyn Benchmark| if b.single_round() { 1 } else { cfg.rounds.max(1) };
     let twins: usize =
         benches.iter().zip(&planned).map(|(b, v)| v.iter().filter(|p| bench::cold::is_cold_visit(*b, p)).count()).sum();
+    // Results measured in rounds (not the twins, measured in their cold rows' visits): those
+    // that may get extra rounds.
+    let in_rounds: usize = benches
+        .iter()
+        .zip(&planned)
+        .filter(|(b, _)| b.available().is_ok() && !b.single_round())
+        .map(|(_, v)| v.len())
+        .sum();
+    let (rounds, rounds_max) = (cfg.rounds.max(1), cfg.most_rounds());
+    let extra_s =
+        |budget_s: f64| if rounds_max > rounds { EXTRA_BUDGET_SHARE * budget_s * in_rounds as f64 } else { 0.0 };
     let mut plan = Plan {
         twins,
         results: planned.iter().map(Vec::len).sum::<usize>() + cold_skipped.len() + twins,
@@ -225,24 +236,27 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             + cold_skipped.len(),
         visits: benches.iter().zip(&planned).map(|(b, v)| (rounds_of(*b) * v.len()) as u64).sum::<u64>()
             + cold_skipped.len() as u64,
-        rounds: cfg.rounds.max(1),
+        rounds,
+        rounds_max,
         budget_s: cfg.budget_s,
+        extra_s: extra_s(cfg.budget_s),
+        ..Plan::default()
     };
-    // A run with a time bound (the seed suite) shares it out: a smaller budget per result.
-    if let Some(bound) = args.bound_s
-        && plan.bound_s() > bound
-    {
-        plan.budget_s = cfg.budget_s * bound / plan.bound_s();
-        cfg.budget_s = plan.budget_s;
-        single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
-        run.config = cfg.record();
+    // A run with a time bound (the seed suite) shares it out: a smaller budget per result, so
+    // that its rounds fit; extra rounds then take only what their rounds leave of the bound.
+    if let Some(bound) = args.bound_s {
+        if plan.base_bound_s() > bound {
+            plan.budget_s = cfg.budget_s * bound / plan.base_bound_s();
+            cfg.budget_s = plan.budget_s;
+            single_cfg = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
+            run.config = cfg.record();
+        }
+        plan.extra_s = extra_s(cfg.budget_s);
+        plan.limit_s = Some(bound);
     }
     observer.plan(&plan);
-    // The part of its result's budget a visit stands for (the unit of the progress estimate).
-    let share_of = |b: &dyn Benchmark| if b.available().is_err() { 0.0 } else { 1.0 / rounds_of(b) as f64 };
-    let rounds = cfg.rounds.max(1);
-    let mut book =
-        Book { slots: Vec::new(), store, observer, rounds: cfg.rounds, budget_s: cfg.budget_s, executions_started: 0 };
+    let growth = Growth { rounds, rounds_max, pool_s: plan.extra_s, bound_s: args.bound_s };
+    let mut book = Book::new(store, observer, &growth, cfg.budget_s);
     // `--cache cold` on a benchmark without a cold mode: its row says so.
     for (bench, why) in cold_skipped {
         let params = bench::cold::with_cache(&Params::new(), bench::cold::COLD);
@@ -280,53 +294,23 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         timer: timer_info.clone(),
         visits: Vec::new(),
     };
-    'rounds: for round in 0..rounds {
-        if stop() {
-            break;
-        }
-        let round_cfg = cfg.for_round(round);
-        probe_cpu(round, &mut run, &mut book);
-        // The round's visits, in order: every variant of every benchmark that gets this round.
-        let mut items: Vec<Item> = Vec::new();
-        for (bench, variants) in benches.iter().zip(&planned) {
-            if round > 0 && bench.single_round() {
-                continue;
-            }
-            for params in variants {
-                let existing = book.find(bench.id(), params);
-                let (batch, spread_between_rounds_rel) = match existing {
-                    Some(i) if book.slots[i].done => {
-                        book.observer.visited(share_of(*bench));
-                        continue;
-                    }
-                    Some(i) => (book.slots[i].batch, book.slots[i].spread_between_rounds_rel()),
-                    None if round > 0 => continue,
-                    None => (None, 0.0),
-                };
-                let cfg = SamplerConfig {
-                    batch,
-                    spread_between_rounds_rel,
-                    ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
-                };
-                items.push(Item { bench: *bench, params: params.clone(), cfg, share: share_of(*bench) });
-            }
-        }
+    let visits: Vec<(&'static dyn Benchmark, &[Params])> =
+        benches.iter().zip(&planned).map(|(b, v)| (*b, v.as_slice())).collect();
+    let began = Instant::now();
+    let measure = |round: usize, items: &[Item], book: &mut Book, run: &mut RunFile| -> RoundFlow {
+        probe_cpu(round, run, book);
         let ctx_round = Round { index: round, stop: &stop };
         if let Workers::Start(launcher) = &workers {
             let base = Request { round, ..base.clone() };
-            match in_workers(launcher, &base, &items, &ctx_round, &mut layouts, randomize_va_space, &mut book, &mut run)
-            {
+            match in_workers(launcher, &base, items, &ctx_round, &mut layouts, randomize_va_space, book, run) {
                 RoundEnd::Done => {}
-                RoundEnd::MemoryShort => {
-                    memory_short = true;
-                    break 'rounds;
-                }
+                RoundEnd::MemoryShort => return RoundFlow::MemoryShort,
                 RoundEnd::NoWorker(why) => workers = Workers::Unavailable(why),
             }
         }
         if let Workers::Unavailable(why) = &workers {
             // Visits a worker did not settle (all of them, when none could start).
-            let left: Vec<Item> = items.into_iter().filter(|i| !book.settled_in(i, round)).collect();
+            let left: Vec<&Item> = items.iter().filter(|i| !book.settled_in(i, round)).collect();
             // This round's overheads, calibrated beside its benchmarks (`bench::overhead`).
             let overhead = bench::overhead::calibrate_overhead(&timer);
             ctx.use_overhead(overhead, cfg.method);
@@ -347,27 +331,27 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
                 ..Execution::default()
             };
             let mut outcomes = 0;
-            for item in &left {
+            for item in left {
                 if stop() {
                     break;
                 }
                 book.begin(round, item);
                 let (outcome, steal, elapsed) =
                     crate::execution::measure_visit(&mut ctx, item.bench, &item.params, &item.cfg);
-                book.settle(item, round, outcome, steal, elapsed, &run);
+                book.settle(item, round, outcome, steal, elapsed, run);
                 outcomes += 1;
             }
             let end = (!stop()).then(platform::reference::measure);
             let reference = Some(model::Reference { start, end });
-            book.record_execution(Execution { outcomes, reference, ..exec }, &mut run);
+            book.record_execution(Execution { outcomes, reference, ..exec }, run);
         }
-        if stop() {
-            break;
-        }
-    }
-    memory_short |= sys::reserve::short();
+        RoundFlow::Go
+    };
+    let since = || began.elapsed().as_secs_f64();
+    let made = measure_rounds(&visits, &cfg, &single_cfg, &growth, &mut book, &mut run, &stop, &since, measure);
+    memory_short |= made.memory_short || sys::reserve::short();
     if !stop() {
-        probe_cpu(rounds, &mut run, &mut book);
+        probe_cpu(made.rounds, &mut run, &mut book);
     }
     let Book { slots, mut store, observer, .. } = book;
     observer.finish();
@@ -385,7 +369,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
             None => analyse_rounds(&s.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES),
         })
         .collect();
-    platform::availability::mark_busy_rows(&mut run.results, &measured_rounds, &run.availability, cfg.rounds.max(1));
+    platform::availability::mark_busy_rows(&mut run.results, &measured_rounds, &run.availability, made.rounds.max(1));
     analysis::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
     // An interrupted run did not finish: it has no end time (docs/results.md).
     run.partial = interrupted || memory_short;
@@ -407,6 +391,152 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     let scratch_path = scratch.path().to_path_buf();
     platform::interrupt::settle(&scratch_path, || drop(scratch));
     Ok(Finished { run, saved_to, interrupted, memory_short, save_error, scratch_lost })
+}
+
+/// Extra rounds may take, over the run, this share of the budget per result once more (the
+/// budget of every result measured in rounds, the time they were planned to take): a run
+/// whose rounds all disagree takes at most about twice its time, one whose rounds agree none
+/// more. The time extra rounds take is the time their visits take, set-up included.
+pub const EXTRA_BUDGET_SHARE: f64 = 1.0;
+
+/// How many rounds a run's results get, and the time extra rounds may take.
+#[derive(Clone, Copy, Debug)]
+struct Growth {
+    /// Rounds every result gets (`SamplerConfig::rounds`).
+    rounds: usize,
+    /// The most a result may get (`SamplerConfig::most_rounds`): more than `rounds` for a
+    /// result whose interval over its rounds misses the target.
+    rounds_max: usize,
+    /// The time extra rounds' visits may take over the run, s ([`EXTRA_BUDGET_SHARE`]).
+    pool_s: f64,
+    /// The run's time bound (`RunConfig::bound_s`), s: no extra round starts unless the run,
+    /// since its first round, stays within it with the round's visits reckoned at their cost.
+    bound_s: Option<f64>,
+}
+
+/// Whether a run goes on after a round.
+enum RoundFlow {
+    Go,
+    /// Memory ran short (`RoundEnd::MemoryShort`): the run stops.
+    MemoryShort,
+}
+
+/// How a run's rounds ended.
+struct Made {
+    /// Rounds begun (the last of them may have been cut short).
+    rounds: usize,
+    memory_short: bool,
+}
+
+/// The rounds of a run over `visits` (each benchmark with its variants, in the run's order):
+/// `growth.rounds` rounds of every result, then extra rounds — each a fresh worker like the
+/// others, under the same settings (`SamplerConfig::for_round`) — of only the results whose
+/// interval still misses the target ([`analyse::short_of_target`]), in the same order, while
+/// the time for them lasts ([`Book::extra_round`]), up to `growth.rounds_max`. `measure`
+/// measures a round's visits; `clock` is the time since the rounds began, s.
+#[allow(clippy::too_many_arguments)]
+fn measure_rounds<'o>(
+    visits: &[(&'static dyn Benchmark, &[Params])],
+    cfg: &SamplerConfig,
+    single_cfg: &SamplerConfig,
+    growth: &Growth,
+    book: &mut Book<'o>,
+    run: &mut RunFile,
+    stop: &dyn Fn() -> bool,
+    clock: &dyn Fn() -> f64,
+    mut measure: impl FnMut(usize, &[Item], &mut Book<'o>, &mut RunFile) -> RoundFlow,
+) -> Made {
+    let share_of = |b: &dyn Benchmark| match (b.available(), b.single_round()) {
+        (Err(_), _) => 0.0,
+        (Ok(()), true) => 1.0,
+        (Ok(()), false) => 1.0 / growth.rounds as f64,
+    };
+    let mut made = Made { rounds: 0, memory_short: false };
+    // The longest a round took beyond its visits (probe, worker start, analysis), s.
+    let mut round_overhead_s: f64 = 0.0;
+    for round in 0..growth.rounds_max.max(growth.rounds) {
+        if stop() {
+            break;
+        }
+        let round_cfg = cfg.for_round(round);
+        // The round's visits, in order.
+        let mut items: Vec<Item> = Vec::new();
+        if round < growth.rounds {
+            // Every variant of every benchmark that gets this round.
+            for &(bench, variants) in visits {
+                if round > 0 && bench.single_round() {
+                    continue;
+                }
+                for params in variants {
+                    let existing = book.find(bench.id(), params);
+                    let (batch, spread_between_rounds_rel) = match existing {
+                        Some(i) if book.slots[i].done => {
+                            book.observer.visited(share_of(bench));
+                            continue;
+                        }
+                        Some(i) => (book.slots[i].batch, book.slots[i].spread_between_rounds_rel()),
+                        None if round > 0 => continue,
+                        None => (None, 0.0),
+                    };
+                    let cfg = SamplerConfig {
+                        batch,
+                        spread_between_rounds_rel,
+                        ..if bench.single_round() { single_cfg.clone() } else { round_cfg.clone() }
+                    };
+                    items.push(Item { bench, params: params.clone(), cfg, share: share_of(bench) });
+                }
+            }
+        } else {
+            let spent_s = clock() + round_overhead_s;
+            let chosen = book.extra_round(visits, round, growth, cfg, spent_s, run);
+            if chosen.is_empty() {
+                break;
+            }
+            for at in chosen {
+                let slot = &book.slots[at];
+                let cfg = SamplerConfig {
+                    batch: slot.batch,
+                    spread_between_rounds_rel: slot.spread_between_rounds_rel(),
+                    ..round_cfg.clone()
+                };
+                items.push(Item { bench: slot.bench, params: slot.params.clone(), cfg, share: share_of(slot.bench) });
+            }
+        }
+        let (began_s, measured_s) = (clock(), book.measured_s);
+        made.rounds = round + 1;
+        if let RoundFlow::MemoryShort = measure(round, &items, book, run) {
+            made.memory_short = true;
+            break;
+        }
+        round_overhead_s = round_overhead_s.max(clock() - began_s - (book.measured_s - measured_s));
+        if stop() {
+            break;
+        }
+    }
+    made
+}
+
+/// Of the results that want another round, `(slot, cost_s, short)` in the run's order (`short`:
+/// how far the interval is from the target, [`analyse::short_of_target`]), those the time
+/// `room_s` takes at their cost: all when it takes them all; else the nearest their target
+/// first (one more round is likeliest to settle them), each while it fits. In the run's order.
+fn choose_extra(wanting: &[(usize, f64, f64)], room_s: f64) -> Vec<usize> {
+    let total: f64 = wanting.iter().map(|w| w.1).sum();
+    if total <= room_s {
+        return wanting.iter().map(|w| w.0).collect();
+    }
+    let mut by_need: Vec<&(usize, f64, f64)> = wanting.iter().collect();
+    by_need.sort_by(|a, b| a.2.total_cmp(&b.2));
+    let mut left = room_s;
+    let mut chosen: Vec<usize> = Vec::new();
+    for &&(at, cost, _) in &by_need {
+        if cost <= left {
+            left -= cost;
+            chosen.push(at);
+        }
+    }
+    chosen.sort_unstable();
+    wanting.iter().map(|w| w.0).filter(|at| chosen.binary_search(at).is_ok()).collect()
 }
 
 /// The variants a benchmark is visited with under the run's `--cache` (`config::CacheMode`):
@@ -685,12 +815,35 @@ struct Book<'o> {
     slots: Vec<Slot>,
     store: Option<Store>,
     observer: &'o mut dyn Observer,
-    /// Rounds of the run (`SamplerConfig::rounds`).
+    /// Rounds every result of the run gets (`SamplerConfig::rounds`).
     rounds: usize,
+    /// The most rounds a result may get (`SamplerConfig::most_rounds`).
+    rounds_max: usize,
     /// Budget per result over the run, s.
     budget_s: f64,
     /// Worker processes recorded so far.
     executions_started: usize,
+    /// Time the run's visits took, s (set-up included).
+    measured_s: f64,
+    /// Of it, the time of visits in extra rounds, s.
+    extra_s: f64,
+}
+
+impl<'o> Book<'o> {
+    /// An empty book of a run with `growth`'s rounds and `budget_s` per result.
+    fn new(store: Option<Store>, observer: &'o mut dyn Observer, growth: &Growth, budget_s: f64) -> Book<'o> {
+        Book {
+            slots: Vec::new(),
+            store,
+            observer,
+            rounds: growth.rounds.max(1),
+            rounds_max: growth.rounds_max.max(growth.rounds).max(1),
+            budget_s,
+            executions_started: 0,
+            measured_s: 0.0,
+            extra_s: 0.0,
+        }
+    }
 }
 
 impl Book<'_> {
@@ -745,16 +898,26 @@ impl Book<'_> {
             let params = bench::cold::with_cache(&item.params, bench::cold::HOT);
             (Item { bench: item.bench, params, cfg: item.cfg.clone(), share: 0.0 }, outcome)
         });
-        let done = self.settle_one(item, round, outcome, steal, elapsed, run, false);
+        self.measured_s += elapsed.as_secs_f64();
+        if round >= self.rounds {
+            self.extra_s += elapsed.as_secs_f64();
+        }
+        let done = self.settle_one(item, round, outcome, steal, elapsed, run, None);
         if let Some((twin, outcome)) = twin {
-            self.settle_one(&twin, round, outcome, steal, Duration::ZERO, run, done);
+            self.settle_one(&twin, round, outcome, steal, Duration::ZERO, run, Some(done));
         }
         // One visit, the twin's row with it.
         self.observer.visited(item.share);
     }
 
-    /// [`Book::settle`] for one row; `finish`: this is its last round whatever the count
-    /// (a twin whose cold row got no more rounds). Returns whether the row is final.
+    /// [`Book::settle`] for one row; `follow`: the row is a cold row's hot twin, final when its
+    /// cold row is (`Some(true)`) whatever its own rounds. Returns whether the row is final.
+    ///
+    /// A row is final after its last round: a failed one, the only one of a benchmark measured
+    /// once, the run's `rounds`-th when its interval meets the target (or more rounds cannot
+    /// help, [`analyse::short_of_target`]), else the round after which it does, or
+    /// `rounds_max`-th. A row that wants another round keeps its analysis so far
+    /// ([`Slot::short`]) until [`Book::extra_round`] gives it one or closes it.
     #[allow(clippy::too_many_arguments)]
     fn settle_one(
         &mut self,
@@ -764,10 +927,10 @@ impl Book<'_> {
         steal: u64,
         elapsed: Duration,
         run: &RunFile,
-        finish: bool,
+        follow: Option<bool>,
     ) -> bool {
         let at = self.slot_for(item);
-        let (rounds, budget_s) = (self.rounds, self.budget_s);
+        let (rounds, rounds_max, budget_s) = (self.rounds, self.rounds_max, self.budget_s);
         let single = item.bench.single_round();
         let slot = &mut self.slots[at];
         if let Some(store) = self.store.as_mut() {
@@ -775,9 +938,12 @@ impl Book<'_> {
         }
         slot.record(outcome, steal);
         slot.last_round = Some(round);
+        // Whatever was analysed before this round no longer holds.
+        (slot.row, slot.short) = (None, None);
         // A benchmark whose rounds cost far more than its budget (set-up and operations
         // slower than the budget allows, e.g. 64 MiB messages) gets no more rounds.
         slot.spent += elapsed;
+        slot.longest = slot.longest.max(elapsed);
         if !slot.done && !single && round + 1 < rounds && slot.spent.as_secs_f64() > round_cap_s(budget_s) {
             slot.done = true;
             let note = format!(
@@ -793,15 +959,125 @@ impl Book<'_> {
             }
             slot.rounds.notes.push(note);
         }
-        // A result is final after its last round (or when it gets no more): analysed now,
-        // shown as it comes, kept for the result file.
-        if slot.done || single || finish || round + 1 == rounds.max(1) {
-            slot.done = true;
-            let row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
-            self.observer.result(&row);
-            slot.row = Some(row);
+        let last = slot.done || single || follow == Some(true) || round + 1 >= rounds_max;
+        if !last && (round + 1 < rounds || follow.is_some()) {
+            return false;
         }
-        slot.done
+        let mut row = analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
+        let short = analyse::short_of_target(&row, &run.config, run.timer.resolution_ns);
+        if !last && short.is_some() {
+            (slot.row, slot.short) = (Some(row), short);
+            return false;
+        }
+        // Final: shown as it comes, kept for the result file.
+        if follow.is_none() && !slot.done && round + 1 > rounds {
+            let n = round + 1;
+            let missed = row.flags.iter().any(|f| matches!(f, model::Flag::CiTargetMissed | model::Flag::CiUnusable));
+            let note = match (short, missed) {
+                (None, false) => format!(
+                    "measured in {n} rounds: the run's {rounds}, then {} more until its interval met the target",
+                    n - rounds
+                ),
+                (None, true) => format!(
+                    "measured in {n} rounds: the run's {rounds}, then {} more until its interval was within a clock \
+                     step, as narrow as the clock allows",
+                    n - rounds
+                ),
+                (Some(_), _) => format!("its interval misses the target after {n} rounds, the most this run makes"),
+            };
+            slot.note(at, note, &mut row, self.store.as_mut());
+        }
+        slot.done = true;
+        self.observer.result(&row);
+        slot.row = Some(row);
+        true
+    }
+
+    /// The results of `visits` (in the run's order) that get extra round `round`, as slots;
+    /// those that want one and do not get it are closed ([`Book::close`]) with a note saying
+    /// why. A result wants one while its interval misses the target ([`Slot::short`]); it
+    /// gets none when its rounds have overrun their budget ([`round_cap_s`], pro rata); the
+    /// others get one while the time allows, each reckoned to cost its longest round so far
+    /// or the sampler's hard stop (twice the round's budget), whichever is more: the time
+    /// extra rounds' visits took stays within `growth.pool_s`, and the run's time since its
+    /// first round (`spent_s`, with the longest a round took beyond its visits) within
+    /// `growth.bound_s` ([`choose_extra`]).
+    fn extra_round(
+        &mut self,
+        visits: &[(&'static dyn Benchmark, &[Params])],
+        round: usize,
+        growth: &Growth,
+        cfg: &SamplerConfig,
+        spent_s: f64,
+        run: &RunFile,
+    ) -> Vec<usize> {
+        let mut wanting: Vec<(usize, f64, f64)> = Vec::new();
+        let hard_stop_s = 2.0 * cfg.budget_s / self.rounds as f64;
+        for &(bench, variants) in visits {
+            for params in variants {
+                let Some(at) = self.find(bench.id(), params) else { continue };
+                let slot = &self.slots[at];
+                let Some(short) = slot.short.filter(|_| !slot.done) else { continue };
+                let n = slot.rounds.outcomes.len();
+                let cap_s = round_cap_s(self.budget_s) * n as f64 / self.rounds as f64;
+                if slot.spent.as_secs_f64() > cap_s {
+                    let note = format!(
+                        "its interval misses the target after {n} rounds, and it got no more: they took {:.1} s \
+                         against a budget of {} s",
+                        slot.spent.as_secs_f64(),
+                        self.budget_s
+                    );
+                    self.close(at, note, run);
+                    continue;
+                }
+                wanting.push((at, slot.longest.as_secs_f64().max(hard_stop_s), short));
+            }
+        }
+        let mut room_s = growth.pool_s - self.extra_s;
+        if let Some(bound) = growth.bound_s {
+            room_s = room_s.min(bound - spent_s);
+        }
+        let chosen = choose_extra(&wanting, room_s);
+        for &(at, _, _) in &wanting {
+            if !chosen.contains(&at) {
+                let n = self.slots[at].rounds.outcomes.len();
+                let note =
+                    format!("its interval misses the target after {n} rounds: the run's time for extra rounds ran out");
+                self.close(at, note, run);
+            }
+        }
+        if !chosen.is_empty() {
+            let budget_s = chosen.len() as f64 * self.budget_s / self.rounds as f64;
+            self.observer.extra_round(round, chosen.len() as u64, budget_s);
+        }
+        chosen
+    }
+
+    /// Makes the row at `at`, which wanted another round, final as it is, with `note` saying
+    /// why it got none; a cold row's hot twin with it.
+    fn close(&mut self, at: usize, note: String, run: &RunFile) {
+        let slot = &mut self.slots[at];
+        if slot.done {
+            return;
+        }
+        let mut row = slot.row.take().unwrap_or_else(|| {
+            analyse_rounds(&slot.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES)
+        });
+        slot.note(at, note, &mut row, self.store.as_mut());
+        (slot.done, slot.short) = (true, None);
+        self.observer.result(&row);
+        slot.row = Some(row);
+        let (bench, params) = (slot.bench, slot.params.clone());
+        if bench::cold::is_cold_visit(bench, &params) {
+            let hot = bench::cold::with_cache(&params, bench::cold::HOT);
+            if let Some(t) = self.find(bench.id(), &hot).filter(|&t| !self.slots[t].done) {
+                let twin = &mut self.slots[t];
+                let row = analyse_rounds(&twin.rounds, &run.config, &run.timer, run.placement.cpu, DEFAULT_RESAMPLES);
+                twin.done = true;
+                self.observer.result(&row);
+                twin.row = Some(row);
+            }
+        }
     }
 
     /// Appends a record to the journal, if the run has one.
@@ -911,12 +1187,9 @@ pub fn assemble(run: &mut RunFile, rounds: &[Rounds], resamples: usize) {
     run.results =
         rounds.iter().map(|r| analyse_rounds(r, &run.config, &run.timer, run.placement.cpu, resamples)).collect();
     let measured_rounds: Vec<usize> = rounds.iter().map(|r| r.outcomes.len()).collect();
-    platform::availability::mark_busy_rows(
-        &mut run.results,
-        &measured_rounds,
-        &run.availability,
-        run.config.rounds.max(1),
-    );
+    // The run's rounds: its count, or more where results got extra rounds.
+    let made = measured_rounds.iter().copied().max().unwrap_or(0).max(run.config.rounds).max(1);
+    platform::availability::mark_busy_rows(&mut run.results, &measured_rounds, &run.availability, made);
     analysis::derive::add_derived(&mut run.results, registry::DERIVED, run.config.method);
 }
 
@@ -983,6 +1256,12 @@ struct Slot {
     row: Option<model::Row>,
     /// The last round it has an outcome of.
     last_round: Option<usize>,
+    /// Its longest round so far (set-up included): what an extra round of it is reckoned to
+    /// cost.
+    longest: std::time::Duration,
+    /// Whether it wants another round: how far its interval so far (`row`, not yet final) is
+    /// from the target ([`analyse::short_of_target`]).
+    short: Option<f64>,
 }
 
 /// A benchmark gets no more rounds once its rounds have taken this long: four times its
@@ -1010,7 +1289,18 @@ impl Slot {
             spent: std::time::Duration::ZERO,
             row: None,
             last_round: None,
+            longest: std::time::Duration::ZERO,
+            short: None,
         }
+    }
+
+    /// Adds `note` to the row at `at` (journaled), and to `row`, its analysis already made.
+    fn note(&mut self, at: usize, note: String, row: &mut model::Row, store: Option<&mut Store>) {
+        if let Some(store) = store {
+            store.append(&Record::Note { row: at, note: note.clone() });
+        }
+        self.rounds.notes.push(note.clone());
+        row.notes.push(note);
     }
 
     fn record(&mut self, outcome: Result<Measured, NotMeasured>, steal_jiffies: u64) {
@@ -1156,6 +1446,11 @@ mod tests {
             .collect()
     }
 
+    /// Exactly `rounds` rounds, no extra ones.
+    fn fixed(rounds: usize) -> Growth {
+        Growth { rounds, rounds_max: rounds, pool_s: 0.0, bound_s: None }
+    }
+
     fn line(r: &Report) -> String {
         String::from_utf8(encode(r)).unwrap().trim_end().to_string()
     }
@@ -1202,14 +1497,7 @@ mod tests {
         let _serial = bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
         let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
-        let mut book = Book {
-            slots: Vec::new(),
-            store: None,
-            observer: &mut observer,
-            rounds: 3,
-            budget_s: 0.2,
-            executions_started: 0,
-        };
+        let mut book = Book::new(None, &mut observer, &fixed(3), 0.2);
         let never = || false;
         let round = Round { index: 0, stop: &never };
         let end = in_workers(
@@ -1281,14 +1569,7 @@ mod tests {
         let params = bench::cold::with_cache(&Params::new(), bench::cold::COLD);
         let item = Item { bench, params, cfg: SamplerConfig::quick().for_round(0), share: 1.0 };
         let (run, mut observer) = (run_file(), crate::progress::Silent);
-        let mut book = Book {
-            slots: Vec::new(),
-            store: None,
-            observer: &mut observer,
-            rounds: 2,
-            budget_s: 0.2,
-            executions_started: 0,
-        };
+        let mut book = Book::new(None, &mut observer, &fixed(2), 0.2);
         for round in 0..2 {
             let hot: Vec<f64> = (0..30).map(|i| 100.0 + (i % 3) as f64).collect();
             let samples = Samples {
@@ -1311,14 +1592,7 @@ mod tests {
         assert!(hot.cold_hot.is_none());
         // A failed cold visit fails its twin too.
         let (run, mut observer) = (run_file(), crate::progress::Silent);
-        let mut book = Book {
-            slots: Vec::new(),
-            store: None,
-            observer: &mut observer,
-            rounds: 1,
-            budget_s: 0.2,
-            executions_started: 0,
-        };
+        let mut book = Book::new(None, &mut observer, &fixed(1), 0.2);
         book.settle(&item, 0, Err(NotMeasured::Failed("x".into())), 0, Duration::ZERO, &run);
         assert_eq!(book.slots.len(), 2);
         assert!(book.slots.iter().all(|s| s.done && matches!(s.rounds.outcomes[..], [Err(_)])));
@@ -1376,14 +1650,7 @@ mod tests {
         let _serial = bench::testing::serial(); // a fork disturbs fault counting
         let scratch = tempfile::tempdir().unwrap();
         let (items, mut run, mut observer) = (items(), run_file(), crate::progress::Silent);
-        let mut book = Book {
-            slots: Vec::new(),
-            store: None,
-            observer: &mut observer,
-            rounds: 3,
-            budget_s: 0.2,
-            executions_started: 0,
-        };
+        let mut book = Book::new(None, &mut observer, &fixed(3), 0.2);
         let never = || false;
         let launcher = Launcher { program: "/bin/true".into(), args: Vec::new() };
         let end = in_workers(
@@ -1399,5 +1666,159 @@ mod tests {
         assert!(matches!(&end, RoundEnd::NoWorker(why) if why.contains("did not start measuring")));
         assert!(book.slots.is_empty(), "nothing settled");
         assert!(!items.iter().any(|i| book.settled_in(i, 0)));
+    }
+
+    /// A round's samples at `level` ns: 200 of them, within 0.06 % of it.
+    fn level(level: f64) -> Result<Vec<f64>, String> {
+        Ok((0..200).map(|i| level + f64::from(i % 7) * 0.0001 * level).collect())
+    }
+
+    /// Two scripted results: `fake.agree`, whose every round sits at 100 ns, and
+    /// `fake.disagree`, whose rounds alternate between 100 and 130 ns.
+    fn agree_and_disagree() -> Vec<(&'static dyn Benchmark, Vec<Params>)> {
+        let agree: &'static dyn Benchmark = bench::fake::Scripted::of("fake.agree", vec![level(100.0)]).leak();
+        let apart = (0..40).map(|i| level(if i % 2 == 0 { 100.0 } else { 130.0 })).collect();
+        let disagree: &'static dyn Benchmark = bench::fake::Scripted::of("fake.disagree", apart).leak();
+        vec![(agree, vec![Params::new()]), (disagree, vec![Params::new()])]
+    }
+
+    /// Counts what an observer is told.
+    #[derive(Default)]
+    struct Told {
+        results: Vec<String>,
+        extra_visits: u64,
+        visited: usize,
+    }
+
+    impl Observer for Told {
+        fn extra_round(&mut self, _round: usize, visits: u64, _budget_s: f64) {
+            self.extra_visits += visits;
+        }
+        fn visited(&mut self, _share: f64) {
+            self.visited += 1;
+        }
+        fn result(&mut self, row: &model::Row) {
+            self.results.push(row.id.clone());
+        }
+    }
+
+    /// Measures the rounds of `benches` in this process, each visit reckoned to take
+    /// `visit_s` on a clock that moves only by it; returns the rows by id, the rounds made and
+    /// the time the clock says the rounds took.
+    fn grow(
+        benches: &[(&'static dyn Benchmark, Vec<Params>)],
+        growth: Growth,
+        visit_s: f64,
+        store: Option<Store>,
+    ) -> (Vec<model::Row>, usize, f64, Told) {
+        let cfg = SamplerConfig { rounds: growth.rounds, rounds_max: growth.rounds_max, ..SamplerConfig::quick() };
+        let single = SamplerConfig { rounds: 1, ..cfg.clone() }.for_round(0);
+        let mut run = run_file();
+        run.config = cfg.record();
+        let mut told = Told::default();
+        let clock = std::cell::Cell::new(0.0);
+        let visits: Vec<(&'static dyn Benchmark, &[Params])> =
+            benches.iter().map(|(b, v)| (*b, v.as_slice())).collect();
+        let made = bench::fake::with_ctx(cfg.clone(), |ctx| {
+            let mut book = Book::new(store, &mut told, &growth, cfg.budget_s);
+            let measure = |round: usize, items: &[Item], book: &mut Book, run: &mut RunFile| {
+                for item in items {
+                    book.begin(round, item);
+                    let outcome = item.bench.run(ctx, &item.params);
+                    clock.set(clock.get() + visit_s);
+                    book.settle(item, round, outcome, 0, Duration::from_secs_f64(visit_s), run);
+                }
+                RoundFlow::Go
+            };
+            let since = || clock.get();
+            let made = measure_rounds(&visits, &cfg, &single, &growth, &mut book, &mut run, &|| false, &since, measure);
+            let rows: Vec<model::Row> = book.slots.into_iter().map(|s| s.row.expect("every row final")).collect();
+            (rows, made.rounds)
+        });
+        (made.0, made.1, clock.get(), told)
+    }
+
+    fn rounds_of(rows: &[model::Row], id: &str) -> usize {
+        rows.iter().find(|r| r.id == id).map(|r| r.samples_per_round.len()).expect("a row")
+    }
+
+    #[test]
+    fn a_result_whose_rounds_disagree_gets_more_rounds_up_to_the_most_and_one_whose_rounds_agree_none() {
+        let growth = Growth { rounds: 3, rounds_max: 9, pool_s: 100.0, bound_s: None };
+        let (rows, made, _, told) = grow(&agree_and_disagree(), growth, 0.01, None);
+        assert_eq!(rounds_of(&rows, "fake.agree"), 3, "{:?}", rows[0].flags);
+        assert_eq!(rounds_of(&rows, "fake.disagree"), 9, "the most, never more");
+        assert_eq!(made, 9);
+        assert_eq!(told.extra_visits, 6, "one visit in each extra round, the agreeing result's none");
+        assert_eq!(told.visited, 3 * 2 + 6);
+        assert_eq!(told.results, ["fake.agree", "fake.disagree"], "each shown once, when final");
+        let disagree = &rows[1];
+        assert!(disagree.flags.contains(&model::Flag::CiUnusable), "{:?}", disagree.flags);
+        assert!(
+            disagree.notes.iter().any(|n| n.contains("misses the target after 9 rounds, the most")),
+            "{:?}",
+            disagree.notes
+        );
+        assert!(rows[0].notes.iter().all(|n| !n.contains("rounds")), "{:?}", rows[0].notes);
+    }
+
+    #[test]
+    fn an_exact_count_of_rounds_is_kept_whatever_the_interval() {
+        let growth = fixed(4);
+        let (rows, made, _, told) = grow(&agree_and_disagree(), growth, 0.01, None);
+        assert_eq!((rounds_of(&rows, "fake.agree"), rounds_of(&rows, "fake.disagree"), made), (4, 4, 4));
+        assert_eq!(told.extra_visits, 0);
+        assert!(rows[1].flags.contains(&model::Flag::CiUnusable), "it still misses the target: {:?}", rows[1].flags);
+    }
+
+    #[test]
+    fn extra_rounds_stop_when_their_time_or_the_runs_bound_runs_out() {
+        // Each visit takes 0.1 s; 3 rounds of the two take 0.6 s. Extra rounds may take 0.25 s:
+        // two more visits (each reckoned at its longest round, 0.1 s, over the hard stop).
+        let pool = Growth { rounds: 3, rounds_max: 9, pool_s: 0.25, bound_s: None };
+        let (rows, _, took, _) = grow(&agree_and_disagree(), pool, 0.1, None);
+        assert_eq!(rounds_of(&rows, "fake.disagree"), 5);
+        assert!(took <= 0.6 + 0.25 + 1e-9, "{took}");
+        let note = rows[1].notes.iter().find(|n| n.contains("time for extra rounds ran out"));
+        assert!(note.is_some_and(|n| n.contains("after 5 rounds")), "{:?}", rows[1].notes);
+        // A bound of 0.95 s on the rounds: three more visits fit, a fourth would pass it.
+        let bound = Growth { rounds: 3, rounds_max: 9, pool_s: 100.0, bound_s: Some(0.95) };
+        let (rows, _, took, _) = grow(&agree_and_disagree(), bound, 0.1, None);
+        assert_eq!(rounds_of(&rows, "fake.disagree"), 6);
+        assert!(took <= 0.95, "within the bound: {took}");
+        assert_eq!(rounds_of(&rows, "fake.agree"), 3);
+    }
+
+    #[test]
+    fn the_journal_of_a_run_with_extra_rounds_gives_its_rows_back() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("r.json");
+        let mut run = run_file();
+        run.config = SamplerConfig { rounds: 3, rounds_max: 6, ..SamplerConfig::quick() }.record();
+        let store = Store::open(&path, &run, None).unwrap();
+        let growth = Growth { rounds: 3, rounds_max: 6, pool_s: 100.0, bound_s: None };
+        let (rows, _, _, _) = grow(&agree_and_disagree(), growth, 0.01, Some(store));
+        platform::interrupt::clear_second_signal();
+        let (done, unreadable) = finish_journal(&path, 50, true).unwrap();
+        assert_eq!(unreadable, 0);
+        let again: Vec<(&str, &[usize])> =
+            done.results.iter().map(|r| (r.id.as_str(), &r.samples_per_round[..])).collect();
+        let first: Vec<(&str, &[usize])> = rows.iter().map(|r| (r.id.as_str(), &r.samples_per_round[..])).collect();
+        assert_eq!(again, first);
+        assert_eq!(again[1].1.len(), 6);
+        assert!(
+            done.results[1].notes.iter().any(|n| n.contains("after 6 rounds, the most")),
+            "{:?}",
+            done.results[1].notes
+        );
+    }
+
+    #[test]
+    fn extra_rounds_go_to_the_results_nearest_their_target_when_the_time_takes_not_all() {
+        let wanting = [(0, 1.0, 5.0), (3, 1.0, 1.5), (7, 2.0, 1.2), (9, 0.5, 9.0)];
+        assert_eq!(choose_extra(&wanting, 10.0), [0, 3, 7, 9], "all, in the run's order");
+        assert_eq!(choose_extra(&wanting, 3.0), [3, 7], "the nearest first");
+        assert_eq!(choose_extra(&wanting, 2.6), [7, 9], "each while it fits: 3 no longer does, 9 still");
+        assert!(choose_extra(&wanting, 0.0).is_empty());
     }
 }

@@ -227,6 +227,7 @@ pub fn run_file(partial: bool) -> RunFile {
             max_samples: 50_000,
             min_sample_resolutions: 1000.0,
             rounds: 3,
+            rounds_max: Some(9),
             tail_samples: 0,
             counters: false,
         },

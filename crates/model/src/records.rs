@@ -149,6 +149,13 @@ pub struct SamplerSettings {
     /// Rounds over the benchmarks (1 in files written before rounds).
     #[serde(default = "one")]
     pub rounds: usize,
+    /// The most rounds a result could get: a result whose interval over its rounds still
+    /// missed `ci_target_rel` after `rounds` got more, one at a time, up to this many, while
+    /// the run's time for them lasted (`osprim run` without `--rounds`). Equal to `rounds`: a
+    /// fixed count (`--rounds N`, the seed method). Absent from files written before rounds
+    /// could grow, whose count was fixed ([`SamplerSettings::most_rounds`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_max: Option<usize>,
     /// Single-operation samples per benchmark over the run (`--tail`); 0 for none.
     #[serde(default)]
     pub tail_samples: usize,
@@ -159,6 +166,14 @@ pub struct SamplerSettings {
 
 fn one() -> usize {
     1
+}
+
+impl SamplerSettings {
+    /// The most rounds a result could get: `rounds_max`, `rounds` in older files (never fewer
+    /// than `rounds`). A row's own count is the length of its `samples_per_round`.
+    pub fn most_rounds(&self) -> usize {
+        self.rounds_max.unwrap_or(self.rounds).max(self.rounds)
+    }
 }
 
 /// What a benchmark declares it samples differently from the run's settings (a row's
