@@ -416,10 +416,15 @@ pub fn gate_lines(n: &Named, outcome: &GateOutcome, gate: &Gate) -> Vec<String> 
     let pct = model::unit::short_number(gate.regression * 100.0);
     let mut out = Vec::new();
     let figures = |c: &Compared| {
-        let (ratio, ci) = ratio_text(c);
+        let ratio = if c.ratio_interval().is_some() {
+            let (ratio, ci) = ratio_text(c);
+            format!("ratio {ratio} {ci}")
+        } else {
+            "no ratio".to_string()
+        };
         let change = c.ratio.map(|r| format!(" ({:+.1} %)", (r - 1.0) * 100.0)).unwrap_or_default();
         format!(
-            "{}: {} → {}, ratio {ratio} {ci}{change}, {}",
+            "{}: {} → {}, {ratio}{change}, {}",
             full_label(&c.id, &c.params),
             value_text(c, c.base_value),
             value_text(c, c.new_value),
