@@ -105,7 +105,7 @@ impl RatioBootstrap {
     /// The ratio's interval of level `confidence` (module doc).
     pub fn interval(&self, confidence: f64) -> [f64; 2] {
         let mut reps = self.two_stage.clone();
-        small_sample_interval(self.estimate, self.within, &mut reps, &self.between, confidence)
+        small_sample_interval(self.estimate, self.within, &mut reps, &self.between, confidence, false)
     }
 
     /// The smallest α at which the interval of level 1 − α excludes 1
