@@ -143,7 +143,7 @@ fn json_output_has_schema_samples_and_checks() {
     let v = quick_json(&["harness.empty", "syscall.getpid", "id.sched_getcpu"]);
     assert_eq!(v["schema"], 4);
     assert_eq!(v["partial"], false);
-    assert_eq!((v["config"]["rounds"].as_u64(), v["config"]["rounds_max"].as_u64()), (Some(3), Some(9)));
+    assert_eq!((v["config"]["rounds"].as_u64(), v["config"]["rounds_max"].as_u64()), (Some(3), Some(3)));
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     for r in rows {
@@ -154,10 +154,10 @@ fn json_output_has_schema_samples_and_checks() {
         assert_eq!(r["samples"].as_array().unwrap().len() as u64, n + dropped, "every sample kept");
         let per_round: u64 = r["samples_per_round"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
         assert_eq!(per_round, n + dropped, "rounds account for every sample");
-        // --quick makes 3 rounds, up to 9 for a result whose rounds disagree; the harness's
+        // --quick makes exactly 3 rounds (no extra ones: it stays quick); the harness's
         // self-test takes one.
         let rounds = r["samples_per_round"].as_array().unwrap().len();
-        let expected = if r["id"] == "harness.empty" { 1..=1 } else { 3..=9 };
+        let expected = if r["id"] == "harness.empty" { 1..=1 } else { 3..=3 };
         assert!(expected.contains(&rounds), "{}: {rounds} rounds", r["id"]);
         let s = &r["summary"];
         let (lo, med, hi) = (

@@ -472,8 +472,8 @@ pub struct SamplingArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_budget)]
     pub budget: Option<f64>,
     /// Exactly N rounds over the benchmarks, each a fresh set-up with a share of the budget.
-    /// Without it: at least 5 (--quick 3, --thorough 10), and up to three times as many for
-    /// results whose rounds disagree, while the run's time for them lasts.
+    /// Without it: at least 5 (--thorough 10), and up to three times as many for results whose
+    /// rounds disagree, while the run's time for them lasts; --quick exactly 3.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
     pub rounds: Option<u16>,
     /// Also take single-operation samples and report per-operation p50/p99/p99.9.
