@@ -258,3 +258,16 @@ fn a_signal_keeps_what_was_measured_runs_the_tear_down_and_leaves_no_process() {
     assert_eq!(setups, teardowns, "every set-up has its tear-down: {text}");
     assert!(common::descendants_of(pid).is_empty());
 }
+
+#[test]
+fn the_result_never_replaces_a_binary_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("other-osprim");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("osprim"), &bin).unwrap();
+    let before = std::fs::read(&bin).unwrap();
+    let target = bin.display().to_string();
+    let out = ab(dir.path(), &["syscall.null", "--b-bin", &target, "-o", &target]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(one_error_line(&out.stderr).contains("condition B's binary"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&bin).unwrap(), before, "the binary is untouched");
+}

@@ -361,6 +361,16 @@ pub fn run(cfg: AbConfig, interrupt: &AtomicBool) -> Result<AbFinished> {
         Output::None => None,
         Output::File(p) => {
             store::output::check_target(p)?;
+            let own = std::env::current_exe().ok();
+            let inputs: Vec<(&Path, &str)> = [
+                (cfg.a.binary.as_deref().map(Path::new), "condition A's binary"),
+                (cfg.b.binary.as_deref().map(Path::new), "condition B's binary"),
+                (own.as_deref(), "osprim itself"),
+            ]
+            .into_iter()
+            .filter_map(|(path, what)| path.map(|path| (path, what)))
+            .collect();
+            store::output::check_not_input(p, &inputs)?;
             Some(p.clone())
         }
         Output::Default => {
