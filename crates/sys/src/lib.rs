@@ -4,7 +4,8 @@
 //! Each risky mechanism has one home here: the raw system-call instruction (`raw`), signal
 //! dispositions (`disposition`), the process-wide SIGSEGV handler (`segv`), the userfaultfd
 //! binding (`uffd`), forking children (`process`), reaping them with a deadline (`reap`),
-//! helper programs started with `exec` and killed with their parent (`spawn`), the
+//! helper programs started with `exec` and killed with their parent (`spawn`), a mount in a
+//! private mount namespace (`mountns`), the
 //! hand-written stack switches (`stack_switch`), and counting a closure's system calls by
 //! syscall user dispatch (`sud`).
 //!
@@ -21,6 +22,7 @@ pub mod fault;
 pub mod futex;
 pub mod futex_private;
 pub mod lifecycle;
+pub mod mountns;
 pub mod msg;
 pub mod mutex;
 pub mod perf;
