@@ -64,7 +64,11 @@
 //! matched, each matched receive ran inside a NET_RX softirq (`softirq_entry` before it on
 //! its CPU with no `softirq_exit` between), and the prequeue-1 receive stamp (`CLOCK_REALTIME`,
 //! converted through the pairs) agrees with its `netif_rx`'s counter time within 5 µs
-//! (median), which checks the conversion by the kernel's own clock. `observed` has
+//! (median), which checks the conversion by the kernel's own clock; that difference
+//! (`observed.receive_stamp_to_netif_rx_ns`) also shows how late a tracepoint's time is after
+//! its place in the code (it is read in the tracepoint's handler), which moves that much of
+//! softirq_to_wakeup into driver_to_softirq, and the enabled tracepoints add their own cost
+//! to the path (a note says both). `observed` has
 //! softirq entry → receive and enqueue → receive (medians), and how tracefs was reached. The
 //! trace is read after the round and the instance removed (and a private mount ended) before
 //! the row is built; every early return drops them.
@@ -1122,7 +1126,7 @@ fn measured(f: Round) -> Result<Measured, NotMeasured> {
             "driver_to_softirq = loopback_xmit's transmit stamp → the NET_RX softirq's receive stamp (__netif_receive_skb_core): NT's driver handler → DPC start; softirq_to_wakeup = → the receiver's first instruction".into(),
         ),
         (_, Some(Ok(t))) => notes.push(format!(
-            "driver_to_softirq = loopback_xmit's transmit stamp → the packet's receive in the NET_RX softirq, the net/netif_receive_skb tracepoint (__netif_receive_skb_core, where netdev_tstamp_prequeue=0 would stamp it): NT's driver handler → DPC start; softirq_to_wakeup = → the receiver's first instruction; from a trace instance of osprim's own ({} clock, {}); netdev_tstamp_prequeue={setting} is read, never changed; packets not matched in the trace are left out",
+            "driver_to_softirq = loopback_xmit's transmit stamp → the packet's receive in the NET_RX softirq, the net/netif_receive_skb tracepoint (__netif_receive_skb_core, where netdev_tstamp_prequeue=0 would stamp it): NT's driver handler → DPC start; softirq_to_wakeup = → the receiver's first instruction; from a trace instance of osprim's own ({} clock, {}); netdev_tstamp_prequeue={setting} is read, never changed; packets not matched in the trace are left out; the four tracepoints on the path add their own cost to it, and a tracepoint's time is taken in its handler, a little after its place in the code (observed.receive_stamp_to_netif_rx_ns, the enqueue's receive stamp → its netif_rx event, shows by how much)",
             t.clock, t.how
         )),
         (_, trace) => notes.push(format!(
