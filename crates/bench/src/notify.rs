@@ -25,8 +25,11 @@
 //! the sample. The parts add up to the total exactly (checked per sample). No timer overhead
 //! is subtracted: each stage spans one counter read (tens of ns), noted beside the figures.
 //!
-//! **Kernel stages (tracepoints).** With `source=timer`, where tracefs is mounted and writable
-//! (root), a private trace instance ([`sys::tracefs`]) records
+//! **Kernel stages (tracepoints).** With `source=timer`, where tracefs can be used — the
+//! machine's where it is mounted and accessible, else, as root, a tracefs osprim mounts in a
+//! private mount namespace that no other process sees and that ends with the round
+//! ([`tracefs::Tracefs::open`]; `observed.tracefs` says which) — a private trace instance
+//! ([`sys::tracefs`]) records
 //! `irq_vectors/local_timer_entry`, `timer/hrtimer_expire_entry`, `irq/softirq_entry`,
 //! `signal/signal_generate` and `signal/signal_deliver` with the `x86-tsc` trace clock (raw
 //! counter values, the stamps' own clock; else `mono`, converted like the expiry). Each
@@ -37,7 +40,8 @@
 //! are then interrupt / signal / handler / return, adding up to the total, from one
 //! measurement. Unmatched notifications are left out of the samples; the match rate is a
 //! check. Where tracefs cannot be used (not mounted, or not accessible: [`tracefs::find`]
-//! looks for its `trace_clock` and `instances`), the two are one stage,
+//! looks for its `trace_clock` and `instances`; and no right to mount a private one), the two
+//! are one stage,
 //! **interrupt_signal** ([`COMBINED_STAGE`]: expiry → the user handler's first instruction),
 //! and a note says why: the rows are then interrupt_signal / handler / return, still adding
 //! up to the total. (`source=async_io` has no interrupt: its first stage is **deliver**.)
@@ -556,23 +560,25 @@ fn cpus(ctx: &mut Ctx, source: Source) -> Result<(usize, usize, i64), NotMeasure
     Ok((a, b, bound.max_abs_ticks()))
 }
 
-/// The tracing of a round, or why there is none.
+/// The tracing of a round and how tracefs was reached, or why there is none.
 fn start_tracing(
     source: Source,
     timer: &Timer,
     signo: libc::c_int,
     faults: Faults,
-) -> Result<tracefs::Instance, String> {
+) -> Result<(tracefs::Instance, String), String> {
     if source != Source::Timer {
         return Err("kernel stages are traced for source=timer only".into());
     }
-    let root = match faults.trace_root {
-        Some(r) => tracefs::find_in(&[std::path::Path::new(r)])?,
-        None => tracefs::find()?,
+    // A fault's root stands for a machine without tracefs: no private mount either.
+    let fs = match faults.trace_root {
+        Some(r) => tracefs::Tracefs::open_from(&[std::path::Path::new(r)], None)?,
+        None => tracefs::Tracefs::open()?,
     };
+    let how = fs.describe();
     let clocks: &[&str] =
         if timer.kind() == TimerKind::MonotonicRaw { &["mono_raw", "mono"] } else { &["x86-tsc", "mono"] };
-    let inst = tracefs::Instance::create(&root, clocks, &EVENTS)?;
+    let inst = tracefs::Instance::create_on(fs, clocks, &EVENTS)?;
     if !inst.enabled().iter().any(|e| e == "timer/hrtimer_expire_entry") {
         return Err("this kernel has no timer/hrtimer_expire_entry tracepoint".into());
     }
@@ -582,7 +588,7 @@ fn start_tracing(
         }
     }
     inst.clear()?;
-    Ok(inst)
+    Ok((inst, how))
 }
 
 /// Measures one round of `source`.
@@ -667,9 +673,10 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
     drop(installed);
     let read_fd = read_end.as_raw_fd();
     drop((read_end, write_end));
-    let trace = tracing.and_then(|inst| {
+    let trace = tracing.and_then(|(inst, how)| {
         let events = inst.read()?;
-        Ok((inst.clock().to_string(), inst.counter_clock() || timer.kind() == TimerKind::MonotonicRaw, events))
+        let counter = inst.counter_clock() || timer.kind() == TimerKind::MonotonicRaw;
+        Ok(Trace { clock: inst.clock().to_string(), counter, events, how })
     });
     let ctx_view = RoundFacts {
         source,
@@ -687,6 +694,15 @@ fn run_source(ctx: &mut Ctx, source: Source, faults: Faults) -> Result<Measured,
         virtualized: ctx.virtualized,
     };
     measured(&ctx_view, received, trace)
+}
+
+/// A round's trace: the clock, whether its times are the counter's ticks, the events, and how
+/// tracefs was reached ([`tracefs::Tracefs::describe`]).
+struct Trace {
+    clock: String,
+    counter: bool,
+    events: Vec<tracefs::Event>,
+    how: String,
 }
 
 /// Facts of a round besides the records.
@@ -825,11 +841,7 @@ pub(crate) fn one_per_sample(per_op_ns: Vec<f64>, warmup: usize, interrupted: bo
 }
 
 /// The row: samples, stages, checks, observations.
-fn measured(
-    f: &RoundFacts,
-    mut rx: Received,
-    trace: Result<(String, bool, Vec<tracefs::Event>), String>,
-) -> Result<Measured, NotMeasured> {
+fn measured(f: &RoundFacts, mut rx: Received, trace: Result<Trace, String>) -> Result<Measured, NotMeasured> {
     let ns = |ticks: i64| f.timer.ticks_to_ns(ticks as f64);
     let fallback_rate = 1.0 / f.timer.ticks_to_ns(1.0);
     let mut notes = Vec::new();
@@ -852,7 +864,7 @@ fn measured(
     let unsound = all_stages.iter().filter(|s| !s.sound()).count() as u64;
     // Kernel matches (timer with a usable trace), else one deliver stage.
     let matches = match (&trace, f.source) {
-        (Ok((clock, counter, events)), Source::Timer) => {
+        (Ok(Trace { clock, counter, events, how }), Source::Timer) => {
             let rate = observed.get("counter_ticks_per_mono_ns").and_then(|v| v.as_f64()).unwrap_or(fallback_rate);
             let anchor = kept.first().copied().unwrap_or_default();
             let mut evs: Vec<(u64, tracefs::Event)> = events
@@ -862,6 +874,7 @@ fn measured(
             evs.sort_by_key(|(t, _)| *t);
             let slack = (20_000.0 * rate) as u64;
             observed.insert("trace_clock".into(), clock.clone().into());
+            observed.insert("tracefs".into(), how.clone().into());
             observed.insert("trace_events".into(), evs.len().into());
             if !*counter {
                 notes.push(format!("the trace clock is {clock} (not the counter): trace times are microseconds, converted through CLOCK_MONOTONIC"));
@@ -1099,6 +1112,54 @@ pub(crate) mod kit {
         out
     }
 
+    /// A test's own look at tracefs (the machine's, or a private mount of its own, held for
+    /// the test), to see what a round leaves in it.
+    pub struct TraceView {
+        fs: Result<sys::tracefs::Tracefs, String>,
+    }
+
+    /// What a round could leave of its tracing: this process's trace instance (seen on the
+    /// machine's roots and through the view) and tracefs mounts in this process's mount table.
+    #[derive(Debug, PartialEq)]
+    pub struct TraceLeftovers {
+        pub instance: bool,
+        pub tracefs_mounts: Vec<String>,
+    }
+
+    impl TraceView {
+        pub fn open() -> TraceView {
+            TraceView { fs: sys::tracefs::Tracefs::open() }
+        }
+
+        /// Whether a round can trace (a usable tracefs, either way).
+        pub fn usable(&self) -> bool {
+            self.fs.is_ok()
+        }
+
+        /// Why this is not the machine the private-mount tests are for (not root, tracefs
+        /// already mounted, or none can be mounted); `None` when it is.
+        pub fn why_not_private(&self) -> Option<String> {
+            match &self.fs {
+                Err(why) => Some(format!("no private tracefs can be mounted: {why}")),
+                Ok(fs) if !fs.is_private() => Some(format!("the machine's tracefs is used: {}", fs.describe())),
+                Ok(_) => None,
+            }
+        }
+
+        pub fn leftovers(&self) -> TraceLeftovers {
+            let instance = format!("instances/osprim-{}", std::process::id());
+            let mut roots: Vec<std::path::PathBuf> = sys::tracefs::ROOTS.iter().map(std::path::PathBuf::from).collect();
+            if let Ok(fs) = &self.fs {
+                roots.push(fs.root().to_path_buf());
+            }
+            let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+            TraceLeftovers {
+                instance: roots.iter().any(|r| r.join(&instance).exists()),
+                tracefs_mounts: table.lines().filter(|l| l.contains(" - tracefs ")).map(String::from).collect(),
+            }
+        }
+    }
+
     /// Threads of this process whose name starts with `prefix`.
     pub fn threads_named(prefix: &str) -> usize {
         platform::tasks::threads_named(prefix).len()
@@ -1208,30 +1269,29 @@ mod tests {
         dispositions: Vec<Option<libc::sighandler_t>>,
         posix_timers: usize,
         notify_threads: usize,
-        trace_instance: bool,
+        trace: kit::TraceLeftovers,
     }
 
     fn notify_threads() -> usize {
         kit::threads_named("osprim-notify")
     }
 
-    fn leftovers() -> Leftovers {
+    fn leftovers(view: &kit::TraceView) -> Leftovers {
         let timers = std::fs::read_to_string("/proc/self/timers").unwrap_or_default();
-        let instance = format!("instances/osprim-{}", std::process::id());
         Leftovers {
             dispositions: (libc::SIGRTMIN()..=libc::SIGRTMAX()).map(sig::disposition).collect(),
             posix_timers: timers.lines().filter(|l| l.starts_with("ID:")).count(),
             notify_threads: notify_threads(),
-            trace_instance: tracefs::ROOTS.iter().any(|r| std::path::Path::new(r).join(&instance).exists()),
+            trace: view.leftovers(),
         }
     }
 
     /// What is left, once it has had up to two seconds to match `before`: a joined thread can
     /// still be listed in `/proc/self/task` for a moment, until the kernel releases it.
-    fn leftovers_settled(before: &Leftovers) -> Leftovers {
+    fn leftovers_settled(view: &kit::TraceView, before: &Leftovers) -> Leftovers {
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
-            let now = leftovers();
+            let now = leftovers(view);
             if now == *before || Instant::now() > deadline {
                 return now;
             }
@@ -1242,13 +1302,14 @@ mod tests {
     #[test]
     fn every_source_measures_its_stages_and_passes_its_checks() {
         let _s = serial();
-        let before = leftovers();
+        let view = kit::TraceView::open();
+        let before = leftovers(&view);
         // A budget that leaves room for 10 samples when the machine is loaded (a cross-CPU
         // receiver then waits for a CPU); idle, the 10 come in a few milliseconds.
         with_ctx(0.5, |ctx| {
             for (p, m) in kit::run_variants(ctx, &SignalNotify, 10) {
                 let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
-                let traced = tracefs::find().is_ok();
+                let traced = view.usable();
                 if p.get("source").and_then(|v| v.as_str()) == Some("timer") && traced {
                     assert_eq!(names, ["interrupt", "signal", "handler", "return"]);
                     assert_eq!(m.observed.get("trace_clock").and_then(|v| v.as_str()), Some("x86-tsc"));
@@ -1260,7 +1321,36 @@ mod tests {
                 assert!(m.observed.contains_key("receiver_involuntary_switches_per_notification"));
             }
         });
-        assert_eq!(leftovers_settled(&before), before);
+        assert_eq!(leftovers_settled(&view, &before), before);
+    }
+
+    /// As root on a machine without a mounted tracefs (this one, CI), the timer's deliver stage
+    /// is split through osprim's own tracefs in a private mount namespace, and neither the
+    /// instance nor the mount outlives the round. Elsewhere the reason is printed.
+    #[test]
+    fn as_root_the_timer_separates_interrupt_and_signal_through_a_private_tracefs() {
+        let _s = serial();
+        let view = kit::TraceView::open();
+        if let Some(why) = view.why_not_private() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let before = leftovers(&view);
+        with_ctx(0.1, |ctx| {
+            let m = run_source(ctx, Source::Timer, Faults::default()).expect("the timer runs");
+            let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["interrupt", "signal", "handler", "return"], "{:?}", m.notes);
+            let how = m.observed.get("tracefs").and_then(|v| v.as_str()).unwrap_or_default();
+            assert!(how.contains("private mount namespace"), "{how}");
+            let matched = m.checks.iter().find(|c| c.name.starts_with("trace events matched")).expect("match check");
+            assert_eq!(matched.ok, Some(true), "{matched:?}");
+            assert_all_ok(&m, "timer through a private tracefs");
+            assert_parts_add_up(&m);
+            for (name, v) in &m.breakdown {
+                assert!(v.iter().all(|x| *x >= 0.0), "{name} has a negative sample");
+            }
+        });
+        assert_eq!(leftovers_settled(&view, &before), before);
     }
 
     #[test]
@@ -1284,7 +1374,8 @@ mod tests {
     #[test]
     fn an_error_leaves_nothing_behind() {
         let _s = serial();
-        let before = leftovers();
+        let view = kit::TraceView::open();
+        let before = leftovers(&view);
         // Every round here ends by its injected failure, long before this budget, also on a
         // loaded machine: the budget must never end a round first.
         with_ctx(5.0, |ctx| {
@@ -1298,14 +1389,14 @@ mod tests {
                     matches!(r, Err(NotMeasured::Failed(ref why)) if why.contains("injected")),
                     "{source:?}: {r:?}"
                 );
-                assert_eq!(leftovers_settled(&before), before, "{source:?} failed at once");
+                assert_eq!(leftovers_settled(&view, &before), before, "{source:?} failed at once");
                 // After some samples: they are kept and the row says what went wrong.
                 let m = run_source(ctx, source, Faults { fail_after: Some(WARMUP + 5), ..Faults::default() })
                     .expect("kept");
                 assert_eq!(m.samples.per_op_ns.len(), 5, "{source:?}");
                 assert_eq!(m.samples.stop, Some(StopReason::Aborted));
                 assert!(m.checks.iter().any(|c| c.ok == Some(false) && c.observed.contains("injected")));
-                assert_eq!(leftovers_settled(&before), before, "{source:?} failed later");
+                assert_eq!(leftovers_settled(&view, &before), before, "{source:?} failed later");
             }
         });
     }
@@ -1313,7 +1404,8 @@ mod tests {
     #[test]
     fn an_interruption_stops_the_round_and_leaves_nothing_behind() {
         let _s = serial();
-        let before = leftovers();
+        let view = kit::TraceView::open();
+        let before = leftovers(&view);
         let allowed = cpu::allowed_cpus();
         cpu::pin_current_thread(allowed[0]).expect("pin");
         let (timer, info) = platform::timer::detect();
@@ -1349,7 +1441,7 @@ mod tests {
             assert_eq!(m.samples.stop, Some(StopReason::Interrupted), "{source:?}");
             assert!(!m.samples.per_op_ns.is_empty());
             assert_all_ok(&m, &format!("{source:?} interrupted"));
-            assert_eq!(leftovers_settled(&before), before, "{source:?} interrupted");
+            assert_eq!(leftovers_settled(&view, &before), before, "{source:?} interrupted");
         }
     }
 

@@ -4,9 +4,9 @@
 //! Each risky mechanism has one home here: the raw system-call instruction (`raw`), signal
 //! dispositions (`disposition`), the process-wide SIGSEGV handler (`segv`), the userfaultfd
 //! binding (`uffd`), forking children (`process`), reaping them with a deadline (`reap`),
-//! helper programs started with `exec` and killed with their parent (`spawn`), the
-//! hand-written stack switches (`stack_switch`), and counting a closure's system calls by
-//! syscall user dispatch (`sud`).
+//! helper programs started with `exec` and killed with their parent (`spawn`), a mount in a
+//! private mount namespace (`mountns`), the hand-written stack switches (`stack_switch`), and
+//! counting a closure's system calls by syscall user dispatch (`sud`).
 //!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
@@ -21,6 +21,7 @@ pub mod fault;
 pub mod futex;
 pub mod futex_private;
 pub mod lifecycle;
+pub mod mountns;
 pub mod msg;
 pub mod mutex;
 pub mod perf;

@@ -1,18 +1,30 @@
 //! Kernel tracepoints through tracefs, in a private trace instance.
 //!
-//! [`find`] looks for tracefs at `/sys/kernel/tracing`, then `/sys/kernel/debug/tracing`; when
-//! it is not mounted, or not accessible to this user (it is root-only by default), it says
-//! why. osprim never mounts it. [`Instance::create`] makes a trace instance of its own
+//! **Where.** [`Tracefs::open`] uses the machine's tracefs where it is mounted and accessible
+//! ([`find`] looks at `/sys/kernel/tracing`, then `/sys/kernel/debug/tracing`, and says why
+//! neither will do). Where it is not, and osprim runs as root, it mounts a tracefs of its own
+//! in a private mount namespace ([`crate::mountns::PrivateMount`]: a helper child's copy of
+//! the namespace with every mount made private, tracefs mounted on that copy's
+//! `/sys/kernel/tracing`, reached through `/proc/<helper>/root/…`). That changes nothing
+//! outside: no other process's mount table ever shows the mount, no directory is made, and the
+//! mount ends with the helper, which ends when the [`Tracefs`] drops (or dies with osprim).
+//! Unprivileged, the reason (no tracefs mounted, no right to mount one) is given and callers
+//! go on without tracepoints.
+//!
+//! **Instances.** [`Instance::create`] makes a trace instance of its own
 //! (`instances/osprim-<pid>`), so that the global buffer and its settings — what someone
 //! else may be tracing — are never touched: the clock, the events and the buffer are the
 //! instance's. It prefers the `x86-tsc` trace clock, whose timestamps are raw counter values
 //! at full resolution (the same counter osprim's timer reads), else `mono` (printed in
-//! microseconds, so events are placed to 1 µs only); [`Instance::clock`] says which.
+//! microseconds, so events are placed to 1 µs only); [`Instance::clock`] says which. An
+//! instance is kernel state even when made through a private mount (tracefs has one
+//! superblock: the machine's `/sys/kernel/tracing/instances`, if someone mounts it, lists it).
 //!
 //! **Nothing left behind.** The instance is removed (events disabled, then `rmdir`) when the
-//! [`Instance`] drops: after a run, on an error (every early return drops it), and after
-//! Ctrl-C, which ends a benchmark by returning. A second Ctrl-C ends the process at once and
-//! SIGKILL cannot be caught, so every [`Instance::create`] first removes the instances that
+//! [`Instance`] drops — before the private mount it was made through, which it owns
+//! ([`Instance::create_on`]) — after a run, on an error (every early return drops it), and
+//! after Ctrl-C, which ends a benchmark by returning. A second Ctrl-C ends the process at once
+//! and SIGKILL cannot be caught, so every [`Instance::create`] first removes the instances that
 //! dead osprim processes left (named after a process id that is no longer an `osprim`
 //! process), as `scratch` does for scratch directories.
 //!
@@ -53,7 +65,58 @@ pub fn find_in(roots: &[&Path]) -> Result<PathBuf, String> {
     if reasons.is_empty() {
         return Err("no tracefs location given".into());
     }
-    Err(format!("{} (osprim does not mount it)", reasons.join("; ")))
+    Err(reasons.join("; "))
+}
+
+/// A tracefs osprim can use: the machine's, or its own in a private mount namespace (module
+/// doc), which is unmounted when this drops.
+#[derive(Debug)]
+pub struct Tracefs {
+    root: PathBuf,
+    private: Option<crate::mountns::PrivateMount>,
+}
+
+impl Tracefs {
+    /// The machine's tracefs ([`find`]), else one of osprim's own in a private mount namespace;
+    /// or why neither can be had.
+    pub fn open() -> Result<Tracefs, String> {
+        Tracefs::open_from(&ROOTS.map(Path::new), Some(Path::new(ROOTS[0])))
+    }
+
+    /// The first of `roots` that is usable, else (with `private_on`) a private mount on that
+    /// directory; or why not.
+    pub fn open_from(roots: &[&Path], private_on: Option<&Path>) -> Result<Tracefs, String> {
+        let host = match find_in(roots) {
+            Ok(root) => return Ok(Tracefs { root, private: None }),
+            Err(why) => why,
+        };
+        let Some(target) = private_on else { return Err(host) };
+        let mount = crate::mountns::PrivateMount::new("tracefs", target)
+            .map_err(|e| format!("{host}; and no private one could be mounted: {e}"))?;
+        let root = find_in(&[mount.root()]).map_err(|e| format!("{host}; the private mount is not usable: {e}"))?;
+        Ok(Tracefs { root, private: Some(mount) })
+    }
+
+    /// Where its files are (for a private mount, `/proc/<helper>/root/sys/kernel/tracing`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether it is osprim's own mount in a private mount namespace.
+    pub fn is_private(&self) -> bool {
+        self.private.is_some()
+    }
+
+    /// How it was reached, for a result's `observed`.
+    pub fn describe(&self) -> String {
+        match &self.private {
+            Some(_) => {
+                "osprim's own tracefs, mounted in a private mount namespace (invisible outside, gone with the run)"
+                    .into()
+            }
+            None => format!("the machine's tracefs at {}", self.root.display()),
+        }
+    }
 }
 
 /// One line of the trace.
@@ -135,6 +198,9 @@ pub struct Instance {
     enabled: Vec<String>,
     missing: Vec<String>,
     _one: MutexGuard<'static, ()>,
+    /// The tracefs it was made through, dropped (unmounted, if private) after the instance
+    /// is removed.
+    _fs: Option<Tracefs>,
 }
 
 impl Instance {
@@ -144,6 +210,17 @@ impl Instance {
     /// [`Instance::missing`]. Fails, with the reason, when the instance cannot be made or
     /// none of `clocks` is offered.
     pub fn create(root: &Path, clocks: &[&str], events: &[&str]) -> Result<Instance, String> {
+        Instance::make(root, None, clocks, events)
+    }
+
+    /// As [`Instance::create`], under `fs`, which the instance keeps until it is removed (a
+    /// private mount ends after its instance).
+    pub fn create_on(fs: Tracefs, clocks: &[&str], events: &[&str]) -> Result<Instance, String> {
+        let root = fs.root().to_path_buf();
+        Instance::make(&root, Some(fs), clocks, events)
+    }
+
+    fn make(root: &Path, fs: Option<Tracefs>, clocks: &[&str], events: &[&str]) -> Result<Instance, String> {
         let one = ONE_INSTANCE.lock().unwrap_or_else(|p| p.into_inner());
         let instances = root.join("instances");
         remove_stale(&instances);
@@ -153,7 +230,8 @@ impl Instance {
             remove(&path);
         }
         std::fs::create_dir(&path).map_err(|e| format!("cannot make trace instance {}: {e}", path.display()))?;
-        let mut inst = Instance { path, clock: String::new(), enabled: Vec::new(), missing: Vec::new(), _one: one };
+        let mut inst =
+            Instance { path, clock: String::new(), enabled: Vec::new(), missing: Vec::new(), _one: one, _fs: fs };
         inst.clock = inst.set_clock(clocks)?;
         // Room for a round's events on each CPU; a smaller buffer only loses old events.
         let _ = inst.write("buffer_size_kb", "4096");
@@ -297,7 +375,6 @@ mod tests {
     fn an_absent_root_gives_the_reason() {
         let err = find_in(&[Path::new("/nonexistent/osprim-tracefs")]).unwrap_err();
         assert!(err.contains("not mounted at /nonexistent/osprim-tracefs"), "{err}");
-        assert!(err.contains("does not mount"), "{err}");
         let empty = tempfile::tempdir().unwrap();
         let err = find_in(&[empty.path()]).unwrap_err();
         assert!(err.contains("not mounted"), "{err}");
@@ -311,19 +388,46 @@ mod tests {
         assert_eq!(owner_pid("other-12"), None);
     }
 
-    /// The real path, where tracefs is mounted and writable (root); otherwise says why and
-    /// passes.
+    /// Lines of this process's mount table that are tracefs mounts.
+    fn tracefs_mounts() -> Vec<String> {
+        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        table.lines().filter(|l| l.contains(" - tracefs ")).map(String::from).collect()
+    }
+
+    #[test]
+    fn without_a_private_mount_the_reason_is_the_hosts() {
+        let err = Tracefs::open_from(&[Path::new("/nonexistent/osprim-tracefs")], None).unwrap_err();
+        assert!(err.contains("not mounted at /nonexistent/osprim-tracefs"), "{err}");
+        let err = Tracefs::open_from(
+            &[Path::new("/nonexistent/osprim-tracefs")],
+            Some(Path::new("/nonexistent/osprim-target")),
+        )
+        .unwrap_err();
+        assert!(err.contains("no private one could be mounted") && err.contains("not a directory"), "{err}");
+    }
+
+    /// The real path, where tracefs is mounted and writable, or root can mount a private one;
+    /// otherwise says why and passes. Run as root on a machine without tracefs mounted, it
+    /// goes through osprim's own private mount, which must leave this process's mount table
+    /// as it was, during the run and after.
     #[test]
     fn an_instance_traces_and_is_removed_with_stale_ones() {
         // The notify tests look for this process's instance: not while they run.
         let _s = crate::testing::serial();
-        let root = match find() {
-            Ok(r) => r,
+        let mounts_before = tracefs_mounts();
+        let fs = match Tracefs::open() {
+            Ok(fs) => fs,
             Err(why) => {
                 eprintln!("tracefs not usable here: {why}");
                 return;
             }
         };
+        let root = fs.root().to_path_buf();
+        let private = fs.is_private();
+        eprintln!("{}", fs.describe());
+        if find().is_err() && crate::sandbox::is_root() {
+            assert!(private, "as root without a mounted tracefs, osprim mounts its own");
+        }
         // A stale instance of a dead process (a pid above the kernel's limit is never alive).
         let stale = root.join("instances/osprim-4294967");
         if std::fs::create_dir(&stale).is_err() {
@@ -333,8 +437,8 @@ mod tests {
         let path;
         let global_before = std::fs::read_to_string(root.join("trace_clock")).unwrap();
         {
-            let inst = Instance::create(
-                &root,
+            let inst = Instance::create_on(
+                fs,
                 &["x86-tsc", "mono"],
                 &["irq_vectors/local_timer_entry", "timer/hrtimer_expire_entry", "no/such_event"],
             )
@@ -349,7 +453,17 @@ mod tests {
             assert!(events.iter().any(|e| inst.enabled().iter().any(|n| n.ends_with(&e.name))), "{events:?}");
             let global = std::fs::read_to_string(root.join("trace_clock")).unwrap();
             assert_eq!(global, global_before, "the global clock is untouched");
+            assert_eq!(tracefs_mounts(), mounts_before, "a private mount is not in this process's table");
         }
-        assert!(!path.exists(), "the instance is removed on drop");
+        assert_eq!(tracefs_mounts(), mounts_before, "no tracefs mount gained");
+        if private {
+            // The helper is gone, and with it the mount and the way in: look from a new one.
+            assert!(!path.exists());
+            let again = Tracefs::open().expect("a second private mount");
+            let name = path.file_name().unwrap();
+            assert!(!again.root().join("instances").join(name).exists(), "the instance is removed on drop");
+        } else {
+            assert!(!path.exists(), "the instance is removed on drop");
+        }
     }
 }
