@@ -42,7 +42,13 @@
 //!
 //! **Pairs.** A cold sample: disturb, then the routine's one operation with its untimed
 //! set-up before the disturbance or after it, as the routine says ([`Before::now`] marks
-//! where the disturbance goes: right before `start`). Then [`HOT_WARMUPS`] untimed calls and
+//! where the disturbance goes: right before `start`). An operation whose timed part begins
+//! inside another, untimed one calls it there: a throw is timed from the callee's stamp, so
+//! `domain.throw` disturbs inside the callee, after the call's untimed entry (whose rights
+//! switch, stack switch and method would otherwise warm again what the throw uses) and right
+//! before that stamp. An operation timed from one side to the other is stamped on arrival:
+//! `ctx.user`'s cold sample is the first switch alone, to the coroutine's stamp, not half a
+//! round trip whose second switch would find everything warm. Then [`HOT_WARMUPS`] untimed calls and
 //! the **hot twin**: the same routine without the disturbance, timed alike. The hot twin is
 //! taken in the same round, a few µs after its cold sample, with the same region shape and
 //! overhead subtracted, so the ratio cold/hot is a paired comparison that the machine's drift
@@ -268,7 +274,9 @@ impl<'a> Before<'a> {
         Before { disturber: None, counts: None, ops: Cell::new(1) }
     }
 
-    /// Disturbs the caches, TLB and branch predictors if this is a cold sample.
+    /// Disturbs the caches, TLB and branch predictors if this is a cold sample, and starts the
+    /// pair's count (`--counters`): right before the timed part, wherever that begins (inside
+    /// a callee, for a throw).
     #[inline(always)]
     pub fn now(&self) {
         if let Some(d) = self.disturber {

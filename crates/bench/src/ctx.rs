@@ -11,8 +11,11 @@
 //! whole contexts and makes an `rt_sigprocmask` system call on each switch.
 //! **Timing model:** the sampler's loop around round trips, `⌈n/2⌉` of them for `n`
 //! operations, the time scaled to `n`: **one operation is one switch, half a round trip.**
-//! **Cold-cache mode** (`cache=cold`, `crate::cold`): one round trip per sample, timed alone
-//! after the disturbance and halved; its hot twin likewise.
+//! **Cold-cache mode** (`cache=cold`, `crate::cold`): `ctx.user` times one switch per sample,
+//! exactly the first one after the disturbance: the main side reads the clock and resumes, the
+//! coroutine reads it first thing on arrival ([`sys::stack_switch::Coroutine::stamped`]); the
+//! switch back is untimed (halving a round trip would average the cold switch with a warm
+//! one). Its hot twin likewise. `ctx.swapcontext` times one round trip per sample and halves it.
 //! **Validation:** the coroutine ran once per resume (its own counter), and its stack pointer,
 //! recorded on its last run, lay inside its stack; `ctx.user` costs clearly less than a bare
 //! system call (stays in user space), `ctx.swapcontext` clearly more than a vDSO call (its
@@ -319,9 +322,11 @@ impl Benchmark for UserSwitch {
         Ok(())
     }
     fn run(&self, ctx: &mut Ctx, _: &Params) -> Result<Measured, NotMeasured> {
-        let mut co = sys::stack_switch::Coroutine::new()
-            .map_err(|e| NotMeasured::Failed(format!("coroutine stack (mmap + guard page): {e}")))?;
-        let (samples, mut checks) = time_switches(ctx, &mut co);
+        let cold = ctx.cold().is_some();
+        let made =
+            if cold { sys::stack_switch::Coroutine::stamped(ctx.timer) } else { sys::stack_switch::Coroutine::new() };
+        let mut co = made.map_err(|e| NotMeasured::Failed(format!("coroutine stack (mmap + guard page): {e}")))?;
+        let (samples, mut checks) = if cold { time_first_switches(ctx, &mut co) } else { time_switches(ctx, &mut co) };
         // Against a hot system call: the hot twins' median in a cold visit.
         let median = crate::hot_median(&samples);
         let name = "costs clearly less than a bare system call (stays in user space)";
@@ -336,9 +341,51 @@ impl Benchmark for UserSwitch {
         } else {
             Check::impossible(name, "no bare system call to compare with on this architecture")
         });
-        Ok(Measured::new(samples, checks).note("one switch: half of a main -> coroutine -> main round trip"))
+        let note = if cold {
+            "one switch: main -> coroutine, the first after the disturbance, stamped on arrival; the switch back untimed"
+        } else {
+            "one switch: half of a main -> coroutine -> main round trip"
+        };
+        Ok(Measured::new(samples, checks).note(note))
     }
 }
+
+/// `ctx.user`'s cold pairs: one switch per sample, main -> coroutine, from the main side's
+/// start to the coroutine's stamp on arrival (module doc); the checks of [`switch_checks`] and
+/// that every stamp was taken in the coroutine during its sample's switch.
+fn time_first_switches(ctx: &Ctx, co: &mut sys::stack_switch::Coroutine) -> (crate::sampler::Samples, Vec<Check>) {
+    let timer = ctx.timer;
+    let (mut resumes, mut outside) = (0u64, 0u64);
+    let mut samples = ctx.iter_cold(|before| {
+        // Counted under --counters: the region runs on to the switch back, two switches.
+        before.ops(2);
+        let runs = co.runs();
+        before.now();
+        let t0 = timer.start();
+        co.resume();
+        let stamp = co.stamp();
+        let t1 = timer.stop();
+        resumes += 1;
+        // The stamp is the coroutine's, of this very arrival: after the start, before the
+        // main side ran again.
+        outside += u64::from(co.runs() != runs + 1 || stamp.wrapping_sub(t0) > t1.wrapping_sub(t0));
+        Some(crate::sampler::Timed::one(stamp.wrapping_sub(t0)))
+    });
+    crate::counters::scope(&mut samples, FIRST_SWITCH_COUNTS);
+    let mut checks = switch_checks(co, resumes);
+    checks.push(Check::all_ok(
+        "each sample is one switch alone: stamped by the coroutine on arrival, after the main side's start and \
+         before it ran again",
+        outside,
+        resumes,
+    ));
+    (samples, checks)
+}
+
+/// The note of a cold `ctx.user` row's counts.
+const FIRST_SWITCH_COUNTS: &str = "both ends, on the measuring thread: the counted region runs from the disturbance \
+                                   to the switch back, a round trip, counted as two switches (the time is the first \
+                                   switch alone)";
 
 /// glibc's `swapcontext` between the main stack and a coroutine.
 pub struct SwapContext;
@@ -390,6 +437,27 @@ mod tests {
                 assert_eq!(m.checks[0].ok, Some(true), "{}: {:?}", b.id(), m.checks[0]);
                 assert_eq!(m.checks[1].ok, Some(true), "{}: {:?}", b.id(), m.checks[1]);
             }
+        });
+    }
+
+    #[test]
+    fn a_cold_user_switch_is_the_first_switch_alone_stamped_by_the_coroutine() {
+        let _s = crate::testing::serial();
+        if UserSwitch.available().is_err() {
+            return;
+        }
+        with_ctx(0.02, |ctx| {
+            ctx.set_cold(true).expect("the stream buffer");
+            let p = crate::cold::with_cache(&Params::new(), crate::cold::COLD);
+            let m = crate::testing::visit(ctx, &UserSwitch, &p).expect("measured");
+            ctx.set_cold(false).unwrap();
+            assert!(!m.samples.per_op_ns.is_empty() && m.samples.per_op_ns.len() == m.samples.hot_twin_ns.len());
+            let alone = m.checks.iter().find(|c| c.name.starts_with("each sample is one switch alone"));
+            let alone = alone.unwrap_or_else(|| panic!("{:?}", m.checks));
+            assert_eq!(alone.ok, Some(true), "{alone:?}");
+            assert_eq!(m.checks[0].ok, Some(true), "{:?}", m.checks[0]);
+            assert_eq!(m.checks[1].ok, Some(true), "{:?}", m.checks[1]);
+            assert!(m.notes.iter().any(|n| n.contains("stamped on arrival")), "{:?}", m.notes);
         });
     }
 

@@ -10,7 +10,15 @@
 //! (`wrpkru`, no kernel); `mprotect` has the kernel switch them: the callee's region is
 //! `PROT_NONE` outside calls, opened (`mprotect` read-write) on entry and closed again on the
 //! way out. Where the CPU has protection keys both run (two records per benchmark); where it
-//! has none only `mprotect`, and the record says so.
+//! has none only `mprotect`, and the record says so. `unchanged` (on `domain.fcall`,
+//! `domain.tcall`, `domain.call`, `domain.xfer` with `via` = `key` | `table_hit`, and
+//! `domain.throw`) runs the library's own path with the rights switch skipped
+//! ([`Domain::hold_rights_open`]: the callee's region opened once for the visit, no
+//! `mprotect` or PKRU write per call): the active record, the assembly entry, the stack switch
+//! and argument frame as the kind has them, the table look-up. It is not Go!'s call (the
+//! callee is not isolated from the caller) but shows beside the protected rows what each kind
+//! costs apart from the switch, where the switch (two `mprotect` calls without keys) costs the
+//! same for all kinds and hides their differences. Sampled on a quarter of the budget.
 //!
 //! **Timing models.**
 //! - Round trips: `Ctx::iter` around one call: the argument set, the rights switch (and stack
@@ -24,7 +32,10 @@
 //!   re-protects (`table_hit` is that path); the row is skipped with that reason.
 //! - `domain.throw`: the callee, after the call of its kind, reads the clock and raises (the
 //!   library's `raise`: no signal, a jump to the caller's catch point with its rights and
-//!   stack back); the caller then reads the clock.
+//!   stack back); the caller then reads the clock. Cold (`cache=cold`): the disturbance runs
+//!   inside the callee, after the call's untimed entry and right before the callee's stamp
+//!   ([`domain::NullArgs::before_stamp`]), so the entry's rights switch, stack switch and
+//!   method cannot warm again what the throw uses; its hot twin takes the same path.
 //! - `domain.fault`: the same, but the callee touches another domain's memory: the fault
 //!   (`SEGV_PKUERR`, `SEGV_ACCERR` in mprotect mode) goes through the kernel to the SIGSEGV
 //!   dispatcher, the domain's owner jumps to the catch point, and SIGSEGV is unblocked.
@@ -47,8 +58,14 @@
 //! for it), the value it wrote is in its memory (read back from inside), it ran alone (from
 //! inside, another domain's memory faults), the caller's rights are back (PKRU as before, or
 //! the region `---p` in `/proc/self/maps` again), and an isolation probe (the caller reading
-//! the callee's memory) faults with the mechanism's `si_code`. Create/destroy also check that
-//! no key is left allocated and no mapping left behind.
+//! the callee's memory) faults with the mechanism's `si_code`; the library's own count of the
+//! rights changes its call path made ([`domain::rights_changes`]) is two per call. A
+//! `rights=unchanged` row instead checks that count is zero, that the callee ran in its
+//! region and wrote there, that the region stayed `rw-p` through the calls, that another
+//! domain's memory still faults from inside, and that it is `---p` again once closed. A cold
+//! throw checks that every disturbance ran inside the callee (what the callee observed of its
+//! rights there). Create/destroy also check that no key is left allocated and no mapping left
+//! behind. The look-ups enter no domain: no rights switch, no system call.
 //!
 //! Every call goes through the library's safe calls of its own methods
 //! ([`domain::library_calls`]).
@@ -66,6 +83,56 @@ pub(crate) fn rights_of(p: &Params) -> Result<Rights, NotMeasured> {
     how.available().map_err(|why| NotMeasured::Skipped(format!("no {}-switched domains here: {why}", how.name())))?;
     Ok(how)
 }
+
+/// `rights=unchanged`: the library's call path with the rights switch skipped.
+pub const UNCHANGED: &str = "unchanged";
+
+/// What a call row's `rights` parameter asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Rights switched by this mechanism (`rights=pkey` | `rights=mprotect`).
+    Switched(Rights),
+    /// `rights=unchanged`: a domain whose rights the kernel would switch, held open for the
+    /// visit ([`Domain::hold_rights_open`]): the same path, no switch.
+    Unchanged,
+}
+
+impl Mode {
+    /// The mechanism its domains are made with.
+    fn how(self) -> Rights {
+        match self {
+            Mode::Switched(how) => how,
+            Mode::Unchanged => Rights::Mprotect,
+        }
+    }
+}
+
+/// [`rights_of`], with `rights=unchanged` too.
+fn mode_of(p: &Params) -> Result<Mode, NotMeasured> {
+    if p.get("rights").and_then(|v| v.as_str()) == Some(UNCHANGED) {
+        Rights::Mprotect.available().map_err(|why| NotMeasured::Skipped(format!("no domains here: {why}")))?;
+        return Ok(Mode::Unchanged);
+    }
+    rights_of(p).map(Mode::Switched)
+}
+
+/// Whether a row asks for `rights=unchanged`.
+fn is_unchanged(p: &Params) -> bool {
+    p.get("rights").and_then(|v| v.as_str()) == Some(UNCHANGED)
+}
+
+/// The sampling of a `rights=unchanged` row: a quarter of the budget (tens of ns, beside the
+/// protected rows, whose figure is the row's).
+fn unchanged_sampling(p: &Params) -> super::SamplingOverride {
+    if is_unchanged(p) {
+        super::SamplingOverride { budget_factor: Some(UNCHANGED_BUDGET), ..Default::default() }
+    } else {
+        super::SamplingOverride::default()
+    }
+}
+
+/// Budget factor of a `rights=unchanged` row.
+const UNCHANGED_BUDGET: f64 = 0.25;
 
 /// Whether any domain works here.
 fn skip_if_unavailable() -> Result<(), String> {
@@ -88,6 +155,122 @@ pub(crate) fn with_rights(base: Vec<Params>) -> Vec<Params> {
         .collect()
 }
 
+/// [`with_rights`], then `unchanged` for each of `unchanged` (the path without the switch).
+fn with_rights_and_unchanged(base: Vec<Params>, unchanged: Vec<Params>) -> Vec<Params> {
+    let mut v = with_rights(base);
+    if Rights::Mprotect.available().is_ok() {
+        v.extend(unchanged.into_iter().map(|mut p| {
+            p.insert("rights".into(), UNCHANGED.into());
+            p
+        }));
+    }
+    v
+}
+
+/// Holds `d`'s rights open for a `rights=unchanged` row; nothing otherwise.
+fn open_for(mode: Mode, d: &Domain) -> Result<(), NotMeasured> {
+    match mode {
+        Mode::Unchanged => d.hold_rights_open().map_err(failed("hold the domain's rights open (mprotect)")),
+        Mode::Switched(_) => Ok(()),
+    }
+}
+
+/// The note of a `rights=unchanged` row.
+const UNCHANGED_NOTE: &str = "rights unchanged: the library's own call path (active record, assembly entry, stack \
+    switch and argument frame as the kind has them, table look-up, bookkeeping of the region entered) with the rights \
+    switch skipped: the callee's region held open (read-write) for the visit, no mprotect or PKRU write per call; \
+    not isolated from the caller, so not Go!'s call: shown beside the protected rows, so that the kinds' differences \
+    stay visible where the rights switch costs the same for all";
+
+/// The checks of the rights switch's count ([`domain::rights_changes`], the library's own
+/// account) over `calls` calls made with `changes` changes.
+fn changes_check(mode: Mode, changes: u64, calls: u64) -> Check {
+    match mode {
+        Mode::Switched(how) => Check::new(
+            format!(
+                "two rights changes per call, {} (the library's count)",
+                if how == Rights::Pkey { "PKRU in and out" } else { "mprotect open and close" }
+            ),
+            (2 * calls).to_string(),
+            changes.to_string(),
+            changes == 2 * calls && calls > 0,
+        ),
+        Mode::Unchanged => Check::new(
+            "rights unchanged: no rights change in any call (the library's count: no mprotect, no PKRU write)",
+            format!("0 in {calls} calls"),
+            format!("{changes} in {calls} calls"),
+            changes == 0 && calls > 0,
+        ),
+    }
+}
+
+/// The checks of a row: [`validate_beside`] for switched rights; for `rights=unchanged`,
+/// that the callee ran in its region and wrote there, the region stayed open (read-write)
+/// through the calls as `before` saw it, another domain's memory still faults from inside,
+/// and closing it afterwards leaves it `---p`. Both with [`changes_check`]. Closes `d`'s
+/// rights (and `others`', a table's) again.
+fn validate_mode(
+    mode: Mode,
+    d: &Domain,
+    other: Option<&Domain>,
+    before: &str,
+    seen: u64,
+    written: Option<u64>,
+    changes: (u64, u64),
+) -> Vec<Check> {
+    let Mode::Unchanged = mode else {
+        let mut checks = validate_beside(d, other, before, seen, written);
+        checks.push(changes_check(mode, changes.0, changes.1));
+        return checks;
+    };
+    let mut checks = vec![
+        changes_check(mode, changes.0, changes.1),
+        Check::new(
+            "the callee ran in its domain (the region entered is its own)",
+            format!("{:#x}", d.inside()),
+            format!("{seen:#x}"),
+            seen == d.inside(),
+        ),
+    ];
+    if let Some(v) = written {
+        let mut a = NullArgs::for_domain(d);
+        let out = d.fcall_known(Known::ReadMarker, &mut a);
+        checks.push(Check::new(
+            "the value the callee wrote is in its memory (read back from inside)",
+            v.to_string(),
+            format!("{} ({out:?})", a.value),
+            a.value == v && out == Outcome::Returned,
+        ));
+    }
+    let after = d.caller_view();
+    checks.push(Check::new(
+        "the callee's region stayed open through the calls (rw-p in /proc/self/maps before and after)",
+        before.to_string(),
+        after.clone(),
+        after == before && before.ends_with("rw-p"),
+    ));
+    let alone = Domain::new(Rights::Mprotect, false).map(|o| {
+        let mut a = NullArgs::for_domain(d).touching(&o);
+        (d.fcall_known(Known::Throwing, &mut a), o.marker() as usize)
+    });
+    checks.push(Check::new(
+        "the callee still cannot reach another domain's memory: from inside, it faults (SEGV_ACCERR)",
+        format!("fault, si_code {SEGV_ACCERR}"),
+        format!("{alone:?}"),
+        matches!(alone, Ok((Outcome::Thrown { addr, code }, other)) if addr == other && code == SEGV_ACCERR),
+    ));
+    let closed = d.close_rights().map(|()| d.caller_view());
+    checks.push(Check::new(
+        "closed again after the calls (the callee's region ---p, /proc/self/maps)",
+        "region ---p",
+        format!("{closed:?}"),
+        matches!(&closed, Ok(v) if v == "region ---p"),
+    ));
+    checks
+}
+
+const SEGV_ACCERR: i32 = domain::SEGV_ACCERR;
+
 /// Notes every row carries about its rights switch.
 fn rights_notes(how: Rights) -> Vec<String> {
     let mut notes = vec![match how {
@@ -100,6 +283,14 @@ fn rights_notes(how: Rights) -> Vec<String> {
     }];
     notes.extend(no_keys_note(how));
     notes
+}
+
+/// The notes of a call row: [`rights_notes`], or [`UNCHANGED_NOTE`].
+fn mode_notes(mode: Mode) -> Vec<String> {
+    match mode {
+        Mode::Switched(how) => rights_notes(how),
+        Mode::Unchanged => vec![UNCHANGED_NOTE.to_string()],
+    }
 }
 
 /// The note of a row measured in mprotect mode because there are no keys here.
@@ -247,16 +438,21 @@ impl Benchmark for Call {
         Ok(())
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        with_rights(vec![Params::new()])
+        with_rights_and_unchanged(vec![Params::new()], vec![Params::new()])
+    }
+    fn sampling(&self, params: &Params) -> super::SamplingOverride {
+        unchanged_sampling(params)
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
-        let how = rights_of(params)?;
-        let d = Domain::new(how, self.0 != Kind::F).map_err(failed("create a domain"))?;
+        let mode = mode_of(params)?;
+        let d = Domain::new(mode.how(), self.0 != Kind::F).map_err(failed("create a domain"))?;
+        open_for(mode, &d)?;
         let before = d.caller_view();
         let mut a = NullArgs::for_domain(&d);
         let mut i = 0u64;
         let mut bad = 0u64;
         let mut seen = 0u64;
+        let changes0 = domain::rights_changes();
         let samples = match self.0 {
             Kind::F => ctx.iter(|| {
                 i += 1;
@@ -277,20 +473,24 @@ impl Benchmark for Call {
                 }
             }),
         };
+        let changes = domain::rights_changes() - changes0;
         let (seen, written) = match self.0 {
             Kind::Full => (seen, None),
             _ => (a.seen, Some(i)),
         };
-        let mut checks = validate(&d, &before, seen, written);
+        let mut checks = validate_mode(mode, &d, None, &before, seen, written, (changes, i));
         if self.0 == Kind::Full {
             checks.push(Check::all_ok("every call returned its argument + 1 (frame copied in and out)", bad, i));
         }
-        let mut m = Measured::new(samples, checks).note(format!(
-            "{}: caller and callee in one address space, the callee's data {}",
-            self.0.name(),
-            d.key().map_or("closed by mprotect".to_string(), |k| format!("under protection key {k}"))
-        ));
-        m.notes.extend(rights_notes(how));
+        let held = match mode {
+            Mode::Unchanged => "held open (read-write) for the visit".to_string(),
+            Mode::Switched(_) => {
+                d.key().map_or("closed by mprotect".to_string(), |k| format!("under protection key {k}"))
+            }
+        };
+        let mut m = Measured::new(samples, checks)
+            .note(format!("{}: caller and callee in one address space, the callee's data {held}", self.0.name(),));
+        m.notes.extend(mode_notes(mode));
         Ok(m)
     }
 }
@@ -325,15 +525,28 @@ impl Benchmark for Xfer {
         Ok(())
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        with_rights(super::one_param("via", ["key", "table_hit", "table_miss"]))
+        // Without the switch, no miss: a miss is the re-tagging of rights.
+        with_rights_and_unchanged(
+            super::one_param("via", ["key", "table_hit", "table_miss"]),
+            super::one_param("via", ["key", "table_hit"]),
+        )
+    }
+    fn sampling(&self, params: &Params) -> super::SamplingOverride {
+        unchanged_sampling(params)
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
-        let how = rights_of(params)?;
+        let mode = mode_of(params)?;
+        let how = mode.how();
         let via = match params.get("via").and_then(|v| v.as_str()) {
             Some("table_hit") => Via::TableHit,
             Some("table_miss") => Via::TableMiss,
             _ => Via::Key,
         };
+        if via == Via::TableMiss && mode == Mode::Unchanged {
+            return Err(NotMeasured::Skipped(
+                "table_miss needs the rights switch: a miss re-tags the callee's pages with a key".into(),
+            ));
+        }
         if via == Via::TableMiss && how == Rights::Mprotect {
             return Err(NotMeasured::Skipped(
                 "table_miss is keys only: with rights switched by mprotect there are no hardware slots to run out of \
@@ -347,7 +560,9 @@ impl Benchmark for Xfer {
         let mut n_total = 0u64;
         let (samples, checks, notes) = if via == Via::Key {
             let d = Domain::new(how, true).map_err(failed("create a domain"))?;
+            open_for(mode, &d)?;
             let before = d.caller_view();
+            let changes0 = domain::rights_changes();
             let target = d.xfer_target().map_err(failed("the domain's stack"))?;
             let mut a = NullArgs::for_domain(&d);
             a.timer = Some(timer);
@@ -371,14 +586,19 @@ impl Benchmark for Xfer {
                     Timed::regions(ticks, n)
                 })
             };
-            let mut checks = validate(&d, &before, a.seen, Some(n_total));
+            let changes = domain::rights_changes() - changes0;
+            let mut checks = validate_mode(mode, &d, None, &before, a.seen, Some(n_total), (changes, n_total));
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
             let named = d.key().map_or("callee's region in hand".to_string(), |k| format!("callee key {k} in hand"));
             (samples, checks, vec![named])
         } else {
             let domains = if via == Via::TableHit { 2 } else { MISS_DOMAINS };
             let mut t = KeyTable::new(how, domains, 15).map_err(failed("key table"))?;
+            for i in 0..domains {
+                open_for(mode, t.domain(i))?;
+            }
             let before = t.domain(0).caller_view();
+            let changes0 = domain::rights_changes();
             let mut a = Roaming::new(Some(timer));
             let mut obj = 0usize;
             let mut errors = 0u64;
@@ -411,12 +631,20 @@ impl Benchmark for Xfer {
                     Timed::regions(ticks, regions)
                 })
             };
+            let changes = domain::rights_changes() - changes0;
             let d = t.domain(obj);
             // With keys the caller's PKRU is one for all; in mprotect mode compare this
             // domain's region (closed) with domain 0's before. The table may hold every key:
-            // the other domain is the table's next one.
-            let other = t.domain((obj + 1) % domains);
-            let mut checks = validate_beside(d, Some(other), &before, a.seen(), Some(n_total));
+            // the other domain is the table's next one (held open too without the switch: a
+            // fresh one then).
+            let other = (mode != Mode::Unchanged).then(|| t.domain((obj + 1) % domains));
+            let calls = n_total - errors;
+            let mut checks = validate_mode(mode, d, other, &before, a.seen(), Some(n_total), (changes, calls));
+            for i in 0..domains {
+                if let Err(e) = t.domain(i).close_rights() {
+                    checks.push(Check::new("the table's domains closed again", "closed", e.to_string(), false));
+                }
+            }
             checks.push(Check::all_ok("every transfer came back by transfer", bad, n_total));
             checks.push(Check::all_ok("every table look-up succeeded", errors, n_total));
             let misses = t.misses();
@@ -426,16 +654,19 @@ impl Benchmark for Xfer {
                 ("every look-up missed (more domains than keys, used round robin)", misses == n_total)
             };
             checks.push(Check::new(name, format!("{n_total} look-ups"), format!("{misses} misses"), ok));
-            let shared = match how {
-                Rights::Pkey => format!("{domains} domains share {} hardware keys", t.keys()),
-                Rights::Mprotect => format!("{domains} domains in the table, no keys (every entry opens its region)"),
+            let shared = match mode {
+                Mode::Switched(Rights::Pkey) => format!("{domains} domains share {} hardware keys", t.keys()),
+                Mode::Switched(Rights::Mprotect) => {
+                    format!("{domains} domains in the table, no keys (every entry opens its region)")
+                }
+                Mode::Unchanged => format!("{domains} domains in the table, each held open for the visit"),
             };
             (samples, checks, vec![shared])
         };
         let mut m = Measured::new(samples, checks);
         m.notes = notes;
         m.notes.push("one way; the callee comes back through a fresh transfer, not timed".into());
-        m.notes.extend(rights_notes(how));
+        m.notes.extend(mode_notes(mode));
         Ok(m)
     }
 }
@@ -459,31 +690,48 @@ impl Benchmark for Throw {
     fn available(&self) -> Result<(), String> {
         skip_if_unavailable()
     }
-    /// Go!'s worst case: one operation per sample right after the disturbance, beside its hot
-    /// twin ([`crate::cold`]).
+    /// Go!'s worst case: one operation per sample, disturbed inside the callee right before
+    /// its stamp, beside its hot twin ([`crate::cold`]).
     fn cold_mode(&self) -> Result<(), &'static str> {
         Ok(())
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        with_rights(super::one_param("after", ["fcall", "tcall", "call"]))
+        let after = || super::one_param("after", ["fcall", "tcall", "call"]);
+        // The raise without the rights switch; a protection fault needs it.
+        if self.0 { with_rights(after()) } else { with_rights_and_unchanged(after(), after()) }
+    }
+    fn sampling(&self, params: &Params) -> super::SamplingOverride {
+        unchanged_sampling(params)
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
-        let how = rights_of(params)?;
+        let mode = mode_of(params)?;
+        let how = mode.how();
         let fault = self.0;
+        if fault && mode == Mode::Unchanged {
+            return Err(NotMeasured::Skipped(
+                "a protection fault needs the rights switch: domain.fault has no rights=unchanged".into(),
+            ));
+        }
         let kind = Kind::from_param(params, "after");
         let d = Domain::new(how, true).map_err(failed("create a domain"))?;
         let other = Domain::new(how, false).map_err(failed("create a second domain"))?;
+        open_for(mode, &d)?;
         let before = d.caller_view();
         let timer = ctx.timer;
-        let mut a = if fault { NullArgs::for_domain(&d).touching(&other) } else { NullArgs::for_domain(&d) };
-        a.timer = Some(timer);
-        let (mut bad, mut total, mut mask_bad) = (0u64, 0u64, 0u64);
+        let args = || {
+            let mut a = if fault { NullArgs::for_domain(&d).touching(&other) } else { NullArgs::for_domain(&d) };
+            a.timer = Some(timer);
+            a
+        };
+        let mut a = args();
+        let (mut bad, mut total, mut mask_bad, mut seen) = (0u64, 0u64, 0u64, 0u64);
         let expected = if fault {
             Outcome::Thrown { addr: other.marker() as usize, code: how.fault_code() }
         } else {
             Outcome::Raised
         };
-        let mut one = |a: &mut NullArgs| {
+        // One call that throws; the ticks from the callee's stamp to the caller's, resumed.
+        let mut one = |a: &mut NullArgs<'_>| {
             total += 1;
             a.value = total;
             let out = match kind {
@@ -493,14 +741,28 @@ impl Benchmark for Throw {
             };
             let t1 = timer.stop();
             bad += u64::from(out != expected);
+            seen = a.seen;
             t1.wrapping_sub(a.stamp)
         };
-        let samples = if ctx.cold().is_some() {
-            // One throw per sample; the caller's stamp is taken inside the callee, after the
-            // disturbance.
+        let cold = ctx.cold().is_some();
+        // Cold: where the callee stood when the disturbance ran (what it observed of its
+        // rights there), per sample and twin; those not inside the callee.
+        let (mut disturbed, mut misplaced) = (0u64, 0u64);
+        let changes0 = domain::rights_changes();
+        let samples = if cold {
+            // One throw per sample. The disturbance runs inside the callee, after the call's
+            // untimed entry (its rights switch, stack switch and method would warm again what
+            // the throw uses) and right before the callee's stamp.
             ctx.iter_cold(|b| {
-                b.now();
+                let at = std::cell::Cell::new(None);
+                let hook = || {
+                    b.now();
+                    at.set(Some(domain::observe()));
+                };
+                let mut a = args().before_stamp(&hook);
                 let t = one(&mut a);
+                disturbed += 1;
+                misplaced += u64::from(at.get() != Some(d.inside()));
                 if sigsegv_blocked() {
                     mask_bad += 1;
                 }
@@ -519,7 +781,8 @@ impl Benchmark for Throw {
                 Timed::regions(ticks, n)
             })
         };
-        let mut checks = validate(&d, &before, a.seen, Some(total));
+        let changes = domain::rights_changes() - changes0;
+        let mut checks = validate_mode(mode, &d, None, &before, seen, Some(total), (changes, total));
         let what = if fault {
             format!(
                 "every call faulted (si_code {}) at the other domain's address and resumed the caller",
@@ -530,13 +793,29 @@ impl Benchmark for Throw {
         };
         checks.push(Check::all_ok(what, bad, total));
         checks.push(Check::all_ok("SIGSEGV not blocked after the throws", mask_bad, 1));
+        if cold {
+            checks.push(Check::all_ok(
+                "each sample (cold, and its hot twin alike) disturbed inside the callee, after the untimed entry \
+                 and right before its stamp (the callee's rights in force there)",
+                misplaced,
+                disturbed,
+            ));
+        }
         let path = if fault {
             "fault -> kernel -> SIGSEGV dispatcher -> jump to the catch point -> SIGSEGV unblocked (pthread_sigmask)"
+        } else if mode == Mode::Unchanged {
+            "raise -> jump to the catch point (no signal, no kernel)"
         } else {
             "raise -> jump to the catch point (no signal, no kernel but the mprotect closing the region in mprotect mode)"
         };
         let mut m = Measured::new(samples, checks).note(format!("after {}: {path}", kind.name()));
-        m.notes.extend(rights_notes(how));
+        if cold {
+            m.notes.push(
+                "cold: disturbed inside the callee after the call's untimed entry, right before the callee's stamp"
+                    .into(),
+            );
+        }
+        m.notes.extend(mode_notes(mode));
         Ok(m)
     }
 }
@@ -853,6 +1132,19 @@ impl Benchmark for Lifecycle {
     }
 }
 
+/// The note of a look-up row: a table read, no call into a domain, so no rights switch and no
+/// system call, whatever the table's domains switch when entered.
+fn lookup_note(how: Rights) -> String {
+    let table = match how {
+        Rights::Pkey => "the table's domains are keyed (wrpkru when entered)",
+        Rights::Mprotect if domain::available().is_err() => {
+            "no protection keys here: the table's domains are entered by mprotect"
+        }
+        Rights::Mprotect => "the table's domains are entered by mprotect",
+    };
+    format!("a look-up enters no domain: no rights switch, no system call ({table}, which a look-up does not do)")
+}
+
 /// Domains and interfaces of the look-up rows.
 const LOOKUP_DOMAINS: usize = 4;
 const LOOKUP_REFS: usize = 64;
@@ -927,7 +1219,7 @@ impl Benchmark for Lookup {
             "{LOOKUP_REFS} references to interfaces of {LOOKUP_DOMAINS} domains, in turn; a bounds-checked table read{}",
             if self.0 { " and the domain's key slot" } else { "" }
         ));
-        m.notes.extend(rights_notes(how));
+        m.notes.push(lookup_note(how));
         Ok(m)
     }
 }
@@ -976,11 +1268,132 @@ mod tests {
                     for c in &m.checks {
                         assert_eq!(c.ok, Some(true), "{} {p:?}: {c:?}", b.id());
                     }
-                    if domain::available().is_err() {
+                    let lookup = b.id().ends_with("get_type") || b.id().ends_with("sel2ref");
+                    if domain::available().is_err() && !is_unchanged(&p) && !lookup {
                         assert!(m.notes.iter().any(|n| n == "no protection keys here, rights switched by the kernel"));
                     }
                 }
             }
+        });
+    }
+
+    /// The rows that have a `rights=unchanged` variant, with the parameters of each.
+    fn unchanged_rows(ctx: &Ctx) -> Vec<(&'static dyn Benchmark, Params)> {
+        let benches: [&'static dyn Benchmark; 6] =
+            [&Call(Kind::F), &Call(Kind::T), &Call(Kind::Full), &Xfer, &Throw(false), &Throw(true)];
+        benches
+            .into_iter()
+            .flat_map(|b| b.variants(ctx).into_iter().filter(is_unchanged).map(move |p| (b, p)))
+            .collect()
+    }
+
+    #[test]
+    fn every_call_kind_has_a_rights_unchanged_row_that_switches_nothing() {
+        let _s = serial();
+        if skip_if_unavailable().is_err() {
+            return;
+        }
+        with_ctx(0.02, |ctx| {
+            let rows = unchanged_rows(ctx);
+            let named: Vec<String> = rows
+                .iter()
+                .map(|(b, p)| {
+                    let extra = p
+                        .iter()
+                        .filter(|(k, _)| *k != "rights")
+                        .map(|(k, v)| format!(" {k}={}", v.as_str().unwrap_or("")));
+                    format!("{}{}", b.id(), extra.collect::<String>())
+                })
+                .collect();
+            assert_eq!(
+                named,
+                [
+                    "domain.fcall",
+                    "domain.tcall",
+                    "domain.call",
+                    "domain.xfer via=key",
+                    "domain.xfer via=table_hit",
+                    "domain.throw after=fcall",
+                    "domain.throw after=tcall",
+                    "domain.throw after=call",
+                ]
+            );
+            for (b, p) in rows {
+                assert_eq!(b.sampling(&p).budget_factor, Some(UNCHANGED_BUDGET), "a small budget: {}", b.id());
+                let m = crate::testing::visit(ctx, b, &p).unwrap_or_else(|e| panic!("{} {p:?}: {e:?}", b.id()));
+                assert!(!m.samples.per_op_ns.is_empty(), "{} {p:?}", b.id());
+                for c in &m.checks {
+                    assert_eq!(c.ok, Some(true), "{} {p:?}: {c:?}", b.id());
+                }
+                // The library's own count says no rights changed; the region stayed open.
+                let count = m.checks.iter().find(|c| c.name.starts_with("rights unchanged: no rights change"));
+                assert!(count.is_some_and(|c| c.observed.starts_with("0 in ")), "{} {p:?}: {:?}", b.id(), m.checks);
+                assert!(m.checks.iter().any(|c| c.name.starts_with("the callee's region stayed open")));
+                assert!(m.notes.iter().any(|n| n == UNCHANGED_NOTE), "{:?}", m.notes);
+                assert!(!m.notes.iter().any(|n| n.contains("two system calls")), "{:?}", m.notes);
+            }
+            // The switched rows count their two changes per call.
+            let m = Call(Kind::F).run(ctx, &with_rights(vec![Params::new()])[0]).expect("measured");
+            let count = m.checks.iter().find(|c| c.name.starts_with("two rights changes per call"));
+            assert!(count.is_some_and(|c| c.ok == Some(true) && c.observed != "0"), "{:?}", m.checks);
+        });
+    }
+
+    #[test]
+    fn a_rights_unchanged_row_fails_its_check_if_the_rights_were_switched() {
+        let c = changes_check(Mode::Unchanged, 2, 1);
+        assert_eq!(c.ok, Some(false));
+        assert_eq!(changes_check(Mode::Unchanged, 0, 5).ok, Some(true));
+        assert_eq!(changes_check(Mode::Switched(Rights::Mprotect), 10, 5).ok, Some(true));
+        assert_eq!(changes_check(Mode::Switched(Rights::Mprotect), 0, 5).ok, Some(false));
+    }
+
+    #[test]
+    fn look_ups_say_they_make_no_system_call() {
+        let _s = serial();
+        if skip_if_unavailable().is_err() {
+            return;
+        }
+        with_ctx(0.01, |ctx| {
+            for b in [&Lookup(false) as &dyn Benchmark, &Lookup(true)] {
+                for p in b.variants(ctx) {
+                    let m = b.run(ctx, &p).expect("measured");
+                    assert!(!m.notes.iter().any(|n| n.contains("system calls per call")), "{}: {:?}", b.id(), m.notes);
+                    assert!(m.notes.iter().any(|n| n.contains("no rights switch, no system call")), "{:?}", m.notes);
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn a_cold_throw_is_disturbed_inside_the_callee_after_the_untimed_entry() {
+        let _s = serial();
+        if skip_if_unavailable().is_err() {
+            return;
+        }
+        with_ctx(0.01, |ctx| {
+            ctx.set_cold(true).expect("the stream buffer");
+            for (b, after, rights) in [
+                (&Throw(false), "tcall", "mprotect"),
+                (&Throw(false), "call", UNCHANGED),
+                (&Throw(true), "fcall", "mprotect"),
+            ] {
+                let p = Params::from([
+                    ("after".to_string(), serde_json::Value::from(after)),
+                    ("rights".to_string(), serde_json::Value::from(rights)),
+                    ("cache".to_string(), serde_json::Value::from("cold")),
+                ]);
+                let m = crate::testing::visit(ctx, b, &p).unwrap_or_else(|e| panic!("{p:?}: {e:?}"));
+                assert!(!m.samples.per_op_ns.is_empty() && m.samples.per_op_ns.len() == m.samples.hot_twin_ns.len());
+                let inside = m.checks.iter().find(|c| c.name.contains("disturbed inside the callee"));
+                let inside = inside.unwrap_or_else(|| panic!("{p:?}: {:?}", m.checks));
+                assert_eq!(inside.ok, Some(true), "{inside:?}");
+                assert!(!inside.expected.ends_with(" in 0"), "some samples were taken: {inside:?}");
+                for c in &m.checks {
+                    assert_eq!(c.ok, Some(true), "{p:?}: {c:?}");
+                }
+            }
+            ctx.set_cold(false).unwrap();
         });
     }
 }

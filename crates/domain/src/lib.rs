@@ -41,6 +41,13 @@
 //! - [`Domain::xfer`]: one way: rights, stack, jump; the callee comes back by a fresh transfer
 //!   ([`xfer_back`]) rather than a return.
 //!
+//! **Rights held open** ([`Domain::hold_rights_open`], mprotect mode only): to measure the call
+//! path apart from its rights switch, a domain's region is opened once and left open; calls
+//! into it then take the same path — active record, assembly entry, stack switch, argument
+//! frame, the bookkeeping of the region entered — with the two `mprotect` calls skipped (no
+//! isolation from the caller meanwhile). [`rights_changes`] is the library's own count, per
+//! thread, of the rights changes its call path made: two per switched call, none held open.
+//!
 //! **Throw.** A callee that touches memory it has no rights to takes a SIGSEGV with `si_code`
 //! `SEGV_PKUERR` ([`SEGV_PKUERR`]; [`SEGV_ACCERR`] in mprotect mode). If the address lies in
 //! a domain, that domain's owner resolves it: when a call is active on the faulting thread (a
@@ -301,6 +308,17 @@ thread_local! {
     /// In an mprotect-mode call: the region the library opened (base, length), which a
     /// nested call closes while it runs.
     static OPENED_REGION: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+    /// Rights changes the call path made on this thread ([`rights_changes`]).
+    static RIGHTS_CHANGES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The rights changes the call path has made on this thread so far: one per `mprotect` of a
+/// region (opening or closing it, a nested call's closing and reopening of its caller's), two
+/// per keyed call (PKRU written on entry and on the way out, however the call ended). A call
+/// into a domain whose rights are held open ([`Domain::hold_rights_open`]) makes none: the
+/// library's own account that such a call switched nothing.
+pub fn rights_changes() -> u64 {
+    RIGHTS_CHANGES.with(Cell::get)
 }
 
 /// What a method observes of the rights it runs with: PKRU in a keyed call, else the base of
@@ -403,19 +421,22 @@ impl Stack {
 }
 
 /// What entering a domain switches: PKRU to `pkru` (keys), or `region` opened for the call
-/// (mprotect); `region` None with mprotect: nothing (the caller's own rights).
+/// (mprotect); `region` None with mprotect: nothing (the caller's own rights). With `switch`
+/// false (a domain whose rights are held open, mprotect only) the region is entered as it is:
+/// the same path, records and bookkeeping, without the two `mprotect` calls.
 #[derive(Clone, Copy, Debug)]
 pub struct Gate<'d> {
     how: Rights,
     pkru: u32,
     region: Option<&'d Region>,
+    switch: bool,
 }
 
 impl Gate<'_> {
     /// The caller's own rights under `how` (no switch): the probe's.
     fn callers(how: Rights) -> Gate<'static> {
         let pkru = if how == Rights::Pkey { pkru() } else { 0 };
-        Gate { how, pkru, region: None }
+        Gate { how, pkru, region: None, switch: true }
     }
 }
 
@@ -432,6 +453,8 @@ pub struct Domain {
     how: Rights,
     key: Cell<u32>,
     own_key: Option<Pkey>,
+    /// Whether its rights are held open ([`Domain::hold_rights_open`]): calls switch nothing.
+    held_open: Cell<bool>,
 }
 
 impl Domain {
@@ -474,7 +497,15 @@ impl Domain {
         let thrower = Arc::new(Thrower { code: how.fault_code() });
         let owner = segv::register(thrower, data.page_addr(0), data.len(), EntryClock::None)
             .map_err(|e| io::Error::other(format!("register the fault owner: {e}")))?;
-        Ok(Domain { _owner: owner, data: isolated, stacks, how, key: Cell::new(key), own_key: None })
+        Ok(Domain {
+            _owner: owner,
+            data: isolated,
+            stacks,
+            how,
+            key: Cell::new(key),
+            own_key: None,
+            held_open: Cell::new(false),
+        })
     }
 
     /// How its rights are switched.
@@ -506,7 +537,43 @@ impl Domain {
     /// What entering it switches.
     #[inline(always)]
     pub fn gate(&self) -> Gate<'_> {
-        Gate { how: self.how, pkru: self.rights(), region: Some(self.data.region()) }
+        Gate { how: self.how, pkru: self.rights(), region: Some(self.data.region()), switch: !self.held_open.get() }
+    }
+
+    /// Holds its rights open (mprotect mode only): its region is made read-write now, once,
+    /// and stays so until [`Domain::close_rights`]; meanwhile every call into it takes the
+    /// library's whole path — the active record, the stack switch, the argument frame, the
+    /// table look-up, the bookkeeping of the region entered — but switches no rights (no
+    /// `mprotect`, counted by [`rights_changes`]). **No isolation while open:** the region is
+    /// readable and writable by every thread of the process. For measuring what the call path
+    /// costs apart from its rights switch; a keyed domain is refused (its rights are this
+    /// thread's PKRU, not the region's).
+    pub fn hold_rights_open(&self) -> io::Result<()> {
+        if self.how != Rights::Mprotect {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "only a domain whose rights the kernel switches (mprotect) can be held open",
+            ));
+        }
+        set_prot(self.data.region(), libc::PROT_READ | libc::PROT_WRITE).map_err(io::Error::from_raw_os_error)?;
+        self.held_open.set(true);
+        Ok(())
+    }
+
+    /// Ends [`Domain::hold_rights_open`]: the region is closed again (`PROT_NONE`) and calls
+    /// switch rights as before. Nothing to do when not held open.
+    pub fn close_rights(&self) -> io::Result<()> {
+        if !self.held_open.get() {
+            return Ok(());
+        }
+        set_prot(self.data.region(), libc::PROT_NONE).map_err(io::Error::from_raw_os_error)?;
+        self.held_open.set(false);
+        Ok(())
+    }
+
+    /// Whether its rights are held open ([`Domain::hold_rights_open`]).
+    pub fn rights_held_open(&self) -> bool {
+        self.held_open.get()
     }
 
     /// The caller's view of its rights over this domain, to compare before and after calls:
@@ -717,29 +784,40 @@ fn set_prot_raw(base: usize, len: usize, prot: libc::c_int) -> Result<(), i32> {
 unsafe fn run(gate: Gate<'_>, method: Method, arg: *mut u8, top: usize) -> Outcome {
     let keyed = gate.how == Rights::Pkey;
     let mut a = Active { rec: Rec::default(), keyed };
+    // Rights changes this call makes (the thread's count, `rights_changes`).
+    let mut changes = if keyed { 2 } else { 0 };
     // mprotect: a nested call closes the enclosing callee's region for its duration (and
-    // opens it again however it ended), so a callee cannot touch its caller's domain.
-    let enclosing = if keyed || gate.region.is_none() { None } else { OPENED_REGION.with(Cell::get) };
+    // opens it again however it ended), so a callee cannot touch its caller's domain. A call
+    // into a domain held open switches nothing, its caller's region included.
+    let enclosing = if keyed || gate.region.is_none() || !gate.switch { None } else { OPENED_REGION.with(Cell::get) };
     let opened = match gate.region.filter(|_| !keyed) {
-        Some(r) => {
-            if let Some((base, len)) = enclosing
-                && let Err(e) = set_prot_raw(base, len, libc::PROT_NONE)
-            {
-                return Outcome::RightsFailed(e);
+        Some(r) if gate.switch => {
+            if let Some((base, len)) = enclosing {
+                changes += 1;
+                if let Err(e) = set_prot_raw(base, len, libc::PROT_NONE) {
+                    count_changes(changes);
+                    return Outcome::RightsFailed(e);
+                }
             }
+            changes += 1;
             if let Err(e) = set_prot(r, libc::PROT_READ | libc::PROT_WRITE) {
                 if let Some((base, len)) = enclosing {
+                    changes += 1;
                     let _ = set_prot_raw(base, len, libc::PROT_READ | libc::PROT_WRITE);
                 }
+                count_changes(changes);
                 return Outcome::RightsFailed(e);
             }
             Some(r)
         }
+        // Held open: entered as it is.
+        Some(r) => Some(r),
         None => None,
     };
+    // The region entered, for `observe` and a nested call; the enclosing call's put back after.
     let prev_opened = opened.map(|r| {
-        OPENED_REGION.with(|o| o.set(Some((r.page_addr(0), r.len()))));
-        OPENED.with(|o| o.replace(r.page_addr(0) as u64))
+        let region = OPENED_REGION.with(|o| o.replace(Some((r.page_addr(0), r.len()))));
+        (OPENED.with(|o| o.replace(r.page_addr(0) as u64)), region)
     });
     let prev = CURRENT.with(|c| c.replace(&raw mut a));
     // SAFETY: `a` lives until `enter` returns; with keys, `pkru` keeps key 0 (rights_for or
@@ -752,16 +830,21 @@ unsafe fn run(gate: Gate<'_>, method: Method, arg: *mut u8, top: usize) -> Outco
         }
     };
     CURRENT.with(|c| c.set(prev));
-    if let (Some(r), Some(p)) = (opened, prev_opened) {
-        OPENED.with(|o| o.set(p));
-        OPENED_REGION.with(|o| o.set(enclosing));
-        let closed = set_prot(r, libc::PROT_NONE);
-        let reopened =
-            enclosing.map_or(Ok(()), |(base, len)| set_prot_raw(base, len, libc::PROT_READ | libc::PROT_WRITE));
-        if let Err(e) = closed.and(reopened) {
-            return Outcome::RightsFailed(e);
+    if let (Some(r), Some((base, region))) = (opened, prev_opened) {
+        OPENED.with(|o| o.set(base));
+        OPENED_REGION.with(|o| o.set(region));
+        if gate.switch {
+            changes += 1 + u64::from(enclosing.is_some());
+            let closed = set_prot(r, libc::PROT_NONE);
+            let reopened =
+                enclosing.map_or(Ok(()), |(base, len)| set_prot_raw(base, len, libc::PROT_READ | libc::PROT_WRITE));
+            if let Err(e) = closed.and(reopened) {
+                count_changes(changes);
+                return Outcome::RightsFailed(e);
+            }
         }
     }
+    count_changes(changes);
     match code {
         0 => Outcome::Returned,
         THROWN => {
@@ -770,6 +853,14 @@ unsafe fn run(gate: Gate<'_>, method: Method, arg: *mut u8, top: usize) -> Outco
         }
         XFERRED => Outcome::Xferred,
         _ => Outcome::Raised,
+    }
+}
+
+/// Adds `n` to this thread's [`rights_changes`].
+#[inline(always)]
+fn count_changes(n: u64) {
+    if n > 0 {
+        RIGHTS_CHANGES.with(|c| c.set(c.get() + n));
     }
 }
 
@@ -839,6 +930,9 @@ extern "C" fn probe_reader(p: *mut u8) {
 #[repr(C)]
 #[derive(Debug)]
 pub struct NullArgs<'d> {
+    /// For throwing methods: run inside the callee right before its stamp
+    /// ([`NullArgs::before_stamp`]).
+    hook: Option<BeforeStamp<'d>>,
     /// Where the method writes (the callee's marker).
     target: *mut u64,
     /// What it writes (null method) or read (marker reader).
@@ -858,6 +952,7 @@ impl<'d> NullArgs<'d> {
     /// Arguments aimed at `d`'s marker.
     pub fn for_domain(d: &'d Domain) -> NullArgs<'d> {
         NullArgs {
+            hook: None,
             target: d.marker(),
             value: 0,
             seen: 0,
@@ -875,9 +970,30 @@ impl<'d> NullArgs<'d> {
         self
     }
 
+    /// The same arguments, with the throwing methods running `hook` inside the callee, after
+    /// the call's entry and right before their stamp (a cold sample's disturbance, so that the
+    /// entry cannot warm again what the throw uses). The hook runs with the callee's rights on
+    /// the callee's stack; it must return (a panic aborts: the method is `extern "C"`).
+    pub fn before_stamp<'h>(self, hook: &'h dyn Fn()) -> NullArgs<'h>
+    where
+        'd: 'h,
+    {
+        NullArgs { hook: Some(BeforeStamp(hook)), ..self }
+    }
+
     /// As a method argument.
     pub fn as_arg(&mut self) -> *mut u8 {
         (self as *mut NullArgs).cast()
+    }
+}
+
+/// What a throwing method runs before its stamp ([`NullArgs::before_stamp`]).
+#[derive(Clone, Copy)]
+struct BeforeStamp<'h>(&'h dyn Fn());
+
+impl std::fmt::Debug for BeforeStamp<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeStamp")
     }
 }
 
@@ -914,14 +1030,19 @@ pub extern "C" fn sum_method(frame: *mut u8) {
     }
 }
 
-/// The throwing method: writes its marker, observes its rights, stamps the clock and then touches
-/// `touch` (faults if it is another domain's) or, if `touch` is 0, raises.
+/// The throwing method: writes its marker, observes its rights, runs its hook if it has one
+/// ([`NullArgs::before_stamp`]), stamps the clock and then touches `touch` (faults if it is
+/// another domain's) or, if `touch` is 0, raises.
 pub extern "C" fn throwing_method(a: *mut u8) {
     null_method(a);
     let a = a.cast::<NullArgs>();
-    // SAFETY: `a` is live; the touch faults and throws out of the call (nothing here to drop).
+    // SAFETY: `a` is live; the hook is safe code that returns before the throw (a panic aborts
+    // here, never unwinds); the touch faults and throws out of the call (nothing here to drop).
     unsafe {
         let touch = (*a).touch;
+        if let Some(BeforeStamp(hook)) = (*a).hook {
+            hook();
+        }
         (*a).stamp = (*a).timer.map_or(0, |t| t.start());
         if touch == 0 {
             raise();

@@ -116,6 +116,7 @@ impl Roaming {
     /// Unaimed arguments, with the run's timer for stamps.
     pub fn new(timer: Option<platform::timer::Timer>) -> Roaming {
         Roaming(NullArgs {
+            hook: None,
             target: std::ptr::null_mut(),
             value: 0,
             seen: 0,

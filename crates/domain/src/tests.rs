@@ -443,3 +443,77 @@ fn leaked_rights_let_the_caller_in_until_closed() {
         assert_closed(&d);
     }
 }
+
+#[test]
+fn every_call_counts_its_rights_changes_and_a_domain_held_open_makes_none() {
+    let _s = serial();
+    // Switched: two changes per call, whatever its kind (mprotect open and close, or PKRU in
+    // and out).
+    for how in mechanisms() {
+        let d = Domain::new(how, true).expect("domain");
+        let mut a = NullArgs::for_domain(&d);
+        let before = rights_changes();
+        assert_eq!(d.fcall_known(library_calls::Known::Null, &mut a), Outcome::Returned);
+        assert_eq!(d.tcall_known(library_calls::Known::Null, &mut a).unwrap(), Outcome::Returned);
+        assert_eq!(d.call_sum([1, 2, 3, 4]).unwrap().0, Outcome::Returned);
+        assert_eq!(d.xfer_target().unwrap().xfer_stamped(&mut a), Outcome::Xferred);
+        assert_eq!(rights_changes() - before, 8, "{how:?}");
+        if how == Rights::Pkey {
+            assert_eq!(d.hold_rights_open().unwrap_err().kind(), io::ErrorKind::Unsupported);
+        }
+    }
+    // Held open: the same calls, the callee in its own region, and not one change.
+    let d = Domain::new(Rights::Mprotect, true).expect("domain");
+    let other = Domain::new(Rights::Mprotect, false).expect("domain");
+    d.hold_rights_open().expect("open");
+    assert!(d.rights_held_open());
+    assert_eq!(maps_perms(d.data_range().start).unwrap(), "rw-p");
+    let before = rights_changes();
+    let mut a = NullArgs::for_domain(&d);
+    a.value = 41;
+    assert_eq!(d.fcall_known(library_calls::Known::Null, &mut a), Outcome::Returned);
+    assert_eq!(a.seen, d.inside(), "the callee entered its own region");
+    assert_eq!(d.tcall_known(library_calls::Known::ReadMarker, &mut a).unwrap(), Outcome::Returned);
+    assert_eq!((a.value, a.seen), (41, d.inside()));
+    assert_eq!(d.call_sum([1, 2, 3, 4]).unwrap(), (Outcome::Returned, 11, d.inside()));
+    assert_eq!(d.xfer_target().unwrap().xfer_stamped(&mut a), Outcome::Xferred);
+    let mut t = NullArgs::for_domain(&d);
+    assert_eq!(d.tcall_known(library_calls::Known::Throwing, &mut t).unwrap(), Outcome::Raised);
+    assert_eq!(rights_changes(), before, "no rights change while held open");
+    assert_eq!(maps_perms(d.data_range().start).unwrap(), "rw-p", "still open");
+    // Still isolated from the others: a touch of another domain's memory faults.
+    let mut t = NullArgs::for_domain(&d).touching(&other);
+    let thrown = Outcome::Thrown { addr: other.marker() as usize, code: SEGV_ACCERR };
+    assert_eq!(d.fcall_known(library_calls::Known::Throwing, &mut t), thrown);
+    assert_eq!(d.vma(), Ok(d.data_range()), "opening it split nothing");
+    d.close_rights().expect("close");
+    assert!(!d.rights_held_open());
+    assert_closed(&d);
+    let before = rights_changes();
+    assert_eq!(d.fcall_known(library_calls::Known::Null, &mut a), Outcome::Returned);
+    assert_eq!(rights_changes() - before, 2, "switched again once closed");
+}
+
+#[test]
+fn the_throwing_methods_hook_runs_inside_the_callee_after_the_entry_and_before_its_stamp() {
+    let _s = serial();
+    let (timer, _) = platform::timer::detect();
+    for how in mechanisms() {
+        let d = Domain::new(how, true).expect("domain");
+        let ran = Cell::new(None);
+        // What the hook sees: the callee's rights (the entry's switch done), and the clock.
+        let hook = || ran.set(Some((observe(), timer.start())));
+        let mut a = NullArgs::for_domain(&d).before_stamp(&hook);
+        a.timer = Some(timer);
+        let out = d.tcall_known(library_calls::Known::Throwing, &mut a).unwrap();
+        assert_eq!(out, Outcome::Raised, "{how:?}");
+        let (seen, at) = ran.get().expect("the hook ran");
+        assert_eq!(seen, d.inside(), "{how:?}: the hook ran with the callee's rights, after the entry");
+        assert!(at <= a.stamp, "{how:?}: the hook ran before the stamp ({at} > {})", a.stamp);
+        // A call kind with a frame reaches the same hook.
+        ran.set(None);
+        let mut a = NullArgs::for_domain(&d).before_stamp(&hook);
+        assert_eq!(d.call_throwing(&mut a).unwrap().0, Outcome::Raised);
+        assert_eq!(ran.get().map(|r| r.0), Some(d.inside()));
+    }
+}

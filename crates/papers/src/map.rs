@@ -245,6 +245,13 @@ pub fn target(f: &Figure) -> Target {
 /// user-level page fault, the bare entry path beside the empty system call, the contended
 /// hand-off beside an uncontended lock. Each a label and the result.
 pub fn beside(f: &Figure) -> Vec<(&'static str, Want)> {
+    let mut v = beside_row(f);
+    v.extend(unchanged(f).map(|w| ("rights unchanged", w)));
+    v
+}
+
+/// What [`beside`] shows beside one row, but the rights-unchanged path.
+fn beside_row(f: &Figure) -> Vec<(&'static str, Want)> {
     const COLD: &[(&str, &str)] = &[("cache", "cold"), ("map", "shared")];
     let hot = !f.variant.contains("cold cache");
     match (&f.seed_file[..3], f.operation.as_str(), f.variant.as_str()) {
@@ -291,6 +298,46 @@ pub fn beside(f: &Figure) -> Vec<(&'static str, Want)> {
             vec![("the same call to another process", Want::total("domain.process", &[]))]
         }
         _ => Vec::new(),
+    }
+}
+
+/// Beside a Go! call, transfer or throw row (whose figure is the protected nearest): the domain
+/// library's own path with the rights switch skipped (`rights=unchanged`, measured in the same
+/// rounds, in the row's condition). Without protection keys every kind switches rights by two
+/// `mprotect` calls, which cost the same for all and hide the kinds' differences; this shows
+/// them.
+fn unchanged(f: &Figure) -> Option<Want> {
+    if !f.seed_file.starts_with("003") {
+        return None;
+    }
+    let cold = f.variant.contains("cold cache");
+    macro_rules! path {
+        ($id:expr $(, $k:expr => $v:expr)*) => {
+            Some(if cold {
+                Want::total($id, &[$(($k, $v),)* ("rights", "unchanged"), ("cache", "cold")])
+            } else {
+                Want::total($id, &[$(($k, $v),)* ("rights", "unchanged")])
+            })
+        };
+    }
+    match (f.table.as_str(), f.operation.as_str()) {
+        ("OS comparison", op) if f.system == "Go!" => {
+            if op.starts_with("null RPC") {
+                path!("domain.fcall")
+            } else {
+                path!("domain.xfer", "via" => "key")
+            }
+        }
+        ("ORB primitives", "call") => path!("domain.call"),
+        ("ORB primitives", "t-call") => path!("domain.tcall"),
+        ("ORB primitives", "f-call") => path!("domain.fcall"),
+        ("ORB primitives", _) => path!("domain.xfer", "via" => "key"),
+        ("Exception latency", "throw after call") => path!("domain.throw", "after" => "call"),
+        ("Exception latency", "throw after t-call") => path!("domain.throw", "after" => "tcall"),
+        ("Exception latency", _) => path!("domain.throw", "after" => "fcall"),
+        ("GDT miss", "xfer via 16-bit selector") => path!("domain.xfer", "via" => "key"),
+        ("GDT miss", "xfer via ObjRef cached in GDT") => path!("domain.xfer", "via" => "table_hit"),
+        _ => None,
     }
 }
 
@@ -899,6 +946,47 @@ mod tests {
                 assert_eq!(w.is_cold(), cold(f), "{}: {label}", f.label());
             }
         }
+    }
+
+    #[test]
+    fn go_calls_transfers_and_throws_have_the_path_with_rights_unchanged_beside_them() {
+        let go: Vec<&Figure> = figures()
+            .iter()
+            .filter(|f| {
+                f.seed_file.starts_with("003")
+                    && (matches!(f.table.as_str(), "ORB primitives" | "Exception latency")
+                        || (f.table == "OS comparison" && f.system == "Go!")
+                        || (f.table == "GDT miss" && !f.operation.contains("not cached")))
+            })
+            .collect();
+        assert_eq!(go.len(), 18, "{:?}", go.iter().map(|f| f.label()).collect::<Vec<_>>());
+        for f in go {
+            let Target::Fallback(fb) = target(f) else { panic!("{}: {:?}", f.label(), target(f)) };
+            let unchanged: Vec<Want> =
+                beside(f).into_iter().filter(|(l, _)| *l == "rights unchanged").map(|(_, w)| w).collect();
+            let [w] = unchanged[..] else { panic!("{}: {unchanged:?}", f.label()) };
+            // The protected nearest's benchmark and parameters, rights unchanged.
+            assert_eq!(w.id, fb.then.id, "{}", f.label());
+            let others = |ws: &'static [(&'static str, &'static str)]| {
+                ws.iter().filter(|(k, _)| *k != "rights").copied().collect::<Vec<_>>()
+            };
+            assert_eq!(others(w.params), others(fb.then.params), "{}", f.label());
+            assert!(w.params.contains(&("rights", "unchanged")), "{}", f.label());
+            // A variant the benchmark has (the seed suite runs what the besides want).
+            let b = bench::registry::find(w.id).expect("registered");
+            if b.available().is_ok() {
+                bench::testing::with_ctx(0.01, |ctx| {
+                    let has = b.variants(ctx).iter().any(|p| {
+                        let text = |k: &str| p.get(k).and_then(|x| x.as_str()).map(str::to_string);
+                        w.params.iter().filter(|(k, _)| *k != "cache").all(|(k, v)| text(k).as_deref() == Some(*v))
+                    });
+                    assert!(has, "{}: {} has no variant {:?}", f.label(), w.id, w.params);
+                });
+            }
+        }
+        // Nothing else gets one.
+        let others = figures().iter().filter(|f| !f.seed_file.starts_with("003"));
+        assert!(others.flat_map(beside).all(|(l, _)| l != "rights unchanged"));
     }
 
     /// `docs/seed-map.md` is the map as the code has it; `OSPRIM_UPDATE_DOCS=1` rewrites it.

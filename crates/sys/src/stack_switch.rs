@@ -12,7 +12,9 @@
 //! MXCSR and the x87 control word are callee-saved too, but neither side changes them, so
 //! they are left alone. A new coroutine's stack is laid out as if it had called the switch:
 //! six register slots (rbx = the state pointer, r12 = the body) and a return address pointing
-//! at [`trampoline`], which calls the body with the state pointer as its argument.
+//! at [`trampoline`], which calls the body with the state pointer as its argument. A stamping
+//! coroutine ([`Coroutine::stamped`]) has a body that reads the clock first thing on each
+//! arrival, so that one switch is timed alone: the main side's start, the coroutine's stop.
 //!
 //! # Safety
 //! - [`switch`] and [`trampoline`] are `unsafe`, private, and called only by [`Coroutine`]:
@@ -34,6 +36,7 @@
 //!   osprim is not.
 #![allow(unsafe_code)]
 
+use super::clock::Timer;
 use super::fault::{Prot, Region};
 use std::io;
 
@@ -68,6 +71,10 @@ struct State {
     runs: u64,
     /// The coroutine's stack pointer (the address of one of its locals) on its last run.
     last_sp: usize,
+    /// A stamping coroutine's timer ([`Coroutine::stamped`]).
+    timer: Option<Timer>,
+    /// Its clock reading on its last arrival (0 before the first, or when not stamping).
+    stamp: u64,
 }
 
 /// A coroutine whose body counts its runs and records its stack pointer, then switches back.
@@ -82,19 +89,32 @@ pub const AVAILABLE: bool = cfg!(target_arch = "x86_64");
 impl Coroutine {
     /// A suspended coroutine on a fresh stack of [`STACK_PAGES`] pages over a guard page.
     pub fn new() -> io::Result<Coroutine> {
+        Coroutine::with_timer(None)
+    }
+
+    /// A coroutine like [`Coroutine::new`]'s whose body first reads `timer` ([`Timer::stop`])
+    /// on each arrival, before anything else: the end of a timed region that starts on the
+    /// main side right before [`Coroutine::resume`], so that one switch is timed alone
+    /// ([`Coroutine::stamp`]).
+    pub fn stamped(timer: Timer) -> io::Result<Coroutine> {
+        Coroutine::with_timer(Some(timer))
+    }
+
+    fn with_timer(timer: Option<Timer>) -> io::Result<Coroutine> {
         if !AVAILABLE {
             return Err(io::Error::new(io::ErrorKind::Unsupported, "the stack switch is written for x86_64 only"));
         }
         let stack = Region::anon(STACK_PAGES + 1)?;
         stack.protect(0, 1, Prot::None)?;
-        let state = Box::into_raw(Box::new(State { main_sp: 0, co_sp: 0, runs: 0, last_sp: 0 }));
+        let state = Box::into_raw(Box::new(State { main_sp: 0, co_sp: 0, runs: 0, last_sp: 0, timer, stamp: 0 }));
         let co = Coroutine { state, stack };
-        co.lay_out_first_frame();
+        co.lay_out_first_frame(timer.is_some());
         Ok(co)
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn lay_out_first_frame(&self) {
+    fn lay_out_first_frame(&self, stamped: bool) {
+        let body = if stamped { stamped_body as *const () as usize } else { body as *const () as usize };
         let top = self.stack.page_addr(0) + self.stack.len(); // page-aligned
         // After the switch pops 6 registers and returns, rsp = sp + 56 must be 16-aligned for
         // the trampoline's `call`.
@@ -103,7 +123,7 @@ impl Coroutine {
             0,                                // r15
             0,                                // r14
             0,                                // r13
-            body as *const () as usize,       // r12: the body
+            body,                             // r12: the body
             self.state as usize,              // rbx: its argument
             0,                                // rbp
             trampoline as *const () as usize, // the return address
@@ -118,7 +138,7 @@ impl Coroutine {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn lay_out_first_frame(&self) {}
+    fn lay_out_first_frame(&self, _: bool) {}
 
     /// Runs the coroutine until it switches back: one round trip, two stack switches.
     #[inline(always)]
@@ -141,6 +161,13 @@ impl Coroutine {
     pub fn last_sp(&self) -> usize {
         // SAFETY: as in `runs`.
         unsafe { (*self.state).last_sp }
+    }
+
+    /// A stamping coroutine's clock reading on its last arrival (0 before the first, and for a
+    /// coroutine made by [`Coroutine::new`]).
+    pub fn stamp(&self) -> u64 {
+        // SAFETY: as in `runs`.
+        unsafe { (*self.state).stamp }
     }
 
     /// The coroutine's usable stack (its mapping less the guard page).
@@ -167,6 +194,24 @@ extern "sysv64" fn body(state: *mut State) -> ! {
         // after which the body never runs); the main side waits inside `resume`.
         unsafe {
             (*state).runs += 1;
+            (*state).last_sp = std::hint::black_box(&raw const here) as usize;
+            switch(&raw mut (*state).co_sp, (*state).main_sp);
+        }
+    }
+}
+
+/// A stamping coroutine's body: reads the clock on arrival, first thing, then does what
+/// [`body`] does; forever.
+#[cfg(target_arch = "x86_64")]
+extern "sysv64" fn stamped_body(state: *mut State) -> ! {
+    // SAFETY: as in `body`; the timer is set for a stamping coroutine (`Coroutine::stamped`).
+    let timer = unsafe { (*state).timer };
+    loop {
+        // SAFETY: as in `body`.
+        unsafe {
+            (*state).stamp = timer.map_or(0, |t| t.stop());
+            (*state).runs += 1;
+            let here = 0u8;
             (*state).last_sp = std::hint::black_box(&raw const here) as usize;
             switch(&raw mut (*state).co_sp, (*state).main_sp);
         }
@@ -215,5 +260,24 @@ mod tests {
         assert!(co.stack_range().contains(&co.last_sp()), "{:#x} in {:x?}", co.last_sp(), co.stack_range());
         let here = 0u8;
         assert!(!co.stack_range().contains(&(&raw const here as usize)));
+        assert_eq!(co.stamp(), 0, "a plain coroutine stamps nothing");
+    }
+
+    #[test]
+    fn a_stamping_coroutine_reads_the_clock_on_each_arrival_between_the_resumes_start_and_end() {
+        if !AVAILABLE {
+            return;
+        }
+        let timer = Timer::with_scale(model::TimerKind::MonotonicRaw, 1.0);
+        let mut co = Coroutine::stamped(timer).expect("coroutine");
+        for i in 1..=100 {
+            let t0 = timer.start();
+            co.resume();
+            let t1 = timer.stop();
+            let s = co.stamp();
+            assert!(t0 <= s && s <= t1, "resume {i}: stamp {s} outside {t0}..={t1}");
+            assert_eq!(co.runs(), i);
+        }
+        assert!(co.stack_range().contains(&co.last_sp()));
     }
 }
