@@ -646,7 +646,7 @@ mod tests {
                 Lib.run(ctx, &p).unwrap_or_else(|e| panic!("{section}: {e:?}"))
             };
             let text = run("text");
-            if text.params.get("counted").is_none() {
+            if !text.params.contains_key("counted") {
                 return; // glibc before 2.34: a threads library of its own, sized as such
             }
             assert_eq!(text.params["counted"], "libc pthread symbols");
