@@ -3,14 +3,20 @@
 //! directory and starts it with `exec`, so each child begins as a new program: nothing mapped
 //! but what its own start-up maps.
 //!
-//! `osprim_helper <timer> read-loop` — times `read` of 1 byte from a pipe it owns. It says
-//! `ready <hooked>` on stdout (1 when the interposer's counters are visible, i.e. it was started
-//! with `LD_PRELOAD`), then for each 8-byte command `n` on stdin (0: leave) refills its pipe
-//! (untimed, up to 4096 bytes at a time) and times each chunk of 1-byte reads, replying with
-//! six little-endian u64: ticks (summed over the chunks), reads made, reads that returned the
-//! wrong byte, the interposer's count of reads over the timed loops, the interposer's sum of
-//! first bytes over them, and the sum of the bytes read. Commands are read and replies written
-//! with the bare `read`/`write` system calls, so the interposer never sees them.
+//! `osprim_helper <timer> read-loop` — times `read` of 1 byte from a pipe it owns, two ways in
+//! alternating blocks: through the symbol `read` (the interposer's wrapper when started with
+//! `LD_PRELOAD`) and through the C library's own `read` (looked up in `libc.so.6` itself, so
+//! the wrapper never sees it); both are called through a function pointer, alike. It says
+//! `ready <hooked>` on stdout (1 when the interposer's counters are visible), then for each
+//! 8-byte command (0: leave; bit 63 set: the direct block first) takes `n` (the low bits) reads
+//! each way: for each block it refills its pipe (untimed, up to 4096 bytes at a time) and times
+//! each chunk of 1-byte reads, reading its own CPU time (`CLOCK_THREAD_CPUTIME_ID`) around each
+//! chunk. It replies with ten little-endian u64: ticks through the symbol, ticks direct (each
+//! summed over its chunks), the CPU ns charged over those chunks (symbol, direct), reads made
+//! each way, reads that returned the wrong byte (both ways), the interposer's count of reads
+//! and its sum of first bytes over the symbol's chunks, its count over the direct chunks
+//! (which must stay 0), and the sum of the bytes read each way. Commands are read and replies
+//! written with the bare `read`/`write` system calls, so the interposer never sees them.
 //!
 //! `osprim_helper <timer> dlopen-init <library>` — checks the library is not mapped yet, times
 //! one `dlopen(RTLD_NOW | RTLD_LOCAL)` of it, and prints one line of `key=value`s: `ticks`,
@@ -41,11 +47,16 @@ struct Timespec {
 
 const RTLD_NOW: c_int = 2;
 const RTLD_NOLOAD: c_int = 4;
+const CLOCK_THREAD_CPUTIME_ID: c_int = 3;
 const RTLD_DEFAULT: *mut c_void = std::ptr::null_mut();
 const SIGIO: c_int = 29;
 const CLOCK_MONOTONIC_RAW: c_int = 4;
 const O_CLOEXEC: c_int = 0o2_000_000;
 const CHUNK: u64 = 4096;
+/// The command bit that puts the direct block first.
+const DIRECT_FIRST: u64 = 1 << 63;
+
+type ReadFn = unsafe extern "C" fn(c_int, *mut c_void, usize) -> isize;
 
 unsafe extern "C" {
     fn read(fd: c_int, buf: *mut c_void, count: usize) -> isize;
@@ -151,7 +162,7 @@ fn fail(why: &str) -> ! {
 }
 
 /// The interposer's counter functions, when it is loaded.
-fn hook_counters() -> Option<(extern "C" fn() -> u64, extern "C" fn() -> u64)> {
+fn hook_counters() -> Hook {
     // SAFETY: the names are NUL-terminated; RTLD_DEFAULT searches the loaded objects.
     let reads = unsafe { dlsym(RTLD_DEFAULT, c"osprim_interpose_reads".as_ptr()) };
     // SAFETY: as above.
@@ -202,20 +213,81 @@ fn event_byte(i: u64) -> u8 {
     (i % 251) as u8 + 1
 }
 
-/// Times `count` 1-byte reads from `fd`, whose pipe holds exactly the bytes they should get.
+/// This thread's CPU time, ns (the kernel's account).
+fn cpu_ns() -> u64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid out-pointer.
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.sec as u64 * 1_000_000_000 + ts.nsec as u64
+}
+
+/// Times `count` 1-byte reads from `fd` through `f`, whose pipe holds exactly the bytes they
+/// should get.
 #[inline(never)]
-fn timed_reads(timer: Timer, fd: c_int, count: u64, wrong: &mut u64) -> u64 {
+fn timed_reads(timer: Timer, fd: c_int, count: u64, f: ReadFn, wrong: &mut u64) -> u64 {
+    let f = std::hint::black_box(f);
     let mut b = [0u8; 1];
     let t0 = timer.start();
     for i in 0..count {
-        // SAFETY: `b` is valid for 1 byte.
-        let n = unsafe { read(fd, b.as_mut_ptr().cast(), 1) };
+        // SAFETY: `b` is valid for 1 byte; `f` is a `read`.
+        let n = unsafe { f(fd, b.as_mut_ptr().cast(), 1) };
         if n != 1 || b[0] != event_byte(i) {
             *wrong += 1;
         }
     }
     let t1 = timer.stop();
     t1.wrapping_sub(t0)
+}
+
+/// What one block of reads one way measured.
+#[derive(Default)]
+struct Block {
+    ticks: u64,
+    cpu_ns: u64,
+    hook_reads: u64,
+    hook_bytes: u64,
+    bytes: u64,
+}
+
+/// `n` reads through `f` in chunks, each refilled before and timed alone.
+fn block(timer: Timer, fds: [c_int; 2], chunk: &[u8], n: u64, f: ReadFn, hook: Hook, wrong: &mut u64) -> Block {
+    let mut out = Block::default();
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(CHUNK);
+        // SAFETY: `chunk` is valid for `k` ≤ its length bytes; the pipe has room for them
+        // (it is empty: the last chunk's reads took everything).
+        if unsafe { write(fds[1], chunk.as_ptr().cast(), k as usize) } != k as isize {
+            fail("refilling the pipe failed");
+        }
+        let before = hook.map(|(r, b)| (r(), b()));
+        let c0 = cpu_ns();
+        out.ticks += timed_reads(timer, fds[0], k, f, wrong);
+        out.cpu_ns += cpu_ns().saturating_sub(c0);
+        if let (Some((r, b)), Some((r0, b0))) = (hook, before) {
+            out.hook_reads += r() - r0;
+            out.hook_bytes += b() - b0;
+        }
+        out.bytes += chunk[..k as usize].iter().map(|&x| u64::from(x)).sum::<u64>();
+        left -= k;
+    }
+    out
+}
+
+type Hook = Option<(extern "C" fn() -> u64, extern "C" fn() -> u64)>;
+
+/// The C library's own `read`, from `libc.so.6` itself (not the first `read` in the search
+/// order, which is the interposer's when it is preloaded).
+fn libc_read() -> Option<ReadFn> {
+    // SAFETY: the name is NUL-terminated; RTLD_NOLOAD only finds the loaded C library.
+    let h = unsafe { dlopen(c"libc.so.6".as_ptr(), RTLD_NOW | RTLD_NOLOAD) };
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: `h` is a live handle; the name is NUL-terminated.
+    let f = unsafe { dlsym(h, c"read".as_ptr()) };
+    // SAFETY: libc's `read` has this signature.
+    (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, ReadFn>(f) })
 }
 
 fn read_loop(timer: Timer) {
@@ -225,38 +297,35 @@ fn read_loop(timer: Timer) {
         fail("pipe2 failed");
     }
     let hook = hook_counters();
+    let direct = libc_read().unwrap_or_else(|| fail("the C library's own read (libc.so.6) was not found"));
+    // The symbol `read` as this program binds it: the wrapper when the interposer is preloaded.
+    let symbol: ReadFn = read;
     let chunk: Vec<u8> = (0..CHUNK).map(event_byte).collect();
     if !raw_write_all(1, format!("ready {}\n", u8::from(hook.is_some())).as_bytes()) {
         return;
     }
     let mut cmd = [0u8; 8];
     while raw_read_exact(0, &mut cmd) {
-        let n = u64::from_le_bytes(cmd);
+        let word = u64::from_le_bytes(cmd);
+        let n = word & !DIRECT_FIRST;
         if n == 0 {
             return;
         }
-        let (mut ticks, mut wrong, mut hook_reads, mut hook_bytes, mut bytes) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        let mut left = n;
-        while left > 0 {
-            let k = left.min(CHUNK);
-            // SAFETY: `chunk` is valid for `k` ≤ its length bytes; the pipe has room for them
-            // (it is empty: the last chunk's reads took everything).
-            if unsafe { write(fds[1], chunk.as_ptr().cast(), k as usize) } != k as isize {
-                fail("refilling the pipe failed");
-            }
-            let before = hook.map(|(r, b)| (r(), b()));
-            ticks += timed_reads(timer, fds[0], k, &mut wrong);
-            if let (Some((r, b)), Some((r0, b0))) = (hook, before) {
-                hook_reads += r() - r0;
-                hook_bytes += b() - b0;
-            }
-            bytes += chunk[..k as usize].iter().map(|&x| u64::from(x)).sum::<u64>();
-            left -= k;
-        }
-        let mut reply = [0u8; 48];
-        for (i, v) in [ticks, n, wrong, hook_reads, hook_bytes, bytes].into_iter().enumerate() {
+        let mut wrong = 0u64;
+        let (with, without) = if word & DIRECT_FIRST != 0 {
+            let o = block(timer, fds, &chunk, n, direct, hook, &mut wrong);
+            (block(timer, fds, &chunk, n, symbol, hook, &mut wrong), o)
+        } else {
+            let w = block(timer, fds, &chunk, n, symbol, hook, &mut wrong);
+            (w, block(timer, fds, &chunk, n, direct, hook, &mut wrong))
+        };
+        let words =
+            [with.ticks, without.ticks, with.cpu_ns, without.cpu_ns, n, wrong, with.hook_reads, with.hook_bytes];
+        let mut reply = [0u8; 80];
+        for (i, v) in words.into_iter().chain([without.hook_reads, with.bytes]).enumerate() {
             reply[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
         }
+        debug_assert_eq!(with.bytes, without.bytes);
         if !raw_write_all(1, &reply) {
             return;
         }

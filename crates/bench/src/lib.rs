@@ -11,6 +11,7 @@
 
 pub mod cold;
 pub mod counters;
+pub mod cpu_time;
 pub mod ctx;
 pub mod domain;
 pub mod domain_process;

@@ -22,6 +22,11 @@
 //! of every sample is compared byte by byte outside the clock. Both ends count what they
 //! handled, read their context switches (`getrusage(RUSAGE_THREAD)`) and the CPU they ran on.
 //!
+//! **Paired runs** ([`run_paired`]): two sessions alive at once, their blocks alternating
+//! sample by sample; around each block the measuring thread reads its own CPU time and that
+//! block's peer's ([`crate::cpu_time`]), so each sample says whether something else ran on the
+//! CPU during it ([`Report::disturbed`]).
+//!
 //! **Peers always end.** After sampling the peer is told to stop (a message numbered
 //! [`STOP`]), then joined or reaped; a forked peer is killed if it does not exit within the
 //! peer deadline, and always killed and reaped when dropped (an error, Ctrl-C). A peer that
@@ -53,6 +58,7 @@
 
 use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
 use super::{Ctx, NotMeasured};
+use crate::cpu_time;
 use crate::peer::{Ended, Peer, StartStep};
 use crate::peer::{PEER_DEADLINE, PeerKind};
 use crate::sampler::{Samples, StopReason, Timed, overhead_of};
@@ -154,6 +160,13 @@ pub struct Report {
     pub one_way_over_round_trip: u64,
     /// The run was interrupted and the peer ended before reporting its counts (they are 0).
     pub peer_unreported: bool,
+    /// Paired runs ([`run_paired`]) only: per sample, whether its block was disturbed by the
+    /// kernel's account ([`crate::cpu_time`]: the two ends were charged less CPU time than the
+    /// block lasted, so something else ran on their CPU); empty where it could not be read.
+    pub disturbed: Vec<bool>,
+    /// Paired runs only: per sample, the time of its block the two ends were not charged
+    /// for, ns (negative: none); aligned with `disturbed`.
+    pub off_cpu_ns: Vec<f64>,
 }
 
 // Shared slots.
@@ -393,6 +406,10 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
     let mut fault: Option<(Fault, Plan)> = None;
     let mut b_ns = Vec::new();
     let mut calls = 0u64;
+    // The kernel's account of each block (see `cpu_time`): the measuring thread and the
+    // block's own peer, on one CPU, are charged its whole time unless something else ran.
+    let (tasks_a, tasks_b) = ([cpu_time::Task::Me, a.peer_task()], [cpu_time::Task::Me, b.peer_task()]);
+    let (mut account_a, mut account_b) = (Vec::new(), Vec::new());
     let ops = |p: &Plan| match p.timing {
         Timing::RoundTrip { ops_per_round_trip } => ops_per_round_trip,
         Timing::OneWay => 1,
@@ -406,18 +423,27 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
             return None;
         }
         watch.begin();
-        let (ra, rb) = if calls.is_multiple_of(2) {
-            let rb = b.round_trips(n.div_ceil(per_b), &ctx.timer);
-            (a.round_trips(n.div_ceil(per_a), &ctx.timer), rb)
+        // Each block between two readings of its tasks' CPU time (outside the clock).
+        let accounted = |s: &mut Session, tasks: &[cpu_time::Task], per: u64| {
+            let c0 = cpu_time::sum_ns(tasks);
+            let r = s.round_trips(n.div_ceil(per), &ctx.timer);
+            let c1 = cpu_time::sum_ns(tasks);
+            (r, c0.zip(c1).map(|(c0, c1)| c1.saturating_sub(c0)))
+        };
+        let ((ra, ca), (rb, cb)) = if calls.is_multiple_of(2) {
+            let rb = accounted(b, &tasks_b, per_b);
+            (accounted(a, &tasks_a, per_a), rb)
         } else {
-            let ra = a.round_trips(n.div_ceil(per_a), &ctx.timer);
-            (ra, b.round_trips(n.div_ceil(per_b), &ctx.timer))
+            let ra = accounted(a, &tasks_a, per_a);
+            (ra, accounted(b, &tasks_b, per_b))
         };
         watch.end();
         match (ra, rb) {
             (Ok(ta), Ok(tb)) => {
                 let overhead = ctx.timer.overhead_ticks();
                 let ops = |per: u64| (n.div_ceil(per) * per) as f64;
+                account_a.push(ca.map(|c| (ctx.timer.ticks_to_ns(ta as f64), c as f64)));
+                account_b.push(cb.map(|c| (ctx.timer.ticks_to_ns(tb as f64), c as f64)));
                 b_ns.push(ctx.timer.ticks_to_ns(tb as f64 - overhead) / ops(per_b));
                 Some(scale_ticks(ta, overhead, n as f64 / ops(per_a)))
             }
@@ -436,12 +462,31 @@ fn measure_paired(ctx: &Ctx, a: &mut Session, b: &mut Session) -> Result<(Report
         Some((f, plan)) => return Err(f.into_not_measured(&plan, samples.per_op_ns.len())),
         None => {}
     }
-    b_ns.drain(..b_ns.len().saturating_sub(samples.per_op_ns.len()));
+    let kept = samples.per_op_ns.len();
+    b_ns.drain(..b_ns.len().saturating_sub(kept));
     let b_samples = Samples { per_op_ns: b_ns, ..samples.clone() };
-    let report_a =
-        Report { samples, measurer_switches: Switches::now().since(before), payloads_checked: 0, ..Report::default() };
-    let report_b = Report { samples: b_samples, ..Report::default() };
+    let (disturbed_a, off_a) = accounts(account_a, kept);
+    let (disturbed_b, off_b) = accounts(account_b, kept);
+    let report_a = Report {
+        samples,
+        measurer_switches: Switches::now().since(before),
+        payloads_checked: 0,
+        disturbed: disturbed_a,
+        off_cpu_ns: off_a,
+        ..Report::default()
+    };
+    let report_b = Report { samples: b_samples, disturbed: disturbed_b, off_cpu_ns: off_b, ..Report::default() };
     Ok((report_a, report_b))
+}
+
+/// The last `kept` blocks' accounts (wall ns, CPU ns) as (disturbed, off-CPU ns) per sample;
+/// both empty if any of them could not be read.
+fn accounts(all: Vec<Option<(f64, f64)>>, kept: usize) -> (Vec<bool>, Vec<f64>) {
+    let last = &all[all.len().saturating_sub(kept)..];
+    if last.iter().any(Option::is_none) {
+        return (Vec::new(), Vec::new());
+    }
+    last.iter().flatten().map(|&(wall, cpu)| (cpu_time::disturbed(wall, cpu), cpu_time::off_cpu_ns(wall, cpu))).unzip()
 }
 
 /// The transport could not be opened: the kernel's refusal is a reason to skip, anything else
@@ -548,6 +593,15 @@ impl Session {
         report.ran_on = (cpu::current_cpu(), (peer_cpu > 0).then(|| peer_cpu as usize - 1));
         report.min_one_way_ticks = report.min_one_way_ticks.min(shared.u64(OUT_MIN).load(Acquire) as i64);
         Ok(report)
+    }
+
+    /// The peer as a task whose CPU time can be read: its thread, or its process.
+    fn peer_task(&self) -> cpu_time::Task {
+        if self.peer.is_process() {
+            cpu_time::Task::Process(self.peer.pid())
+        } else {
+            cpu_time::Task::Thread(self.shared.u64(PEER_TID).load(Acquire) as i32)
+        }
     }
 
     /// Why the peer can no longer answer, if it cannot.

@@ -84,6 +84,7 @@ static AFTER_IPC: &[&dyn Benchmark] = &[
     &crate::size::Lib,
     &crate::size::Module,
     &crate::size::DomainLayer,
+    &crate::size::ThrowPath,
     &crate::lifecycle::CreateJoin,
     &crate::lifecycle::FirstRun,
     &crate::lifecycle::Process(crate::lifecycle::Spawn::ForkExit),

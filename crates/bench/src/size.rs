@@ -11,7 +11,11 @@
 //!   name), or, if not mapped, beside the C library it has mapped (the directory the dynamic
 //!   loader found that in). Since glibc 2.34 `libpthread.so.0` is an empty compatibility stub
 //!   and the threads implementation is inside `libc.so.6`: when the file defines no
-//!   `pthread_create` the row is skipped saying so — there is no separable part to weigh.
+//!   `pthread_create`, `part=libpthread` sizes the C library's `pthread_*`/`__pthread_*`
+//!   symbols instead (`.dynsym` `st_size` per part: code the functions, data and bss the objects
+//!   so named — glibc's thread-specific keys table; a thread's own `struct pthread` is at the
+//!   top of its stack mapping, in no section), with `counted: libc pthread symbols` in its
+//!   parameters and the stub said in a note.
 //!   **Validation:** section sums as `size.shell` (inside loadable segments); a mapped file is
 //!   the one mapped (device and inode in `/proc/self/maps` equal the file's).
 //! - `size.module`, `module`: `vt` (the virtual-terminal console: GTE's `video`), `keyboard`
@@ -31,6 +35,15 @@
 //!   the crate's functions, as this process runs them, sit at their `.symtab` addresses plus
 //!   one load bias (page-aligned) inside an executable mapping of the binary: the file read is
 //!   the code running.
+//!
+//!   Its data part also counts the key table, which does Go!'s GDT's job on the heap:
+//!   [`domain::table::KeyTable::record_bytes`] for domain.xfer's GDT-miss table
+//!   ([`TABLE_DOMAINS`] domains with one interface each, [`TABLE_KEYS`] keys).
+//! - `size.throw`: osprim's own throw path (GTE's `xcp_mgr`: raising an exception and
+//!   delivering a fault to its handler): the domain library's raise and unwind
+//!   ([`THROW_PATH`]), the SIGSEGV dispatcher (`sys::segv`, whole) and the `SegvOwner`
+//!   resolvers, summed from `.symtab` as `size.domain`. **Validation:** both halves found;
+//!   the binary read is the code running (as `size.domain`).
 //!
 //! GTE's `mem_mgr`, `idisp`, `sched` and `scan` have no row here: their counterparts (the
 //! kernel's memory manager, interrupt dispatch, scheduler; for the code scanner, the nearest is
@@ -158,11 +171,17 @@ impl Benchmark for Lib {
                 beside
             }
         };
-        let mut m = bytes_row(section, || {
+        if *file == "libpthread.so.0" {
             let (bytes, elf) = read_elf(&path)?;
-            if *file == "libpthread.so.0" {
-                stub_check(&path, &bytes, &elf)?;
+            if let Some(stub) = stub(&path, &bytes, &elf)? {
+                let mut m = pthread_in_libc(section, &maps)?;
+                m.notes.push(stub);
+                m.params.insert("component".into(), (*component).into());
+                return Ok(m);
             }
+        }
+        let mut m = bytes_row(section, || {
+            let (_, elf) = read_elf(&path)?;
             let mut found = section_sum(&path, &elf, section, format!("{} ({file})", path.display()));
             found.checks.push(match &map {
                 Some(mp) => same_file_check(&path, mp),
@@ -178,22 +197,75 @@ impl Benchmark for Lib {
     }
 }
 
-/// A `libpthread.so.0` that defines no `pthread_create` is glibc's compatibility stub: no
-/// separable threads part exists, and the row says so.
-fn stub_check(path: &Path, bytes: &[u8], elf: &crate::elf::Elf) -> Result<(), NotMeasured> {
+/// A `libpthread.so.0` that defines no `pthread_create` is glibc's compatibility stub: what it
+/// is, said in the row; `None` for a real threads library.
+fn stub(path: &Path, bytes: &[u8], elf: &crate::elf::Elf) -> Result<Option<String>, NotMeasured> {
     let syms = elf
         .symbols(bytes, crate::elf::SHT_DYNSYM)
         .map_err(|e| NotMeasured::Failed(format!("{}: {e}", path.display())))?
         .unwrap_or_default();
     if syms.iter().any(|s| s.defined() && s.name == "pthread_create") {
-        return Ok(());
+        return Ok(None);
     }
-    Err(NotMeasured::Skipped(format!(
-        "no separable threads part: {} defines no pthread_create — a compatibility stub ({} bytes of code); since \
-         glibc 2.34 the threads implementation is inside libc.so.6 (size.lib part=libc)",
+    Ok(Some(format!(
+        "{} defines no pthread_create: a compatibility stub ({} bytes of code); since glibc 2.34 the threads \
+         implementation is inside libc.so.6, so its pthread_* symbols are sized there",
         path.display(),
         elf.total(Part::Text)
     )))
+}
+
+/// Whether a dynamic symbol's name is the threads implementation's: `pthread_*` (the
+/// interface) or `__pthread_*` (its internals, e.g. the thread-specific keys table).
+fn is_pthread(name: &str) -> bool {
+    let bare = name.split('@').next().unwrap_or(name);
+    bare.starts_with("pthread_") || bare.starts_with("__pthread_")
+}
+
+/// The threads implementation inside the C library (glibc ≥ 2.34): the sizes of `libc.so.6`'s
+/// defined `.dynsym` symbols named `pthread_*`/`__pthread_*` in `section`'s part, each address
+/// once — code: the functions; data and bss: the objects so named (glibc's is the
+/// thread-specific keys table in bss; a thread's own state, `struct pthread`, lives at the top
+/// of its stack mapping, not in a section).
+fn pthread_in_libc(section: Part, maps: &[Mapping]) -> Result<Measured, NotMeasured> {
+    let libc =
+        mapped(maps, "libc.so.6").ok_or_else(|| NotMeasured::Skipped("no libc.so.6 mapped in this process".into()))?;
+    let path = libc.path.clone();
+    let mut m = bytes_row(section, || {
+        let (bytes, elf) = read_elf(&path)?;
+        let syms = elf
+            .symbols(&bytes, crate::elf::SHT_DYNSYM)
+            .map_err(|e| NotMeasured::Failed(format!("{}: {e}", path.display())))?
+            .unwrap_or_default();
+        let own: Vec<&crate::elf::Symbol> = syms.iter().filter(|s| s.defined() && is_pthread(&s.name)).collect();
+        let has_create = own.iter().any(|s| s.name.split('@').next() == Some("pthread_create"));
+        let (figure, summed) = symbol_sum(&elf, &own, section);
+        Ok(Found {
+            path: path.clone(),
+            figure,
+            summed,
+            checks: vec![
+                Check::new(
+                    "the C library holds the threads implementation (defines pthread_create)",
+                    "pthread_create defined in .dynsym",
+                    if has_create { "defined" } else { "absent" },
+                    has_create,
+                ),
+                same_file_check(&path, &libc),
+            ],
+            berkeley: None,
+            what: format!("the pthread_* and __pthread_* symbols of {} (.dynsym st_size)", path.display()),
+        })
+    })?;
+    m.params.insert("counted".into(), "libc pthread symbols".into());
+    m.notes.push(match section {
+        Part::Text => "code: the sizes of the C library's pthread_* and __pthread_* functions".to_string(),
+        _ => "data and bss: the C library's objects named pthread_*/__pthread_* (glibc: the thread-specific keys \
+              table, in bss); a thread's own state (struct pthread) sits at the top of its stack mapping, made at \
+              pthread_create, not in a section"
+            .to_string(),
+    });
+    Ok(m)
 }
 
 /// A kernel module's sections: `size.module`.
@@ -311,6 +383,43 @@ impl Benchmark for Module {
     }
 }
 
+/// The running binary's `.symtab` (its path shown, its bytes, its ELF), or why not.
+fn own_symbols() -> Result<(PathBuf, crate::elf::Elf, Vec<crate::elf::Symbol>), NotMeasured> {
+    let exe = PathBuf::from("/proc/self/exe");
+    let shown = std::fs::read_link(&exe).unwrap_or_else(|_| exe.clone());
+    let (bytes, elf) = read_elf(&exe)?;
+    let syms = elf
+        .symbols(&bytes, SHT_SYMTAB)
+        .map_err(|e| NotMeasured::Failed(format!("{}: {e}", shown.display())))?
+        .ok_or_else(|| {
+        NotMeasured::Skipped(format!("{} is stripped: no .symtab to find osprim's own symbols in", shown.display()))
+    })?;
+    Ok((shown, elf, syms))
+}
+
+/// The bytes (`st_size`) of the defined symbols `own` that lie in `section`'s part, each
+/// address counted once, and a line per section they came from.
+fn symbol_sum(elf: &crate::elf::Elf, own: &[&crate::elf::Symbol], section: Part) -> (u64, Vec<String>) {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut per_section: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut figure = 0;
+    for s in own {
+        if elf.part_of(s) != Some(section) || !seen.insert((s.value, s.size)) {
+            continue;
+        }
+        figure += s.size;
+        let e = per_section.entry(elf.sections[usize::from(s.shndx)].name.clone()).or_default();
+        *e = (e.0 + 1, e.1 + s.size);
+    }
+    (figure, per_section.iter().map(|(n, (k, b))| format!("{n}: {k} symbols, {b} bytes")).collect())
+}
+
+/// The key table `size.domain` counts as the domain layer's data: domain.xfer's GDT-miss
+/// configuration — more domains than hardware keys ([`TABLE_KEYS`]), one interface each.
+pub const TABLE_DOMAINS: usize = 20;
+/// Hardware keys of that table: x86's 16 less the default key 0.
+pub const TABLE_KEYS: usize = 15;
+
 /// osprim's own domain layer: `size.domain`.
 pub struct DomainLayer;
 
@@ -332,19 +441,9 @@ impl Benchmark for DomainLayer {
     }
     fn run(&self, _ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let section = part_param(params)?;
-        let exe = PathBuf::from("/proc/self/exe");
-        let shown = std::fs::read_link(&exe).unwrap_or_else(|_| exe.clone());
-        bytes_row(section, || {
-            let (bytes, elf) = read_elf(&exe)?;
-            let syms = elf
-                .symbols(&bytes, SHT_SYMTAB)
-                .map_err(|e| NotMeasured::Failed(format!("{}: {e}", shown.display())))?
-                .ok_or_else(|| {
-                    NotMeasured::Skipped(format!(
-                        "{} is stripped: no .symtab to find the domain layer's symbols in",
-                        shown.display()
-                    ))
-                })?;
+        let table = ::domain::table::KeyTable::record_bytes(TABLE_DOMAINS, TABLE_DOMAINS, TABLE_KEYS) as u64;
+        let mut m = bytes_row(section, || {
+            let (shown, elf, syms) = own_symbols()?;
             let own: Vec<&crate::elf::Symbol> =
                 syms.iter().filter(|s| s.name.starts_with(DOMAIN_ROOT) && s.defined() && s.size > 0).collect();
             if own.is_empty() {
@@ -353,24 +452,105 @@ impl Benchmark for DomainLayer {
                     shown.display()
                 )));
             }
-            let mut seen = std::collections::BTreeSet::new();
-            let mut per_section: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-            let mut figure = 0;
-            for s in &own {
-                if elf.part_of(s) != Some(section) || !seen.insert((s.value, s.size)) {
-                    continue;
-                }
-                figure += s.size;
-                let e = per_section.entry(elf.sections[usize::from(s.shndx)].name.clone()).or_default();
-                *e = (e.0 + 1, e.1 + s.size);
+            let (mut figure, mut summed) = symbol_sum(&elf, &own, section);
+            if section == Part::Data {
+                // The tables that do the GDT's job live on the heap, not in a section.
+                figure += table;
+                summed.push(format!(
+                    "key table (heap): {TABLE_DOMAINS} domains, {TABLE_DOMAINS} interfaces, {TABLE_KEYS} keys, {table} bytes"
+                ));
             }
             Ok(Found {
                 path: shown.clone(),
                 figure,
-                summed: per_section.iter().map(|(n, (k, b))| format!("{n}: {k} symbols, {b} bytes")).collect(),
+                summed,
                 checks: vec![running_code_check(&syms)],
                 berkeley: None,
                 what: format!("the domain crate's symbols in {} (.symtab st_size)", shown.display()),
+            })
+        })?;
+        if section == Part::Data {
+            m.observed.insert("key_table_bytes".into(), table.into());
+            m.notes.push(format!(
+                "data includes the key table, which does the GDT's job on the heap: {table} bytes for {TABLE_DOMAINS} \
+                 domains with one interface each sharing {TABLE_KEYS} hardware keys (domain.xfer's GDT-miss table; \
+                 KeyTable::record_bytes: its records at exactly that length)"
+            ));
+        }
+        Ok(m)
+    }
+}
+
+/// The prefixes of osprim's throw path in its binary's `.symtab`: the domain library's raise
+/// and the unwind to the caller's handler (`raise`, `leave_current`, `leave`; inlined ones have
+/// no symbol of their own and are counted inside their caller), the one SIGSEGV dispatcher
+/// (`sys::segv`, whole: its registration, dispatch and tables) and every owner's resolver of a
+/// fault it dispatches (`impl SegvOwner`).
+pub const THROW_PATH: [&str; 4] = [
+    "_ZN13osprim_domain5raise17h",
+    "_ZN13osprim_domain13leave_current17h",
+    "_ZN13osprim_domain5leave17h",
+    "_ZN10osprim_sys4segv",
+];
+/// A trait implementation of the dispatcher's owner interface (legacy mangling of
+/// `<T as osprim_sys::segv::SegvOwner>::…`).
+const SEGV_OWNER_IMPL: &str = "$u20$as$u20$osprim_sys..segv..SegvOwner$GT$";
+
+/// osprim's own throw path: `size.throw`.
+pub struct ThrowPath;
+
+impl Benchmark for ThrowPath {
+    fn id(&self) -> &'static str {
+        "size.throw"
+    }
+    fn about(&self) -> &'static str {
+        "osprim's throw path (domain raise/leave, the SIGSEGV dispatcher) in the running binary: code, data, bss from \
+         .symtab (bytes), beside Go!'s xcp_mgr"
+    }
+    fn variants(&self, _: &Ctx) -> Vec<Params> {
+        section_variants(&[])
+    }
+    fn single_round(&self) -> bool {
+        true
+    }
+    fn run(&self, _ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
+        let section = part_param(params)?;
+        bytes_row(section, || {
+            let (shown, elf, syms) = own_symbols()?;
+            let own: Vec<&crate::elf::Symbol> = syms
+                .iter()
+                .filter(|s| s.defined() && s.size > 0)
+                .filter(|s| THROW_PATH.iter().any(|p| s.name.starts_with(p)) || s.name.contains(SEGV_OWNER_IMPL))
+                .collect();
+            let has = |p: &str| own.iter().any(|s| s.name.starts_with(p));
+            let check = Check::new(
+                "the throw path is in the binary: the domain library's unwind (leave) and the SIGSEGV dispatcher",
+                "symbols of both",
+                format!(
+                    "{} symbols; leave {}, dispatcher {}",
+                    own.len(),
+                    if has(THROW_PATH[2]) || has(THROW_PATH[1]) { "found" } else { "missing" },
+                    if has(THROW_PATH[3]) { "found" } else { "missing" }
+                ),
+                (has(THROW_PATH[2]) || has(THROW_PATH[1])) && has(THROW_PATH[3]),
+            );
+            if own.is_empty() {
+                return Err(NotMeasured::Skipped(format!(
+                    "no symbol of the throw path in {}'s .symtab (another mangling scheme?)",
+                    shown.display()
+                )));
+            }
+            let (figure, summed) = symbol_sum(&elf, &own, section);
+            Ok(Found {
+                path: shown.clone(),
+                figure,
+                summed,
+                checks: vec![check, running_code_check(&syms)],
+                berkeley: None,
+                what: format!(
+                    "osprim's throw path in {} (.symtab st_size: domain raise/leave, sys::segv, SegvOwner impls)",
+                    shown.display()
+                ),
             })
         })
     }
@@ -449,12 +629,60 @@ mod tests {
 
     #[test]
     fn the_c_library_is_measured_and_the_threads_stub_said() {
-        every_variant(&Lib, |p, why| p["part"] != "libc" && (why.contains("stub") || why.contains("neither mapped")));
+        every_variant(&Lib, |p, why| p["part"] == "libgcc_s" && why.contains("neither mapped"));
         with_ctx(0.05, |ctx| {
             let p = Params::from([("part".into(), "libc".into()), ("section".into(), "text".into())]);
             let m = Lib.run(ctx, &p).expect("the C library is mapped in every test binary");
             assert!(m.samples.per_op_ns[0] > 100_000.0, "libc has code");
             assert_eq!(m.checks.iter().filter(|c| c.ok == Some(true)).count(), m.checks.len());
+        });
+    }
+
+    #[test]
+    fn the_threads_part_is_sized_inside_libc_when_libpthread_is_a_stub() {
+        with_ctx(0.05, |ctx| {
+            let mut run = |section: &str| {
+                let p = Params::from([("part".into(), "libpthread".into()), ("section".into(), section.into())]);
+                Lib.run(ctx, &p).unwrap_or_else(|e| panic!("{section}: {e:?}"))
+            };
+            let text = run("text");
+            if !text.params.contains_key("counted") {
+                return; // glibc before 2.34: a threads library of its own, sized as such
+            }
+            assert_eq!(text.params["counted"], "libc pthread symbols");
+            assert!(text.samples.per_op_ns[0] > 10_000.0, "pthread_* functions: {:?}", text.samples.per_op_ns);
+            assert!(text.notes.iter().any(|n| n.contains("compatibility stub")), "{:?}", text.notes);
+            for c in &text.checks {
+                assert_eq!(c.ok, Some(true), "{c:?}");
+            }
+            let bss = run("bss");
+            assert!(bss.notes.iter().any(|n| n.contains("struct pthread")), "{:?}", bss.notes);
+        });
+        assert!(is_pthread("pthread_create@@GLIBC_2.34") && is_pthread("__pthread_keys"));
+        assert!(!is_pthread("thrd_create") && !is_pthread("_pthread_cleanup_push"));
+    }
+
+    #[test]
+    fn the_domain_layers_data_counts_its_key_table() {
+        with_ctx(0.05, |ctx| {
+            let p = Params::from([("section".into(), "data".into())]);
+            let Ok(m) = DomainLayer.run(ctx, &p) else { return };
+            let table = ::domain::table::KeyTable::record_bytes(TABLE_DOMAINS, TABLE_DOMAINS, TABLE_KEYS) as f64;
+            assert!(table >= (TABLE_DOMAINS * 8) as f64, "{table}");
+            assert_eq!(m.observed["key_table_bytes"].as_f64(), Some(table));
+            assert!(m.samples.per_op_ns[0] >= table, "{:?}", m.samples.per_op_ns);
+        });
+    }
+
+    #[test]
+    fn the_throw_path_is_sized_from_the_binary() {
+        every_variant(&ThrowPath, |_, why| why.contains("stripped"));
+        with_ctx(0.05, |ctx| {
+            let p = Params::from([("section".into(), "text".into())]);
+            if let Ok(m) = ThrowPath.run(ctx, &p) {
+                assert!(m.samples.per_op_ns[0] > 0.0);
+                assert!(m.checks.iter().all(|c| c.ok == Some(true)), "{:?}", m.checks);
+            }
         });
     }
 

@@ -1,7 +1,8 @@
-//! What `space.*` reads from `/proc`: the kernel's memory counters (`/proc/meminfo`), this
-//! process's (`/proc/self/status`, `/proc/self/fd`, `/proc/self/maps`) and a child's private
-//! memory (`/proc/<pid>/smaps_rollup`). Parsers are pure functions of the file's text; see
-//! proc(5).
+//! What `space.*` reads from `/proc`: the kernel's memory counters (`/proc/meminfo`), the
+//! slab caches' object counts (`/proc/slabinfo`, readable by root only), this process's
+//! (`/proc/self/status`, `/proc/self/fd`, `/proc/self/maps`) and a child's private memory
+//! (`/proc/<pid>/smaps_rollup`). Parsers are pure functions of the file's text; see proc(5),
+//! slabinfo(5).
 
 use std::collections::BTreeMap;
 
@@ -52,14 +53,60 @@ pub struct UserMem {
     pub size_kb: u64,
     /// `Threads`.
     pub threads: u64,
+    /// `VmPTE`: this process's page tables (0 where the kernel does not show it).
+    pub pte_kb: u64,
 }
 
 impl UserMem {
     /// From the text of `/proc/<pid>/status`; `None` if a field is missing.
     pub fn parse(status: &str) -> Option<UserMem> {
         let f = parse_fields(status);
-        Some(UserMem { rss_kb: *f.get("VmRSS")?, size_kb: *f.get("VmSize")?, threads: *f.get("Threads")? })
+        Some(UserMem {
+            rss_kb: *f.get("VmRSS")?,
+            size_kb: *f.get("VmSize")?,
+            threads: *f.get("Threads")?,
+            pte_kb: f.get("VmPTE").copied().unwrap_or(0),
+        })
     }
+}
+
+/// One slab cache of `/proc/slabinfo`: objects in use and the size of one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlabCache {
+    /// `active_objs`.
+    pub active: u64,
+    /// `objsize`, bytes.
+    pub object_bytes: u64,
+}
+
+/// The slab caches the memory of a mapping lives in: its `vm_area_struct` (and, on kernels
+/// that keep it apart, its `vma_lock`), the maple tree that indexes the mappings
+/// (`maple_node`), and the reverse-mapping records of anonymous memory (`anon_vma`,
+/// `anon_vma_chain`, made only when a page is touched).
+pub const MAPPING_CACHES: [&str; 5] = ["vm_area_struct", "vma_lock", "maple_node", "anon_vma", "anon_vma_chain"];
+
+/// The caches of [`MAPPING_CACHES`] found in the text of `/proc/slabinfo` (version 2.x:
+/// `name active_objs num_objs objsize objperslab pagesperslab : …`); `None` if the text is not
+/// slabinfo.
+pub fn parse_slabinfo(text: &str) -> Option<BTreeMap<String, SlabCache>> {
+    if !text.starts_with("slabinfo - version: 2.") {
+        return None;
+    }
+    Some(
+        text.lines()
+            .filter_map(|line| {
+                let mut w = line.split_whitespace();
+                let name = w.next()?;
+                if !MAPPING_CACHES.contains(&name) {
+                    return None;
+                }
+                let active = w.next()?.parse().ok()?;
+                let _total: u64 = w.next()?.parse().ok()?;
+                let object_bytes = w.next()?.parse().ok()?;
+                Some((name.to_string(), SlabCache { active, object_bytes }))
+            })
+            .collect(),
+    )
 }
 
 /// Memory only this process maps (`Private_Clean + Private_Dirty`), from the text of
@@ -70,7 +117,7 @@ pub fn private_kb(smaps_rollup: &str) -> Option<u64> {
 }
 
 /// Everything `space.*` reads at one moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// Kernel-wide memory counters.
     pub kernel: KernelMem,
@@ -80,6 +127,8 @@ pub struct Snapshot {
     pub fds: u64,
     /// Mappings (`/proc/self/maps` lines).
     pub vmas: u64,
+    /// The mapping caches of `/proc/slabinfo`, where it is readable (root).
+    pub slabs: Option<BTreeMap<String, SlabCache>>,
 }
 
 fn read(path: &str) -> Result<String, String> {
@@ -94,7 +143,8 @@ impl Snapshot {
         let user = UserMem::parse(&read("/proc/self/status")?).ok_or("/proc/self/status lacks VmRSS/VmSize/Threads")?;
         let fds = std::fs::read_dir("/proc/self/fd").map_err(|e| format!("read /proc/self/fd: {e}"))?.count() as u64;
         let vmas = read("/proc/self/maps")?.lines().count() as u64;
-        Ok(Snapshot { kernel, user, fds, vmas })
+        let slabs = std::fs::read_to_string("/proc/slabinfo").ok().and_then(|t| parse_slabinfo(&t));
+        Ok(Snapshot { kernel, user, fds, vmas, slabs })
     }
 }
 
@@ -135,7 +185,9 @@ mod tests {
 
     #[test]
     fn status_gives_rss_size_threads() {
-        assert_eq!(UserMem::parse(STATUS), Some(UserMem { rss_kb: 4000, size_kb: 11000, threads: 3 }));
+        assert_eq!(UserMem::parse(STATUS), Some(UserMem { rss_kb: 4000, size_kb: 11000, threads: 3, pte_kb: 0 }));
+        let with_pte = format!("{STATUS}VmPTE:\t      48 kB\n");
+        assert_eq!(UserMem::parse(&with_pte).map(|u| u.pte_kb), Some(48));
         assert_eq!(UserMem::parse("VmRSS: 1 kB\n"), None);
     }
 
@@ -144,6 +196,21 @@ mod tests {
         assert_eq!(private_kb(ROLLUP), Some(128));
         assert!(!parse_fields(ROLLUP).keys().any(|k| k.contains('-')));
         assert_eq!(private_kb("Rss: 5 kB\n"), None);
+    }
+
+    const SLABINFO: &str = "slabinfo - version: 2.1\n\
+        # name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>\n\
+        vm_area_struct      1911   1911    192   21    1 : tunables    0    0    0 : slabdata     91     91      0\n\
+        maple_node           951    960    256   16    1 : tunables    0    0    0 : slabdata     60     60      0\n\
+        kmalloc-64          5000   5120     64   64    1 : tunables    0    0    0 : slabdata     80     80      0\n";
+
+    #[test]
+    fn slabinfo_gives_the_mapping_caches() {
+        let s = parse_slabinfo(SLABINFO).expect("slabinfo");
+        assert_eq!(s.len(), 2, "only the mapping caches: {s:?}");
+        assert_eq!(s["vm_area_struct"], SlabCache { active: 1911, object_bytes: 192 });
+        assert_eq!(s["maple_node"], SlabCache { active: 951, object_bytes: 256 });
+        assert_eq!(parse_slabinfo(MEMINFO), None);
     }
 
     #[test]

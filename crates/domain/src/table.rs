@@ -131,6 +131,17 @@ impl KeyTable {
         Ok(t)
     }
 
+    /// The bytes a table's own records take for `domains` domains, `interfaces` interfaces and
+    /// `keys` hardware keys: one entry per domain (its `Domain` record, slot and age; not the
+    /// domain's data page or stacks), one [`Interface`] per interface, and per key its holder
+    /// and its `Pkey` — the heap a full table takes, its vectors at exactly that length. What
+    /// does Go!'s GDT's job (size.domain counts it as the domain layer's data).
+    pub fn record_bytes(domains: usize, interfaces: usize, keys: usize) -> usize {
+        domains * std::mem::size_of::<Entry>()
+            + interfaces * std::mem::size_of::<Interface>()
+            + keys * (std::mem::size_of::<Option<usize>>() + std::mem::size_of::<Pkey>())
+    }
+
     /// How the domains' rights switch.
     pub fn how(&self) -> Rights {
         self.how

@@ -471,8 +471,14 @@ fn go(f: &Figure) -> Target {
         return sized!(
             if op == "ORB code size" { "text" } else { "data" },
             "size.domain",
-            "Go!'s ORB (its call, naming and protection layer) has no Linux build; osprim's own domain layer \
-             (the domain crate in osprim's binary) does that job here"
+            if op == "ORB code size" {
+                "Go!'s ORB (its call, naming and protection layer) has no Linux build; osprim's own domain layer \
+                 (the domain crate in osprim's binary) does that job here"
+            } else {
+                "Go!'s ORB (its call, naming and protection layer) has no Linux build; osprim's own domain layer \
+                 does that job here: the domain crate's data in osprim's binary plus its key table, which does the \
+                 GDT's job on the heap (20 domains with one interface each, 15 hardware keys)"
+            }
         );
     }
     let hot = match go_hot(f.table.as_str(), op, f.system.as_str()) {
@@ -518,11 +524,15 @@ fn component_size(op: &str, variant: &str) -> Target {
         "comp_lib" => {
             sized!(section, "size.lib", "Go!'s component library has no Linux build; the C library (libc.so.6) does its job", "part" => "libc")
         }
-        "xcp_mgr" => {
-            sized!(section, "size.lib", "Go!'s exception manager has no Linux build; the unwinder that raises and catches exceptions (libgcc_s.so.1) does its job", "part" => "libgcc_s")
-        }
+        "xcp_mgr" => sized!(
+            section,
+            "size.throw",
+            "Go!'s exception manager has no Linux build; osprim's own throw path does its job: the domain \
+             library's raise and unwind to the caller's handler, and the one SIGSEGV dispatcher that delivers a \
+             protection fault to its owner (their symbols in osprim's binary)"
+        ),
         "thread" => {
-            sized!(section, "size.lib", "Go!'s thread component has no Linux build; the C library's thread library (libpthread) does its job", "part" => "libpthread")
+            sized!(section, "size.lib", "Go!'s thread component has no Linux build; the C library's threads implementation does its job: libpthread.so.0 where it is a library of its own, else (glibc 2.34 on, where it is a stub) the pthread_* and __pthread_* symbols of libc.so.6", "part" => "libpthread")
         }
         "video" => {
             sized!(section, "size.module", "Go!'s video driver has no Linux build; the virtual-terminal console driver (module vt) does its job", "module" => "vt")
