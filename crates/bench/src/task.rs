@@ -15,15 +15,29 @@
 //!
 //! Before each timed call an untimed call sets the state it starts from (the default, or task
 //! A's clamp), so every timed call really changes the clamp.
-//! **Timing model** ([`Ctx::iter_regions`]): per operation, three stamps of the run's timer: a
-//! bare null system call (`getppid` through the `syscall` instruction, as `syscall.null`)
-//! between the first two, the `sched_setattr` (also through the bare instruction) between the
-//! last two — paired, side by side in the same loop, so a change of the machine moves both.
-//! The row's time is the `sched_setattr` alone (one timer overhead subtracted). Stages:
-//! `entry` = the null call (kernel entry and exit) and `kernel` = the call minus the null call
-//! (the kernel's own work); `kernel` + `entry` = the total.
+//!
+//! Parameter `pair` — two separately timed measurements, so that RightSpeed's "end task and
+//! begin another" (its list of operations) and "end one task and begin another, total" (its
+//! breakdown, beside the kernel-mode component) each have a figure of their own:
+//! - `pair=null` (every `op`): the call paired with a null system call, for the kernel-mode
+//!   part.
+//!   **Timing model** ([`Ctx::iter_regions`]): per operation, three stamps of the run's timer: a
+//!   bare null system call (`getppid` through the `syscall` instruction, as `syscall.null`)
+//!   between the first two, the `sched_setattr` (also through the bare instruction) between the
+//!   last two — paired, side by side in the same loop, so a change of the machine moves both.
+//!   The row's time is the `sched_setattr` alone (one timer overhead subtracted). Stages:
+//!   `entry` = the null call (kernel entry and exit) and `kernel` = the call minus the null call;
+//!   `kernel` + `entry` = the total, sample by sample. The kernel-mode part is **estimated**, not
+//!   timed inside the call (the kernel's own account of it would need its `sys_enter`/`sys_exit`
+//!   tracepoints): `observed.kernel_timing` = `"estimated"`, with a note saying how; a sample's
+//!   estimate may be below 0 (a null call slower than the call beside it), but the row is
+//!   flagged when the estimate's mean is not above 0.
+//! - `pair=none` (`op=end_begin`): the same call timed alone, two stamps around it and no null
+//!   call beside it; no stages.
+//!
 //! **Validation:** `sched_getattr` reads the clamp back after every untimed and every timed
-//! call, and finds what was set (the default reads back as 0–1024); every call succeeded.
+//! call, and finds what was set (the default reads back as 0–1024); every call succeeded; with
+//! `pair=null`, the kernel-mode estimate's mean is above 0.
 //! The thread's original attributes are put back at the end, also on every error path.
 //!
 //! Kernels built without `CONFIG_UCLAMP_TASK` refuse the clamp flags (`EOPNOTSUPP`; found at
@@ -54,6 +68,36 @@ pub const NO_UCLAMP: &str = "the kernel has no per-task utilisation clamp (CONFI
 
 /// The values of the `op` parameter.
 pub const OPS: [&str; 3] = ["begin", "end", "end_begin"];
+
+/// The `pair` parameter: the call paired with a null call (for the kernel-mode estimate), or
+/// timed alone.
+pub const PAIRED: &str = "null";
+/// See [`PAIRED`].
+pub const ALONE: &str = "none";
+
+/// The note of a paired row on its kernel-mode part.
+pub const KERNEL_ESTIMATED: &str = "kernel-mode part estimated: the call minus a null system call timed beside it in \
+    the same samples (kernel = sched_setattr − a bare getppid through the syscall instruction, stamped one after the \
+    other in each operation; entry = that null call); not timed inside the call";
+
+/// `op` × `pair`: every op paired with a null call, and end-and-begin alone as well.
+fn variants() -> Vec<Params> {
+    let v = |op: &str, pair: &str| {
+        Params::from([("op".to_string(), serde_json::json!(op)), ("pair".to_string(), serde_json::json!(pair))])
+    };
+    let mut out: Vec<Params> = OPS.iter().map(|op| v(op, PAIRED)).collect();
+    out.push(v("end_begin", ALONE));
+    out
+}
+
+/// Whether the call is paired with a null call (`pair`, default `null`).
+fn paired(params: &Params) -> Result<bool, NotMeasured> {
+    match params.get("pair").and_then(|v| v.as_str()) {
+        None | Some(PAIRED) => Ok(true),
+        Some(ALONE) => Ok(false),
+        Some(other) => Err(NotMeasured::Failed(format!("pair must be {PAIRED} or {ALONE}, not {other}"))),
+    }
+}
 
 /// Task A's clamp: (`util_min`, `util_max`).
 const TASK_A: (u32, u32) = (512, 1024);
@@ -220,6 +264,29 @@ fn timed_change(timer: &Timer, target: &SchedAttr) -> (u64, u64, i64) {
     (t1.wrapping_sub(t0), t2.wrapping_sub(t1), rc)
 }
 
+/// One timed operation alone: `sched_setattr(target)` between two stamps. Returns (call ticks,
+/// the call's return value).
+#[inline(never)]
+fn timed_change_alone(timer: &Timer, target: &SchedAttr) -> (u64, i64) {
+    let t0 = timer.start();
+    let rc = sched::setattr_raw(black_box(target));
+    let t1 = timer.stop();
+    (t1.wrapping_sub(t0), rc)
+}
+
+/// The check of a paired row's kernel-mode estimate: its mean over the kept samples is above 0
+/// (a call no slower than a null call beside it leaves no kernel-mode part to show).
+fn kernel_estimate_check(kernel_ns: &[f64]) -> Check {
+    let mean = kernel_ns.iter().sum::<f64>() / kernel_ns.len() as f64;
+    let below = kernel_ns.iter().filter(|&&k| k <= 0.0).count();
+    Check::new(
+        "the kernel-mode estimate (the call − the null call beside it) has a mean above 0",
+        "mean > 0 ns",
+        format!("mean {mean:.1} ns; {below} of {} samples ≤ 0", kernel_ns.len()),
+        mean.is_finite() && mean > 0.0,
+    )
+}
+
 /// What a row changes: the clamp (`task.uclamp`) or the nice value (`task.setattr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Hint {
@@ -264,8 +331,9 @@ fn current_attr() -> Result<SchedAttr, NotMeasured> {
 }
 
 /// Times `sched_setattr(target)` from `start` (set untimed before each), with a null call
-/// beside it; `restore` (whose first change, to `start`, has been made) puts the thread back.
-fn measure(ctx: &mut Ctx, hint: Hint, start: SchedAttr, target: SchedAttr, restore: Restore) -> Measured {
+/// beside it when `paired`; `restore` (whose first change, to `start`, has been made) puts the
+/// thread back.
+fn measure(ctx: &mut Ctx, hint: Hint, start: SchedAttr, target: SchedAttr, restore: Restore, paired: bool) -> Measured {
     let timer = ctx.timer;
     let original = restore.original;
     let (start_v, target_v) = (hint.after(&start), hint.after(&target));
@@ -278,7 +346,12 @@ fn measure(ctx: &mut Ctx, hint: Hint, start: SchedAttr, target: SchedAttr, resto
             for _ in 0..n {
                 ops += 1;
                 let ready = sched::setattr(&start).is_ok() && sched::getattr().is_ok_and(|a| hint.read(&a) == start_v);
-                let (null, call, rc) = timed_change(&timer, &target);
+                let (null, call, rc) = if paired {
+                    timed_change(&timer, &target)
+                } else {
+                    let (call, rc) = timed_change_alone(&timer, &target);
+                    (0, call, rc)
+                };
                 s.null += null;
                 s.call += call;
                 failed += u64::from(rc != 0);
@@ -296,7 +369,8 @@ fn measure(ctx: &mut Ctx, hint: Hint, start: SchedAttr, target: SchedAttr, resto
     let keep = samples.per_op_ns.len();
     let tail = |v: Vec<f64>| v[v.len().saturating_sub(keep)..].to_vec();
     let name = hint.name();
-    let checks = vec![
+    let (kernel_ns, entry_ns) = (tail(kernel_ns), tail(entry_ns));
+    let mut checks = vec![
         Check::all_ok("every sched_setattr succeeds", failed, ops),
         Check::all_ok(
             format!("sched_getattr reads back the {name} {start_v:?} before and {target_v:?} after each timed call"),
@@ -313,16 +387,25 @@ fn measure(ctx: &mut Ctx, hint: Hint, start: SchedAttr, target: SchedAttr, resto
             back.as_ref().is_ok_and(|v| *v == hint.read(&original)),
         ),
     ];
+    if paired {
+        checks.push(kernel_estimate_check(&kernel_ns));
+    }
     let mut m = Measured::new(samples, checks);
-    m.breakdown = vec![("kernel".to_string(), tail(kernel_ns)), ("entry".to_string(), tail(entry_ns))];
     // A clamp as [min, max]; a nice value as itself.
     let param = |v: &[i64]| if v.len() == 1 { serde_json::json!(v[0]) } else { serde_json::json!(v) };
     m.params.insert("from".into(), param(&start_v));
     m.params.insert("to".into(), param(&target_v));
-    m.notes.push(
-        "kernel = sched_setattr minus a bare null system call (getppid) timed beside it in the same loop; entry = that null call"
-            .into(),
-    );
+    if paired {
+        m.breakdown = vec![("kernel".to_string(), kernel_ns), ("entry".to_string(), entry_ns)];
+        m.observed.insert("kernel_timing".into(), serde_json::json!("estimated"));
+        m.notes.push(KERNEL_ESTIMATED.into());
+    } else {
+        m.notes.push(
+            "the call timed alone (two stamps around it, no null call beside it); its kernel-mode estimate is the \
+             pair=null row's, a separate measurement"
+                .into(),
+        );
+    }
     m
 }
 
@@ -334,10 +417,11 @@ impl Benchmark for Uclamp {
         "begin/end a task: sched_setattr of the thread's utilisation clamp (the frequency governor's per-task hint)"
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        super::one_param("op", OPS.iter().copied())
+        variants()
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let op = Op::parse(params)?;
+        let paired = paired(params)?;
         let original = current_attr()?;
         // Asked in `run`, not `available`, so that each `op` gets its own row saying why.
         probe_clamps(&original).map_err(NotMeasured::Skipped)?;
@@ -346,7 +430,7 @@ impl Benchmark for Uclamp {
         // The first change tells whether the kernel has clamps at all.
         sched::setattr(&start).map_err(|e| refusal(&e))?;
         restore.changed = true;
-        Ok(measure(ctx, Hint::Clamp, start, target, restore))
+        Ok(measure(ctx, Hint::Clamp, start, target, restore, paired))
     }
 }
 
@@ -361,10 +445,11 @@ impl Benchmark for Setattr {
         "begin/end a task: sched_setattr of the thread's nice value (task.uclamp's call and path without the clamp)"
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
-        super::one_param("op", OPS.iter().copied())
+        variants()
     }
     fn run(&self, ctx: &mut Ctx, params: &Params) -> Result<Measured, NotMeasured> {
         let op = Op::parse(params)?;
+        let paired = paired(params)?;
         let original = current_attr()?;
         if !fair_policy(original.policy) {
             return Err(NotMeasured::Skipped(format!(
@@ -382,7 +467,7 @@ impl Benchmark for Setattr {
         if let Err(e) = sched::setattr(&target) {
             return Err(nice_refusal(&e));
         }
-        let mut m = measure(ctx, Hint::Nice, start, target, restore);
+        let mut m = measure(ctx, Hint::Nice, start, target, restore, paired);
         m.notes.push(format!(
             "nearest of task.uclamp ({}): the same sched_setattr call and path changing the nice value (the task's \
              fair-share weight) instead of the utilisation clamp",
@@ -398,6 +483,51 @@ impl Benchmark for Setattr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A paired row has the kernel-mode estimate, labelled, and its check; a row timed alone
+    /// has no stages. Returns whether the row is paired.
+    fn assert_pairing(p: &Params, m: &Measured) -> bool {
+        let estimate = m.checks.iter().find(|c| c.name.starts_with("the kernel-mode estimate"));
+        if p["pair"] == PAIRED {
+            assert_eq!(m.observed["kernel_timing"], "estimated", "{p:?}");
+            assert!(m.notes.iter().any(|n| n.starts_with(
+                "kernel-mode part estimated: the call minus a null system call timed beside it in the same samples"
+            )));
+            assert!(estimate.is_some(), "{p:?}");
+            let names: Vec<&str> = m.breakdown.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["kernel", "entry"]);
+            true
+        } else {
+            assert_eq!((p["op"].as_str(), p["pair"].as_str()), (Some("end_begin"), Some(ALONE)));
+            assert!(m.breakdown.is_empty() && estimate.is_none() && !m.observed.contains_key("kernel_timing"));
+            assert!(!m.samples.per_op_ns.is_empty());
+            false
+        }
+    }
+
+    #[test]
+    fn end_and_begin_is_timed_twice_paired_and_alone() {
+        let v = variants();
+        let pairs: Vec<(&str, &str)> =
+            v.iter().map(|p| (p["op"].as_str().unwrap_or(""), p["pair"].as_str().unwrap_or(""))).collect();
+        assert_eq!(
+            pairs,
+            [("begin", PAIRED), ("end", PAIRED), ("end_begin", PAIRED), ("end_begin", ALONE)],
+            "every op paired; end-and-begin alone as well"
+        );
+        assert!(paired(&Params::new()).expect("default"));
+        assert!(!paired(&v[3]).expect("alone"));
+        let bad = Params::from([("pair".to_string(), serde_json::json!("both"))]);
+        assert!(matches!(paired(&bad), Err(NotMeasured::Failed(_))));
+    }
+
+    #[test]
+    fn a_kernel_estimate_whose_mean_is_not_above_zero_flags_the_row() {
+        assert_eq!(kernel_estimate_check(&[120.0, -10.0, 80.0]).ok, Some(true), "a sample below 0 is allowed");
+        assert_eq!(kernel_estimate_check(&[20.0, -30.0]).ok, Some(false), "mean −5 ns");
+        assert_eq!(kernel_estimate_check(&[0.0, 0.0]).ok, Some(false));
+        assert_eq!(kernel_estimate_check(&[]).ok, Some(false), "no sample, no estimate");
+    }
 
     #[test]
     fn every_timed_call_changes_the_clamp() {
@@ -466,6 +596,9 @@ mod tests {
                         for c in &m.checks {
                             assert_eq!(c.ok, Some(true), "{p:?}: {c:?}");
                         }
+                        if !assert_pairing(&p, &m) {
+                            continue;
+                        }
                         let (k, e) = (&m.breakdown[0].1, &m.breakdown[1].1);
                         assert_eq!(k.len(), m.samples.per_op_ns.len());
                         // The total passes through whole ticks on its way to the sampler.
@@ -517,6 +650,9 @@ mod tests {
                     Ok(m) => {
                         for c in &m.checks {
                             assert_eq!(c.ok, Some(true), "{p:?}: {c:?}");
+                        }
+                        if !assert_pairing(&p, &m) {
+                            continue;
                         }
                         let tick = ctx.timer.ticks_to_ns(1.0);
                         let (k, e) = (&m.breakdown[0].1, &m.breakdown[1].1);

@@ -376,7 +376,10 @@ fn rightspeed(op: &str, variant: &str) -> Target {
         "Simple I/O control request" => Bench("syscall.ioctl"),
         "Begin a task" => task(&[("op", "begin")]),
         "End a task" => task(&[("op", "end")]),
-        "End task and begin another" | "End one task and begin another" => task(&[("op", "end_begin")]),
+        // One row, one figure: the list's row is the call timed alone; the breakdown's total and
+        // kernel-mode part come from the measurement paired with a null call (parts add up).
+        "End task and begin another" => task(&[("op", "end_begin"), ("pair", "none")]),
+        "End one task and begin another" => task(&[("op", "end_begin"), ("pair", "null")]),
         _ => NotApplicable("not mapped"),
     }
 }
@@ -918,6 +921,33 @@ mod tests {
         };
         assert_ne!(id("install"), id("uninstall"));
         assert_ne!(id("lock"), id("unlock"));
+    }
+
+    #[test]
+    fn one_row_one_figure_end_and_begin_and_its_breakdown_total_are_apart() {
+        let want = |op: &str, variant: &str| {
+            let f = figures().iter().find(|f| f.operation == op && f.variant == variant).unwrap();
+            match target(f) {
+                Target::Fallback(t) => t,
+                t => panic!("{op}: {t:?}"),
+            }
+        };
+        let listed = want("End task and begin another", "");
+        let total = want("End one task and begin another", "total");
+        let kernel = want("End one task and begin another", "kernel-mode component");
+        assert_ne!(listed.first.params, total.first.params, "two rows, two measurements");
+        assert_eq!(total.first.params, kernel.first.params, "the breakdown's parts from its total's measurement");
+        // Both are variants the benchmarks run (the seed suite runs what the rows ask for).
+        let cfg = bench::sampler::SamplerConfig::quick();
+        for t in [listed, total] {
+            for w in [t.first, t.then] {
+                let b = bench::registry::find(w.id).expect("registered");
+                let variants = bench::fake::with_ctx(cfg.clone(), |ctx| b.variants(ctx));
+                let has =
+                    |p: &bench::Params| w.params.iter().all(|(k, v)| p.get(*k).and_then(|x| x.as_str()) == Some(*v));
+                assert_eq!(variants.iter().filter(|p| has(p)).count(), 1, "{}: one variant", w.label());
+            }
+        }
     }
 
     #[test]

@@ -56,6 +56,10 @@
 //!   commit 0, or with read tracking 1 per run of adjacent pages touched; a commit that changed
 //!   bytes 5 (`pwrite` log, `fdatasync` log, one `pwrite` per changed range, `fdatasync` file,
 //!   `pwrite` trim; more if the kernel writes short), plus the re-protection with read tracking.
+//!   The probed forms ([`Segment::begin_probed`], [`Transaction::commit_probed`]) also call
+//!   their probe right before and right after each of those calls ([`Stage::Enter`],
+//!   [`Stage::Exit`], naming the [`Call`]), at the same call sites, so a benchmark can time every
+//!   crossing in place: as many pairs as [`Crossings::syscalls`] counts.
 //! - [`Segment::open`] replays the complete, valid transaction at the head of the log (there
 //!   is at most one: every commit writes at the head) into the file by `pwrite`, syncs the
 //!   file, zeroes the log and syncs it, and only then maps the segment. A torn or corrupt head
@@ -192,6 +196,35 @@ pub enum Stage {
     /// commit with read tracking: the pages touched made `PROT_NONE` again — its last step, after
     /// [`Stage::Trimmed`] or, for a read-only commit, after [`Stage::Diffed`].
     Reprotected,
+    /// Right before one of the operation's own system calls (each one counted in its
+    /// [`Crossings`]): a benchmark stamps here and at the [`Stage::Exit`] that follows to time
+    /// the call in place. Between the steps above, in the order the calls are made.
+    Enter(Call),
+    /// Right after that system call returned (whatever it returned).
+    Exit(Call),
+}
+
+/// A system call a begin or commit makes, as [`Stage::Enter`] and [`Stage::Exit`] name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// `mprotect` of the segment (begin, mprotect detection) or of a run of pages touched
+    /// (re-protection with read tracking).
+    Mprotect,
+    /// The `UFFDIO_WRITEPROTECT` ioctl of the segment (begin, userfaultfd detection; its repeats
+    /// on `EAGAIN` inside one call).
+    WriteProtect,
+    /// A `pwrite` to the log or the segment file (one per attempt: a short write makes another).
+    Pwrite,
+    /// An `fdatasync` of the log or the segment file.
+    Fdatasync,
+}
+
+impl Stage {
+    /// Whether this is the edge of a system call ([`Stage::Enter`], [`Stage::Exit`]) rather than
+    /// a step.
+    pub fn is_crossing(self) -> bool {
+        matches!(self, Stage::Enter(_) | Stage::Exit(_))
+    }
 }
 
 /// Where the next commit stops, leaving the files as a crash there would (for crash tests).
@@ -333,7 +366,7 @@ impl Segment {
         io.set_len(&f, Role::Segment, len).and_then(|_| io.fsync(&f, Role::Segment)).map_err(err)?;
         let log_path = log_path_of(path);
         let log = io.open(&log_path, Role::Log, Mode::CreateTruncate).and_then(|l| {
-            io.pwrite_all(&l, Role::Log, &vec![0; LOG_PREALLOC], 0, &mut 0)?;
+            io.pwrite_all(&l, Role::Log, &vec![0; LOG_PREALLOC], 0, &mut 0, &mut |_| {})?;
             io.fsync(&l, Role::Log)
         });
         log.map_err(|source| Error::Create { path: log_path, source })?;
@@ -395,7 +428,8 @@ impl Segment {
         self.begin_probed(|_| {})
     }
 
-    /// [`Segment::begin`], calling `probe` after [`Stage::Reset`] and [`Stage::Protected`].
+    /// [`Segment::begin`], calling `probe` after [`Stage::Reset`] and [`Stage::Protected`], and
+    /// around its one system call ([`Stage::Enter`], [`Stage::Exit`]) between them.
     pub fn begin_probed(&mut self, mut probe: impl FnMut(Stage)) -> Result<Transaction<'_>> {
         if let Some(reason) = &self.poisoned {
             return Err(Error::Poisoned { path: self.path.clone(), reason: reason.clone() });
@@ -404,7 +438,12 @@ impl Segment {
         self.map.forget_dirty();
         probe(Stage::Reset);
         self.syscalls += 1; // mprotect, or the UFFDIO_WRITEPROTECT ioctl
-        self.map.write_protect().map_err(|source| Error::Protect { path: self.path.clone(), source })?;
+        let call = match self.map.detection() {
+            Detection::Mprotect => Call::Mprotect,
+            Detection::Uffd => Call::WriteProtect,
+        };
+        let protected = self.map.write_protect_probed(|edge| probe(crossing(edge, call)));
+        protected.map_err(|source| Error::Protect { path: self.path.clone(), source })?;
         probe(Stage::Protected);
         let begin = self.since(at);
         Ok(Transaction { seg: self, open: true, begin })
@@ -504,14 +543,14 @@ impl Segment {
             self.map.restore(p as usize);
         }
         self.stats.aborts += 1;
-        if let Err(e) = self.reprotect() {
+        if let Err(e) = self.reprotect(&mut |_| {}) {
             self.poisoned = Some(format!("re-protecting after abort: {e}"));
         }
     }
 
     /// With read tracking, makes the pages touched `PROT_NONE` again; counts the calls.
-    fn reprotect(&mut self) -> Result<()> {
-        let calls = self.map.reprotect_touched(&mut self.touched);
+    fn reprotect(&mut self, probe: &mut impl FnMut(Stage)) -> Result<()> {
+        let calls = self.map.reprotect_touched_probed(&mut self.touched, |edge| probe(crossing(edge, Call::Mprotect)));
         // One mprotect per run of pages (on an error, at least the one that failed).
         self.syscalls += calls.as_ref().map_or(1, |&c| c as u64);
         let calls = calls.map_err(|source| {
@@ -525,7 +564,7 @@ impl Segment {
     /// The last step of a commit with read tracking ([`Stage::Reprotected`]).
     fn finish_commit(&mut self, probe: &mut impl FnMut(Stage)) -> Result<()> {
         if self.map.tracking() == Tracking::All {
-            self.reprotect()?;
+            self.reprotect(probe)?;
             probe(Stage::Reprotected);
         }
         Ok(())
@@ -573,18 +612,25 @@ impl Segment {
     /// point), apply and sync, trim.
     fn make_durable(&mut self, probe: &mut impl FnMut(Stage)) -> Result<()> {
         let inject = self.inject.take();
-        self.write_log(inject)?;
+        self.write_log(inject, probe)?;
         probe(Stage::LogWritten);
         self.syscalls += 1;
-        self.io.fdatasync(&self.log, Role::Log).map_err(|e| self.fail("log sync", true, e))?;
+        probe(Stage::Enter(Call::Fdatasync));
+        let synced = self.io.fdatasync(&self.log, Role::Log);
+        probe(Stage::Exit(Call::Fdatasync));
+        synced.map_err(|e| self.fail("log sync", true, e))?;
         probe(Stage::LogSynced);
-        self.apply(inject)?;
+        self.apply(inject, probe)?;
         probe(Stage::Applied);
         self.syscalls += 1;
-        self.io.fdatasync(&self.file, Role::Segment).map_err(|e| self.fail("segment sync", false, e))?;
+        probe(Stage::Enter(Call::Fdatasync));
+        let synced = self.io.fdatasync(&self.file, Role::Segment);
+        probe(Stage::Exit(Call::Fdatasync));
+        synced.map_err(|e| self.fail("segment sync", false, e))?;
         probe(Stage::SegmentSynced);
         self.zeros.resize(self.zeros.len().max(self.buf.len()), 0);
-        let trim = self.io.pwrite_all(&self.log, Role::Log, &self.zeros[..self.buf.len()], 0, &mut self.syscalls);
+        let trim =
+            self.io.pwrite_all(&self.log, Role::Log, &self.zeros[..self.buf.len()], 0, &mut self.syscalls, probe);
         trim.map_err(|e| self.fail("log trim", true, e))?;
         probe(Stage::Trimmed);
         Ok(())
@@ -607,12 +653,12 @@ impl Segment {
         }
     }
 
-    fn write_log(&mut self, inject: Option<CrashPoint>) -> Result<()> {
+    fn write_log(&mut self, inject: Option<CrashPoint>, probe: &mut impl FnMut(Stage)) -> Result<()> {
         let n = match inject {
             Some(CrashPoint::LogWrite { bytes }) => bytes.min(self.buf.len()),
             _ => self.buf.len(),
         };
-        let written = self.io.pwrite_all(&self.log, Role::Log, &self.buf[..n], 0, &mut self.syscalls);
+        let written = self.io.pwrite_all(&self.log, Role::Log, &self.buf[..n], 0, &mut self.syscalls, probe);
         written.map_err(|e| self.fail("log write", true, e))?;
         match inject {
             Some(point @ CrashPoint::LogWrite { .. }) => Err(self.injected(point)),
@@ -620,7 +666,7 @@ impl Segment {
         }
     }
 
-    fn apply(&mut self, inject: Option<CrashPoint>) -> Result<()> {
+    fn apply(&mut self, inject: Option<CrashPoint>, probe: &mut impl FnMut(Stage)) -> Result<()> {
         let limit = match inject {
             Some(CrashPoint::Apply { ranges }) => ranges,
             _ => usize::MAX,
@@ -628,7 +674,7 @@ impl Segment {
         for r in self.ranges.iter().take(limit) {
             let (at, len) = (r.offset as usize, r.len as usize);
             let bytes = &self.map.data()[at..at + len];
-            if let Err(e) = self.io.pwrite_all(&self.file, Role::Segment, bytes, r.offset, &mut self.syscalls) {
+            if let Err(e) = self.io.pwrite_all(&self.file, Role::Segment, bytes, r.offset, &mut self.syscalls, probe) {
                 return Err(self.fail("apply", false, e));
             }
         }
@@ -696,7 +742,8 @@ impl Transaction<'_> {
 
     /// [`Transaction::commit`], calling `probe` after each [`Stage`] from [`Stage::Diffed`] on
     /// (a read-only commit stops after `Diffed`; with read tracking, both end with
-    /// [`Stage::Reprotected`]).
+    /// [`Stage::Reprotected`]), and right before and after each of its system calls
+    /// ([`Stage::Enter`], [`Stage::Exit`]: as many pairs as its [`Crossings`] count).
     pub fn commit_probed(mut self, mut probe: impl FnMut(Stage)) -> Result<Committed> {
         self.open = false;
         self.seg.commit_inner(&mut probe)
@@ -714,6 +761,15 @@ impl Drop for Transaction<'_> {
         if self.open {
             self.seg.abort_inner();
         }
+    }
+}
+
+/// The probe's event for one edge of the system call `call`.
+#[inline(always)]
+fn crossing(edge: wprotect::Edge, call: Call) -> Stage {
+    match edge {
+        wprotect::Edge::Before => Stage::Enter(call),
+        wprotect::Edge::After => Stage::Exit(call),
     }
 }
 
@@ -752,7 +808,8 @@ fn recover(
     let seg_err = |source| Error::Recover { path: path.into(), source };
     for txn in &parsed.txns {
         for r in &txn.records {
-            io.pwrite_all(file, Role::Segment, &bytes[r.at..r.at + r.len], r.offset, &mut 0).map_err(seg_err)?;
+            io.pwrite_all(file, Role::Segment, &bytes[r.at..r.at + r.len], r.offset, &mut 0, &mut |_| {})
+                .map_err(seg_err)?;
             rec.bytes += r.len as u64;
         }
         rec.transactions += 1;
@@ -761,7 +818,7 @@ fn recover(
         io.fdatasync(file, Role::Segment).map_err(seg_err)?;
     }
     if bytes.len() < LOG_PREALLOC || bytes.iter().any(|&b| b != 0) {
-        io.pwrite_all(log, Role::Log, &vec![0; bytes.len().max(LOG_PREALLOC)], 0, &mut 0)
+        io.pwrite_all(log, Role::Log, &vec![0; bytes.len().max(LOG_PREALLOC)], 0, &mut 0, &mut |_| {})
             .and_then(|_| io.fsync(log, Role::Log))
             .map_err(|source| Error::Recover { path: log_path.into(), source })?;
     }

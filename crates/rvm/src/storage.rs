@@ -7,6 +7,7 @@
 //! call itself: no allocation, no indirection (the `match` has one arm). Reads (recovery's read
 //! of the log, the mapping) are not durable-state operations and do not go through here.
 
+use crate::{Call, Stage};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -131,7 +132,8 @@ impl Storage {
     }
 
     /// `pwrite`s all of `buf` at `offset`, adding each call made to `calls` (a short write or
-    /// an interruption makes another).
+    /// an interruption makes another) and calling `probe` right before and right after each
+    /// ([`Stage::Enter`], [`Stage::Exit`]).
     pub(crate) fn pwrite_all(
         &self,
         file: &File,
@@ -139,10 +141,14 @@ impl Storage {
         mut buf: &[u8],
         mut offset: u64,
         calls: &mut u64,
+        probe: &mut impl FnMut(Stage),
     ) -> io::Result<()> {
         while !buf.is_empty() {
             *calls += 1;
-            match self.pwrite(file, role, buf, offset) {
+            probe(Stage::Enter(Call::Pwrite));
+            let written = self.pwrite(file, role, buf, offset);
+            probe(Stage::Exit(Call::Pwrite));
+            match written {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     buf = &buf[n..];

@@ -120,7 +120,8 @@ fn read_tracking_read_only_commit_reprotects_without_io() {
     assert_eq!(std::hint::black_box(tx.bytes()[2 * ps + 5]), 0);
     let c = tx.commit_probed(|s| probes.push(s)).expect("commit");
     assert!(c.read_only());
-    assert_eq!(probes, [Stage::Diffed, Stage::Reprotected]);
+    let m = Call::Mprotect;
+    assert_eq!(probes, [Stage::Diffed, Stage::Enter(m), Stage::Exit(m), Stage::Reprotected]);
     let s = seg.stats();
     assert_eq!((s.read_traps, s.traps, s.reprotects, s.syncs, s.log_bytes), (1, 0, 1, 0, 0));
     assert_eq!(std::fs::read(seg.log_path()).expect("read log"), log_before, "the log is untouched");
@@ -133,7 +134,7 @@ fn read_tracking_read_only_commit_reprotects_without_io() {
     tx.write(ps + 1, b"xy").expect("write");
     tx.commit_probed(|s| probes.push(s)).expect("commit");
     assert_eq!(probes.last(), Some(&Stage::Reprotected));
-    assert_eq!(probes.len(), 7);
+    assert_eq!(probes.iter().filter(|s| !s.is_crossing()).count(), 7);
     assert_eq!(&seg.bytes()[ps + 1..ps + 3], b"xy");
     assert_eq!(seg.stats().outside_reads, 2);
 }
@@ -464,4 +465,79 @@ fn crossings_match_the_kernels(dir: &Path, options: Options) -> Result<()> {
 fn crossings_counted_by_the_rvm_are_the_kernels() {
     let _serial = sys::testing::serial();
     in_each_mode(crossings_match_the_kernels);
+}
+
+/// The probe's events with each system call's Enter/Exit pair folded into its call.
+fn steps_and_calls(probes: &[Stage]) -> (Vec<Stage>, Vec<Call>, bool) {
+    let (mut steps, mut calls, mut paired) = (Vec::new(), Vec::new(), true);
+    let mut open = None;
+    for &s in probes {
+        match s {
+            Stage::Enter(c) => {
+                paired &= open.is_none();
+                open = Some(c);
+            }
+            Stage::Exit(c) => {
+                paired &= open == Some(c);
+                open = None;
+                calls.push(c);
+            }
+            s => {
+                paired &= open.is_none();
+                steps.push(s);
+            }
+        }
+    }
+    (steps, calls, paired && open.is_none())
+}
+
+#[test]
+fn every_counted_system_call_is_probed_in_place() {
+    let _serial = sys::testing::serial();
+    for options in [mprotect(), tracking_all()] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut seg = new_segment(dir.path(), options).expect("segment");
+        let ps = seg.page_size();
+        let all = options.tracking == Tracking::All;
+        // Begin: one protect call between Reset and Protected.
+        let mut probes = Vec::new();
+        let mut tx = seg.begin_probed(|s| probes.push(s)).expect("begin");
+        let (steps, calls, paired) = steps_and_calls(&probes);
+        assert!(paired, "{probes:?}");
+        assert_eq!(steps, [Stage::Reset, Stage::Protected]);
+        assert_eq!(calls, [Call::Mprotect]);
+        assert_eq!(probes[1], Stage::Enter(Call::Mprotect), "the call lies between the steps");
+        assert_eq!(calls.len() as u32, tx.begin_crossings().syscalls);
+        // A writing commit: pwrite log, fdatasync log, pwrite apply (two ranges), fdatasync
+        // segment, pwrite trim (and the re-protection, one run of pages).
+        tx.write(8, b"ab").expect("write");
+        tx.write(3 * ps, b"cd").expect("write");
+        let mut probes = Vec::new();
+        let c = tx.commit_probed(|s| probes.push(s)).expect("commit");
+        let (steps, calls, paired) = steps_and_calls(&probes);
+        assert!(paired, "{probes:?}");
+        assert_eq!(calls.len() as u32, c.crossings.syscalls, "{probes:?}");
+        let (p, f) = (Call::Pwrite, Call::Fdatasync);
+        let mut want = vec![p, f, p, p, f, p];
+        if all {
+            // Pages 0 and 3 are not adjacent: two runs, two mprotects.
+            want.extend([Call::Mprotect, Call::Mprotect]);
+        }
+        assert_eq!(calls, want);
+        assert_eq!(steps.len(), 6 + usize::from(all));
+        // Each call sits inside the step it belongs to: the log's fdatasync between LogWritten
+        // and LogSynced.
+        let at = |s: Stage| probes.iter().position(|&x| x == s).expect("step");
+        let first_sync = probes.iter().position(|&x| x == Stage::Enter(f)).expect("sync");
+        assert!(at(Stage::LogWritten) < first_sync && first_sync < at(Stage::LogSynced));
+        // A read-only commit makes none (or, with read tracking, one per run touched).
+        let tx = seg.begin().expect("begin");
+        std::hint::black_box(tx.bytes()[ps]);
+        let mut probes = Vec::new();
+        let c = tx.commit_probed(|s| probes.push(s)).expect("commit");
+        let (_, calls, paired) = steps_and_calls(&probes);
+        assert!(paired);
+        assert_eq!(calls.len() as u32, c.crossings.syscalls);
+        assert_eq!(calls.len(), usize::from(all));
+    }
 }

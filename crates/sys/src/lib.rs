@@ -32,6 +32,7 @@ pub mod reap;
 pub mod reserve;
 pub mod sandbox;
 pub mod sched;
+pub mod schedstat;
 pub mod segv;
 pub mod shm;
 pub mod sighook;

@@ -388,6 +388,16 @@ impl Tracker {
 // ---------------------------------------------------------------------------------------------
 // The region
 
+/// Which side of a system call a probe of [`WriteTracked::write_protect_probed`] or
+/// [`WriteTracked::reprotect_touched_probed`] is called on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// Right before the call.
+    Before,
+    /// Right after it returned (whatever it returned).
+    After,
+}
+
 /// A private mapping of a file, with write detection and pre-image capture.
 pub struct WriteTracked {
     detector: Detector,
@@ -505,15 +515,25 @@ impl WriteTracked {
     /// tracking: from now on the first write to each page saves its pre-image (pages already
     /// dirty keep theirs), and with read tracking the first read of each page is recorded.
     pub fn write_protect(&mut self) -> Result<(), WpError> {
+        self.write_protect_probed(|_| {})
+    }
+
+    /// [`WriteTracked::write_protect`], calling `around` right before ([`Edge::Before`]) and
+    /// right after ([`Edge::After`]) its one system call (`mprotect`, or the
+    /// `UFFDIO_WRITEPROTECT` ioctl with its repeats on `EAGAIN`), so a caller can time the
+    /// call in place.
+    pub fn write_protect_probed(&mut self, mut around: impl FnMut(Edge)) -> Result<(), WpError> {
         if self.tracker.track_reads {
             self.tracker.forget_touched();
         }
         self.tracker.armed.store(true, Ordering::Release);
+        around(Edge::Before);
         let r = match &self.detector {
             Detector::Signal(_) if self.tracker.track_reads => self.data.protect(0, self.data.len, libc::PROT_NONE),
             Detector::Signal(_) => self.data.protect(0, self.data.len, libc::PROT_READ),
             Detector::Uffd(w) => w.protect(self.data.addr(), self.data.len, true),
         };
+        around(Edge::After);
         if r.is_err() {
             self.tracker.armed.store(false, Ordering::Release);
         }
@@ -593,6 +613,16 @@ impl WriteTracked {
     /// `mprotect` per run of adjacent pages (`scratch` holds their indexes); returns the calls
     /// made. Call it disarmed. Without read tracking it does nothing and returns 0.
     pub fn reprotect_touched(&mut self, scratch: &mut Vec<u32>) -> Result<usize, WpError> {
+        self.reprotect_touched_probed(scratch, |_| {})
+    }
+
+    /// [`WriteTracked::reprotect_touched`], calling `around` right before and right after each
+    /// `mprotect` it makes (also one that fails).
+    pub fn reprotect_touched_probed(
+        &mut self,
+        scratch: &mut Vec<u32>,
+        mut around: impl FnMut(Edge),
+    ) -> Result<usize, WpError> {
         let t = &self.tracker;
         if !t.track_reads {
             return Ok(0);
@@ -612,7 +642,10 @@ impl WriteTracked {
                 end += 1;
                 i += 1;
             }
-            self.data.protect(first * t.page, (end - first) * t.page, libc::PROT_NONE)?;
+            around(Edge::Before);
+            let r = self.data.protect(first * t.page, (end - first) * t.page, libc::PROT_NONE);
+            around(Edge::After);
+            r?;
             calls += 1;
         }
         t.forget_touched();
