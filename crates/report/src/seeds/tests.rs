@@ -976,3 +976,5 @@ fn go_stability_rows_show_the_longest_clean_run_without_a_ratio_or_say_how_to_ge
     let error = rows.iter().find(|r| r.operation.starts_with("error")).unwrap();
     assert_eq!(error.status, RowStatus::Planned, "a stress run says nothing of the error test");
 }
+
+mod rev4;
