@@ -325,8 +325,8 @@ pub const PAPERS: [Paper; 5] = [
 
 mod map;
 pub use map::{
-    COLD_CACHE_MODE, Candidates, Fallback, Parts, Target, Want, beside, describe, is_part, markdown as map_markdown,
-    partitions, target,
+    COLD_CACHE_MODE, Candidates, Estimate, Fallback, L4_ONE_WAY, Parts, STAMPED, Target, Want, beside, describe,
+    estimate, is_part, markdown as map_markdown, merged_into, partitions, spanned, target,
 };
 
 #[cfg(test)]

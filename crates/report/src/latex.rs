@@ -395,6 +395,7 @@ pub fn papers(run: &RunFile, view: &View) -> String {
     let _ = writeln!(out, "% Needs \\usepackage{{booktabs}} and nothing else.");
     let _ = writeln!(out, "% Today: {}.", escape(&seeds::machine_text(run)));
     let _ = writeln!(out, "% {}", escape(seeds::LEGEND));
+    let _ = writeln!(out, "% {}", escape(seeds::SUMMARY_LEGEND));
     let _ = writeln!(out, "% {}", escape(seeds::method_text(run)));
     if run.partial {
         let _ = writeln!(out, "% A partial run: rows it did not reach are not in these tables.");

@@ -148,7 +148,13 @@ pub fn papers(run: &RunFile, view: &View) -> String {
         Md::Prose.escape(&seeds::machine_text(run)),
         Md::Prose.escape(&seeds::cycles_text(run))
     );
-    let _ = writeln!(out, "{} {}\n", Md::Prose.escape(seeds::LEGEND), Md::Prose.escape(seeds::method_text(run)));
+    let _ = writeln!(
+        out,
+        "{} {} {}\n",
+        Md::Prose.escape(seeds::LEGEND),
+        Md::Prose.escape(seeds::method_text(run)),
+        Md::Prose.escape(seeds::SUMMARY_LEGEND)
+    );
     if run.partial {
         let _ = writeln!(out, "**Partial run**: rows it did not reach say \"not in this result\".\n");
     }

@@ -38,6 +38,9 @@ pub enum RowStatus {
     NeedsCounters,
     /// Linux has no operation of that meaning.
     NotApplicable,
+    /// Answered by the merged row of a combined stage that spans this row and the one named
+    /// in `reason` (VMMC's interrupt and signal stages where they are timed together).
+    Merged,
 }
 
 /// One seed row beside today's figure, as data: the JSON and CSV export of the seed view, and
@@ -147,17 +150,34 @@ pub struct SeedRow {
     /// Why a paper's summary leaves today's figure out although the row shows it: its result
     /// failed its checks, or it is a with-minus-without difference within one clock read.
     pub doubt: Option<String>,
+    /// On a merged row (one stage of today's spanning several of the paper's rows): the rows
+    /// and figures it spans, which `operation` joins and `then` sums; the ratio is against
+    /// that sum.
+    pub merged: Option<String>,
+    /// An estimate that came out below 0: no figure is shown ("< 0: not resolved").
+    pub unresolved: Option<String>,
 }
 
 impl SeedRow {
     /// Operation and variant in one label: "call, best (hot cache)".
     pub fn label(&self) -> String {
+        let merged = if self.merged.is_some() { " (merged)" } else { "" };
         // L4's variants "cycles" and "instructions" are the unit, which the figure shows.
         if self.variant.is_empty() || self.variant == self.then_unit {
-            self.operation.clone()
+            format!("{}{merged}", self.operation)
         } else {
-            format!("{}, {}", self.operation, self.variant)
+            format!("{}, {}{merged}", self.operation, self.variant)
         }
+    }
+
+    /// Whether the row has a figure today that the run resolves: measured, not below
+    /// resolution, not an estimate below 0, not a result that failed its own checks (or a
+    /// difference within one clock read). A row that is not resolved counts as not answered.
+    pub fn resolved(&self) -> bool {
+        self.status == RowStatus::Measured
+            && self.unresolved.is_none()
+            && self.reading != Some(Reading::BelowResolution)
+            && self.doubt.is_none()
     }
 
     /// The change in time or in memory, whichever the row has: its ratio with the interval
@@ -222,6 +242,9 @@ pub enum Reading {
     Inconclusive,
     /// Today's figure is a difference whose interval includes 0: no ratio exists.
     BelowResolution,
+    /// Today's figure is an estimate, not a stage timed inside the operation: it stands beside
+    /// its total with no ratio.
+    Estimated,
 }
 
 impl Reading {
@@ -232,15 +255,28 @@ impl Reading {
 }
 
 /// The ratio `then / now` with its interval (the paper's figure is exact, today's has an
-/// interval: [`ratio_of`]) and its reading. No ratio for an absent or non-positive figure; a
-/// reading of [`Reading::BelowResolution`] and no ratio when today's interval includes 0.
-fn read_ratio(then: Option<f64>, now: Option<Interval>) -> (Option<Interval>, Option<Reading>) {
+/// interval: [`ratio_of`]) and its reading. No ratio for an absent or non-positive figure.
+/// When today's interval includes 0: for a `difference` (with − without, process − thread,
+/// total − estimate), [`Reading::BelowResolution`] and no ratio; for a quantity that cannot be
+/// negative (a latency, a stage, a size, a count), the ratio with an open upper end, `[then /
+/// hi, ∞]`, which reads inconclusive unless its lower end lies beyond the threshold.
+fn read_ratio(then: Option<f64>, now: Option<Interval>, difference: bool) -> (Option<Interval>, Option<Reading>) {
     let (Some(t), Some(n)) = (then, now) else { return (None, None) };
     if !(t.is_finite() && t > 0.0) {
         return (None, None);
     }
-    if n.includes_zero() {
+    if n.includes_zero() && difference {
         return (None, Some(Reading::BelowResolution));
+    }
+    if n.includes_zero() {
+        let hi = n.ci95[1];
+        if !(n.estimate.is_finite() && n.estimate > 0.0 && hi.is_finite() && hi > 0.0) {
+            return (None, None);
+        }
+        let r = Interval::new(t / n.estimate, [t / hi, f64::INFINITY]);
+        let reading =
+            if r.ci95[0] > 1.0 && r.estimate > 1.0 + SAME_WITHIN { Reading::Better } else { Reading::Inconclusive };
+        return (Some(r), Some(reading));
     }
     let Some(r) = ratio_of(&Interval::exact(t), &n) else { return (None, None) };
     // A figure below 0 (a hand-edited file, a broken clock) gives no ratio, not "−232×".
@@ -273,6 +309,12 @@ struct Today {
     pmu_cycles: Option<(f64, [f64; 2])>,
     /// For a cold row: its ratio to its hot twin, that ratio's interval, the twin's median (ns).
     cold_hot: Option<(f64, [f64; 2], f64, bool)>,
+    /// For a stage that is an estimate (its result does not say it was stamped inside the
+    /// operation): how, and the mean of its total, beside which it is shown.
+    estimate: Option<(seeds::Estimate, Option<f64>)>,
+    /// Whether the figure is a difference (with − without, process − thread, total −
+    /// estimate), which alone may be below resolution.
+    difference: bool,
 }
 
 impl Today {
@@ -293,6 +335,8 @@ fn finite_pair(ci: [f64; 2]) -> Option<[f64; 2]> {
 }
 
 /// What a run holds for a wanted result.
+// One per lookup, never held in bulk: the size of `Today` costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Lookup<'a> {
     /// A row with figures.
     Found(&'a Row, Today),
@@ -308,21 +352,54 @@ fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// Whether `r`'s parameters agree with `want`'s: each named one equal, or (`loose`) absent
+/// from `r`, as on the one record a benchmark that did not run leaves.
+fn params_match(r: &Row, want: &Want, loose: bool) -> bool {
+    want.params.iter().all(|(k, v)| match r.params.get(*k) {
+        Some(x) => model::vocab::param_is(x, v),
+        None => loose,
+    }) && (want.params.iter().any(|(k, _)| *k == "cache") || !cold_mode_pair(r))
+}
+
+/// Whether `r` is one of a cold-mode pair (`cache=cold` or its `cache=hot` twin, single
+/// operations, or the record a skipped one of them leaves): a row that does not ask for a cache
+/// state means the benchmark's usual (hot, batched) result, never these.
+fn cold_mode_pair(r: &Row) -> bool {
+    r.cold_hot.is_some()
+        || r.params.get("cache").is_some_and(|c| model::vocab::param_is(c, "hot") || model::vocab::param_is(c, "cold"))
+}
+
+/// Whether `r`'s figure (or its stage `stage`'s) is a difference, which alone may be below
+/// resolution: a derived difference, a with-minus-without pair, a process-minus-thread pair, or
+/// a stage estimated as a total minus an estimate.
+fn is_difference(r: &Row, stage: Option<&str>, estimate: Option<seeds::Estimate>) -> bool {
+    if stage.is_some() {
+        return estimate.is_some_and(|e| e.difference);
+    }
+    let has = |name: &str| r.breakdown.iter().flatten().any(|s| s.name == name);
+    r.derived.as_ref().is_some_and(|d| d.scaled_source().is_none())
+        || has("without")
+        || (has("process") && has("thread"))
+}
+
+/// The estimate stage `stage` of `r` is, unless `r` says it was timed inside the operation
+/// (its `observed` field of [`seeds::Estimate::timing`] is [`seeds::STAMPED`]).
+fn estimate_of(r: &Row, want: &Want) -> Option<seeds::Estimate> {
+    let e = seeds::estimate(want.id, want.stage?)?;
+    let stamped = r.observed.get(e.timing).and_then(|v| v.as_str()) == Some(seeds::STAMPED);
+    (!stamped).then_some(e)
+}
+
 /// The row that answers `want`, and its figures (or its stage's).
 fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
-    let mut candidates = run
-        .results
-        .iter()
-        .filter(|r| {
-            r.id == want.id
-                && want.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|x| model::vocab::param_is(x, v)))
-                && (want.params.iter().any(|(k, _)| *k == "cache") || !cold_mode_pair(r))
-        })
-        .peekable();
+    let mut candidates = run.results.iter().filter(|r| r.id == want.id && params_match(r, &want, false)).peekable();
     let Some(&first) = candidates.peek() else {
         // A benchmark that did not run (skipped, failed, interrupted) leaves one record without
-        // the parameters its results would have had: it answers each of its rows with why.
-        return match run.results.iter().find(|r| r.id == want.id && r.summary.is_none() && r.derived.is_none()) {
+        // the parameters its results would have had: it answers each of its rows with why. A
+        // record that has other parameters than the row's is another row's, and says nothing
+        // of this one.
+        let own = |r: &&Row| r.id == want.id && r.summary.is_none() && r.derived.is_none();
+        return match run.results.iter().filter(own).find(|r| params_match(r, &want, true)) {
             Some(r) => Lookup::Empty(r),
             None => Lookup::Absent,
         };
@@ -340,6 +417,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 breakdown.iter().find(|s| s.name == stage).map(|s| &s.summary)
             }
         };
+        let estimate = estimate_of(r, &want);
         let today = match (summary, &r.derived) {
             (Some(s), _) => Today {
                 mean: finite(s.mean),
@@ -347,7 +425,7 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 mean_ci: finite_pair(s.mean_ci95),
                 median_ci: finite_pair(s.median_ci95),
                 doubt: doubt(run, r, s.mean),
-                crossings: want.stage.filter(|s| *s == "trap").and_then(|_| crossings(r, s.mean)),
+                crossings: want.stage.filter(|s| *s == "trap" && estimate.is_some()).and_then(|_| crossings(r, s.mean)),
                 cold_hot: r
                     .cold_hot
                     .as_ref()
@@ -359,6 +437,8 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                     .and_then(|c| c.event("cycles"))
                     .filter(|c| want.stage.is_none() && c.per_op.is_finite() && c.per_op > 0.0)
                     .map(|c| (c.per_op, c.ci95)),
+                estimate: estimate.map(|e| (e, r.summary.as_ref().and_then(|t| finite(t.mean)))),
+                difference: is_difference(r, want.stage, estimate),
             },
             // A difference of medians has no mean of its own.
             (None, Some(d)) if want.stage.is_none() => Today {
@@ -370,6 +450,8 @@ fn lookup(run: &RunFile, want: Want) -> Lookup<'_> {
                 crossings: None,
                 cold_hot: None,
                 pmu_cycles: None,
+                estimate: None,
+                difference: is_difference(r, None, None),
             },
             _ => return None,
         };
@@ -434,79 +516,12 @@ fn doubt(run: &RunFile, r: &Row, value: f64) -> Option<&'static str> {
     (paired && value.abs() < read).then_some("a difference within one clock read")
 }
 
-/// Whether `r` is one of a cold-mode pair (`cache=cold` or its `cache=hot` twin, single
-/// operations): a row that does not ask for a cache state means the benchmark's usual (hot,
-/// batched) result, never these.
-fn cold_mode_pair(r: &Row) -> bool {
-    r.cold_hot.is_some() || r.params.get("cache").is_some_and(|c| model::vocab::param_is(c, "hot"))
-}
-
 /// k and c of a trap stage estimated from the operation's own kernel crossings: k the
 /// crossings per operation (`observed.trap_crossings`), c the trap's mean over k, so that the
 /// label multiplies out to the figure shown (the same statistic, over every round).
 fn crossings(r: &Row, trap_mean: f64) -> Option<(f64, f64)> {
     let k = r.observed.get("trap_crossings")?.as_f64()?;
     (k.is_finite() && k > 0.0 && trap_mean.is_finite()).then(|| (k, trap_mean / k))
-}
-
-/// An L4 row in retired instructions: the per-operation instructions the hardware counted in
-/// the result that answers it (the fastest in time of several, as for its row in cycles), its
-/// ratio then ÷ now with the interval of today's mean; or why there are none.
-fn instructions_row(run: &RunFile, c: seeds::Candidates, mut row: SeedRow) -> SeedRow {
-    let stat = |t: &Today| t.mean.or(t.median).unwrap_or(f64::INFINITY);
-    let mut found: Vec<(Want, &Row, Today)> = c
-        .candidates
-        .iter()
-        .filter_map(|&w| match lookup(run, w) {
-            Lookup::Found(r, t) => Some((w, r, t)),
-            _ => None,
-        })
-        .collect();
-    found.sort_by(|a, b| stat(&a.2).total_cmp(&stat(&b.2)));
-    let time_id = c.candidates.iter().map(|w| w.id).collect::<Vec<_>>().join(", ");
-    let Some(&(want, r, _)) = found.first() else {
-        let why = counters_missing(run);
-        return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {time_id}'s{why}"));
-    };
-    name_today(&mut row, &want);
-    if !c.why.is_empty() {
-        row.nearest = Some(c.why.to_string());
-    }
-    let counted = r.counters.as_ref().and_then(|k| k.event("instructions"));
-    let Some(n) = counted.filter(|n| n.per_op.is_finite() && n.per_op > 0.0) else {
-        let why = r
-            .counters
-            .as_ref()
-            .and_then(|k| k.missing.iter().find(|m| m.event == "instructions"))
-            .map(|m| format!("; {}", m.reason))
-            .unwrap_or_else(|| counters_missing(run));
-        return without(row, RowStatus::NeedsCounters, format!("retired instructions; the time is {}'s{why}", want.id));
-    };
-    row.today_unit = Some("instructions".into());
-    row.today_mean = Some(n.per_op);
-    row.today_statistic = Some("mean".into());
-    row.today_ci95_lo = Some(n.ci95[0]);
-    row.today_ci95_hi = Some(n.ci95[1]);
-    let now = Interval::new(n.per_op, n.ci95);
-    let (ratio, reading) = read_ratio(Some(row.then), Some(now));
-    row.ratio_count = ratio.map(|x| x.estimate);
-    row.ratio_count_ci95_lo = ratio.map(|x| x.ci95[0]);
-    row.ratio_count_ci95_hi = ratio.map(|x| x.ci95[1]);
-    row.reading = reading;
-    row.beside = Some("retired instructions per operation, counted by the PMU (the measuring thread's)".into());
-    row
-}
-
-/// Why the run has no retired instructions: not asked for (`--counters`), or the reason the
-/// run's probe gave (no PMU, `perf_event_paranoid`); as a clause to append, empty when it had
-/// them.
-fn counters_missing(run: &RunFile) -> String {
-    match &run.counters {
-        None => "; counters were not asked for (--counters)".into(),
-        Some(a) => {
-            a.missing.iter().find(|m| m.event == "instructions").map(|m| format!("; {}", m.reason)).unwrap_or_default()
-        }
-    }
 }
 
 /// The run's counter frequency, when it is a usable one.
@@ -517,7 +532,9 @@ fn counter_hz(run: &RunFile) -> Option<f64> {
 /// Every seed row beside today's figure, in the order of `data/figures.csv`.
 pub fn rows(run: &RunFile) -> Vec<SeedRow> {
     let hz = counter_hz(run);
-    seeds::figures().iter().map(|f| seed_row(f, run, hz)).collect()
+    let mut rows: Vec<SeedRow> = seeds::figures().iter().map(|f| seed_row(f, run, hz)).collect();
+    stages::answer_merged(seeds::figures(), &mut rows);
+    rows
 }
 
 fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
@@ -570,6 +587,8 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         part: seeds::is_part(f),
         estimated: None,
         doubt: None,
+        merged: None,
+        unresolved: None,
     };
     let (found, today) = match target {
         Target::Bench(_) | Target::Pick(_) => {
@@ -589,18 +608,25 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             None => return row,
         },
         Target::Fallback(fb) => match fallback(run, fb, &mut row) {
-            Some(x) => x,
+            Some(x) => {
+                // A combined stage answers: one merged row against the sum of what it spans.
+                if !fb.spans.is_empty() && row.today_stage.as_deref() == fb.then.stage {
+                    stages::merge(&mut row, &seeds::spanned(f));
+                }
+                x
+            }
             None => return row,
         },
         Target::Planned(what) => return without(row, RowStatus::Planned, what.to_string()),
         Target::Stability(test) => return stability_row(run, test, row),
-        Target::Counters(c) => return instructions_row(run, c, row),
+        Target::Counters(c) => return instructions::row(run, c, row),
+        Target::CountersDifference(a, b) => return instructions::difference_row(run, a, b, row),
         Target::NotApplicable(why) => return without(row, RowStatus::NotApplicable, why.to_string()),
     };
     for (label, want) in seeds::beside(f) {
-        let Lookup::Found(_, t) = lookup(run, want) else { continue };
+        let Lookup::Found(r, t) = lookup(run, want) else { continue };
         let Some(v) = t.mean.or(t.median) else { continue };
-        let also = format!("{label}: {} {}", want.label(), fmt_ns(v));
+        let also = format!("{label}: {} {}", want.label(), fmt_value(r.unit, v));
         row.beside = Some(match row.beside.take() {
             Some(b) => format!("{b}; {also}"),
             None => also,
@@ -635,19 +661,16 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
             None => also,
         });
     }
-    row.estimated = today.crossings.map(|(k, c)| {
-        format!(
-            "estimated: {} kernel crossings × {} (the operation's own system calls, counted by the RVM in the same \
-             samples, no fault inside (checked); each at the cost of a null system call timed beside each operation)",
-            sig3(k),
-            fmt_ns(c)
-        )
-    });
     row.today_statistic = Some(name.to_string());
     if let Some(n) = now {
         row.today_ci95_lo = Some(n.ci95[0]);
         row.today_ci95_hi = Some(n.ci95[1]);
-        row.below_resolution = n.includes_zero().then(|| n.bound()).filter(|b| b.is_finite());
+        row.below_resolution = (today.difference && n.includes_zero()).then(|| n.bound()).filter(|b| b.is_finite());
+    }
+    if let Some((estimate, total)) = today.estimate {
+        // An estimate stands beside its total, with no ratio, and never below 0.
+        stages::estimated(&mut row, estimate, total, today.crossings, found, hz);
+        return row;
     }
     let set = |r: Option<Interval>, e: &mut Option<f64>, lo: &mut Option<f64>, hi: &mut Option<f64>| {
         *e = r.map(|r| r.estimate);
@@ -658,7 +681,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         Unit::Bytes => {
             row.today_unit = Some("bytes".into());
             if f.unit == "bytes" {
-                let (r, reading) = read_ratio(Some(f.value), now);
+                let (r, reading) = read_ratio(Some(f.value), now, today.difference);
                 set(r, &mut row.ratio_bytes, &mut row.ratio_bytes_ci95_lo, &mut row.ratio_bytes_ci95_hi);
                 row.reading = reading;
             }
@@ -667,7 +690,7 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
         Unit::Ns => {
             row.today_unit = Some("ns".into());
             row.today_cycles = stat.zip(hz).map(|(ns, h)| ns * h / 1e9).and_then(finite);
-            let (r, reading) = read_ratio(row.then_ns, now);
+            let (r, reading) = read_ratio(row.then_ns, now, today.difference);
             set(r, &mut row.ratio_time, &mut row.ratio_time_ci95_lo, &mut row.ratio_time_ci95_hi);
             row.reading = reading;
             let mut in_cycles =
@@ -683,12 +706,21 @@ fn seed_row(f: &Figure, run: &RunFile, hz: Option<f64>) -> SeedRow {
                     None => also,
                 });
             }
-            let (r, reading) = read_ratio(row.then_cycles, in_cycles);
+            let (r, reading) = read_ratio(row.then_cycles, in_cycles, today.difference);
             set(r, &mut row.ratio_cycles, &mut row.ratio_cycles_ci95_lo, &mut row.ratio_cycles_ci95_hi);
             row.reading_cycles = reading;
         }
     }
     row
+}
+
+/// A figure of today's in its unit: a time, bytes, or a count.
+fn fmt_value(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Ns => fmt_ns(v),
+        Unit::Bytes => fmt_bytes(v),
+        Unit::Count => super::sig4(v),
+    }
 }
 
 /// `row` without a figure today, and why.
@@ -807,7 +839,8 @@ fn nearest(run: &RunFile, n: seeds::Candidates, row: &mut SeedRow) -> Option<(Un
         return None;
     };
     name_today(row, &best);
-    let others: Vec<String> = found[1..].iter().map(|(w, _, t)| format!("{} {}", w.id, fmt_ns(stat(t)))).collect();
+    let others: Vec<String> =
+        found[1..].iter().map(|(w, unit, t)| format!("{} {}", w.id, fmt_value(*unit, stat(t)))).collect();
     if !others.is_empty() {
         row.beside = Some(format!("also measured: {}", others.join(", ")));
     }
@@ -823,10 +856,10 @@ fn fallback(run: &RunFile, fb: seeds::Fallback, row: &mut SeedRow) -> Option<(Un
     }
     if let Lookup::Found(r, t) = lookup(run, fb.first) {
         if !fb.beside.is_empty()
-            && let Lookup::Found(_, n) = lookup(run, fb.then)
+            && let Lookup::Found(then, n) = lookup(run, fb.then)
             && let Some(v) = n.mean.or(n.median)
         {
-            row.beside = Some(format!("{}: {} {}", fb.beside, fb.then.label(), fmt_ns(v)));
+            row.beside = Some(format!("{}: {} {}", fb.beside, fb.then.label(), fmt_value(then.unit, v)));
         }
         return Some((r.unit, t));
     }
@@ -838,6 +871,12 @@ fn fallback(run: &RunFile, fb: seeds::Fallback, row: &mut SeedRow) -> Option<(Un
         Some(x) => {
             row.nearest = Some(fb.why.to_string());
             Some(x)
+        }
+        // No record of the first at all (a machine without its hardware leaves none, or
+        // another's only): the nearest's reason is the row's, named by the nearest.
+        None if matches!(lookup(run, fb.first), Lookup::Absent) => {
+            row.nearest = Some(fb.why.to_string());
+            None
         }
         None => {
             name_today(row, &fb.first);
@@ -870,6 +909,8 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
         crossings: None,
         cold_hot: None,
         pmu_cycles: None,
+        estimate: None,
+        difference: false,
     };
     // The parts' intervals add end to end: conservative, as the parts were measured apart.
     let add = |a: Option<[f64; 2]>, b: Option<[f64; 2]>| a.zip(b).map(|(a, b)| [a[0] + b[0], a[1] + b[1]]);
@@ -890,6 +931,7 @@ fn summed(run: &RunFile, sum: seeds::Parts, row: &mut SeedRow) -> Option<(Unit, 
         total.mean_ci = add(total.mean_ci, t.mean_ci);
         total.median_ci = add(total.median_ci, t.median_ci);
         total.doubt = total.doubt.or(t.doubt);
+        total.difference |= t.difference;
     }
     if !sum.missing.is_empty() {
         row.caveat = Some(format!("today's sum leaves out {}, which has no Linux counterpart", sum.missing));
@@ -952,7 +994,9 @@ fn sig3_end(v: f64) -> String {
 /// The interval of a ratio, compact: `[25.1, 28.4]`; nothing for an interval without width
 /// (an old result file's, or a figure without one).
 fn bracket(lo: f64, hi: f64) -> String {
-    if hi > lo { format!(" [{}, {}]", sig3_end(lo), sig3_end(hi)) } else { String::new() }
+    // An open end: a quantity that cannot be negative whose interval reaches 0.
+    let end = |v: f64| if v.is_infinite() { "∞".to_string() } else { sig3_end(v) };
+    if hi > lo { format!(" [{}, {}]", end(lo), end(hi)) } else { String::new() }
 }
 
 /// A ratio read by its interval, in words: "26.7× faster [25.1, 28.4]" (the interval of the
@@ -960,6 +1004,9 @@ fn bracket(lo: f64, hi: f64) -> String {
 /// 1.03]" (the interval of the paper's figure over today's), or "below resolution (|x| <
 /// 12 ns)" with `bound` the bound in today's unit.
 fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound: &str) -> (String, Style) {
+    if reading == Reading::Estimated {
+        return ("estimated: no ratio".into(), Style::Plain);
+    }
     let Some(r) = ratio.filter(|_| reading != Reading::BelowResolution) else {
         return (format!("below resolution (|x| < {bound})"), Style::Plain);
     };
@@ -971,7 +1018,9 @@ fn reading_words(ratio: Option<Interval>, reading: Reading, kind: Change, bound:
             (format!("{words}{ends}"), tone)
         }
         Reading::Same => (format!("≈ same{}", bracket(lo, hi)), Style::Plain),
-        Reading::Inconclusive | Reading::BelowResolution => (format!("inconclusive{}", bracket(lo, hi)), Style::Plain),
+        Reading::Inconclusive | Reading::BelowResolution | Reading::Estimated => {
+            (format!("inconclusive{}", bracket(lo, hi)), Style::Plain)
+        }
     }
 }
 
@@ -1013,6 +1062,9 @@ fn then_text(r: &SeedRow) -> String {
 
 /// A figure of today's in its unit (`-` when there is none).
 fn today_text(r: &SeedRow, v: Option<f64>) -> String {
+    if let (None, Some(why)) = (v, &r.unresolved) {
+        return why.clone();
+    }
     match (v, r.today_unit.as_deref()) {
         (Some(v), Some("bytes")) => fmt_bytes(v),
         (Some(v), Some("count")) => super::sig4(v),
@@ -1044,19 +1096,7 @@ fn reason_text(r: &SeedRow) -> String {
         RowStatus::Planned => format!("not measured yet (needs {why})"),
         RowStatus::NeedsCounters => format!("needs hardware counters ({why})"),
         RowStatus::NotApplicable => format!("not applicable: {why}"),
-    }
-}
-
-/// The median of ratios, on a log scale: the middle one, or the geometric mean of the middle
-/// two.
-fn median_ratio(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite() && *x > 0.0);
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] * v[n / 2]).sqrt()),
+        RowStatus::Merged => why.to_string(),
     }
 }
 
@@ -1158,12 +1198,12 @@ pub(crate) fn collapsed(groups: &[Group]) -> Vec<String> {
         .filter_map(|(r, _)| planned_family(r.reason.as_deref().unwrap_or("")))
         .collect();
     for g in groups {
-        for (r, label) in g.rows.iter().filter(|(r, _)| r.status != RowStatus::Measured) {
+        for (r, label) in g.rows.iter().filter(|(r, _)| !matches!(r.status, RowStatus::Measured | RowStatus::Merged)) {
             let why = r.reason.as_deref().unwrap_or("");
             let family = planned_family(why)
                 .filter(|f| r.status == RowStatus::Planned && planned.iter().filter(|x| *x == f).count() > 1);
             let head = match r.status {
-                RowStatus::Measured => continue,
+                RowStatus::Measured | RowStatus::Merged => continue,
                 RowStatus::Planned if family.is_some() => {
                     format!("not measured yet (needs the {}.* benchmarks)", family.unwrap_or_default())
                 }
@@ -1235,7 +1275,7 @@ pub(crate) fn without_counts<'a>(rows: impl Iterator<Item = &'a SeedRow>, counte
     for r in rows {
         let skipped = r.reason.as_deref().is_some_and(|w| w.starts_with("skipped") || w.starts_with("combined here"));
         match r.status {
-            RowStatus::Measured => {}
+            RowStatus::Measured | RowStatus::Merged => {}
             RowStatus::NotInResult if skipped => n[0] += 1,
             RowStatus::NotInResult => n[1] += 1,
             RowStatus::Planned => n[2] += 1,
@@ -1263,8 +1303,10 @@ impl Notes {
     /// The numbers of `r`'s notes (its paper's remark, and a median standing in for a mean).
     pub(crate) fn marks(&mut self, r: &SeedRow) -> Vec<usize> {
         let nearest = r.nearest.as_ref().map(|why| format!("nearest mechanism: {why}"));
-        let mut texts: Vec<&str> =
-            r.note.iter().chain(&r.caveat).chain(&nearest).chain(&r.estimated).map(String::as_str).collect();
+        let mut texts: Vec<&str> = (r.note.iter().chain(&r.merged).chain(&r.caveat).chain(&nearest))
+            .chain(&r.estimated)
+            .map(String::as_str)
+            .collect();
         if r.today_statistic.as_deref() == Some("median") {
             texts.push(MEDIAN_NOTE);
         }
@@ -1360,15 +1402,20 @@ fn figure_key(r: &SeedRow) -> String {
 }
 
 /// What "N× faster" means, for every format.
-pub(crate) const LEGEND: &str = "\"N× faster [lo, hi]\" is the paper's figure divided by today's, both means (the \
-    papers' statistic; the median where today has no mean), with its 95 % interval: the paper's figure is \
-    exact, today's has its interval. In time where the paper gives a time or cycles at a stated clock, and in \
-    cycles where it gives cycles. A ratio whose whole interval lies within ±10 % reads \"≈ same\"; one \
-    whose interval reaches beyond that without telling faster from slower reads \"inconclusive\" (for \
-    both, [lo, hi] is the paper's figure over today's); a figure today whose interval includes 0 (a \
-    difference the run cannot tell from nothing) has no ratio: \"below resolution (|x| < bound)\". Columns: \
-    then, the paper's figure; today mean, with the median beside it. Rows compare the same operation under \
-    the same condition; docs/seed-map.md gives each row's counterpart and why.";
+pub(crate) const LEGEND: &str = "\"N× faster [lo, hi]\": the paper's figure over today's, both means (the \
+    papers' statistic; the median where today has none), with its 95 % interval; in time, or in cycles where \
+    the paper gives cycles. Within ±10 % it reads \"≈ same\"; an interval that cannot tell faster from slower, \
+    \"inconclusive\" (with the ratio's own ends). Only a difference (with − without, process − thread, total − \
+    estimate) may be \"below resolution (|x| < bound)\"; a latency, stage, size or count cannot be negative: \
+    where its interval reaches 0 the ratio's upper end is open (∞). A merged row sets one stage of today's \
+    spanning two of the paper's rows beside their sum; an estimated stage (not timed inside the operation) \
+    stands beside its total with no ratio, and below 0 reads \"< 0: not resolved\". docs/seed-map.md (seed \
+    map, revision 4) gives each row's counterpart and why.";
+
+/// What a paper's summary rests on, for every format that shows the summaries.
+pub(crate) const SUMMARY_LEGEND: &str = "A paper's median goes over every total with a ratio (inconclusive too), \
+    each figure of today's once; its interval runs from the median of the rows' lower ends to that of their \
+    upper ends (if every row lies in its interval, the median lies in this one).";
 
 /// How today's means were taken, and what their intervals cover: it follows the run's method.
 pub(crate) fn method_text(run: &RunFile) -> &'static str {
@@ -1389,15 +1436,7 @@ fn summary(run: &RunFile, rows: &[SeedRow], width: usize, color: bool) -> String
     let mut out = String::new();
     heading(&mut out, "Five classic papers beside today's Linux", width, color);
     para(&mut out, &format!("Today: {}; {}.", machine_text(run), cycles_text(run)), width);
-    para(
-        &mut out,
-        &format!(
-            "{LEGEND} {} A paper's median is of its conclusive totals' ratios, a figure of today's that \
-             answers several rows counted once; what it leaves out is counted.",
-            method_text(run)
-        ),
-        width,
-    );
+    para(&mut out, &format!("{LEGEND} {} {SUMMARY_LEGEND}", method_text(run)), width);
     if run.partial {
         para(
             &mut out,
@@ -1559,6 +1598,8 @@ pub(crate) fn export_cells(r: &SeedRow, label: &str) -> [String; 7] {
     ]
 }
 
+mod instructions;
+mod stages;
 pub mod summary;
 pub use summary::{Extreme, PaperSummary, paper_summaries};
 

@@ -658,7 +658,8 @@ fn a_difference_below_resolution_has_no_ratio_in_any_format() {
     let base = rows(&clear);
     let before = row_of(&base, OP);
     assert!(before.ratio_time.is_some() && before.reading == Some(Reading::Better), "{before:?}");
-    let conclusive = summary_number(&clear, "RightSpeed", "conclusive row");
+    let totals = summary_number(&clear, "RightSpeed", "totals");
+    let answered = summary_number(&clear, "RightSpeed", "of");
     let run = with_mean(default_run(), "interpose.preload", 3.0, [-2.0, 9.0]);
     let rows = rows(&run);
     let r = row_of(&rows, OP);
@@ -681,13 +682,15 @@ fn a_difference_below_resolution_has_no_ratio_in_any_format() {
         let row_text = row_lines.join("\n");
         assert!(row_text.contains("below resolution (|x| < 9.000 ns)"), "{row_text}");
         assert!(!row_text.contains('×'), "no ratio: {row_text}");
-        // The summary: one row fewer, and what was left out.
+        // The summary: one total fewer in the median, and one row fewer answered: below
+        // resolution is not an answer.
         let summary = render_summary(&run, &view(width));
         let rs: Vec<&str> =
             summary.lines().skip_while(|l| !l.starts_with("RightSpeed")).take_while(|l| !l.is_empty()).collect();
         let rs = flat(&rs.join(" "));
-        assert!(rs.contains(&format!("of {} conclusive rows", conclusive - 1)), "{rs}");
-        assert!(rs.contains("1 difference within one clock read"), "{rs}");
+        assert!(rs.contains(&format!("over {} totals", totals - 1)), "{rs}");
+        assert!(rs.contains(&format!("{} of 16 rows compared", answered - 1)), "{rs}");
+        assert!(rs.contains("not answered: 1 below resolution"), "{rs}");
         assert!(!rs.contains("Intercept non-user-interface"), "neither best nor worst: {rs}");
     }
     // Markdown.
@@ -716,7 +719,8 @@ fn a_difference_below_resolution_has_no_ratio_in_any_format() {
 }
 
 /// A ratio whose interval holds 1 and reaches beyond ±10 % reads "inconclusive", one wholly
-/// within reads "≈ same"; the summary counts the first out, keeps the second.
+/// within reads "≈ same"; the summary's median keeps both (revision 4: a median over only the
+/// conclusive rows changes with which rows happen to be conclusive), its range only the second.
 #[test]
 fn a_ratio_holding_one_is_inconclusive_unless_within_the_threshold() {
     const HOOK: &str = "Install message hook"; // 8.532 µs then
@@ -730,10 +734,14 @@ fn a_ratio_holding_one_is_inconclusive_unless_within_the_threshold() {
     let line = text.lines().find(|l| l.starts_with(" Install message hook")).unwrap();
     assert!(line.contains("inconclusive [0.533, 2.13]") && !line.contains("faster"), "{line}");
     let same = with_mean(default_run(), "signal.install", 8500.0, [8300.0, 8700.0]);
-    let conclusive = summary_number(&same, "RightSpeed", "conclusive row");
-    let inconclusive = summary_number(&same, "RightSpeed", "inconclusive");
-    assert_eq!(summary_number(&run, "RightSpeed", "inconclusive"), inconclusive + 1);
-    assert_eq!(summary_number(&run, "RightSpeed", "conclusive row"), conclusive - 1);
+    let totals = summary_number(&same, "RightSpeed", "totals");
+    assert_eq!(summary_number(&run, "RightSpeed", "totals"), totals, "an inconclusive total stays in the median");
+    let summaries = |run: &RunFile| summary::summarize(&seeds::PAPERS[0], &super::rows(run));
+    assert_eq!(summaries(&run).conclusive + 1, summaries(&same).conclusive, "the range is the conclusive rows'");
+    let summary = render_summary(&run, &view(100));
+    let rs: Vec<&str> =
+        summary.lines().skip_while(|l| !l.starts_with("RightSpeed")).take_while(|l| !l.is_empty()).collect();
+    assert!(!flat(&rs.join(" ")).contains("inconclusive"), "nothing left out as inconclusive: {rs:?}");
 
     let run = same;
     let r = super::rows(&run).into_iter().find(|r| r.operation == HOOK).unwrap();
@@ -741,7 +749,7 @@ fn a_ratio_holding_one_is_inconclusive_unless_within_the_threshold() {
     let text = render(&run, &view(100));
     let line = text.lines().find(|l| l.starts_with(" Install message hook")).unwrap();
     assert!(line.contains("≈ same [0.981, 1.03]"), "{line}");
-    assert!(flat(&render_summary(&run, &view(100))).contains(&format!("of {conclusive} conclusive rows")));
+    assert!(flat(&render_summary(&run, &view(100))).contains(&format!("over {totals} totals")));
     // A real change smaller than the threshold, of unknown size: inconclusive too.
     let run = with_mean(default_run(), "signal.install", 8000.0, [7000.0, 8400.0]);
     assert_eq!(
@@ -751,16 +759,16 @@ fn a_ratio_holding_one_is_inconclusive_unless_within_the_threshold() {
 }
 
 /// Rows answered by one result of today's count once in the median: Rhino's Digital UNIX and
-/// SPIN totals are one result each, their ratios combined by their geometric mean.
+/// SPIN totals are one result each, their ratios combined by their geometric mean; every total
+/// with a ratio is in it, inconclusive ones too.
 #[test]
 fn the_summary_median_counts_a_figure_of_todays_once() {
     let run = default_run();
     let rows = rows(&run);
     let used: Vec<&SeedRow> = rows
         .iter()
-        .filter(|r| r.paper == "Rhino" && r.status == RowStatus::Measured)
-        .filter(|r| !r.part && r.caveat.is_none() && r.doubt.is_none())
-        .filter(|r| r.reading.is_some_and(Reading::conclusive) && r.ratio_time.is_some())
+        .filter(|r| r.paper == "Rhino" && r.resolved())
+        .filter(|r| !r.part && r.caveat.is_none() && r.ratio_time.is_some())
         .collect();
     let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
     for r in &used {
@@ -772,14 +780,13 @@ fn the_summary_median_counts_a_figure_of_todays_once() {
     }
     assert!(groups.len() < used.len(), "Rhino's two systems share today's figures");
     let summary = flat(&render_summary(&run, &view(100)));
-    assert!(
-        summary.contains(&format!("of {} conclusive rows ({} distinct figures)", used.len(), groups.len())),
-        "{summary}"
-    );
+    assert!(summary.contains(&format!("over {} totals", used.len())), "{summary}");
+    let rhino = seeds::PAPERS.iter().find(|p| p.key == "rhino").unwrap();
+    assert_eq!(summary::summarize(rhino, &rows).in_median_distinct, groups.len());
     let v: Vec<f64> =
         groups.iter().map(|(_, v)| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()).collect();
-    let m = median_ratio(v).unwrap();
-    assert!(summary.contains(&format!("median {}", change_words(m, Change::Time).0)), "{m} {summary}");
+    let m = summary::median_log(v).unwrap();
+    assert!(summary.contains(&format!("median {} [", change_words(m, Change::Time).0)), "{m} {summary}");
 }
 
 /// Every ratio's interval is the paper's exact figure over today's interval of the mean, and
@@ -798,12 +805,13 @@ fn ratio_intervals_come_from_the_means_interval_and_follow_the_method() {
     let ci = hook.summary.as_ref().unwrap().mean_ci95;
     let r = rows(&run).into_iter().find(|r| r.operation == "Install message hook").unwrap();
     assert_eq!((r.today_ci95_lo, r.today_ci95_hi), (Some(ci[0]), Some(ci[1])), "the mean's interval");
-    assert!(render(&run, &view(100)).contains("adaptive sampling"));
+    assert!(flat(&render(&run, &view(100))).contains("adaptive sampling"));
     run.config.method = model::Method::Seed;
     for r in &mut run.results {
         r.method = model::Method::Seed;
     }
     let text = render(&run, &view(100));
+    let text = flat(&text);
     assert!(text.contains("seed method") && !text.contains("adaptive sampling"), "{text}");
     assert!(render_markdown(&run, &View::default()).contains("seed method"));
 }
@@ -835,23 +843,20 @@ fn the_summary_counts_distinct_figures_and_its_median_rests_on_totals() {
     let run = default_run();
     let rows = rows(&run);
     let rhino: Vec<&SeedRow> = rows.iter().filter(|r| r.paper == "Rhino").collect();
-    let measured: Vec<&&SeedRow> = rhino.iter().filter(|r| r.status == RowStatus::Measured).collect();
-    let mut keys: Vec<String> = measured.iter().map(|r| figure_key(r)).collect();
+    let answered: Vec<&&SeedRow> = rhino.iter().filter(|r| r.resolved()).collect();
+    let mut keys: Vec<String> = answered.iter().map(|r| figure_key(r)).collect();
     keys.sort_unstable();
     keys.dedup();
-    assert!(keys.len() < measured.len(), "Rhino's rows share figures");
+    assert!(keys.len() < answered.len(), "Rhino's rows share figures");
     let summary = flat(&render_summary(&run, &view(100)));
-    let head = format!("{} of {} rows compared ({} distinct figures)", measured.len(), rhino.len(), keys.len());
+    let head = format!("{} of {} rows compared ({} distinct figures", answered.len(), rhino.len(), keys.len());
     assert!(summary.contains(&head), "{head}\n{summary}");
-    let parts = measured.iter().filter(|r| r.part).count();
+    let parts = answered.iter().filter(|r| r.part).count();
     assert!(parts > 0);
     assert!(summary.contains(&format!("{parts} parts of a breakdown")), "{summary}");
-    // Only totals are in its median: as many conclusive rows as conclusive totals.
-    let totals = measured
-        .iter()
-        .filter(|r| !r.part && r.caveat.is_none() && r.doubt.is_none() && r.reading.is_some_and(Reading::conclusive))
-        .count();
-    assert!(summary.contains(&format!("of {totals} conclusive row")), "{totals}\n{summary}");
+    // Only totals are in its median: as many as the totals with a ratio.
+    let totals = answered.iter().filter(|r| !r.part && r.caveat.is_none() && r.ratio_time.is_some()).count();
+    assert!(summary.contains(&format!("over {totals} totals")), "{totals}\n{summary}");
 }
 
 /// A result whose stages do not add up to its total (written by hand, or by something else) is
@@ -971,3 +976,5 @@ fn go_stability_rows_show_the_longest_clean_run_without_a_ratio_or_say_how_to_ge
     let error = rows.iter().find(|r| r.operation.starts_with("error")).unwrap();
     assert_eq!(error.status, RowStatus::Planned, "a stress run says nothing of the error test");
 }
+
+mod rev4;
