@@ -605,6 +605,7 @@ impl SamplingArgs {
             cache: self.cache.into(),
             cold_ids: None,
             host: None,
+            short_stability: None,
         }
     }
 }
@@ -663,6 +664,8 @@ impl Cli {
                 only: Some(only),
                 host: host.clone(),
                 bound_s: Some(config::SEED_SUITE_BOUND_S),
+                // Go!'s stability rows: a short stress and error test after the rounds.
+                short_stability: Some(crate::short_stability::each(bare.quick)),
                 cache: config::CacheMode::Both,
                 ..flags.run_config(Vec::new())
             }

@@ -165,7 +165,7 @@ fn forget_reservation(out: &Output, path: Option<&Path>) {
 
 /// A seed from the clock and the process id, for a run not given one (it is printed and
 /// saved, so the run can be replayed).
-fn new_seed(started: std::time::SystemTime) -> u64 {
+pub(crate) fn new_seed(started: std::time::SystemTime) -> u64 {
     let nanos = started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     // splitmix64's finaliser: nearby clocks give unrelated seeds.
     let mut z = nanos ^ (u64::from(std::process::id()) << 32);

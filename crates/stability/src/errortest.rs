@@ -331,6 +331,7 @@ fn finish(
             invariants: t.invariants,
             trend,
             notes: t.notes,
+            short: false,
         },
         pids,
         left,

@@ -489,6 +489,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         invariants,
         trend: std::mem::take(&mut *c.sampler.trend.lock().unwrap_or_else(|e| e.into_inner())),
         notes,
+        short: false,
     })
 }
 

@@ -960,6 +960,7 @@ fn go_stability_rows_show_the_longest_clean_run_without_a_ratio_or_say_how_to_ge
         invariants: Vec::new(),
         trend: Vec::new(),
         notes: vec!["recorded 2026-11-27T16:00:00Z".into()],
+        short: false,
     };
     run.stability = vec![clean(60.0, 1), clean(3600.0, 2)];
     let rows = stability(&run);
