@@ -97,3 +97,85 @@ pub fn outcome_line(r: &StabilityRun) -> String {
         Outcome::Failed { at_s, what, replay } => format!("FAILED after {}: {what} (replay: {replay})", d(*at_s)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::stability::Outcome;
+    use store::history::{History, Location};
+
+    fn stability_run(test: StabilityTest, clean_s: f64, short: bool) -> StabilityRun {
+        StabilityRun {
+            test,
+            seed: 5,
+            mode: "mprotect".into(),
+            settings: Vec::new(),
+            requested_s: clean_s,
+            ran_s: clean_s,
+            clean_s,
+            outcome: Outcome::Clean,
+            operations: Vec::new(),
+            results: Vec::new(),
+            invariants: Vec::new(),
+            trend: Vec::new(),
+            notes: Vec::new(),
+            short,
+        }
+    }
+
+    /// A bare run's result with its two short tests, as the seed view reads it once `osprim`
+    /// (or `osprim papers`) has lent it the history at `loc`.
+    fn seed_rows(loc: &Location) -> Vec<report::seeds::SeedRow> {
+        let mut bare = model::fixtures::run_file(false);
+        bare.started_utc = "2026-12-07T10:00:00Z".into();
+        bare.stability = TESTS.iter().map(|&t| stability_run(t, 3.0, true)).collect();
+        let lent = crate::stability_cmd::with_history(bare, loc);
+        report::seeds::rows(&lent).into_iter().filter(|r| r.table == "Stability").collect()
+    }
+
+    fn row<'a>(rows: &'a [report::seeds::SeedRow], test: &str) -> &'a report::seeds::SeedRow {
+        rows.iter().find(|r| r.today_id.as_deref() == Some(&format!("stability.{test}"))).expect("the stability row")
+    }
+
+    /// An earlier `osprim stress` of an hour in the history replaces the bare run's short stress
+    /// test in the seed view, saying where it comes from; the error test, with nothing longer
+    /// recorded, keeps the short test; a shorter recorded run lends nothing.
+    #[test]
+    fn a_longer_run_in_the_history_replaces_the_short_test() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = Location::Sqlite(dir.path().join("history.db"));
+        let alone = seed_rows(&loc);
+        assert!(!dir.path().join("history.db").exists(), "reading no history makes none");
+        for test in ["stress", "errortest"] {
+            let r = row(&alone, test);
+            assert_eq!(r.today_mean, Some(3e9), "{r:?}");
+            assert!(r.caveat.as_deref().unwrap().starts_with("this run's short test (the seed suite's): 3.000 s"));
+        }
+
+        let record = |clean_s: f64, started: &str, file: &str| {
+            let mut earlier = model::fixtures::run_file(false);
+            earlier.results.clear();
+            earlier.started_utc = started.into();
+            earlier.stability = vec![stability_run(StabilityTest::Stress, clean_s, false)];
+            let mut h = History::open(&loc).unwrap();
+            assert!(h.record(&earlier, Some(std::path::Path::new(file))).unwrap());
+        };
+        record(2.0, "2026-11-30T10:00:00Z", "osprim-results/stability/short.json");
+        let rows = seed_rows(&loc);
+        assert!(row(&rows, "stress").caveat.as_deref().unwrap().starts_with("this run's short test"), "{rows:?}");
+
+        record(3600.0, "2026-12-01T10:00:00Z", "osprim-results/stability/hour.json");
+        let rows = seed_rows(&loc);
+        let stress = row(&rows, "stress");
+        assert_eq!(stress.today_mean, Some(3600e9));
+        assert!(
+            stress.caveat.as_deref().unwrap().starts_with(
+                "the longest in this machine's history (`osprim stress`, recorded 2026-12-01T10:00:00Z, \
+                 osprim-results/stability/hour.json): 1 h without a failure, against the paper's 4 days"
+            ),
+            "{stress:?}"
+        );
+        let error = row(&rows, "errortest");
+        assert_eq!(error.today_mean, Some(3e9), "no longer error test is recorded: {error:?}");
+    }
+}

@@ -100,7 +100,9 @@ pub struct StabilityRun {
     pub requested_s: f64,
     /// How long it ran, seconds.
     pub ran_s: f64,
-    /// How long it ran without a failure, seconds (`ran_s` unless it failed).
+    /// How long it ran without a failure, seconds: the workload's time until it ended (the
+    /// clean-up after it, in `ran_s`, is checked but is no time under load), until the stop
+    /// of an interrupted run, or until the failure.
     pub clean_s: f64,
     /// How it ended.
     pub outcome: Outcome,

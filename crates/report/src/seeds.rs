@@ -708,7 +708,15 @@ fn stability_row(run: &RunFile, test: &str, mut row: SeedRow) -> SeedRow {
     row.today_id = Some(format!("stability.{test}"));
     let runs: Vec<&StabilityRun> = run.stability.iter().filter(|s| s.test.name() == test).collect();
     let recorded = |s: &StabilityRun| s.notes.iter().find(|n| n.starts_with("recorded ")).cloned();
-    let duration = |s: f64| Unit::Ns.format(s * 1e9);
+    // Hours and days as such, beside the paper's days.
+    let duration = |s: f64| match s {
+        86_400.0.. => match super::short_number(s / 86_400.0) {
+            one if one == "1" => "1 day".to_string(),
+            n => format!("{n} days"),
+        },
+        3_600.0.. => format!("{} h", super::short_number(s / 3_600.0)),
+        _ => Unit::Ns.format(s * 1e9),
+    };
     let Some(best) = runs.iter().copied().max_by(|a, b| a.clean_s.total_cmp(&b.clean_s)) else {
         return without(
             row,

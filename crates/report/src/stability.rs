@@ -17,7 +17,7 @@ fn duration(s: f64) -> String {
 /// How the run ended, in one line.
 pub(crate) fn outcome(s: &StabilityRun) -> String {
     match &s.outcome {
-        Outcome::Clean => format!("clean: ran {} without a failure", duration(s.ran_s)),
+        Outcome::Clean => format!("clean: ran {} without a failure", duration(s.clean_s)),
         Outcome::Failed { at_s, what, replay } => {
             format!("FAILED after {}: {what} (replay: {replay})", duration(*at_s))
         }
