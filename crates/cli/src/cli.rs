@@ -1373,8 +1373,17 @@ mod tests {
             }
         };
         let (run, history) = bare(&["osprim"]);
-        assert_eq!((run.output, run.sampler.rounds), (Output::Default, 5));
+        assert_eq!((&run.output, run.sampler.rounds), (&Output::Default, 5));
         assert!(history.is_some() && run.bound_s.is_some());
+        // Go!'s stability rows: a short stress and error test, shorter with --quick; `osprim
+        // run` runs none.
+        let each = |run: &config::RunConfig| run.short_stability.map(|d| d.as_secs_f64());
+        assert_eq!(each(&run), Some(crate::short_stability::SECONDS));
+        assert_eq!(each(&bare(&["osprim", "--quick"]).0), Some(crate::short_stability::QUICK_SECONDS));
+        let Cmd::Run { run: catalogue, .. } = Cli::try_parse_from(["osprim", "run"]).unwrap().into_command() else {
+            panic!("osprim run runs")
+        };
+        assert_eq!(each(&catalogue), None);
         let (run, history) = bare(&["osprim", "--quick", "--no-save"]);
         assert_eq!((run.output, run.sampler.rounds), (Output::None, SamplerConfig::quick().rounds));
         assert_eq!(run.sampler.budget_s, SamplerConfig::quick().budget_s);
