@@ -4,7 +4,6 @@
 //! keeps the report.
 
 use model::Row;
-use model::stability::{StabilityRun, StabilityTest};
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,11 +143,12 @@ pub trait Observer {
     fn extra_round(&mut self, _round: usize, _visits: u64, _budget_s: f64) {}
     /// A result is final.
     fn result(&mut self, _row: &Row) {}
-    /// A short stability test of `secs` seconds starts (the seed suite's, after its rounds);
-    /// `replay` is the command that runs it again.
-    fn stability_begin(&mut self, _test: StabilityTest, _secs: f64, _replay: &str) {}
-    /// It ended: how, or why it could not run.
-    fn stability_end(&mut self, _test: StabilityTest, _how: Result<&StabilityRun, &str>) {}
+    /// A short stability test starts (the seed suite's, after its rounds): `what`, in one
+    /// line ("short stress test: 3 s (osprim stress …)").
+    fn stability_begin(&mut self, _what: &str) {}
+    /// It ended: how, in one line ("short stress test: clean: 3.0 s without a failure"), or why
+    /// it could not run.
+    fn stability_end(&mut self, _how: &str) {}
     /// The run ended (finished or not).
     fn finish(&mut self) {}
 }
@@ -495,21 +495,15 @@ impl Observer for Progress {
         }
     }
 
-    fn stability_begin(&mut self, test: StabilityTest, secs: f64, replay: &str) {
-        let what = format!("short {}: {} ({replay})", crate::short_stability::label(test), budget_text(secs));
+    fn stability_begin(&mut self, what: &str) {
         if self.bar.is_some() {
-            self.update(|l| l.what = what);
+            self.update(|l| l.what = what.to_string());
         } else {
-            self.line(&what);
+            self.line(what);
         }
     }
 
-    fn stability_end(&mut self, test: StabilityTest, how: Result<&StabilityRun, &str>) {
-        let how = match how {
-            Ok(r) => crate::short_stability::outcome_line(r),
-            Err(why) => format!("cannot run here: {why}"),
-        };
-        let line = format!("short {}: {how}", crate::short_stability::label(test));
+    fn stability_end(&mut self, line: &str) {
         self.plan.short_done += 1;
         self.update(|l| l.plan.short_done += 1);
         if self.bar.is_some() {
@@ -521,7 +515,7 @@ impl Observer for Progress {
                 l.what.clear();
             });
         } else {
-            self.line(&line);
+            self.line(line);
         }
     }
 

@@ -30,7 +30,7 @@ pub fn each(quick: bool) -> Duration {
 }
 
 /// The test's name for people: "stress test", "error test".
-pub fn label(test: StabilityTest) -> &'static str {
+fn label(test: StabilityTest) -> &'static str {
     match test {
         StabilityTest::Stress => "stress test",
         StabilityTest::ErrorTest => "error test",
@@ -45,16 +45,21 @@ pub fn run(each: Duration, cpus: &[usize], stop: &AtomicBool, observer: &mut dyn
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let seed = crate::stability_cmd::new_seed(std::time::SystemTime::now());
+        let seed = stability::new_seed(std::time::SystemTime::now());
         let settings = stability::Settings { duration: each, seed };
-        observer.stability_begin(test, each.as_secs_f64(), &stability::replay_command(test, &settings));
+        observer.stability_begin(&format!(
+            "short {}: {} s ({})",
+            label(test),
+            model::unit::short_number(each.as_secs_f64()),
+            stability::replay_command(test, &settings)
+        ));
         match run_one(test, &settings, cpus, stop) {
             Ok(mut r) => {
                 r.short = true;
-                observer.stability_end(test, Ok(&r));
+                observer.stability_end(&format!("short {}: {}", label(test), outcome_line(&r)));
                 runs.push(r);
             }
-            Err(e) => observer.stability_end(test, Err(&format!("{e:#}"))),
+            Err(e) => observer.stability_end(&format!("short {}: cannot run here: {e:#}", label(test))),
         }
     }
     runs
@@ -88,7 +93,7 @@ fn run_one(
 }
 
 /// One line on how a short test ended: "clean: 3.0 s without a failure".
-pub fn outcome_line(r: &StabilityRun) -> String {
+fn outcome_line(r: &StabilityRun) -> String {
     use model::stability::Outcome;
     let d = |s: f64| model::Unit::Ns.format(s * 1e9);
     match &r.outcome {

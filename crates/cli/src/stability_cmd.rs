@@ -30,7 +30,7 @@ pub fn run(
 ) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let started = std::time::SystemTime::now();
-    let seed = seed.unwrap_or_else(|| new_seed(started));
+    let seed = seed.unwrap_or_else(|| stability::new_seed(started));
     let path = output_path(out, started)?;
     let settings = stability::Settings { duration, seed };
     if !present.quiet {
@@ -161,17 +161,6 @@ fn forget_reservation(out: &Output, path: Option<&Path>) {
     {
         let _ = std::fs::remove_file(p);
     }
-}
-
-/// A seed from the clock and the process id, for a run not given one (it is printed and
-/// saved, so the run can be replayed).
-pub(crate) fn new_seed(started: std::time::SystemTime) -> u64 {
-    let nanos = started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    // splitmix64's finaliser: nearby clocks give unrelated seeds.
-    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// `run` lent, for the seed view, the longest clean stability run of each test recorded in
