@@ -157,19 +157,30 @@ mod tests {
             assert!(r.caveat.as_deref().unwrap().starts_with("this run's short test (the seed suite's): 3.000 s"));
         }
 
-        let record = |clean_s: f64, started: &str, file: &str| {
+        let record = |run: StabilityRun, started: &str, file: &str| {
             let mut earlier = model::fixtures::run_file(false);
             earlier.results.clear();
             earlier.started_utc = started.into();
-            earlier.stability = vec![stability_run(StabilityTest::Stress, clean_s, false)];
+            earlier.stability = vec![run];
             let mut h = History::open(&loc).unwrap();
             assert!(h.record(&earlier, Some(std::path::Path::new(file))).unwrap());
         };
-        record(2.0, "2026-11-30T10:00:00Z", "osprim-results/stability/short.json");
-        let rows = seed_rows(&loc);
-        assert!(row(&rows, "stress").caveat.as_deref().unwrap().starts_with("this run's short test"), "{rows:?}");
+        let stands = |why: &str| {
+            let rows = seed_rows(&loc);
+            let stress = row(&rows, "stress");
+            assert_eq!(stress.today_mean, Some(3e9), "{why}: {stress:?}");
+            assert!(stress.caveat.as_deref().unwrap().starts_with("this run's short test"), "{why}: {stress:?}");
+        };
+        record(stability_run(StabilityTest::Stress, 2.0, false), "2026-11-29T10:00:00Z", "stability/two.json");
+        stands("a shorter run lends nothing");
+        // An earlier bare run's short test of the same length, a few milliseconds longer.
+        let mut earlier_short = stability_run(StabilityTest::Stress, 3.004, true);
+        earlier_short.requested_s = 3.0;
+        record(earlier_short, "2026-11-30T10:00:00Z", "osprim-results/earlier.json");
+        stands("an earlier short test of the same length does not replace this run's own");
 
-        record(3600.0, "2026-12-01T10:00:00Z", "osprim-results/stability/hour.json");
+        let hour = stability_run(StabilityTest::Stress, 3600.0, false);
+        record(hour, "2026-12-01T10:00:00Z", "osprim-results/stability/hour.json");
         let rows = seed_rows(&loc);
         let stress = row(&rows, "stress");
         assert_eq!(stress.today_mean, Some(3600e9));

@@ -164,8 +164,9 @@ fn forget_reservation(out: &Output, path: Option<&Path>) {
 }
 
 /// `run` lent, for the seed view, the longest clean stability run of each test recorded in
-/// the history at `loc` on the run's host (when longer than the run's own): Go!'s stability
-/// rows then show the longest clean run on this machine. A history that does not exist or
+/// the history at `loc` on the run's host (when longer than the run's own, and not an earlier
+/// short test no longer asked for than the run's own): Go!'s stability rows then show the
+/// longest clean run on this machine. A history that does not exist or
 /// cannot be read lends nothing.
 pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
     if let history::Location::Sqlite(p) = loc
@@ -177,6 +178,13 @@ pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
     for test in [StabilityTest::Stress, StabilityTest::ErrorTest] {
         let Some(best) = analysis::history::longest_clean(&points, test, run.host_name()) else { continue };
         let own = run.stability.iter().filter(|s| s.test == test).map(|s| s.clean_s).fold(f64::NEG_INFINITY, f64::max);
+        // An earlier seed suite's short test of no longer a length than this result's own
+        // run stands for the same few seconds: the result keeps its own (else every bare
+        // run would show whichever earlier short test ran a few milliseconds longer).
+        let asked = run.stability.iter().filter(|s| s.test == test).map(|s| s.requested_s).fold(f64::NAN, f64::max);
+        if best.run.short && best.run.requested_s <= asked {
+            continue;
+        }
         if best.run.clean_s > own {
             let mut lent = best.run.clone();
             let file = best.file.as_deref().map(|f| format!(", {f}")).unwrap_or_default();
