@@ -1,6 +1,7 @@
 //! The run: select benchmarks, check the output path, pin, build the timer, measure each
 //! benchmark through the sampler, append what it gave to the run's journal (so that a crash,
-//! a full disk or a second signal loses nothing), analyse, and write the result file.
+//! a full disk or a second signal loses nothing), run the seed suite's short stability tests
+//! after the rounds ([`crate::short_stability`]), analyse, and write the result file.
 //! [`finish`] turns the journal of a run that did not end into its result file.
 
 use crate::config::{CacheMode, Only, Output, RunConfig};
