@@ -39,6 +39,7 @@ mod output;
 mod report_html;
 mod rvm_crash;
 mod schema;
+mod seed_suite;
 mod shell;
 mod tail;
 mod terminal;

@@ -103,6 +103,7 @@ mod tests {
             invariants: Vec::new(),
             trend: (0..10).map(|i| point(10.0 * i as f64, 1000 + 100 * i, 5 + i % 2)).collect(),
             notes: Vec::new(),
+            short: false,
         };
         let t = trends(&run);
         let names: Vec<&str> = t.iter().map(|t| t.what.as_str()).collect();

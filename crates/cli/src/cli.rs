@@ -605,6 +605,7 @@ impl SamplingArgs {
             cache: self.cache.into(),
             cold_ids: None,
             host: None,
+            short_stability: None,
         }
     }
 }
@@ -663,6 +664,8 @@ impl Cli {
                 only: Some(only),
                 host: host.clone(),
                 bound_s: Some(config::SEED_SUITE_BOUND_S),
+                // Go!'s stability rows: a short stress and error test after the rounds.
+                short_stability: Some(crate::short_stability::each(bare.quick)),
                 cache: config::CacheMode::Both,
                 ..flags.run_config(Vec::new())
             }
@@ -1370,8 +1373,17 @@ mod tests {
             }
         };
         let (run, history) = bare(&["osprim"]);
-        assert_eq!((run.output, run.sampler.rounds), (Output::Default, 5));
+        assert_eq!((&run.output, run.sampler.rounds), (&Output::Default, 5));
         assert!(history.is_some() && run.bound_s.is_some());
+        // Go!'s stability rows: a short stress and error test, shorter with --quick; `osprim
+        // run` runs none.
+        let each = |run: &config::RunConfig| run.short_stability.map(|d| d.as_secs_f64());
+        assert_eq!(each(&run), Some(crate::short_stability::SECONDS));
+        assert_eq!(each(&bare(&["osprim", "--quick"]).0), Some(crate::short_stability::QUICK_SECONDS));
+        let Cmd::Run { run: catalogue, .. } = Cli::try_parse_from(["osprim", "run"]).unwrap().into_command() else {
+            panic!("osprim run runs")
+        };
+        assert_eq!(each(&catalogue), None);
         let (run, history) = bare(&["osprim", "--quick", "--no-save"]);
         assert_eq!((run.output, run.sampler.rounds), (Output::None, SamplerConfig::quick().rounds));
         assert_eq!(run.sampler.budget_s, SamplerConfig::quick().budget_s);

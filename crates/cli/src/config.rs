@@ -224,6 +224,9 @@ pub struct RunConfig {
     pub cold_ids: Option<Vec<String>>,
     /// The name the fleet knows this machine by (`--host`), recorded in the result file.
     pub host: Option<String>,
+    /// Each short stability test's length (the seed suite's stress and error tests after its
+    /// rounds, [`crate::short_stability`]), within `bound_s`; `None`: none.
+    pub short_stability: Option<std::time::Duration>,
 }
 
 /// `--cache`: which cache state the selected benchmarks are measured in (`bench::cold`).
@@ -241,7 +244,9 @@ pub enum CacheMode {
 }
 
 /// The seed suite's bound: the bare `osprim` finishes within a minute, however many results
-/// the papers' tables come to need (set-up and reporting take the rest of the minute).
+/// the papers' tables come to need (set-up and reporting take the rest of the minute). It
+/// covers the short stability tests after the rounds: the rounds' sampling gets what they
+/// leave.
 pub const SEED_SUITE_BOUND_S: f64 = 50.0;
 
 /// One result a restricted run measures: a benchmark id and the parameters its variant must
@@ -270,6 +275,7 @@ impl RunConfig {
             cache: CacheMode::Hot,
             cold_ids: None,
             host: None,
+            short_stability: None,
         }
     }
 }

@@ -441,6 +441,7 @@ fn run_osprim(pair: &Pair, cpu: usize, interrupt: &AtomicBool) -> Result<(Stat, 
         cache: crate::config::CacheMode::Hot,
         cold_ids: None,
         host: None,
+        short_stability: None,
     };
     // The runner pins this thread; the next pair may need another CPU.
     let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0));

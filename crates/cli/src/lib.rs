@@ -34,6 +34,7 @@ pub mod manual;
 pub mod panics;
 pub mod progress;
 pub mod runner;
+pub mod short_stability;
 pub mod stability_cmd;
 pub mod terminal;
 

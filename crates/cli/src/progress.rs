@@ -41,6 +41,14 @@ pub struct Plan {
     pub extra_rounds: usize,
     /// Budget-seconds of the extra rounds decided so far (their visits' share of the budget).
     pub extra_planned_s: f64,
+    /// Short stability tests after the rounds (the seed suite's stress and error tests:
+    /// `short_stability`), and each one's length, s. The run's bound covers them: `limit_s`
+    /// is what they leave of it.
+    pub short_tests: usize,
+    /// Each short test's length, s.
+    pub short_each_s: f64,
+    /// Short tests ended so far.
+    pub short_done: usize,
 }
 
 impl Plan {
@@ -59,6 +67,16 @@ impl Plan {
         self.limit_s.map_or(all, |limit| all.min(limit.max(self.base_bound_s())))
     }
 
+    /// The time the short stability tests take, s.
+    pub fn short_s(&self) -> f64 {
+        self.short_tests as f64 * self.short_each_s
+    }
+
+    /// The time the short tests not yet ended take, s.
+    pub fn short_left_s(&self) -> f64 {
+        self.short_tests.saturating_sub(self.short_done) as f64 * self.short_each_s
+    }
+
     /// Whether more rounds than the plan's so far may come.
     pub fn may_grow(&self) -> bool {
         self.extra_s > 0.0 && self.rounds + self.extra_rounds < self.rounds_max
@@ -71,7 +89,8 @@ impl Plan {
             n => format!(" ({n} cannot run here)"),
         };
         // Rounded up: an "at most" never rounds below the bound (0.4 s is "1 s", not "0 s").
-        let at_most = |s: f64| fmt_duration(Duration::from_secs_f64(s.ceil()));
+        // (Less a rounding error: a budget cut to fit a bound of 48 s gives 48.000000001 s.)
+        let at_most = |s: f64| fmt_duration(Duration::from_secs_f64((s - 1e-6).ceil().max(0.0)));
         let (rounds, extra) = if self.rounds_max > self.rounds && self.extra_s > 0.0 {
             (
                 format!(
@@ -83,9 +102,19 @@ impl Plan {
         } else {
             (format!("{} rounds ({} result-rounds)", self.rounds, self.visits), String::new())
         };
+        // The short tests run their whole length (a failure ends one sooner).
+        let short = match self.short_tests {
+            0 => String::new(),
+            n => format!(
+                ", then {} of {} each (Go!'s stability rows): at most {} in all",
+                if n == 2 { "a short stress test and error test".to_string() } else { format!("{n} short tests") },
+                budget_text(self.short_each_s),
+                at_most(self.bound_s() + self.short_s())
+            ),
+        };
         format!(
-            "plan: {} results from {} benchmarks{skipped}, {rounds}, {} budget each: sampling at most {}{extra}, \
-             set-up and analysis on top (sampling stops early once the CI target is met)",
+            "plan: {} results from {} benchmarks{skipped}, {rounds}, {} budget each: sampling at most {}{extra}\
+             {short}, set-up and analysis on top (sampling stops early once the CI target is met)",
             self.results,
             self.benchmarks,
             budget_text(self.budget_s),
@@ -114,6 +143,12 @@ pub trait Observer {
     fn extra_round(&mut self, _round: usize, _visits: u64, _budget_s: f64) {}
     /// A result is final.
     fn result(&mut self, _row: &Row) {}
+    /// A short stability test starts (the seed suite's, after its rounds): `what`, in one
+    /// line ("short stress test: 3 s (osprim stress …)").
+    fn stability_begin(&mut self, _what: &str) {}
+    /// It ended: how, in one line ("short stress test: clean: 3.0 s without a failure"), or why
+    /// it could not run.
+    fn stability_end(&mut self, _how: &str) {}
     /// The run ended (finished or not).
     fn finish(&mut self) {}
 }
@@ -170,8 +205,10 @@ pub fn eta(plan: &Plan, done_s: f64, elapsed_s: f64) -> Eta {
     if done < prior {
         pace = pace.min(2.0);
     }
-    let left_s = (total - done) * pace;
-    Eta { left_s, beyond_plan: elapsed_s + left_s > plan.bound_s().ceil() + 0.5, may_grow: plan.may_grow() }
+    // The short tests after the rounds take their length, whatever the pace.
+    let left_s = (total - done) * pace + plan.short_left_s();
+    let bound_s = plan.bound_s() + plan.short_s();
+    Eta { left_s, beyond_plan: elapsed_s + left_s > bound_s.ceil() + 0.5, may_grow: plan.may_grow() }
 }
 
 /// `eta 0:41`, `eta 7:30 (set-up on top of the plan)` when the pace measured goes beyond the
@@ -312,6 +349,21 @@ impl Progress {
     fn counts(&self) -> String {
         format!("{}/{} results", self.results, self.plan.results)
     }
+
+    /// `[12/156 results 0:05 eta 0:30]`: where the run is, for a plain line.
+    fn stamp(&self) -> String {
+        let done_s = self.live.lock().map(|l| l.done_s).unwrap_or_default();
+        let elapsed = self.started.elapsed();
+        let e = eta_text(eta(&self.plan, done_s, elapsed.as_secs_f64()));
+        format!("[{} {} {e}]", self.counts(), clock(elapsed))
+    }
+
+    /// `line` on stderr after the stamp (stderr not a terminal).
+    fn line(&self, line: &str) {
+        let stamp = self.stamp();
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{stamp} {line}");
+    }
 }
 
 /// The live display on a terminal: redrawn in place every tick by a thread of its own, so that
@@ -436,15 +488,34 @@ impl Observer for Progress {
             }
             None => {
                 // The stamp and the row share one line of the width.
-                let done_s = self.live.lock().map(|l| l.done_s).unwrap_or_default();
-                let elapsed = self.started.elapsed();
-                let e = eta_text(eta(&self.plan, done_s, elapsed.as_secs_f64()));
-                let stamp = format!("[{} {} {e}]", self.counts(), clock(elapsed));
-                let room = self.width.saturating_sub(stamp.chars().count() + 1 + vs.chars().count()).max(20);
+                let room = self.width.saturating_sub(self.stamp().chars().count() + 1 + vs.chars().count()).max(20);
                 let line = format!("{}{vs}", report::table::row_line(row, room));
-                let mut err = std::io::stderr().lock();
-                let _ = writeln!(err, "{stamp} {line}");
+                self.line(&line);
             }
+        }
+    }
+
+    fn stability_begin(&mut self, what: &str) {
+        if self.bar.is_some() {
+            self.update(|l| l.what = what.to_string());
+        } else {
+            self.line(what);
+        }
+    }
+
+    fn stability_end(&mut self, line: &str) {
+        self.plan.short_done += 1;
+        self.update(|l| l.plan.short_done += 1);
+        if self.bar.is_some() {
+            self.update(|l| {
+                if l.recent.len() == RECENT {
+                    l.recent.pop_front();
+                }
+                l.recent.push_back(format!("  {line}"));
+                l.what.clear();
+            });
+        } else {
+            self.line(line);
         }
     }
 
@@ -504,6 +575,40 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("sampling at most 16 s, set-up and analysis on top"), "{line}");
+    }
+
+    #[test]
+    fn the_plan_counts_the_short_stability_tests_within_its_bound() {
+        // The seed suite's bound of 50 s, 6 s of it for a 3 s stress and a 3 s error test:
+        // the rounds' budget was cut so that their sampling takes at most the 44 s left, as
+        // the runner cuts it (100 results at 0.2 s come to 44.00000000000001 s: not "45 s").
+        let budget_s = 0.2 * 44.0 / (100.0 * 0.2 * 2.0);
+        let p = Plan {
+            results: 100,
+            benchmarks: 4,
+            visits: 100,
+            rounds: 1,
+            budget_s,
+            limit_s: Some(44.0),
+            short_tests: 2,
+            short_each_s: 3.0,
+            ..Plan::default()
+        };
+        assert!((p.bound_s() - 44.0).abs() < 1e-9 && p.short_s() == 6.0, "{p:?}");
+        let line = p.describe();
+        assert!(
+            line.contains(
+                "sampling at most 44 s, then a short stress test and error test of 3 s each (Go!'s stability rows): \
+                 at most 50 s in all, set-up and analysis on top"
+            ),
+            "{line}"
+        );
+        // The estimate holds the tests' time until they end, whatever the pace.
+        assert!((eta(&p, p.sampling_s(), 20.0).left_s - 6.0).abs() < 1e-9);
+        let one_done = Plan { short_done: 1, ..p.clone() };
+        assert!((eta(&one_done, p.sampling_s(), 23.0).left_s - 3.0).abs() < 1e-9);
+        // Without short tests, the line says nothing of them.
+        assert!(!Plan { short_tests: 0, ..p }.describe().contains("stress"));
     }
 
     fn seed_like_plan() -> Plan {

@@ -1,6 +1,7 @@
 //! The run: select benchmarks, check the output path, pin, build the timer, measure each
 //! benchmark through the sampler, append what it gave to the run's journal (so that a crash,
-//! a full disk or a second signal loses nothing), analyse, and write the result file.
+//! a full disk or a second signal loses nothing), run the seed suite's short stability tests
+//! after the rounds ([`crate::short_stability`]), analyse, and write the result file.
 //! [`finish`] turns the journal of a run that did not end into its result file.
 
 use crate::config::{CacheMode, Only, Output, RunConfig};
@@ -240,11 +241,15 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         rounds_max,
         budget_s: cfg.budget_s,
         extra_s: extra_s(cfg.budget_s),
+        short_tests: if args.short_stability.is_some() { crate::short_stability::TESTS.len() } else { 0 },
+        short_each_s: args.short_stability.map_or(0.0, |d| d.as_secs_f64()),
         ..Plan::default()
     };
-    // A run with a time bound (the seed suite) shares it out: a smaller budget per result, so
-    // that its rounds fit; extra rounds then take only what their rounds leave of the bound.
-    if let Some(bound) = args.bound_s {
+    // A run with a time bound (the seed suite) shares it out: the short stability tests after
+    // the rounds take their length, and the rounds what is left, with a smaller budget per
+    // result so that they fit; extra rounds then take only what their rounds leave of it.
+    let sampling_bound_s = args.bound_s.map(|b| (b - plan.short_s()).max(b / 2.0));
+    if let Some(bound) = sampling_bound_s {
         if plan.base_bound_s() > bound {
             plan.budget_s = cfg.budget_s * bound / plan.base_bound_s();
             cfg.budget_s = plan.budget_s;
@@ -255,7 +260,7 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
         plan.limit_s = Some(bound);
     }
     observer.plan(&plan);
-    let growth = Growth { rounds, rounds_max, pool_s: plan.extra_s, bound_s: args.bound_s };
+    let growth = Growth { rounds, rounds_max, pool_s: plan.extra_s, bound_s: sampling_bound_s };
     let mut book = Book::new(store, observer, &growth, cfg.budget_s);
     // `--cache cold` on a benchmark without a cold mode: its row says so.
     for (bench, why) in cold_skipped {
@@ -353,6 +358,13 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     if !stop() {
         probe_cpu(made.rounds, &mut run, &mut book);
     }
+    // The load the rounds ran under, before the short tests add theirs.
+    run.machine.scheduling.load_avg_end = env::load_average();
+    if let Some(each) = args.short_stability
+        && !stop()
+    {
+        run.stability = crate::short_stability::run(each, &run.placement.allowed_cpus, interrupt, &mut *book.observer);
+    }
     let Book { slots, mut store, observer, .. } = book;
     observer.finish();
     let interrupted = interrupt.load(Ordering::Relaxed);
@@ -374,7 +386,6 @@ pub fn run(args: &RunConfig, interrupt: &AtomicBool, observer: &mut dyn Observer
     // An interrupted run did not finish: it has no end time (docs/results.md).
     run.partial = interrupted || memory_short;
     run.finished_utc = finished_utc;
-    run.machine.scheduling.load_avg_end = env::load_average();
     // Something else removed the scratch directory while the run measured (another program
     // cleaning the temporary directory): what needed it failed, and the run says so.
     let scratch_lost = (!platform::scratch::intact(scratch.path())).then(|| {

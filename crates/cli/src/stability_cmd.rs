@@ -30,7 +30,7 @@ pub fn run(
 ) -> Result<ExitCode> {
     let interrupt = interrupt::install().context("cannot install the Ctrl-C handler")?;
     let started = std::time::SystemTime::now();
-    let seed = seed.unwrap_or_else(|| new_seed(started));
+    let seed = seed.unwrap_or_else(|| stability::new_seed(started));
     let path = output_path(out, started)?;
     let settings = stability::Settings { duration, seed };
     if !present.quiet {
@@ -163,20 +163,10 @@ fn forget_reservation(out: &Output, path: Option<&Path>) {
     }
 }
 
-/// A seed from the clock and the process id, for a run not given one (it is printed and
-/// saved, so the run can be replayed).
-fn new_seed(started: std::time::SystemTime) -> u64 {
-    let nanos = started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    // splitmix64's finaliser: nearby clocks give unrelated seeds.
-    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// `run` lent, for the seed view, the longest clean stability run of each test recorded in
-/// the history at `loc` on the run's host (when longer than the run's own): Go!'s stability
-/// rows then show the longest clean run on this machine. A history that does not exist or
+/// the history at `loc` on the run's host (when longer than the run's own, and not an earlier
+/// short test no longer asked for than the run's own): Go!'s stability rows then show the
+/// longest clean run on this machine. A history that does not exist or
 /// cannot be read lends nothing.
 pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
     if let history::Location::Sqlite(p) = loc
@@ -188,6 +178,13 @@ pub fn with_history(mut run: RunFile, loc: &history::Location) -> RunFile {
     for test in [StabilityTest::Stress, StabilityTest::ErrorTest] {
         let Some(best) = analysis::history::longest_clean(&points, test, run.host_name()) else { continue };
         let own = run.stability.iter().filter(|s| s.test == test).map(|s| s.clean_s).fold(f64::NEG_INFINITY, f64::max);
+        // An earlier seed suite's short test of no longer a length than this result's own
+        // run stands for the same few seconds: the result keeps its own (else every bare
+        // run would show whichever earlier short test ran a few milliseconds longer).
+        let asked = run.stability.iter().filter(|s| s.test == test).map(|s| s.requested_s).fold(f64::NAN, f64::max);
+        if best.run.short && best.run.requested_s <= asked {
+            continue;
+        }
         if best.run.clean_s > own {
             let mut lent = best.run.clone();
             let file = best.file.as_deref().map(|f| format!(", {f}")).unwrap_or_default();

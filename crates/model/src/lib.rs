@@ -78,7 +78,8 @@ pub struct RunFile {
     /// The hardware counters the run could count (`--counters`); absent when not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<counters::Availability>,
-    /// Stability runs (`osprim stress`, `osprim errortest`); absent from benchmark runs.
+    /// Stability runs (`osprim stress`, `osprim errortest`), and the seed suite's short tests
+    /// (`short`, after its benchmarks); absent from other benchmark runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stability: Vec<stability::StabilityRun>,
     /// A random id the run draws at its start (32 hex digits): tells apart in the history two

@@ -100,7 +100,9 @@ pub struct StabilityRun {
     pub requested_s: f64,
     /// How long it ran, seconds.
     pub ran_s: f64,
-    /// How long it ran without a failure, seconds (`ran_s` unless it failed).
+    /// How long it ran without a failure, seconds: the workload's time until it ended (the
+    /// clean-up after it, in `ran_s`, is checked but is no time under load), until the stop
+    /// of an interrupted run, or until the failure.
     pub clean_s: f64,
     /// How it ended.
     pub outcome: Outcome,
@@ -116,6 +118,12 @@ pub struct StabilityRun {
     /// Anything a reader needs to know (what the test could not do here, and why).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A short test: one the seed suite (the bare `osprim`) ran for a few seconds after its
+    /// benchmarks, so that Go!'s stability rows have a figure. It shows that the test runs
+    /// here without a failure for that long, with all its checks, and no more: `osprim stress`
+    /// and `osprim errortest` run for as long as asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub short: bool,
 }
 
 impl StabilityRun {

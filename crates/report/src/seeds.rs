@@ -731,29 +731,82 @@ fn without(mut row: SeedRow, status: RowStatus, reason: String) -> SeedRow {
 }
 
 /// A stability row: the longest run of `test` without a failure that `run` carries (its own,
-/// or the history's, which `osprim papers` lends it), as a duration beside the paper's days.
-/// A duration has no interval, so the row gets no ratio.
+/// or the history's, which `osprim papers` lends it with a "recorded …" note), as a duration
+/// beside the paper's days, saying which run it is and, for the seed suite's short test, that
+/// it is one. A failure this result's own run found is the row's reading (with its reason),
+/// whatever ran longer before. A duration has no interval, so the row gets no ratio.
 fn stability_row(run: &RunFile, test: &str, mut row: SeedRow) -> SeedRow {
+    use model::stability::{Outcome, StabilityRun};
     row.today_id = Some(format!("stability.{test}"));
-    let Some(best) =
-        run.stability.iter().filter(|s| s.test.name() == test).max_by(|a, b| a.clean_s.total_cmp(&b.clean_s))
-    else {
+    let runs: Vec<&StabilityRun> = run.stability.iter().filter(|s| s.test.name() == test).collect();
+    let recorded = |s: &StabilityRun| s.notes.iter().find(|n| n.starts_with("recorded ")).cloned();
+    // Hours and days as such, beside the paper's days.
+    let duration = |s: f64| match s {
+        86_400.0.. => match super::short_number(s / 86_400.0) {
+            one if one == "1" => "1 day".to_string(),
+            n => format!("{n} days"),
+        },
+        3_600.0.. => format!("{} h", super::short_number(s / 3_600.0)),
+        _ => Unit::Ns.format(s * 1e9),
+    };
+    let Some(best) = runs.iter().copied().max_by(|a, b| a.clean_s.total_cmp(&b.clean_s)) else {
         return without(
             row,
             RowStatus::Planned,
             format!("a run of `osprim {test}`: none is in this result or in this machine's history"),
         );
     };
+    let which = |s: &StabilityRun| match (recorded(s), s.short) {
+        (Some(from), true) => format!("a short test of an earlier seed-suite run ({from})"),
+        (Some(from), false) => format!("the longest in this machine's history (`osprim {test}`, {from})"),
+        (None, true) => "this run's short test (the seed suite's)".to_string(),
+        (None, false) => "this result's run".to_string(),
+    };
+    let own_failure = runs.iter().find_map(|s| match &s.outcome {
+        Outcome::Failed { at_s, what, replay } if recorded(s).is_none() => Some((s, *at_s, what, replay)),
+        _ => None,
+    });
+    if let Some((failed, at_s, what, replay)) = own_failure {
+        let longest = if best.is_clean() && recorded(best).is_some() {
+            format!("; the longest clean run known: {} ({})", duration(best.clean_s), which(best))
+        } else {
+            String::new()
+        };
+        return without(
+            row,
+            RowStatus::NotInResult,
+            format!(
+                "failed: {} found a failure after {}: {what} (seed {}; replay: {replay}){longest}",
+                which(failed),
+                duration(at_s),
+                failed.seed
+            ),
+        );
+    }
     row.today_params = Some(format!("mode={}", best.mode));
     row.today_unit = Some("ns".into());
     row.today_mean = Some(best.clean_s * 1e9);
     row.today_statistic = Some("longest run without a failure".into());
-    let how = super::stability::outcome(best);
-    let mut caveat = format!("seed {}, {how}; a duration has no interval, so no ratio", best.seed);
-    if let Some(from) = best.notes.iter().find(|n| n.starts_with("recorded ")) {
-        caveat = format!("{from}; {caveat}");
-    }
-    row.caveat = Some(caveat);
+    let paper = format!("{} {}", super::short_number(row.then), row.then_unit);
+    let how = match &best.outcome {
+        Outcome::Clean => String::new(),
+        _ => format!(" ({})", super::stability::outcome(best)),
+    };
+    let short = if best.short {
+        format!(
+            "; a short test, which shows only that the test runs clean here for that long: a longer `osprim \
+             {test}`, once in the history, replaces it"
+        )
+    } else {
+        String::new()
+    };
+    row.caveat = Some(format!(
+        "{}: {} without a failure, against the paper's {paper}{how}{short}; seed {}; a duration has no interval, so \
+         no ratio",
+        which(best),
+        duration(best.clean_s),
+        best.seed
+    ));
     row
 }
 

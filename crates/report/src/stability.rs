@@ -17,12 +17,19 @@ fn duration(s: f64) -> String {
 /// How the run ended, in one line.
 pub(crate) fn outcome(s: &StabilityRun) -> String {
     match &s.outcome {
-        Outcome::Clean => format!("clean: ran {} without a failure", duration(s.ran_s)),
+        Outcome::Clean => format!("clean: ran {} without a failure", duration(s.clean_s)),
         Outcome::Failed { at_s, what, replay } => {
             format!("FAILED after {}: {what} (replay: {replay})", duration(*at_s))
         }
         Outcome::Interrupted { at_s } => format!("interrupted after {}, clean until then", duration(*at_s)),
     }
+}
+
+/// The test's name, and what kind of run it is: `stress`, or `stress, a short test of the seed
+/// suite` (the bare `osprim`'s few seconds, not a stability run).
+fn title(s: &StabilityRun) -> String {
+    let short = if s.short { ", a short test of the seed suite" } else { "" };
+    format!("{}{short} (seed {}, {})", s.test.name(), s.seed, s.mode)
 }
 
 fn tallies(t: &[Tally]) -> String {
@@ -55,7 +62,7 @@ fn trend_line(t: &Trend) -> String {
 /// One run as text lines (no trailing newline), fitted to `width`.
 pub(crate) fn text(s: &StabilityRun, view: &View) -> String {
     let width = view.width.max(40);
-    let mut out = vec![format!("{} (seed {}, {}): {}", s.test.name(), s.seed, s.mode, outcome(s))];
+    let mut out = vec![format!("{}: {}", title(s), outcome(s))];
     let mut para = |label: &str, body: String| out.extend(flow(&format!("{label}: {body}"), width, "  ", "      "));
     para("settings", s.settings.join(", "));
     para("operations", format!("{} in all: {}", s.total_operations(), tallies(&s.operations)));
@@ -78,8 +85,7 @@ pub(crate) fn text(s: &StabilityRun, view: &View) -> String {
 /// One run as Markdown: a heading, then the same facts as a list (each escaped as prose).
 pub(crate) fn markdown(s: &StabilityRun) -> String {
     let e = |t: &str| Md::Prose.escape(t);
-    let mut out =
-        vec![format!("### {}", e(&format!("{} (seed {}, {})", s.test.name(), s.seed, s.mode))), String::new()];
+    let mut out = vec![format!("### {}", e(&title(s))), String::new()];
     let mut item = |label: &str, body: String| out.push(format!("- {label}: {}", e(&body)));
     item("outcome", outcome(s));
     item("settings", s.settings.join(", "));
@@ -141,6 +147,7 @@ mod tests {
                 .map(|i| TrendPoint { at_s: i as f64, rss_bytes: 1 << 20, fds: 4, threads: 2, gauges: Vec::new() })
                 .collect(),
             notes: Vec::new(),
+            short: false,
         }
     }
 
@@ -151,6 +158,8 @@ mod tests {
         assert!(t.contains("operations: 7 in all: fcall 5, xfer 2"), "{t}");
         assert!(t.contains("every call reaches its domain — checked 7 times, held"), "{t}");
         assert!(t.contains("fds: 4 → 4 (peak 4), too short a run for a slope"), "{t}");
+        let short = text(&StabilityRun { short: true, ..run(Outcome::Clean) }, &View::default());
+        assert!(short.starts_with("stress, a short test of the seed suite (seed 7, mprotect): clean"), "{short}");
     }
 
     #[test]

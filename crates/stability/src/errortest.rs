@@ -303,8 +303,8 @@ fn finish(
         }
     };
     let clean_s = match &outcome {
-        Outcome::Failed { at_s, .. } => *at_s,
-        _ => ran_s,
+        Outcome::Failed { at_s, .. } | Outcome::Interrupted { at_s } => *at_s,
+        Outcome::Clean => ran_s,
     };
     if let Some(s) = stopped {
         t.notes.insert(0, s);
@@ -331,6 +331,7 @@ fn finish(
             invariants: t.invariants,
             trend,
             notes: t.notes,
+            short: false,
         },
         pids,
         left,

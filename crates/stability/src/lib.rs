@@ -47,6 +47,17 @@ pub fn replay_command(test: model::stability::StabilityTest, settings: &Settings
     format!("osprim {} --duration {}s --seed {}", test.name(), settings.duration.as_secs_f64(), settings.seed)
 }
 
+/// A seed from the clock and the process id, for a run not given one (it is printed and
+/// saved, so the run can be replayed).
+pub fn new_seed(started: std::time::SystemTime) -> u64 {
+    let nanos = started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    // splitmix64's finaliser: nearby clocks give unrelated seeds.
+    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// Runs `test`.
 pub fn run(
     test: model::stability::StabilityTest,

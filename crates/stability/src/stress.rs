@@ -397,6 +397,8 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         slowest_tick: Duration::ZERO,
     };
     let interrupted = c.drive(settings, hooks);
+    // The workload ran until now; the clean-up after it is checked, but is not time under load.
+    let stopped_s = shared.start.elapsed().as_secs_f64();
     // Clean-up, whatever happened: stop and join every worker, destroy every domain, stop
     // the timer (dropping the ticker puts the signal's disposition back).
     let joined = c.stop_all();
@@ -442,8 +444,8 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         (None, None) => Outcome::Clean,
     };
     let clean_s = match &outcome {
-        Outcome::Failed { at_s, .. } => *at_s,
-        _ => ran_s,
+        Outcome::Failed { at_s, .. } | Outcome::Interrupted { at_s } => *at_s,
+        Outcome::Clean => stopped_s,
     };
     let mut operations: Vec<Tally> = OPS
         .iter()
@@ -489,6 +491,7 @@ pub fn run_with(settings: &Settings, config: &Config, hooks: &mut Hooks) -> anyh
         invariants,
         trend: std::mem::take(&mut *c.sampler.trend.lock().unwrap_or_else(|e| e.into_inner())),
         notes,
+        short: false,
     })
 }
 

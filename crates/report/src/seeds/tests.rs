@@ -965,6 +965,7 @@ fn go_stability_rows_show_the_longest_clean_run_without_a_ratio_or_say_how_to_ge
         invariants: Vec::new(),
         trend: Vec::new(),
         notes: vec!["recorded 2026-11-27T16:00:00Z".into()],
+        short: false,
     };
     run.stability = vec![clean(60.0, 1), clean(3600.0, 2)];
     let rows = stability(&run);
@@ -972,9 +973,97 @@ fn go_stability_rows_show_the_longest_clean_run_without_a_ratio_or_say_how_to_ge
     assert_eq!(stress.status, RowStatus::Measured);
     assert_eq!((stress.today_mean, stress.today_id.as_deref()), (Some(3600e9), Some("stability.stress")));
     assert_eq!(stress.ratio_time, None, "a duration has no interval: no ratio");
-    assert!(stress.caveat.as_deref().unwrap().starts_with("recorded 2026-11-27T16:00:00Z; seed 2"), "{stress:?}");
+    assert!(
+        stress.caveat.as_deref().unwrap().starts_with(
+            "the longest in this machine's history (`osprim stress`, recorded 2026-11-27T16:00:00Z): 1 h without a \
+             failure, against the paper's 4 days; seed 2"
+        ),
+        "{stress:?}"
+    );
     let error = rows.iter().find(|r| r.operation.starts_with("error")).unwrap();
     assert_eq!(error.status, RowStatus::Planned, "a stress run says nothing of the error test");
+}
+
+/// The seed suite's short tests: each row shows this run's short test as one (its seconds
+/// against the paper's days), a longer run lent from the history replaces it and says where it
+/// comes from, and a failure the short test found is the row's reading, with its reason.
+#[test]
+fn a_short_stability_test_shows_as_one_and_a_longer_history_run_replaces_it() {
+    use model::stability::{Outcome, StabilityRun, StabilityTest};
+    let stability = |run: &RunFile, test: &str| -> SeedRow {
+        rows(run).into_iter().find(|r| r.table == "Stability" && r.operation.starts_with(test)).unwrap()
+    };
+    let short = |test, clean_s: f64, outcome| StabilityRun {
+        test,
+        seed: 11,
+        mode: "mprotect".into(),
+        settings: Vec::new(),
+        requested_s: 3.0,
+        ran_s: clean_s,
+        clean_s,
+        outcome,
+        operations: Vec::new(),
+        results: Vec::new(),
+        invariants: Vec::new(),
+        trend: Vec::new(),
+        notes: Vec::new(),
+        short: true,
+    };
+    let mut run = default_run();
+    run.stability = vec![
+        short(StabilityTest::Stress, 3.0, Outcome::Clean),
+        short(StabilityTest::ErrorTest, 1.25, Outcome::Interrupted { at_s: 1.25 }),
+    ];
+    let stress = stability(&run, "stress");
+    assert_eq!((stress.status, stress.today_mean, stress.ratio_time), (RowStatus::Measured, Some(3e9), None));
+    let caveat = stress.caveat.clone().unwrap();
+    assert!(
+        caveat.starts_with(
+            "this run's short test (the seed suite's): 3.000 s without a failure, against the paper's 4 days; a \
+             short test"
+        ) && caveat.contains("a longer `osprim stress`, once in the history, replaces it; seed 11"),
+        "{caveat}"
+    );
+    let error = stability(&run, "error");
+    assert!(
+        error.caveat.as_deref().unwrap().contains(
+            "1.250 s without a failure, against the paper's 4 days (interrupted after 1.250 s, clean until then)"
+        ),
+        "Ctrl-C keeps what was measured: {error:?}"
+    );
+
+    // A longer run from the history (as `osprim papers` lends it) replaces the short one.
+    let mut lent = short(StabilityTest::Stress, 7200.0, Outcome::Clean);
+    (lent.short, lent.seed) = (false, 12);
+    lent.notes.push("recorded 2026-12-01T10:00:00Z, osprim-results/stability/a.json".into());
+    run.stability.push(lent);
+    let stress = stability(&run, "stress");
+    assert_eq!(stress.today_mean, Some(7200e9));
+    assert!(
+        stress.caveat.as_deref().unwrap().starts_with(
+            "the longest in this machine's history (`osprim stress`, recorded 2026-12-01T10:00:00Z, \
+             osprim-results/stability/a.json): 2 h without a failure, against the paper's 4 days; seed 12"
+        ),
+        "{stress:?}"
+    );
+
+    // A failure this run's short test found is the reading, whatever ran longer before.
+    run.stability[0].outcome = Outcome::Failed {
+        at_s: 0.5,
+        what: "domain 3 saw rights of 4".into(),
+        replay: "osprim stress --seed 11".into(),
+    };
+    run.stability[0].clean_s = 0.5;
+    let stress = stability(&run, "stress");
+    assert_eq!((stress.status, stress.today_mean), (RowStatus::NotInResult, None));
+    assert_eq!(
+        stress.reason.as_deref(),
+        Some(
+            "failed: this run's short test (the seed suite's) found a failure after 500.0 ms: domain 3 saw rights of \
+             4 (seed 11; replay: osprim stress --seed 11); the longest clean run known: 2 h (the longest in this \
+             machine's history (`osprim stress`, recorded 2026-12-01T10:00:00Z, osprim-results/stability/a.json))"
+        )
+    );
 }
 
 mod rev4;

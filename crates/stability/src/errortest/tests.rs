@@ -144,7 +144,10 @@ fn an_interrupted_run_stops_soon_and_leaves_nothing() {
     let _s = sys::testing::serial();
     let r = run_opts(30.0, 9, &Options::default(), Some(Duration::from_millis(500)));
     match r.run.outcome {
-        Outcome::Interrupted { at_s } => assert!((0.5..5.0).contains(&at_s), "{at_s}"),
+        Outcome::Interrupted { at_s } => {
+            assert!((0.5..5.0).contains(&at_s), "{at_s}");
+            assert_eq!(r.run.clean_s, at_s, "clean until the stop");
+        }
         ref o => panic!("{o:?}"),
     }
     assert!(r.run.ran_s < 5.0);

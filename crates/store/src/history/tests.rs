@@ -108,6 +108,7 @@ fn cold_counts_and_stability(h: &mut History) {
         invariants: vec![Invariant { name: "every call reaches its domain".into(), checked: 10, violated: 0 }],
         trend: Vec::new(),
         notes: Vec::new(),
+        short: false,
     };
     d.stability = vec![clean(StabilityTest::Stress, 60.0), clean(StabilityTest::ErrorTest, 30.0)];
     assert!(h.record(&d, None).unwrap());
