@@ -67,12 +67,14 @@ pub fn fmt_ns(ns: f64) -> String {
     format!("{} {unit}", sig4(v))
 }
 
-/// A size in bytes: `440 B`, `2.42 KiB`, `32.2 KiB`, `1.35 MiB`.
+/// A size in bytes: `440 B`, `2.42 KiB`, `32.2 KiB`, `1.35 MiB`; a whole number of bytes
+/// below 1 KiB as that number (`0 B`, `36 B`), a mean with its decimals (`648.9 B`).
 pub fn fmt_bytes(b: f64) -> String {
     if !b.is_finite() {
         return "-".into();
     }
     match b.abs() {
+        a if a < 1024.0 && b.fract() == 0.0 => format!("{b:.0} B"),
         a if a < 1024.0 => format!("{} B", sig4(b)),
         a if a < 1024.0 * 1024.0 => format!("{} KiB", sig4(b / 1024.0)),
         _ => format!("{} MiB", sig4(b / 1024.0 / 1024.0)),
@@ -138,6 +140,10 @@ mod tests {
     fn the_unit_decides_the_format() {
         assert_eq!(Unit::Ns.format(2812.0), "2.812 µs");
         assert_eq!(Unit::Bytes.format(2812.0), "2.746 KiB");
+        // A whole number of bytes is that number; a mean keeps its decimals.
+        assert_eq!(Unit::Bytes.format(0.0), "0 B");
+        assert_eq!(Unit::Bytes.format(36.0), "36 B");
+        assert_eq!(Unit::Bytes.format(648.9), "648.9 B");
         assert_eq!(Unit::Count.format(2812.0), "2812");
         assert_eq!(serde_json::to_string(&Unit::Bytes).unwrap(), "\"bytes\"");
     }
