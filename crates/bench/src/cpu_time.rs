@@ -106,7 +106,9 @@ mod tests {
         let me = sys::process::gettid();
         assert!(Task::Thread(me).cpu_ns().is_some(), "a thread of this process by id");
         assert!(Task::Process(std::process::id() as i32).cpu_ns().is_some());
-        assert_eq!(Task::Thread(i32::MAX).cpu_ns(), None, "no such thread");
+        // Above the kernel's PID_MAX_LIMIT (2^22): no such thread. (An id of 2^28 or more would
+        // not encode as a CPU-time clock at all: no task has one.)
+        assert_eq!(Task::Thread(4_194_305).cpu_ns(), None, "no such thread");
     }
 
     #[test]
