@@ -160,7 +160,6 @@ impl Benchmark for AddressSpace {
                 p.peer_messages == p.round_trips && t.peer_messages == t.round_trips,
             ),
             pairs.check(),
-            pairs.costs_more_check(d, seed),
         ];
         let breakdown =
             vec![("process".to_string(), pairs.process.clone()), ("thread".to_string(), pairs.thread.clone())];
@@ -170,6 +169,9 @@ impl Benchmark for AddressSpace {
             *c = model::counters::CounterSamples::none(PAIRED_NOT_COUNTED);
         }
         let mut m = Measured::new(samples, checks);
+        if let Some(note) = pairs.below_zero_note(d, seed) {
+            m.notes.push(note);
+        }
         m.breakdown = breakdown;
         m.params.insert("cpus".into(), serde_json::json!([process.cpus.0, process.cpus.1]));
         m.notes.push(
@@ -216,25 +218,23 @@ impl Pairs {
         }
     }
 
-    /// A process hand-off costs more than a thread hand-off: judged on the round's pairs, the
-    /// round fails only when the 95 % interval of their median difference lies wholly below 0
-    /// (a difference of ~100 ns on a hand-off of ~2 µs can read negative in one short round on a
-    /// noisy machine without anything being wrong; a significantly negative one is).
-    fn costs_more_check(&self, estimate: f64, seed: bool) -> Check {
+    /// A round whose process hand-off cost significantly less than its thread hand-off (the 95 %
+    /// interval of the pairs' median difference wholly below 0) says so in a note. It is not a
+    /// failed check: each round is a fresh worker with its own memory layout, and one layout can
+    /// make the thread pair the dearer (−70 ns, [−82, −54], in one round of an idle bare run
+    /// whose other rounds read +90 ns); the row's figure pools the rounds, and the seed view says
+    /// when that difference cannot be told from 0.
+    fn below_zero_note(&self, estimate: f64, seed: bool) -> Option<String> {
         let mut v = self.diffs.clone();
         v.sort_by(f64::total_cmp);
         let (lo, hi) = stats::order::median_ci_order_stat(&v, 0.95);
         let statistic = if seed { "mean" } else { "median" };
-        Check::new(
-            "a process switch costs more than a thread switch",
-            "the round's median difference not significantly below 0 (95 % interval of the median reaching 0 or above)",
-            if lo.is_finite() {
-                format!("{statistic} {estimate:.1} ns; median's interval [{lo:.1}, {hi:.1}] ns")
-            } else {
-                format!("{statistic} {estimate:.1} ns; too few pairs for an interval")
-            },
-            if hi.is_finite() { hi >= 0.0 } else { estimate > 0.0 },
-        )
+        (hi.is_finite() && hi < 0.0).then(|| {
+            format!(
+                "a round's process hand-off cost less than its thread hand-off: {statistic} {estimate:.1} ns, the \
+                 median's interval [{lo:.1}, {hi:.1}] ns (layouts differ between fresh workers; the rounds are pooled)"
+            )
+        })
     }
 
     fn check(&self) -> Check {
@@ -607,23 +607,23 @@ mod tests {
     }
 
     #[test]
-    fn a_round_fails_the_process_costs_more_check_only_when_significantly_below_zero() {
+    fn a_round_below_zero_says_so_only_when_significantly_below() {
         let report = |v: &[f64]| pingpong::Report {
             samples: crate::sampler::Samples { per_op_ns: v.to_vec(), ..Default::default() },
             ..Default::default()
         };
         let pairs = |d: &[f64]| {
-            clean(&report(&d.iter().map(|x| 2000.0 + x).collect::<Vec<_>>()), &report(&[2000.0; 40][..d.len()]))
+            clean(&report(&d.iter().map(|x| 2000.0 + x).collect::<Vec<_>>()), &report(&vec![2000.0; d.len()]))
         };
-        // A noisy round around +90 ns whose median reads below 0: not a failure.
+        // A noisy round around +90 ns whose median reads below 0: nothing to say.
         let noisy: Vec<f64> = (0..40).map(|i| if i % 2 == 0 { -300.0 + i as f64 } else { 260.0 - i as f64 }).collect();
         let p = pairs(&noisy);
         assert!(p.estimate(false) < 0.0);
-        assert_eq!(p.costs_more_check(p.estimate(false), false).ok, Some(true));
-        // Every pair below 0: a process hand-off that costs less than a thread's.
+        assert_eq!(p.below_zero_note(p.estimate(false), false), None);
+        // Every pair below 0: the round says so.
         let below: Vec<f64> = (0..40).map(|i| -100.0 - i as f64).collect();
         let p = pairs(&below);
-        assert_eq!(p.costs_more_check(p.estimate(false), false).ok, Some(false));
+        assert!(p.below_zero_note(p.estimate(false), false).is_some_and(|n| n.contains("cost less")));
     }
 
     #[test]
