@@ -233,14 +233,7 @@ fn validate_mode(
         ),
     ];
     if let Some(v) = written {
-        let mut a = NullArgs::for_domain(d);
-        let out = d.fcall_known(Known::ReadMarker, &mut a);
-        checks.push(Check::new(
-            "the value the callee wrote is in its memory (read back from inside)",
-            v.to_string(),
-            format!("{} ({out:?})", a.value),
-            a.value == v && out == Outcome::Returned,
-        ));
+        checks.push(written_check(d, v));
     }
     let after = d.caller_view();
     checks.push(Check::new(
@@ -323,14 +316,7 @@ fn validate_beside(d: &Domain, other: Option<&Domain>, before: &str, seen: u64, 
         seen == d.inside(),
     )];
     if let Some(v) = written {
-        let mut a = NullArgs::for_domain(d);
-        let out = d.fcall_known(Known::ReadMarker, &mut a);
-        checks.push(Check::new(
-            "the value the callee wrote is in its memory (read back from inside)",
-            v.to_string(),
-            format!("{} ({out:?})", a.value),
-            a.value == v && out == Outcome::Returned,
-        ));
+        checks.push(written_check(d, v));
     }
     let code = how.fault_code();
     let code_name = if how == Rights::Pkey { "SEGV_PKUERR" } else { "SEGV_ACCERR" };
@@ -1222,6 +1208,18 @@ impl Benchmark for Lookup {
         m.notes.push(lookup_note(how));
         Ok(m)
     }
+}
+
+/// The value the callee wrote is in its memory: read back from inside the domain.
+fn written_check(d: &Domain, v: u64) -> Check {
+    let mut a = NullArgs::for_domain(d);
+    let out = d.fcall_known(Known::ReadMarker, &mut a);
+    Check::new(
+        "the value the callee wrote is in its memory (read back from inside)",
+        v.to_string(),
+        format!("{} ({out:?})", a.value),
+        a.value == v && out == Outcome::Returned,
+    )
 }
 
 #[cfg(test)]
