@@ -25,6 +25,7 @@ pub mod futex_wait;
 pub mod harness;
 pub mod id;
 pub mod interpose;
+pub mod interposer;
 pub mod ipc;
 pub mod lifecycle;
 pub mod lock;
