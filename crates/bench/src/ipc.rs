@@ -316,7 +316,31 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
     if plan.transport.carries_payload() && plan.payload == 0 {
         m.notes.push("an empty message is its 8-byte sequence number alone".into());
     }
-    if plan.peer == PeerKind::Process && !matches!(plan.transport, Transport::Futex | Transport::Spin) {
+    if let Some(c) = r.sleeps {
+        // The measuring end's own account of its sleeps (`shm_ring`): how many of its
+        // receives found the ring empty and slept, how many wakes it made for the peer, and
+        // how many waits ran into their timeout instead of being woken.
+        m.observed.insert(
+            "futex".into(),
+            serde_json::json!({
+                "waits": c.waits,
+                "waits_timed_out": c.timeouts,
+                "wakes": c.wakes,
+                "messages_received": r.round_trips,
+            }),
+        );
+        if c.timeouts > 0 {
+            m.notes.push(format!(
+                "{} of the measuring end's {} futex waits ended by their {} ms timeout rather than by the peer's wake-up (a peer kept off its CPU that long, or a lost wake-up)",
+                c.timeouts,
+                c.waits,
+                crate::transport::POLL_EVERY.as_millis()
+            ));
+        }
+    }
+    if plan.peer == PeerKind::Process
+        && !matches!(plan.transport, Transport::Futex | Transport::Spin | Transport::ShmRing)
+    {
         m.notes.push(HARNESS_NOTE.into());
     }
     if a != b && ctx.virtualized && plan.transport != Transport::Spin {
