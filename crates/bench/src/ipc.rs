@@ -19,7 +19,10 @@
 //!   counters disagree.
 //!
 //! Each result records `peer` (`thread`/`process`), `placement` (`same_cpu`/`cross_cpu`),
-//! `bytes` (payload) and the `cpus` the two ends ran on.
+//! `bytes` (payload) and the `cpus` the two ends ran on; a `shm_ring` result also records the
+//! measuring end's futex waits, the waits ended by their timeout, and its wakes
+//! (`observed.futex`, counted outside the clock but for one increment each), and says, when its
+//! reader slept for nearly every echo, that each hand-off was the futex wake path plus a copy.
 //! **Validation:** every message numbered and checked on its way back, payloads compared on a
 //! sample, the peer's count equal to the round trips, each end on its CPU; for `xfer`, no
 //! message arriving before it was sent and one-way times that fit inside their round trips.
@@ -316,7 +319,43 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
     if plan.transport.carries_payload() && plan.payload == 0 {
         m.notes.push("an empty message is its 8-byte sequence number alone".into());
     }
-    if plan.peer == PeerKind::Process && !matches!(plan.transport, Transport::Futex | Transport::Spin) {
+    if let Some(c) = r.sleeps {
+        // The measuring end's own account of its sleeps (`shm_ring`): how many of its
+        // receives found the ring empty and slept, how many wakes it made for the peer, and
+        // how many waits ran into their timeout instead of being woken.
+        m.observed.insert(
+            "futex".into(),
+            serde_json::json!({
+                "waits": c.waits,
+                "waits_timed_out": c.timeouts,
+                "wakes": c.wakes,
+                "messages_received": r.round_trips,
+            }),
+        );
+        // Why the ring is no faster than a futex here, from this row's own counts: when its
+        // reader found the ring empty and slept for nearly every echo, each hand-off is the
+        // futex wake path plus a copy, as `futex`'s is. (The counts differ from round to
+        // round; the note does not, so the rounds' notes merge.)
+        if c.waits * 10 >= r.round_trips.max(1) * 9 {
+            m.notes.push(
+                "the measuring end found its ring empty and slept in FUTEX_WAIT for 90 % or more of the echoes \
+                 (observed.futex has the counts): each hand-off here is the futex wake path plus a copy, as \
+                 futex's is (compare rpc.futex at this placement); a ring gains only where its reader finds \
+                 the message already there"
+                    .into(),
+            );
+        }
+        if c.timeouts > 0 {
+            m.notes.push(format!(
+                "some of the measuring end's futex waits ended by their {} ms timeout rather than by the peer's \
+                 wake-up (observed.futex.waits_timed_out): a peer kept off its CPU that long, or a lost wake-up",
+                crate::transport::POLL_EVERY.as_millis()
+            ));
+        }
+    }
+    if plan.peer == PeerKind::Process
+        && !matches!(plan.transport, Transport::Futex | Transport::Spin | Transport::ShmRing)
+    {
         m.notes.push(HARNESS_NOTE.into());
     }
     if a != b && ctx.virtualized && plan.transport != Transport::Spin {

@@ -56,7 +56,7 @@
 //! atomic outside it, and the blocking calls inside it are the same plain calls as before
 //! (no `poll`, no timeout argument, no non-blocking retries).
 
-use super::transport::{Endpoint, Msg, STOP, Transport, is_retry};
+use super::transport::{Endpoint, Msg, STOP, SleepCounts, Transport, is_retry};
 use super::{Ctx, NotMeasured};
 use crate::cpu_time;
 use crate::peer::{Ended, Peer, StartStep};
@@ -167,6 +167,10 @@ pub struct Report {
     /// Paired runs only: per sample, the time of its block the two ends were not charged
     /// for, ns (negative: none); aligned with `disturbed`.
     pub off_cpu_ns: Vec<f64>,
+    /// The measuring end's futex waits, waits ended by their timeout, and wakes, warm-up
+    /// included, for a transport that counts them (`shm_ring`); a counter increment each in
+    /// the timed path, read after it.
+    pub sleeps: Option<SleepCounts>,
 }
 
 // Shared slots.
@@ -584,6 +588,7 @@ impl Session {
             ended?;
         }
         report.round_trips = round_trips;
+        report.sleeps = self.end.sleep_counts();
         report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
         report.peer_switches = Switches {
             voluntary: shared.u64(PEER_VOL).load(Acquire),
@@ -1125,6 +1130,28 @@ mod tests {
                 assert!(r.measurer_switches.total() + r.peer_switches.total() >= r.round_trips);
             });
         }
+    }
+
+    #[test]
+    fn shm_ring_echoes_every_message_and_its_reader_sleeps() {
+        let _serial = crate::testing::serial();
+        for peer in [PeerKind::Thread, PeerKind::Process] {
+            with_ctx(0.02, |ctx| {
+                let p = plan(Transport::ShmRing, peer, Timing::RoundTrip { ops_per_round_trip: 2 }, None)(ctx);
+                let r = run(ctx, &p).unwrap();
+                assert!(r.round_trips > 0);
+                assert_eq!(r.peer_messages, r.round_trips, "{peer:?}");
+                assert!(r.payloads_checked > 0);
+                // On one CPU the echo cannot be there before the peer ran: the measuring end
+                // finds its ring empty and sleeps (unless the woken peer preempted it each time).
+                let c = r.sleeps.expect("shm_ring counts its sleeps");
+                assert!(c.waits > 0 && c.wakes > 0, "{peer:?}: {c:?}");
+            });
+        }
+        let lost = failure(Transport::ShmRing, PeerKind::Thread, Inject::Lose(50));
+        assert!(lost.contains("lost"), "{lost}");
+        let bad = failure(Transport::ShmRing, PeerKind::Process, Inject::Corrupt(50));
+        assert!(bad.contains("corrupted"), "{bad}");
     }
 
     #[test]

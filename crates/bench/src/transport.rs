@@ -11,18 +11,32 @@
 //! **Buffers.** A [`Msg`] keeps 8 bytes of headroom before the message for transports whose
 //! system call wants a prefix (System V's message type), so no transport copies the message.
 //!
+//! **Shared memory: `shm_ring` sleeps, `spin` never does.** `shm_ring` is a byte ring per
+//! direction in a `memfd` ([`sys::ring`]: its descriptor closed once mapped, the mapping
+//! inherited by a forked peer and gone with both processes), each sized at open to a power of
+//! two of at least one whole message, so a message never meets a ring too small for it (a
+//! larger one is not possible by construction; the ring would refuse it). The sender copies
+//! the message in and publishes it; the receiver, finding the ring empty, announces that it
+//! sleeps and sleeps on a futex word, and the sender wakes it — a system call only when it
+//! announced so, with `SeqCst` fences on both sides so that no wake-up is lost. There is no
+//! spinning before the sleep: the point of the row is a sleeping receiver (the futex wake path
+//! plus a copy). `spin` is the opposite: a polled word, no kernel, never asleep, so it needs
+//! two CPUs. A full ring (not met in a ping-pong, where each ring holds one message at a
+//! time) makes the sender sleep the same way on a second futex word.
+//!
 //! Sockets are socket pairs or loopback sockets bound to port 0: no file is created. POSIX
 //! queues are unlinked as soon as both ends are open. A System V queue cannot be: it is
 //! removed by a janitor process that outlives even a SIGKILL of osprim ([`MsgQueue`]).
 //!
 //! **Waits that end.** Every receive, and every send that can block, is the transport's plain
-//! blocking call (or, for `futex` and `spin`, a wait that looks around every
+//! blocking call (or, for `futex`, `shm_ring` and `spin`, a wait that looks around every
 //! `POLL_EVERY` / `SPINS_PER_LOOK` spins): nothing is added to the timed path. A wait is
 //! ended from outside by a signal whose handler is installed without `SA_RESTART`
 //! (`pingpong`'s watchdog sends it), so every call returns `EINTR`: `read` and `write` on
 //! pipes and stream sockets, `recv`/`send` on datagram sockets, `mq_receive`/`mq_send`,
-//! `msgrcv`/`msgsnd`, `read` on an eventfd, `FUTEX_WAIT`. A signal before the first byte of
-//! a message is an [`is_retry`] error, so the caller looks at why it was woken; a signal in
+//! `msgrcv`/`msgsnd`, `read` on an eventfd, `FUTEX_WAIT` (`futex`; `shm_ring`, which takes
+//! or publishes a message whole, so a signal never leaves half of one). A signal before the
+//! first byte of a message is an [`is_retry`] error, so the caller looks at why it was woken; a signal in
 //! the middle of a message on a byte stream goes on with the message, unless the shared
 //! give-up word is set (the session is being abandoned), and then fails with
 //! `ErrorKind::ConnectionAborted`. This is why the byte streams use their own
@@ -40,7 +54,8 @@ use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
-use sys::{futex, msg::MsgQueue, shm::SharedMem};
+pub use sys::ring::SleepCounts;
+use sys::{futex, msg::MsgQueue, ring, shm::SharedMem};
 
 /// Sequence numbers start at 1 (an eventfd cannot carry 0); this one tells the peer to stop.
 pub const STOP: u32 = u32::MAX;
@@ -55,7 +70,7 @@ const HEADROOM: usize = sys::msg::TYPE_BYTES;
 const UDP_MAX: usize = 65_507;
 
 /// How long a futex or spin wait goes before returning to let its caller look around.
-const POLL_EVERY: Duration = Duration::from_millis(50);
+pub const POLL_EVERY: Duration = Duration::from_millis(50);
 
 /// Spins between looks around while spinning.
 const SPINS_PER_LOOK: u32 = 1 << 16;
@@ -167,6 +182,13 @@ transports! {
         what: "a polled word in shared memory, no kernel (no payload; two CPUs only)",
         ipc: "one-way store seen by a spinning reader on another CPU, no kernel (half a ping-pong)",
         xfer: "one-way store to a spinning reader on another CPU: stamp to stamp",
+    }
+    /// A byte ring per direction in shared memory (a memfd), whose reader sleeps on a futex
+    /// when it finds the ring empty ([`sys::ring`]).
+    ShmRing = "shm_ring" {
+        what: "a shared-memory byte ring per direction, the reader asleep on a futex when it is empty",
+        ipc: "one-way message through a shared-memory ring to a reader asleep on a futex (half a ping-pong)",
+        xfer: "one-way transfer through a shared-memory ring to a sleeping reader: stamp to stamp",
     }
     /// POSIX message queues (`mq_send`/`mq_receive`), one per direction.
     PosixMq = "posix_mq" {
@@ -280,6 +302,12 @@ impl Transport {
                 let (a, b) = word_slots;
                 let end = |rx, tx| Kind::Word { shared: shared.clone(), rx, tx, spin, last: 0 };
                 pair(end(b, a), end(a, b))
+            }
+            Transport::ShmRing => {
+                // Each ring holds a whole message (so a write never waits on an empty ring).
+                let (to_peer, from_measurer) = ring::pair(message_bytes)?;
+                let (to_measurer, from_peer) = ring::pair(message_bytes)?;
+                pair(Kind::Ring { tx: to_peer, rx: from_peer }, Kind::Ring { tx: to_measurer, rx: from_measurer })
             }
             Transport::PosixMq => {
                 let (to_peer, to_measurer) = (open_mq(message_bytes, "a")?, open_mq(message_bytes, "b")?);
@@ -436,6 +464,7 @@ enum Kind {
     Udp(UdpSocket),
     Eventfd { rx: Arc<EventFd>, tx: Arc<EventFd> },
     Word { shared: Arc<SharedMem>, rx: usize, tx: usize, spin: bool, last: u32 },
+    Ring { tx: ring::Producer, rx: ring::Consumer },
     Mq { rx: Arc<Mq>, tx: Arc<Mq> },
     Sysv { q: Arc<MsgQueue>, rx: libc::c_long, tx: libc::c_long },
 }
@@ -468,6 +497,14 @@ impl Endpoint {
                 }
                 Ok(())
             }
+            Kind::Ring { tx, .. } => loop {
+                // A full ring (never, in a ping-pong: each ring holds one message) waits again
+                // after each look; a signal ends the wait with nothing written.
+                match tx.write(msg.bytes(), &futex::timeout(POLL_EVERY)) {
+                    Err(e) if e.kind() == ErrorKind::TimedOut => continue,
+                    r => return r,
+                }
+            },
             Kind::Mq { tx, .. } => mq_send(tx.get(), msg.bytes(), 0).map_err(Into::into),
             Kind::Sysv { q, tx, .. } => q.send(&mut msg.buf, *tx),
         }
@@ -488,6 +525,10 @@ impl Endpoint {
             Kind::Udp(s) => s.recv(msg.message_mut())?,
             Kind::Eventfd { rx, .. } => return Ok(rx.read()? as u32),
             Kind::Word { shared, rx, spin, last, .. } => return wait_word(shared.u32(*rx), last, *spin),
+            Kind::Ring { rx, .. } => {
+                rx.read(msg.message_mut(), &futex::timeout(POLL_EVERY))?;
+                len
+            }
             Kind::Mq { rx, .. } => mq_receive(rx.get(), msg.message_mut(), &mut 0)?,
             Kind::Sysv { q, rx, .. } => q.recv(&mut msg.buf, *rx)?,
         };
@@ -498,6 +539,16 @@ impl Endpoint {
             ));
         }
         Ok(msg.seq())
+    }
+
+    /// What this end did about sleeping (its futex waits, those that timed out, its wakes),
+    /// for a transport that counts them (`shm_ring`): both of its rings' counts, the one it
+    /// reads and the one it writes.
+    pub fn sleep_counts(&self) -> Option<SleepCounts> {
+        match &self.kind {
+            Kind::Ring { tx, rx } => Some(tx.counts().plus(rx.counts())),
+            _ => None,
+        }
     }
 }
 
@@ -627,6 +678,26 @@ mod tests {
         round_trip(Transport::Pipe, 200_000);
         round_trip(Transport::UnixStream, 200_000);
         round_trip(Transport::Tcp, 200_000);
+        round_trip(Transport::ShmRing, 200_000);
+    }
+
+    #[test]
+    fn shm_ring_sizes_its_rings_from_the_message_and_counts_its_sleeps() {
+        let shared = Arc::new(SharedMem::new(3).unwrap());
+        for bytes in [8, 4097, 1 << 20] {
+            let (a, b) = Transport::ShmRing.open(bytes, &shared, (0, 1), 2).unwrap();
+            for end in [&a, &b] {
+                let Kind::Ring { tx, rx } = &end.kind else { panic!("a ring") };
+                for cap in [tx.capacity(), rx.capacity()] {
+                    assert!(cap.is_power_of_two() && cap >= bytes, "{cap} for {bytes}-byte messages");
+                }
+            }
+            assert_eq!(a.sleep_counts(), Some(SleepCounts::default()));
+        }
+        assert_eq!(Transport::ShmRing.message_bytes(64), 72, "the sequence number, then the payload");
+        assert!(Transport::ShmRing.carries_payload() && !Transport::ShmRing.needs_two_cpus());
+        let (a, _) = Transport::Pipe.open(8, &shared, (0, 1), 2).unwrap();
+        assert_eq!(a.sleep_counts(), None);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! binding (`uffd`), forking children (`process`), reaping them with a deadline (`reap`),
 //! helper programs started with `exec` and killed with their parent (`spawn`), a mount in a
 //! private mount namespace (`mountns`), the hand-written stack switches (`stack_switch`), and
-//! counting a closure's system calls by syscall user dispatch (`sud`).
+//! counting a closure's system calls by syscall user dispatch (`sud`), and the shared-memory byte
+//! ring whose ends sleep on futexes (`ring`).
 //!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
@@ -30,6 +31,7 @@ pub mod raw;
 pub mod raw_errno;
 pub mod reap;
 pub mod reserve;
+pub mod ring;
 pub mod sandbox;
 pub mod sched;
 pub mod schedstat;
