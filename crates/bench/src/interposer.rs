@@ -128,6 +128,10 @@ impl Expect {
 /// What the interposed child does to itself before its first block.
 pub type Install = Box<dyn FnOnce() -> Result<Option<i32>, i32>>;
 
+/// Turns the interposer on (`true`) or off (`false`) around each of the interposed child's
+/// blocks, in that child.
+pub type Arm = Box<dyn FnMut(bool)>;
+
 /// One interposer, as the harness runs it.
 pub struct Spec {
     /// Runs in the interposed child after the fork, before its first block: installs the
@@ -141,8 +145,9 @@ pub struct Spec {
     pub expect: Expect,
     /// Called in the interposed child right before (`true`) and after (`false`) each timed
     /// block: turns an interposer that would also catch the harness's own calls on for the
-    /// block only (syscall user dispatch's selector).
-    pub arm: Option<fn(bool)>,
+    /// block only (syscall user dispatch's selector), or attaches an interposer for the block
+    /// and detaches it after (an eBPF program, which would otherwise see every process).
+    pub arm: Option<Arm>,
     /// Turns an install failure code into the row's reason.
     pub explain: fn(i32) -> NotMeasured,
 }
@@ -176,7 +181,7 @@ impl Pair {
         );
         let timer = ctx.timer;
         let parent = i64::from(std::process::id());
-        let fork = |slots: Slots, install: Option<Install>, expect: Expect, arm: Option<fn(bool)>| {
+        let fork = |slots: Slots, install: Option<Install>, expect: Expect, arm: Option<Arm>| {
             let shm = shared.clone();
             let call = spec.call;
             sys::process::fork_peer(move || {
@@ -285,7 +290,7 @@ fn serve(
     timer: &platform::timer::Timer,
     call: fn() -> i64,
     expected: i64,
-    arm: Option<fn(bool)>,
+    mut arm: Option<Arm>,
     companion: Option<i32>,
 ) -> i32 {
     let mut last = 0u32;
@@ -306,11 +311,11 @@ fn serve(
             return 0;
         }
         let cpu0 = cpu();
-        if let Some(arm) = arm {
+        if let Some(arm) = arm.as_mut() {
             arm(true);
         }
         let (ticks, wrong) = timed_block(timer, call, expected, n);
-        if let Some(arm) = arm {
+        if let Some(arm) = arm.as_mut() {
             arm(false);
         }
         let cpu1 = cpu();
