@@ -37,6 +37,8 @@ pub mod pingpong;
 pub mod registry;
 pub mod sampler;
 pub mod sched;
+pub mod seccomp;
+pub mod seccomp_filter;
 pub mod signal;
 pub mod size;
 pub mod space;

@@ -34,6 +34,7 @@ pub mod reserve;
 pub mod ring;
 pub mod sandbox;
 pub mod sched;
+pub mod seccomp;
 pub mod schedstat;
 pub mod segv;
 pub mod shm;
