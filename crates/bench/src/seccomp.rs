@@ -192,7 +192,8 @@ impl Benchmark for Seccomp {
         let before: interposer::Before = Box::new(move |pair| {
             let mut checks = vec![installed(pair.interposed_pid())];
             if notify {
-                let (answered, failed) = (supervisor_counts.u64(0).load(Acquire), supervisor_counts.u64(1).load(Acquire));
+                let (answered, failed) =
+                    (supervisor_counts.u64(0).load(Acquire), supervisor_counts.u64(1).load(Acquire));
                 let calls = pair.interposed_calls();
                 checks.push(Check::new(
                     "the supervisor answered one notification per call made in blocks",
@@ -255,8 +256,13 @@ fn install_with_supervisor(
             loop {
                 match listener.recv(SUPERVISOR_LOOK) {
                     Ok(Some(n)) => {
-                        let slot = if listener.answer(&n, Ok(i64::from(parent))).is_ok() { 0 } else { 1 };
-                        counts.u64(slot).fetch_add(1, Release);
+                        // Counted before the answer: once answered, the caller's block may end
+                        // and be checked before this thread runs again.
+                        counts.u64(0).fetch_add(1, Release);
+                        if listener.answer(&n, Ok(i64::from(parent))).is_err() {
+                            counts.u64(0).fetch_sub(1, Release);
+                            counts.u64(1).fetch_add(1, Release);
+                        }
                     }
                     Ok(None) => {}
                     Err(_) => return,

@@ -146,9 +146,8 @@ impl Listener {
 /// 2 filter) and how many filters it has (Linux ≥ 5.9 shows the count).
 pub fn status_of(pid: i32) -> io::Result<(u32, Option<u32>)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let field = |name: &str| {
-        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse::<u32>().ok())
-    };
+    let field =
+        |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse::<u32>().ok());
     let mode = field("Seccomp:").ok_or_else(|| io::Error::other("no Seccomp line in /proc/<pid>/status"))?;
     Ok((mode, field("Seccomp_filters:")))
 }
