@@ -46,6 +46,7 @@ pub mod syscall;
 pub mod task;
 pub mod timer_wake;
 pub mod transport;
+pub mod trap;
 pub mod txn;
 pub mod wake;
 

@@ -36,6 +36,8 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &crate::interpose::Preload,
     &crate::interpose::Ui,
     &crate::seccomp::Seccomp,
+    &crate::trap::Ptrace,
+    &crate::trap::Sud,
     &crate::task::Uclamp,
     &crate::task::Setattr,
     &ctx::Switch(ctx::Ends::Threads),

@@ -473,7 +473,7 @@ fn check(program: &[Instruction]) -> Result<(), String> {
     for (i, insn) in program.iter().enumerate() {
         let reach = |off: usize| i + 1 + off < program.len();
         let ok = match insn.code {
-            LD_W_ABS => insn.k % 4 == 0 && insn.k < 64,
+            LD_W_ABS => insn.k.is_multiple_of(4) && insn.k < 64,
             ALU_AND_K | RET_K => true,
             JMP_JA => reach(insn.k as usize),
             JMP_JEQ_K | JMP_JGT_K | JMP_JGE_K | JMP_JSET_K => {
@@ -500,7 +500,7 @@ fn load(call: Call, offset: u32) -> Result<u32, String> {
         4 => call.arch,
         16..=63 => {
             let arg = call.args[(offset as usize - 16) / 8];
-            if offset % 8 == 0 { arg as u32 } else { (arg >> 32) as u32 }
+            if offset.is_multiple_of(8) { arg as u32 } else { (arg >> 32) as u32 }
         }
         _ => return Err(format!("load of offset {offset} (the instruction pointer is not emulated)")),
     })

@@ -48,6 +48,7 @@ pub mod testing;
 pub mod thread;
 pub mod timer;
 pub mod tracefs;
+pub mod tracer;
 pub mod tsc;
 pub mod ucontext;
 pub mod uffd;
