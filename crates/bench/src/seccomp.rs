@@ -217,6 +217,13 @@ impl Benchmark for Seccomp {
         } else {
             format!("the filter runs {} instructions on every call (the kernel's cache cannot answer it)", outcome.ran)
         });
+        if kind == Kind::Deny {
+            m.notes.push(
+                "the filter answers in place of the call, which is not run: the figure is the filter's cost minus \
+                 getppid's own work, and may fall below zero"
+                    .into(),
+            );
+        }
         Ok(m)
     }
 }
