@@ -188,7 +188,11 @@ impl Loaded {
         let name = kernel_name(program);
         let why = |what: &str, e: &(dyn std::error::Error + 'static)| {
             let text = format!("{what}: {}", chain(e));
-            if refused(errno_of(e)) { NotMeasured::Skipped(format!("the kernel refused: {text}")) } else { NotMeasured::Failed(text) }
+            if refused(errno_of(e)) {
+                NotMeasured::Skipped(format!("the kernel refused: {text}"))
+            } else {
+                NotMeasured::Failed(text)
+            }
         };
         let mut obj = aya::Ebpf::load(&BPF_OBJ.0).map_err(|e| why("load the BPF object (its maps)", &e))?;
         let prog = obj
@@ -215,7 +219,8 @@ impl Loaded {
         let runs = |prog: &RawTracePoint| match prog.info() {
             Ok(info) => Some(info.run_count()),
             Err(e) => {
-                shm.u64(slot::INFO_ERRNO).store(1 + errno_of(&e).unwrap_or(0) as u64, std::sync::atomic::Ordering::Release);
+                shm.u64(slot::INFO_ERRNO)
+                    .store(1 + errno_of(&e).unwrap_or(0) as u64, std::sync::atomic::Ordering::Release);
                 None
             }
         };
@@ -269,9 +274,9 @@ fn explain(code: i32) -> NotMeasured {
     let (stage, errno) = (code / STAGE, code % STAGE);
     let e = std::io::Error::from_raw_os_error(errno);
     match stage {
-        ATTACH if refused(Some(errno)) => NotMeasured::Skipped(format!(
-            "the kernel refused to attach a raw tracepoint program at {TRACEPOINT}: {e}"
-        )),
+        ATTACH if refused(Some(errno)) => {
+            NotMeasured::Skipped(format!("the kernel refused to attach a raw tracepoint program at {TRACEPOINT}: {e}"))
+        }
         ATTACH => NotMeasured::Failed(format!("attach at {TRACEPOINT}: {e}")),
         NO_PROGRAM => NotMeasured::Failed("the interposed child found no program".into()),
         CONFIG => NotMeasured::Failed(format!("write the configuration map: {e}")),
@@ -399,8 +404,12 @@ fn measure(ctx: &mut Ctx, program: &str) -> Result<Measured, NotMeasured> {
             m.observed.insert("validation_runs".into(), runs.into());
             Check::new(name, format!("≥ {VALIDATION_CALLS} runs"), format!("{runs} runs"), runs >= VALIDATION_CALLS)
         }
-        (0, e) => Check::impossible(name, format!("bpf_prog_info: {}", std::io::Error::from_raw_os_error(e as i32 - 1))),
-        (e, _) => Check::impossible(name, format!("BPF_ENABLE_STATS: {}", std::io::Error::from_raw_os_error(e as i32 - 1))),
+        (0, e) => {
+            Check::impossible(name, format!("bpf_prog_info: {}", std::io::Error::from_raw_os_error(e as i32 - 1)))
+        }
+        (e, _) => {
+            Check::impossible(name, format!("BPF_ENABLE_STATS: {}", std::io::Error::from_raw_os_error(e as i32 - 1)))
+        }
     });
     let link_id = get(slot::LINK_ID) as u32;
     m.checks.push(Check::new(
