@@ -298,9 +298,14 @@ fn eventually(mut pred: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// Whether the kernel lists a program with this id.
-pub(crate) fn program_exists(id: u32) -> bool {
+/// Whether the kernel lists a BPF program with this id.
+pub fn program_exists(id: u32) -> bool {
     loaded_programs().any(|p| p.map(|p| p.id() == id).unwrap_or(false))
+}
+
+/// Whether the kernel lists a BPF link with this id.
+pub fn link_exists(id: u32) -> bool {
+    loaded_links().any(|l| l.map(|l| l.id() == id).unwrap_or(false))
 }
 
 /// The ids of the links the kernel lists to program `id`.
