@@ -463,11 +463,14 @@ fn measure(ctx: &mut Ctx, program: &str) -> Result<Measured, NotMeasured> {
     m.observed.insert("bpf_link_attaches".into(), get(slot::ATTACHES).into());
     // What attaching (with its warm-up calls) and detaching took per block, outside the timed
     // region: the price of turning the hook on and off (wall time; the CPU time of both).
-    let per = get(slot::ATTACHES);
-    if per > 0 {
-        m.observed.insert("attach_ns_per_block".into(), (get(slot::ATTACH_NS) / per).into());
-        m.observed.insert("detach_ns_per_block".into(), (get(slot::DETACH_NS) / per).into());
-        m.observed.insert("attach_detach_cpu_ns_per_block".into(), (get(slot::ARM_CPU_NS) / per).into());
+    for (key, s) in [
+        ("attach_ns_per_block", slot::ATTACH_NS),
+        ("detach_ns_per_block", slot::DETACH_NS),
+        ("attach_detach_cpu_ns_per_block", slot::ARM_CPU_NS),
+    ] {
+        if let Some(v) = get(s).checked_div(get(slot::ATTACHES)) {
+            m.observed.insert(key.into(), v.into());
+        }
     }
     if let Some(n) = counted {
         m.observed.insert("bpf_counted".into(), n.into());
