@@ -9,7 +9,8 @@
 //! anything at system-call entry costs; `count` does what an observability agent does for
 //! each event: it reads the call's number and the calling process and counts, in a per-CPU
 //! array, the calls whose number is getppid's made by the interposed child (its tgid written
-//! into a configuration map before the first attach).
+//! into a configuration map by the child itself after its validation block and before its
+//! first timed block, so that the map counts the timed blocks' calls alone).
 //!
 //! A raw tracepoint at `sys_enter` sees every task: attaching it turns on the tracepoint, and so
 //! the slow entry path, for every system call on the machine. The program is therefore
@@ -75,7 +76,8 @@ const WARM_CALLS: u64 = 64;
 /// Calls of the validation block.
 const VALIDATION_CALLS: u64 = 10_000;
 /// How long the kernel may take to free a link or a program once its last reference is gone
-/// (a raw-tracepoint link is freed after an RCU grace period).
+/// (a link's memory, and the program reference it holds, may be released after an RCU grace
+/// period).
 const GONE_WITHIN: Duration = Duration::from_secs(2);
 /// `PROC_PID_INIT_INO`: the inode of the initial PID namespace.
 const INIT_PID_NS_INO: u64 = 0xEFFF_FFFC;
