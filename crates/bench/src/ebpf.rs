@@ -78,7 +78,7 @@ const VALIDATION_CALLS: u64 = 10_000;
 /// How long the kernel may take to free a link or a program once its last reference is gone
 /// (a link's memory, and the program reference it holds, may be released after an RCU grace
 /// period).
-const GONE_WITHIN: Duration = Duration::from_secs(2);
+const GONE_WITHIN: Duration = Duration::from_secs(5);
 /// `PROC_PID_INIT_INO`: the inode of the initial PID namespace.
 const INIT_PID_NS_INO: u64 = 0xEFFF_FFFC;
 
