@@ -8,8 +8,8 @@
 use crate::analyse::{BOOTSTRAP_SEED, empty_row, estimate_record, summary_record};
 use model::unit::{fmt_ns, fmt_size};
 use model::{
-    Check, Derivation, Derived, Flag, Method, Params, Row, Rule, SIZE_PARAM, Status, SweepFit, SweepLine, SweepModel,
-    SweepPoint, SweepSegments, Unit, Validation, Verdict,
+    COUNT_PARAMS, Check, CountParam, Derivation, Derived, Flag, Method, Params, Row, Rule, SIZE_PARAM, Status,
+    SweepFit, SweepLine, SweepModel, SweepPoint, SweepSegments, Unit, Validation, Verdict,
 };
 use stats::reading::Interval;
 use stats::{self, TwoSegmentFit, WeightedFit, WeightedLineFit};
@@ -18,6 +18,7 @@ use stats::{self, TwoSegmentFit, WeightedFit, WeightedLineFit};
 /// difference after the later of its two sources, a scaled result after its source.
 pub fn add_derived(rows: &mut Vec<Row>, derivations: &[Derivation], method: Method) {
     let mut extra: Vec<(usize, Row)> = sweep_fits(rows, method);
+    extra.extend(count_fits(rows, method));
     extra.extend(difference_rows(rows, derivations, method));
     extra.extend(scaled_rows(rows, derivations, method));
     // Insert from the back so earlier positions stay valid; stable for equal positions.
@@ -107,6 +108,116 @@ fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
         out.push((*members.last().unwrap_or(&0), row));
     }
     out
+}
+
+/// One row per group of rows (same id, same parameters but one [`COUNT_PARAMS`] count) with at
+/// least three distinct counts: the cost of a call as fixed + per unit × count, fitted by
+/// weighted least squares to the points' medians (each weighted by the standard error its 95 %
+/// CI implies), where a call's cost is the row's figure, or the figure × the count when the
+/// figure is per unit. The row's figure is the cost per unit with its 95 % CI (a derived
+/// estimate, below resolution when the CI includes 0); its notes give the fixed cost and how
+/// well the line fits.
+fn count_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
+    let mut out = Vec::new();
+    for count in &COUNT_PARAMS {
+        let at = |r: &Row| -> Option<(f64, f64, [f64; 2])> {
+            let n = r.params.get(count.name)?.as_f64()?;
+            let summary = r.summary.as_ref().filter(|_| r.unit == Unit::Ns && r.derived.is_none())?;
+            let k = if count.figure_per_unit { n } else { 1.0 };
+            Some((n, summary.median * k, summary.median_ci95.map(|c| c * k)))
+        };
+        let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            if at(r).is_none() {
+                continue;
+            }
+            let mut key = r.params.clone();
+            key.remove(count.name);
+            match groups.iter_mut().find(|(id, p, _)| *id == r.id && *p == key) {
+                Some(g) => g.2.push(i),
+                None => groups.push((r.id.clone(), key, vec![i])),
+            }
+        }
+        for (id, key, members) in groups {
+            let points: Vec<_> = members.iter().filter_map(|&i| at(&rows[i])).collect();
+            let mut counts: Vec<f64> = points.iter().map(|p| p.0).collect();
+            counts.sort_by(f64::total_cmp);
+            counts.dedup();
+            if counts.len() < 3 {
+                continue;
+            }
+            let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+            let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
+            let ses: Vec<f64> = points.iter().map(|p| stats::se_from_ci95(p.2)).collect();
+            let Ok(line) = stats::fit_line_weighted(&xs, &ys, &ses) else { continue };
+            let row = count_fit_row(rows, &members, &id, key, count, &counts, &line, method);
+            out.push((*members.last().unwrap_or(&0), row));
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn count_fit_row(
+    rows: &[Row],
+    members: &[usize],
+    id: &str,
+    key: Params,
+    count: &CountParam,
+    counts: &[f64],
+    line: &WeightedLineFit,
+    method: Method,
+) -> Row {
+    let l = &line.line;
+    let mut params = key;
+    params.insert(count.name.into(), serde_json::Value::String("fit".into()));
+    let about = format!("{}: the cost per {} (fitted over {})", rows[members[0]].about, count.unit, count.name);
+    let mut row = empty_row(id, &about, params, method);
+    row.unit = Unit::Ns;
+    let failed = members.iter().filter(|&&i| rows[i].validation.verdict == Verdict::Failed).count();
+    row.validation = Validation::from_checks(vec![Check::new(
+        "every point of the sweep passed its checks",
+        format!("0 of {} points failed", members.len()),
+        format!("{failed} failed"),
+        failed == 0,
+    )]);
+    if failed > 0 {
+        row.flags.push(Flag::CheckFailed);
+    }
+    let interval = Interval::new(l.slope, l.slope_ci95);
+    let below_resolution = interval.includes_zero();
+    let call = if count.figure_per_unit { format!("median × {}", count.name) } else { "median".into() };
+    row.notes.push(format!(
+        "a call's cost ({call}) = fixed {} [{}, {}] + {} [{}, {}] per {} (weighted least squares over {} = {}; \
+         weighted R² {:.3}, χ² p = {:.2})",
+        fmt_ns(l.intercept),
+        fmt_ns(l.intercept_ci95[0]),
+        fmt_ns(l.intercept_ci95[1]),
+        fmt_ns(l.slope),
+        fmt_ns(l.slope_ci95[0]),
+        fmt_ns(l.slope_ci95[1]),
+        count.unit,
+        count.name,
+        counts.iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(", "),
+        l.r_squared,
+        line.fit.p_value,
+    ));
+    if below_resolution {
+        row.notes.push(format!(
+            "below resolution: the cost per {} is not measurably above 0 (|x| < {}): the call costs the same \
+             at every {}",
+            count.unit,
+            fmt_ns(interval.bound()),
+            count.name
+        ));
+    }
+    row.status = Status::of_flags(&row.flags);
+    row.derived = Some(Derived {
+        formula: format!("slope of the cost of a call over {} (ns per {})", count.name, count.unit),
+        estimate: model::Estimate { point: l.slope, ci95: l.slope_ci95 },
+        below_resolution,
+    });
+    row
 }
 
 /// A point over 3 standard errors from a sweep's model and further than this fraction of its
@@ -433,6 +544,38 @@ mod tests {
 
     fn jitter(center: f64) -> Vec<f64> {
         (0..60).map(|i| center + (i % 7) as f64 * 0.01 * center).collect()
+    }
+
+    #[test]
+    fn a_count_sweep_gets_its_cost_per_unit_and_fixed_cost() {
+        // Per call: 60 ns + 0.1 ns per instruction, two filters, each its own fit.
+        let mut rows = Vec::new();
+        for filter in ["args", "number"] {
+            for n in [2u64, 10, 100, 1000] {
+                let slope = if filter == "args" { 0.1 } else { 0.0 };
+                let p = params(&[("filter", filter.into()), ("insns", n.into())]);
+                rows.push(measured_row("interpose.seccomp", p, jitter(60.0 + slope * n as f64)));
+            }
+        }
+        // Per operation at batch b: (300 ns fixed + 20 ns × b) / b.
+        for b in [1u64, 8, 32, 128] {
+            let p = params(&[("batch", b.into())]);
+            rows.push(measured_row("syscall.io_uring_nop", p, jitter((300.0 + 20.0 * b as f64) / b as f64)));
+        }
+        add_derived(&mut rows, &[], Method::Adaptive);
+        let fits: Vec<&Row> = rows.iter().filter(|r| r.derived.is_some()).collect();
+        assert_eq!(fits.len(), 3, "{:?}", rows.iter().map(|r| (&r.id, &r.params)).collect::<Vec<_>>());
+        let slope = |r: &Row| r.derived.as_ref().unwrap().estimate.point;
+        assert_eq!(fits[0].params["filter"], "args");
+        assert_eq!(fits[0].params["insns"], "fit");
+        assert!((slope(fits[0]) - 0.1 * 1.03).abs() < 0.01, "{}", slope(fits[0]));
+        assert!(!fits[0].derived.as_ref().unwrap().below_resolution);
+        assert!(fits[1].derived.as_ref().unwrap().below_resolution, "a flat sweep costs nothing per unit");
+        assert!((slope(fits[2]) - 20.0 * 1.03).abs() < 1.0, "{}", slope(fits[2]));
+        assert!(fits[2].notes[0].contains("fixed 30"), "{}", fits[2].notes[0]);
+        // Each fit follows the last point of its group.
+        let at = rows.iter().position(|r| r.derived.is_some()).unwrap();
+        assert_eq!(rows[at - 1].params["insns"], 1000);
     }
 
     #[test]

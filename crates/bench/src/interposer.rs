@@ -107,6 +107,9 @@ pub enum Expect {
     Answer,
     /// The error the interposer answers with, as the raw `-errno` the instruction returns.
     Errno(i32),
+    /// This value, on both sides: a call whose own answer is not the parent's pid (read back
+    /// from one plain call before the children start).
+    Value(i64),
 }
 
 impl Expect {
@@ -114,6 +117,7 @@ impl Expect {
         match self {
             Expect::Answer => parent,
             Expect::Errno(e) => -i64::from(e),
+            Expect::Value(v) => v,
         }
     }
 
@@ -121,12 +125,21 @@ impl Expect {
         match self {
             Expect::Answer => "the parent's pid".into(),
             Expect::Errno(e) => format!("error {} ({})", e, std::io::Error::from_raw_os_error(e)),
+            Expect::Value(v) => format!("{v}, as a plain call does"),
+        }
+    }
+
+    /// What the plain side's calls return when the interposed side's return this.
+    fn plain(self) -> Expect {
+        match self {
+            Expect::Value(v) => Expect::Value(v),
+            Expect::Answer | Expect::Errno(_) => Expect::Answer,
         }
     }
 }
 
 /// What the interposed child does to itself before its first block.
-pub type Install = Box<dyn FnOnce() -> Result<Option<i32>, i32>>;
+pub type Install = Box<dyn FnOnce() -> Result<Option<Task>, i32>>;
 
 /// Turns the interposer on (`true`) or off (`false`) around each of the interposed child's
 /// blocks, in that child.
@@ -135,9 +148,9 @@ pub type Arm = Box<dyn FnMut(bool)>;
 /// One interposer, as the harness runs it.
 pub struct Spec {
     /// Runs in the interposed child after the fork, before its first block: installs the
-    /// interposer on the child itself; `Ok(Some(pid))` names a companion process (a tracer, a
-    /// supervisor) that runs on the child's CPU on its behalf, whose CPU time counts with the
-    /// child's; `Err(code)` is a failure code the caller explains ([`Spec::explain`]).
+    /// interposer on the child itself; `Ok(Some(task))` names a companion (a tracer process, a
+    /// supervisor thread) that runs on the child's CPU on its behalf, whose CPU time counts with
+    /// the calling thread's; `Err(code)` is a failure code the caller explains ([`Spec::explain`]).
     pub install: Install,
     /// The call both sides time (inlined into each side's loop).
     pub call: fn() -> i64,
@@ -167,7 +180,7 @@ pub struct Pair {
     interposed: Child,
     seq: u32,
     /// The interposed side's companion, if any.
-    pub companion: Option<i32>,
+    pub companion: Option<Task>,
 }
 
 const PLAIN: Slots = Slots(0);
@@ -193,14 +206,14 @@ impl Pair {
                         return 0;
                     }
                 };
-                shm.u64(slots.companion()).store(companion.unwrap_or(0) as u64, Release);
+                shm.u64(slots.companion()).store(companion.map_or(0, encode), Release);
                 shm.u64(slots.state()).store(1, Release);
                 let _ = futex::wake(shm.u32(slots.done()), 1);
                 serve(&shm, slots, &timer, call, expect.value(parent), arm, companion)
             })
             .map_err(|e| NotMeasured::Failed(format!("fork: {e}")))
         };
-        let plain = fork(PLAIN, None, Expect::Answer, None)?;
+        let plain = fork(PLAIN, None, spec.expect.plain(), None)?;
         let interposed = fork(INTERPOSED, Some(spec.install), spec.expect, spec.arm)?;
         let mut pair = Pair { shared, plain, interposed, seq: 0, companion: None };
         let deadline = Instant::now() + ANSWER_TIMEOUT;
@@ -223,10 +236,7 @@ impl Pair {
                 let _ = futex::wait(pair.shared.u32(slots.done()), 0, &futex::timeout(LOOK_EVERY));
             }
         }
-        pair.companion = match pair.shared.u64(INTERPOSED.companion()).load(Acquire) {
-            0 => None,
-            pid => Some(pid as i32),
-        };
+        pair.companion = decode(pair.shared.u64(INTERPOSED.companion()).load(Acquire));
         Ok(pair)
     }
 
@@ -283,6 +293,23 @@ impl Pair {
     }
 }
 
+/// A companion in a shared slot: a process's pid, or a thread's id with bit 32 set (0: none).
+fn encode(task: Task) -> u64 {
+    match task {
+        Task::Process(pid) => pid as u64,
+        Task::Thread(tid) => (1 << 32) | tid as u64,
+        Task::Me => 0,
+    }
+}
+
+fn decode(slot: u64) -> Option<Task> {
+    match (slot >> 32, slot as u32 as i32) {
+        (_, 0) => None,
+        (0, pid) => Some(Task::Process(pid)),
+        (_, tid) => Some(Task::Thread(tid)),
+    }
+}
+
 /// A child's loop: waits for a command, runs its block, reports; returns its exit code.
 fn serve(
     shm: &SharedMem,
@@ -291,12 +318,12 @@ fn serve(
     call: fn() -> i64,
     expected: i64,
     mut arm: Option<Arm>,
-    companion: Option<i32>,
+    companion: Option<Task>,
 ) -> i32 {
     let mut last = 0u32;
     let cpu = || {
         let mut tasks = vec![Task::Me];
-        tasks.extend(companion.map(Task::Process));
+        tasks.extend(companion);
         cpu_time::sum_ns(&tasks).unwrap_or(0)
     };
     loop {
@@ -393,7 +420,7 @@ pub fn measure(ctx: &mut Ctx, spec: Spec, what: &str, before_stop: Before) -> Re
         return Err(NotMeasured::Failed(error.unwrap_or_else(|| "no samples".into())));
     }
     let mut checks = vec![
-        Check::all_ok("every plain call returned the parent's pid", wrong[0], calls),
+        Check::all_ok(format!("every plain call returned {}", expect.plain().describe()), wrong[0], calls),
         Check::all_ok(format!("every interposed call returned {}", expect.describe()), wrong[1], calls),
     ];
     checks.append(&mut extra);

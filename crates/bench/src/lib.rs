@@ -38,6 +38,8 @@ pub mod pingpong;
 pub mod registry;
 pub mod sampler;
 pub mod sched;
+pub mod seccomp;
+pub mod seccomp_filter;
 pub mod signal;
 pub mod size;
 pub mod space;
@@ -45,6 +47,7 @@ pub mod syscall;
 pub mod task;
 pub mod timer_wake;
 pub mod transport;
+pub mod trap;
 pub mod txn;
 pub mod wake;
 

@@ -33,7 +33,7 @@ pub use measured::{Measured, NotMeasured, Samples};
 pub use records::{Probe, RoundOverhead, SamplerSettings, SamplingOverride, TimerInfo, TimerKind};
 pub use summary::{Estimate, Level, Outliers, RoundSummary, Structure, Summary};
 pub use unit::Unit;
-pub use vocab::{Check, Derivation, Method, Params, Rule, SIZE_PARAM, StopReason};
+pub use vocab::{COUNT_PARAMS, Check, CountParam, Derivation, Method, Params, Rule, SIZE_PARAM, StopReason};
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

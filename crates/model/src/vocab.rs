@@ -72,6 +72,26 @@ pub enum StopReason {
 /// The parameter that carries a message size in bytes.
 pub const SIZE_PARAM: &str = "bytes";
 
+/// A parameter that counts units of work (instructions of a filter, operations of a batch):
+/// rows that differ only in it are fitted as fixed cost + cost per unit after the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountParam {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// What one unit is, e.g. "instruction".
+    pub unit: &'static str,
+    /// Whether the row's figure is per unit (ns per operation at batch b, so the cost of the
+    /// whole call is figure × b) rather than per call (ns per call under an n-instruction filter).
+    pub figure_per_unit: bool,
+}
+
+/// The count parameters: `insns` (a seccomp filter's length; figures per call) and `batch`
+/// (operations per submission; figures per operation).
+pub const COUNT_PARAMS: [CountParam; 2] = [
+    CountParam { name: "insns", unit: "instruction", figure_per_unit: false },
+    CountParam { name: "batch", unit: "operation", figure_per_unit: true },
+];
+
 /// A result computed from measured ones after the run.
 #[derive(Debug, Clone, Copy)]
 pub struct Derivation {

@@ -97,6 +97,24 @@ pub fn getppid() -> i64 {
     unsafe { syscall0(libc::SYS_getppid) }
 }
 
+/// `read(-1, NULL, 0)` through the bare instruction: fails at once with `EBADF` (the lowest
+/// call number, near the start of a filter that tests numbers in order).
+#[inline(always)]
+pub fn read_bad_fd() -> i64 {
+    // SAFETY: no descriptor -1 exists; nothing is read or written.
+    unsafe { syscall3(libc::SYS_read, -1, 0, 0) }
+}
+
+/// `mseal(0, 0, 0)` through the bare instruction: seals nothing and returns 0 (Linux ≥ 6.10;
+/// `ENOSYS` before), the highest call number of a container profile's allow-list.
+#[inline(always)]
+pub fn mseal_nothing() -> i64 {
+    // The same number on x86_64 and in the generic table (aarch64).
+    const SYS_MSEAL: i64 = 462;
+    // SAFETY: a length of 0 seals no mapping.
+    unsafe { syscall3(SYS_MSEAL, 0, 0, 0) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +131,7 @@ mod tests {
         // SAFETY: getrandom writes at most `buf.len()` bytes into `buf`.
         let got = unsafe { syscall3(libc::SYS_getrandom, buf.as_mut_ptr() as i64, buf.len() as i64, 0) };
         assert_eq!(check(got).unwrap(), 8);
+        assert_eq!(read_bad_fd(), -i64::from(libc::EBADF));
+        assert!(matches!(mseal_nothing(), 0) || mseal_nothing() == -i64::from(libc::ENOSYS));
     }
 }

@@ -52,42 +52,78 @@ pub struct Counted<R> {
     pub numbers: Vec<i64>,
 }
 
+/// Syscall user dispatch on for the calling thread, intercepting nothing until
+/// [`intercept`]`(true)`; off again (and the `SIGSYS` disposition restored) on drop. One at a
+/// time per process (the selector and the count are process-wide).
+pub struct Dispatch {
+    _restore: Disposition,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Dispatch {
+    /// Installs the `SIGSYS` handler and turns dispatch on. `Err` says why it is unavailable
+    /// here (not x86_64, or the kernel refuses syscall user dispatch).
+    pub fn start() -> Result<Dispatch, String> {
+        if !cfg!(target_arch = "x86_64") {
+            return Err("syscall user dispatch is used on x86_64 only".into());
+        }
+        let one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: `on_sigsys` is async-signal-safe (module doc) and lives for ever.
+        let restore = unsafe { Disposition::handle_info(libc::SIGSYS, on_sigsys, 0) }
+            .map_err(|e| format!("installing the SIGSYS handler: {e}"))?;
+        let restorer = restorer_of(libc::SIGSYS).ok_or("glibc set no signal-return trampoline for SIGSYS")?;
+        SELECTOR.store(ALLOW, Ordering::SeqCst);
+        // SAFETY: turns dispatch on for this thread: the selector is a static byte, the range is
+        // the trampoline's first 16 bytes (its `mov` and `syscall`); no memory is written.
+        let on = unsafe {
+            super::raw::syscall5(
+                libc::SYS_prctl,
+                PR_SET_SYSCALL_USER_DISPATCH,
+                PR_SYS_DISPATCH_ON,
+                restorer as i64,
+                16,
+                SELECTOR.as_ptr() as i64,
+            )
+        };
+        super::raw::check(on).map_err(|e| format!("prctl(PR_SET_SYSCALL_USER_DISPATCH): {e}"))?;
+        COUNT.store(0, Ordering::SeqCst);
+        Ok(Dispatch { _restore: restore, _one: one })
+    }
+}
+
+impl Drop for Dispatch {
+    fn drop(&mut self) {
+        SELECTOR.store(ALLOW, Ordering::SeqCst);
+        // SAFETY: turns dispatch off for this thread (selector "allow": not intercepted).
+        let _ = unsafe {
+            super::raw::syscall5(libc::SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0)
+        };
+    }
+}
+
+/// Whether the dispatching thread's calls are intercepted from now on (the selector byte the
+/// kernel reads at each call: no system call is made to change it).
+#[inline(always)]
+pub fn intercept(on: bool) {
+    SELECTOR.store(if on { BLOCK } else { ALLOW }, Ordering::SeqCst);
+}
+
+/// Calls intercepted since dispatch was started.
+pub fn intercepted() -> u64 {
+    COUNT.load(Ordering::SeqCst)
+}
+
 /// Runs `f` on the calling thread and counts the system calls it makes (other threads' calls
 /// are not seen). `Err` says why counting is unavailable here (not x86_64, or the kernel
 /// refuses syscall user dispatch). `f` must not fork, clone, exit the thread or block `SIGSYS`
 /// (see the module doc).
 pub fn count_syscalls<R>(f: impl FnOnce() -> R) -> Result<Counted<R>, String> {
-    if !cfg!(target_arch = "x86_64") {
-        return Err("syscall user dispatch is used on x86_64 only".into());
-    }
-    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
-    // SAFETY: `on_sigsys` is async-signal-safe (module doc) and lives for ever.
-    let _restore = unsafe { Disposition::handle_info(libc::SIGSYS, on_sigsys, 0) }
-        .map_err(|e| format!("installing the SIGSYS handler: {e}"))?;
-    let restorer = restorer_of(libc::SIGSYS).ok_or("glibc set no signal-return trampoline for SIGSYS")?;
-    SELECTOR.store(ALLOW, Ordering::SeqCst);
-    // SAFETY: turns dispatch on for this thread: the selector is a static byte, the range is
-    // the trampoline's first 16 bytes (its `mov` and `syscall`); no memory is written.
-    let on = unsafe {
-        super::raw::syscall5(
-            libc::SYS_prctl,
-            PR_SET_SYSCALL_USER_DISPATCH,
-            PR_SYS_DISPATCH_ON,
-            restorer as i64,
-            16,
-            SELECTOR.as_ptr() as i64,
-        )
-    };
-    super::raw::check(on).map_err(|e| format!("prctl(PR_SET_SYSCALL_USER_DISPATCH): {e}"))?;
-    COUNT.store(0, Ordering::SeqCst);
-    SELECTOR.store(BLOCK, Ordering::SeqCst);
+    let dispatch = Dispatch::start()?;
+    intercept(true);
     let value = f();
-    SELECTOR.store(ALLOW, Ordering::SeqCst);
-    let syscalls = COUNT.load(Ordering::SeqCst);
-    // SAFETY: turns dispatch off for this thread (selector "allow": not intercepted).
-    let off =
-        unsafe { super::raw::syscall5(libc::SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0) };
-    super::raw::check(off).map_err(|e| format!("prctl(PR_SET_SYSCALL_USER_DISPATCH, OFF): {e}"))?;
+    intercept(false);
+    let syscalls = intercepted();
+    drop(dispatch);
     let numbers = NUMBERS[..(syscalls as usize).min(KEPT)].iter().map(|n| n.load(Ordering::SeqCst)).collect();
     Ok(Counted { value, syscalls, numbers })
 }
