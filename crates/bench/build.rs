@@ -1,7 +1,8 @@
 //! Build script: builds, with rustc alone, the small programs the binary carries inside itself: the probe library `lib.dlopen`
 //! loads, the initialising library of `lib.dlopen.init`, the `read` interposer of
 //! `interpose.preload`, the helper executable both of those measure in, and the static
-//! program `process.*_exec` and `process.posix_spawn` start (`probe/`).
+//! program `process.*_exec` and `process.posix_spawn` start (`probe/`); and, with clang where
+//! it is on PATH, the BPF programs of `interpose.ebpf` (`probe/osprim_bpf.c`).
 
 use std::env;
 use std::path::PathBuf;
@@ -87,4 +88,32 @@ fn main() {
         }
         println!("cargo:rustc-env={var}={}", path.display());
     }
+    bpf(&out);
+}
+
+/// The BPF programs of `interpose.ebpf`: `probe/osprim_bpf.c` compiled by clang for the BPF
+/// target into an object file the binary carries (`OSPRIM_BPF_OBJ`). Without clang, or when it
+/// fails, the object is empty and `OSPRIM_BPF_WHY` says why, which the rows give as their reason
+/// to be skipped.
+fn bpf(out: &std::path::Path) {
+    let src = "probe/osprim_bpf.c";
+    println!("cargo:rerun-if-changed={src}");
+    println!("cargo:rerun-if-env-changed=CLANG");
+    let path = out.join("osprim_bpf.o");
+    let clang = env::var("CLANG").unwrap_or_else(|_| "clang".into());
+    let why = match Command::new(&clang).args(["-O2", "-g", "-target", "bpf", "-c", src, "-o"]).arg(&path).output() {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!(
+            "clang failed on {src}: {}",
+            String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("no message")
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("clang not found".to_string()),
+        Err(e) => Some(format!("could not run clang: {e}")),
+    };
+    if let Some(why) = &why {
+        std::fs::write(&path, b"").expect("write an empty placeholder");
+        println!("cargo:warning=could not build {src} ({why}); interpose.ebpf will be skipped");
+    }
+    println!("cargo:rustc-env=OSPRIM_BPF_OBJ={}", path.display());
+    println!("cargo:rustc-env=OSPRIM_BPF_WHY={}", why.unwrap_or_default().replace('\n', " "));
 }

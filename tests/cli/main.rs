@@ -9,6 +9,8 @@
 //! - `interrupt_random.rs` and `ipc_cleanup.rs`: likewise a subreaper, and they require that
 //!   no System V object and no child of the process outlives a run, counting every object and
 //!   child the process has, which the other tests' runs would add to;
+//! - `ebpf_cleanup.rs`: likewise a subreaper; it kills a run of `interpose.ebpf` with SIGKILL
+//!   while its BPF program is attached and requires that no program or link of it remains;
 //! - `slowdown.rs`: measures for real a slowdown of known size, which other tests running
 //!   beside it in the same process would blur.
 //!

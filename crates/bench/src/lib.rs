@@ -16,6 +16,7 @@ pub mod ctx;
 pub mod domain;
 pub mod domain_process;
 pub mod dylib;
+pub mod ebpf;
 pub mod elf;
 #[doc(hidden)]
 pub mod fake;

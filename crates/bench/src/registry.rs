@@ -35,6 +35,7 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &dylib::DlopenInit,
     &crate::interpose::Preload,
     &crate::interpose::Ui,
+    &crate::ebpf::SysEnter,
     &crate::seccomp::Seccomp,
     &crate::trap::Ptrace,
     &crate::trap::Sud,
