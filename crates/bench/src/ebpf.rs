@@ -14,7 +14,7 @@
 //!
 //! A raw tracepoint at `sys_enter` sees every task: attaching it turns on the tracepoint, and so
 //! the slow entry path, for every system call on the machine. The program is therefore
-//! attached only for the interposed child's blocks ([`Spec::arm`]: attached right before each
+//! attached only for the interposed child's blocks ([`Spec::attach`]: attached right before each
 //! timed block, detached right after), and the plain child's blocks run with nothing attached.
 //! The program is loaded once, in the measuring process before the fork; each attachment is a
 //! link (a raw-tracepoint descriptor) owned by the interposed child, so it dies with the child
@@ -414,7 +414,7 @@ fn measure(ctx: &mut Ctx, program: &str) -> Result<Measured, NotMeasured> {
             checks
         })
     };
-    let spec = Spec { install, call: sys::raw::getppid, expect: Expect::Answer, arm: Some(arm), explain };
+    let spec = Spec { install, call: sys::raw::getppid, expect: Expect::Answer, arm: None, attach: Some(arm), explain };
     let what = format!("with the BPF program {} attached at {TRACEPOINT}", kernel_name(program));
     let result = interposer::measure(ctx, spec, &what, before_stop);
     // The children are reaped: no link may remain. Then the program's last descriptor closes.

@@ -158,9 +158,14 @@ pub struct Spec {
     pub expect: Expect,
     /// Called in the interposed child right before (`true`) and after (`false`) each timed
     /// block: turns an interposer that would also catch the harness's own calls on for the
-    /// block only (syscall user dispatch's selector), or attaches an interposer for the block
-    /// and detaches it after (an eBPF program, which would otherwise see every process).
+    /// block only (syscall user dispatch's selector: no system call), inside the CPU-time reads
+    /// around the block.
     pub arm: Option<Arm>,
+    /// Like [`Spec::arm`], outside the CPU-time reads: attaches an interposer for the block and
+    /// detaches it after (an eBPF program, which would otherwise see every process), work that
+    /// must not be charged to the block when the harness compares its wall time with its CPU
+    /// time.
+    pub attach: Option<Arm>,
     /// Turns an install failure code into the row's reason.
     pub explain: fn(i32) -> NotMeasured,
 }
@@ -194,7 +199,7 @@ impl Pair {
         );
         let timer = ctx.timer;
         let parent = i64::from(std::process::id());
-        let fork = |slots: Slots, install: Option<Install>, expect: Expect, arm: Option<Arm>| {
+        let fork = |slots: Slots, install: Option<Install>, expect: Expect, arm: Option<Arm>, attach: Option<Arm>| {
             let shm = shared.clone();
             let call = spec.call;
             sys::process::fork_peer(move || {
@@ -209,12 +214,12 @@ impl Pair {
                 shm.u64(slots.companion()).store(companion.map_or(0, encode), Release);
                 shm.u64(slots.state()).store(1, Release);
                 let _ = futex::wake(shm.u32(slots.done()), 1);
-                serve(&shm, slots, &timer, call, expect.value(parent), arm, companion)
+                serve(&shm, slots, &timer, call, expect.value(parent), [attach, arm], companion)
             })
             .map_err(|e| NotMeasured::Failed(format!("fork: {e}")))
         };
-        let plain = fork(PLAIN, None, spec.expect.plain(), None)?;
-        let interposed = fork(INTERPOSED, Some(spec.install), spec.expect, spec.arm)?;
+        let plain = fork(PLAIN, None, spec.expect.plain(), None, None)?;
+        let interposed = fork(INTERPOSED, Some(spec.install), spec.expect, spec.arm, spec.attach)?;
         let mut pair = Pair { shared, plain, interposed, seq: 0, companion: None };
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         for (slots, what) in [(PLAIN, "plain"), (INTERPOSED, "interposed")] {
@@ -317,7 +322,7 @@ fn serve(
     timer: &platform::timer::Timer,
     call: fn() -> i64,
     expected: i64,
-    mut arm: Option<Arm>,
+    [mut attach, mut arm]: [Option<Arm>; 2],
     companion: Option<Task>,
 ) -> i32 {
     let mut last = 0u32;
@@ -337,6 +342,9 @@ fn serve(
         if n == STOP {
             return 0;
         }
+        if let Some(attach) = attach.as_mut() {
+            attach(true);
+        }
         let cpu0 = cpu();
         if let Some(arm) = arm.as_mut() {
             arm(true);
@@ -346,6 +354,9 @@ fn serve(
             arm(false);
         }
         let cpu1 = cpu();
+        if let Some(attach) = attach.as_mut() {
+            attach(false);
+        }
         shm.u64(slots.ticks()).store(ticks, Release);
         shm.u64(slots.cpu_ns()).store(cpu1.saturating_sub(cpu0), Release);
         shm.u64(slots.wrong()).store(wrong, Release);
@@ -528,6 +539,7 @@ mod tests {
             call: sys::raw::getppid,
             expect: Expect::Answer,
             arm: None,
+            attach: None,
             explain: |code| NotMeasured::Failed(format!("code {code}")),
         }
     }

@@ -179,6 +179,7 @@ impl Benchmark for Seccomp {
             call,
             expect,
             arm: None,
+            attach: None,
             explain: |code| match code {
                 0 => NotMeasured::Failed("installing the filter failed".into()),
                 e => NotMeasured::Skipped(format!(

@@ -109,6 +109,7 @@ impl Benchmark for Ptrace {
             call: sys::raw::getppid,
             expect: Expect::Answer,
             arm: None,
+            attach: None,
             explain: |code| match code {
                 TRACER_ATTACH => NotMeasured::Skipped(
                     "the tracer could not seize the process (ptrace refused here: a Yama policy, a container \
@@ -167,6 +168,7 @@ impl Benchmark for Sud {
                     c.u64(0).store(sys::sud::intercepted(), Release);
                 }
             })),
+            attach: None,
             explain: |_| {
                 NotMeasured::Skipped(
                     "the kernel refused syscall user dispatch (Linux ≥ 5.11, CONFIG_GENERIC_ENTRY)".into(),
