@@ -45,6 +45,7 @@ pub mod task;
 pub mod timer_wake;
 pub mod transport;
 pub mod txn;
+pub mod uring;
 pub mod wake;
 
 use crate::sampler::{SamplerConfig, Samples, Timed};
