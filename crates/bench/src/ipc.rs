@@ -236,6 +236,12 @@ impl Setup {
                 "not applicable on one CPU: a spinning receiver would keep its CPU from the sender".into(),
             ));
         }
+        if let (PeerKind::Process, Some(why)) = (peer, transport.threads_only()) {
+            return Err(NotMeasured::Skipped(why.into()));
+        }
+        if let Some(why) = transport.unavailable() {
+            return Err(NotMeasured::Skipped(why));
+        }
         if let Some(why) = transport.size_limit(transport.message_bytes(payload)) {
             return Err(NotMeasured::Skipped(why));
         }
@@ -353,8 +359,40 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
             ));
         }
     }
+    if let Some(c) = r.uring {
+        // The measuring end's ring's own account (the io_uring transports): every operation
+        // it submitted completed, and the kernel overflowed nothing.
+        m.observed.insert(
+            "io_uring".into(),
+            serde_json::json!({
+                "submitted": c.submitted,
+                "completed": c.completed,
+                "received": c.received,
+                "cq_overflow": c.cq_overflow,
+                "sq_dropped": c.sq_dropped,
+                "messages_received": r.round_trips,
+            }),
+        );
+        m.checks.push(Check::new(
+            "completions == submissions on the measuring end's ring (its own account), no CQ overflow",
+            format!("{} completed, 0 overflowed, 0 dropped", c.submitted),
+            format!("{} completed, {} overflowed, {} dropped", c.completed, c.cq_overflow, c.sq_dropped),
+            c.completed == c.submitted && c.cq_overflow == 0 && c.sq_dropped == 0,
+        ));
+        if plan.transport == Transport::IoUringMsg {
+            m.checks.push(Check::new(
+                "every echo arrived as a post on the measuring end's ring (MSG_RING completions received)",
+                format!("at least {} received", r.round_trips),
+                format!("{} received", c.received),
+                c.received >= r.round_trips,
+            ));
+        }
+    }
     if plan.peer == PeerKind::Process
-        && !matches!(plan.transport, Transport::Futex | Transport::Spin | Transport::ShmRing)
+        && !matches!(
+            plan.transport,
+            Transport::Futex | Transport::Spin | Transport::ShmRing | Transport::IoUring | Transport::IoUringMsg
+        )
     {
         m.notes.push(HARNESS_NOTE.into());
     }

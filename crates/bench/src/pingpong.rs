@@ -171,6 +171,9 @@ pub struct Report {
     /// included, for a transport that counts them (`shm_ring`); a counter increment each in
     /// the timed path, read after it.
     pub sleeps: Option<SleepCounts>,
+    /// The measuring end's ring's own account, warm-up included, for the io_uring transports;
+    /// read after sampling.
+    pub uring: Option<sys::uring::Counts>,
 }
 
 // Shared slots.
@@ -589,6 +592,7 @@ impl Session {
         }
         report.round_trips = round_trips;
         report.sleeps = self.end.sleep_counts();
+        report.uring = self.end.ring_counts();
         report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
         report.peer_switches = Switches {
             voluntary: shared.u64(PEER_VOL).load(Acquire),
@@ -1238,6 +1242,49 @@ mod tests {
         for (t, peer) in [(Transport::Pipe, PeerKind::Process), (Transport::Udp, PeerKind::Thread)] {
             let why = failure(t, peer, Inject::Stall(50));
             assert!(why.contains("did not answer within 2.0 s"), "{t:?}, {peer:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn io_uring_transports_echo_every_message_and_their_rings_balance() {
+        let _serial = crate::testing::serial();
+        let cases = [
+            (Transport::IoUring, PeerKind::Thread),
+            (Transport::IoUring, PeerKind::Process),
+            (Transport::IoUringMsg, PeerKind::Thread),
+        ];
+        for (t, peer) in cases {
+            if let Some(why) = t.unavailable() {
+                eprintln!("{}: {why}", t.name());
+                continue;
+            }
+            with_ctx(0.02, |ctx| {
+                let p = plan(t, peer, Timing::RoundTrip { ops_per_round_trip: 2 }, None)(ctx);
+                let r = run(ctx, &p).unwrap();
+                assert!(r.round_trips > 0);
+                assert_eq!(r.peer_messages, r.round_trips, "{t:?} {peer:?}");
+                assert!(r.payloads_checked > 0);
+                let c = r.uring.expect("an io_uring transport reports its ring's account");
+                assert_eq!(c.completed, c.submitted, "{t:?} {peer:?}: {c:?}");
+                assert_eq!((c.cq_overflow, c.sq_dropped), (0, 0));
+                if t == Transport::IoUringMsg {
+                    assert!(c.received >= r.round_trips, "{c:?}");
+                }
+            });
+        }
+        if Transport::IoUring.unavailable().is_none() {
+            let lost = failure(Transport::IoUring, PeerKind::Process, Inject::Lose(50));
+            assert!(lost.contains("lost"), "{lost}");
+            // A stalled peer: the measuring end's read is cut short by the watchdog's signal
+            // (and by its own deadlines before that), cancelled, and the row fails in time.
+            let why = failure(Transport::IoUring, PeerKind::Process, Inject::Stall(50));
+            assert!(why.contains("did not answer within 2.0 s"), "{why}");
+        }
+        if Transport::IoUringMsg.unavailable().is_none() {
+            let bad = failure(Transport::IoUringMsg, PeerKind::Thread, Inject::Corrupt(50));
+            assert!(bad.contains("corrupted"), "{bad}");
+            let why = failure(Transport::IoUringMsg, PeerKind::Thread, Inject::Stall(50));
+            assert!(why.contains("did not answer within 2.0 s"), "{why}");
         }
     }
 
