@@ -22,7 +22,11 @@
 //! `bytes` (payload) and the `cpus` the two ends ran on; a `shm_ring` result also records the
 //! measuring end's futex waits, the waits ended by their timeout, and its wakes
 //! (`observed.futex`, counted outside the clock but for one increment each), and says, when its
-//! reader slept for nearly every echo, that each hand-off was the futex wake path plus a copy.
+//! reader slept for nearly every echo, that each hand-off was the futex wake path plus a copy;
+//! an `io_uring` or `io_uring_msg` result records the measuring end's ring's own account
+//! (`observed.io_uring`) and checks that every operation it submitted completed, with no
+//! completion-queue overflow (and, for `io_uring_msg`, that every echo arrived as a post).
+//! `io_uring_msg` between processes is not applicable (skipped with the reason).
 //! **Validation:** every message numbered and checked on its way back, payloads compared on a
 //! sample, the peer's count equal to the round trips, each end on its CPU; for `xfer`, no
 //! message arriving before it was sent and one-way times that fit inside their round trips.

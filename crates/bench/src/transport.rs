@@ -24,6 +24,21 @@
 //! two CPUs. A full ring (not met in a ping-pong, where each ring holds one message at a
 //! time) makes the sender sleep the same way on a second futex word.
 //!
+//! **io_uring: a ring per end.** `io_uring` is `pipe`'s pipes with every write and read an
+//! `IORING_OP_WRITE`/`IORING_OP_READ` submitted to the end's own ring and waited for in the
+//! same `io_uring_enter` ([`sys::uring`]: one operation per enter, the dearest way to use a
+//! ring; the call returns only once the kernel is done with the message's buffer). A forked
+//! peer drives the ring made for its end before the fork. `io_uring_msg` needs no descriptor
+//! but the rings': the sender copies the message into a byte ring of shared memory (as
+//! `shm_ring`'s, sized to hold it whole, so the write never waits) and then posts one
+//! `IORING_OP_MSG_RING` completion into the other ring, carrying the sequence number as its
+//! user data and the length as its result; the receiver waits in `io_uring_enter` for one
+//! completion, checks both against the bytes, and takes them (already there). The post names
+//! the other ring by a descriptor of this process, and a ring is driven by the process that
+//! made it, so `io_uring_msg` is for two threads ([`Transport::threads_only`]). Each end keeps
+//! its ring's account ([`Endpoint::ring_counts`]). Both are skipped where io_uring is absent
+//! ([`Transport::unavailable`]).
+//!
 //! Sockets are socket pairs or loopback sockets bound to port 0: no file is created. POSIX
 //! queues are unlinked as soon as both ends are open. A System V queue cannot be: it is
 //! removed by a janitor process that outlives even a SIGKILL of osprim ([`MsgQueue`]).
@@ -35,7 +50,9 @@
 //! (`pingpong`'s watchdog sends it), so every call returns `EINTR`: `read` and `write` on
 //! pipes and stream sockets, `recv`/`send` on datagram sockets, `mq_receive`/`mq_send`,
 //! `msgrcv`/`msgsnd`, `read` on an eventfd, `FUTEX_WAIT` (`futex`; `shm_ring`, which takes
-//! or publishes a message whole, so a signal never leaves half of one). A signal before the
+//! or publishes a message whole, so a signal never leaves half of one), `io_uring_enter` (the
+//! io_uring transports: the operation in flight is cancelled and reaped first, and a wait
+//! also ends at `POLL_EVERY`, a retry like a futex wait's). A signal before the
 //! first byte of a message is an [`is_retry`] error, so the caller looks at why it was woken; a signal in
 //! the middle of a message on a byte stream goes on with the message, unless the shared
 //! give-up word is set (the session is being abandoned), and then fails with
