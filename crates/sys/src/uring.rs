@@ -594,6 +594,61 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
     }
 
+    /// In a forked child, a seccomp filter that answers `io_uring_setup` with `EPERM` (as
+    /// container runtimes' default profiles do) makes the ring's creation an absence with a
+    /// reason, not an error.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn a_seccomp_filter_that_refuses_io_uring_is_an_absence() {
+        let _serial = crate::testing::serial();
+        let mut child = crate::process::fork_peer(|| {
+            if refuse_io_uring_setup().is_err() {
+                return 2;
+            }
+            match Ring::new(2) {
+                Err(SetupError::Unavailable(why)) if why.contains("EPERM") || why.contains("io_uring_disabled") => 0,
+                _ => 1,
+            }
+        })
+        .unwrap();
+        assert_eq!(child.finish(WAIT), crate::reap::Reaped::Exited(0));
+    }
+
+    /// Installs a seccomp filter on this process that fails `io_uring_setup` with `EPERM`
+    /// and allows every other call (on x86_64; another architecture's calls are all allowed).
+    #[cfg(target_arch = "x86_64")]
+    fn refuse_io_uring_setup() -> io::Result<()> {
+        const RET_ALLOW: u32 = 0x7fff_0000;
+        const RET_ERRNO: u32 = 0x0005_0000;
+        let stmt = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
+        let jump = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt,
+            jf,
+            k,
+        };
+        let load = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u32;
+        let ret = (libc::BPF_RET | libc::BPF_K) as u32;
+        let mut prog = [
+            stmt(load, 4),           // seccomp_data.arch
+            jump(0xc000_003e, 0, 3), // AUDIT_ARCH_X86_64, else allow
+            stmt(load, 0),           // seccomp_data.nr
+            jump(libc::SYS_io_uring_setup as u32, 0, 1),
+            stmt(ret, RET_ERRNO | libc::EPERM as u32),
+            stmt(ret, RET_ALLOW),
+        ];
+        let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_mut_ptr() };
+        // SAFETY: prctl with integer arguments, then with a pointer to a filter program on this
+        // frame, which the kernel copies before returning.
+        let rc = unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &fprog as *const libc::sock_fprog)
+        };
+        if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    }
+
     #[test]
     fn the_probe_answers() {
         // On this machine's kernel io_uring may or may not be there; the probe agrees with a
