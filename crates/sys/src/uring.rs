@@ -627,8 +627,8 @@ mod tests {
             jf,
             k,
         };
-        let load = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u32;
-        let ret = (libc::BPF_RET | libc::BPF_K) as u32;
+        let load = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+        let ret = libc::BPF_RET | libc::BPF_K;
         let mut prog = [
             stmt(load, 4),           // seccomp_data.arch
             jump(0xc000_003e, 0, 3), // AUDIT_ARCH_X86_64, else allow
