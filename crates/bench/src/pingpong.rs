@@ -174,6 +174,9 @@ pub struct Report {
     /// The measuring end's ring's own account, warm-up included, for the io_uring transports;
     /// read after sampling.
     pub uring: Option<sys::uring::Counts>,
+    /// The peer's ring's account, as the peer reported it when it was done (the io_uring
+    /// transports; `None` when it could not report).
+    pub peer_uring: Option<sys::uring::Counts>,
 }
 
 // Shared slots.
@@ -194,7 +197,11 @@ const PEER_CPU: usize = 13;
 const OUT_MIN: usize = 14;
 /// Non-zero when the session is given up: half-moved messages are abandoned.
 const GIVE_UP: usize = 15;
-const SLOTS: usize = 16;
+/// The peer's ring's account (the io_uring transports): submitted, completed, received, CQ
+/// overflow, dropped entries; written when it is done.
+const PEER_RING: usize = 16;
+const PEER_RING_SLOTS: usize = 5;
+const SLOTS: usize = PEER_RING + PEER_RING_SLOTS;
 
 // Peer states (0: starting).
 const READY: u64 = 1;
@@ -593,6 +600,16 @@ impl Session {
         report.round_trips = round_trips;
         report.sleeps = self.end.sleep_counts();
         report.uring = self.end.ring_counts();
+        if report.uring.is_some() && shared.u64(PEER_STATE).load(Acquire) == DONE {
+            let slot = |i: usize| shared.u64(PEER_RING + i).load(Acquire);
+            report.peer_uring = Some(sys::uring::Counts {
+                submitted: slot(0),
+                completed: slot(1),
+                received: slot(2),
+                cq_overflow: slot(3) as u32,
+                sq_dropped: slot(4) as u32,
+            });
+        }
         report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
         report.peer_switches = Switches {
             voluntary: shared.u64(PEER_VOL).load(Acquire),
@@ -1056,6 +1073,12 @@ impl PeerSide {
         s.u64(PEER_COUNT).store(count, Relaxed);
         s.u64(OUT_MIN).store(out_min as u64, Relaxed);
         s.u64(PEER_CPU).store(cpu::current_cpu().map(|c| c as u64 + 1).unwrap_or(0), Relaxed);
+        if let Some(c) = end.ring_counts() {
+            let counts = [c.submitted, c.completed, c.received, u64::from(c.cq_overflow), u64::from(c.sq_dropped)];
+            for (i, v) in counts.into_iter().enumerate() {
+                s.u64(PEER_RING + i).store(v, Relaxed);
+            }
+        }
         s.u64(PEER_STATE).store(DONE, Release);
         0
     }
@@ -1267,6 +1290,9 @@ mod tests {
                 let c = r.uring.expect("an io_uring transport reports its ring's account");
                 assert_eq!(c.completed, c.submitted, "{t:?} {peer:?}: {c:?}");
                 assert_eq!((c.cq_overflow, c.sq_dropped), (0, 0));
+                let p = r.peer_uring.expect("the peer reports its ring's account");
+                assert_eq!(p.completed, p.submitted, "{t:?} {peer:?}: {p:?}");
+                assert!(p.submitted >= r.round_trips, "the peer made an operation per echo at least: {p:?}");
                 if t == Transport::IoUringMsg {
                     assert!(c.received >= r.round_trips, "{c:?}");
                 }
