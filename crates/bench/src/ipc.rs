@@ -105,6 +105,9 @@ impl Benchmark for Ipc {
     fn about(&self) -> &'static str {
         self.0.ipc_about()
     }
+    fn available(&self) -> Result<(), String> {
+        self.0.unavailable().map_or(Ok(()), Err)
+    }
     fn variants(&self, ctx: &Ctx) -> Vec<Params> {
         variants(self.0, ctx, true)
     }
@@ -128,6 +131,9 @@ impl Benchmark for Xfer {
         self.0.xfer_about()
     }
     fn available(&self) -> Result<(), String> {
+        if let Some(why) = self.0.unavailable() {
+            return Err(why);
+        }
         match platform::timer::CounterFacts::probe().choose().fallback_reason {
             Some(why) => Err(format!("one-way times need the cycle counter: {why}")),
             None => Ok(()),

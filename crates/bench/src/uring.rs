@@ -52,7 +52,10 @@ impl Benchmark for Nop {
         "io_uring NOP: push a batch of NOPs, one io_uring_enter, reap; ns per NOP at batch 1, 8, 32, 128, beside bare getppid"
     }
     fn available(&self) -> Result<(), String> {
-        if sys::raw::AVAILABLE { Ok(()) } else { Err("no bare system-call path for this architecture".into()) }
+        if !sys::raw::AVAILABLE {
+            return Err("no bare system-call path for this architecture".into());
+        }
+        sys::uring::unavailable().map_or(Ok(()), Err)
     }
     fn variants(&self, _: &Ctx) -> Vec<Params> {
         BATCHES.iter().map(|&b| Params::from([(BATCH_PARAM.to_string(), serde_json::json!(b))])).collect()
