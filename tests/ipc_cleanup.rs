@@ -87,7 +87,17 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     nix::sys::prctl::set_child_subreaper(true).expect("become a child subreaper");
     let tmp = tempfile::tempdir().unwrap();
     let queues_before = sysv_queues();
-    let transports = ["ipc.pipe", "ipc.sysv_msg", "ipc.posix_mq", "ipc.unix_dgram", "ipc.tcp", "ipc.shm_ring", "ctx"];
+    let transports = [
+        "ipc.pipe",
+        "ipc.sysv_msg",
+        "ipc.posix_mq",
+        "ipc.unix_dgram",
+        "ipc.tcp",
+        "ipc.shm_ring",
+        "ipc.io_uring",
+        "ipc.io_uring_msg",
+        "ctx",
+    ];
 
     // 1. A normal run.
     let out = osprim()
@@ -105,7 +115,7 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     assert_clean("after a normal run", &queues_before, tmp.path());
 
     // 2. Ctrl-C while a peer process is running.
-    let child = spawn_run("2", &["ipc.sysv_msg", "ipc.posix_mq", "ipc.shm_ring"], tmp.path());
+    let child = spawn_run("2", &["ipc.sysv_msg", "ipc.posix_mq", "ipc.shm_ring", "ipc.io_uring"], tmp.path());
     let peer = wait_for(|| busy_peer(child.id(), 100));
     assert!(peer.is_some(), "a peer process exchanges messages");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
@@ -129,7 +139,7 @@ fn peers_and_ipc_objects_never_outlive_a_run() {
     }
 
     // 4. The peer process killed from outside: that row fails with the reason, the run goes on.
-    for bench in ["ipc.pipe", "ipc.sysv_msg"] {
+    for bench in ["ipc.pipe", "ipc.sysv_msg", "ipc.io_uring"] {
         // One round, so that the peer killed is the one the row's whole measurement uses.
         let child = spawn_run("1", &["--rounds", "1", bench], tmp.path());
         let peer = wait_for(|| busy_peer(child.id(), 100)).expect("a peer process exchanges messages");

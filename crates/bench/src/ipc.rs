@@ -22,7 +22,11 @@
 //! `bytes` (payload) and the `cpus` the two ends ran on; a `shm_ring` result also records the
 //! measuring end's futex waits, the waits ended by their timeout, and its wakes
 //! (`observed.futex`, counted outside the clock but for one increment each), and says, when its
-//! reader slept for nearly every echo, that each hand-off was the futex wake path plus a copy.
+//! reader slept for nearly every echo, that each hand-off was the futex wake path plus a copy;
+//! an `io_uring` or `io_uring_msg` result records both ends' rings' own accounts
+//! (`observed.io_uring`, the peer's as it reported it when done) and checks that on each ring
+//! every operation submitted completed, with no completion-queue overflow (and, for `io_uring_msg`, that every echo arrived as a post).
+//! `io_uring_msg` between processes is not applicable (skipped with the reason).
 //! **Validation:** every message numbered and checked on its way back, payloads compared on a
 //! sample, the peer's count equal to the round trips, each end on its CPU; for `xfer`, no
 //! message arriving before it was sent and one-way times that fit inside their round trips.
@@ -101,6 +105,9 @@ impl Benchmark for Ipc {
     fn about(&self) -> &'static str {
         self.0.ipc_about()
     }
+    fn available(&self) -> Result<(), String> {
+        self.0.unavailable().map_or(Ok(()), Err)
+    }
     fn variants(&self, ctx: &Ctx) -> Vec<Params> {
         variants(self.0, ctx, true)
     }
@@ -124,6 +131,9 @@ impl Benchmark for Xfer {
         self.0.xfer_about()
     }
     fn available(&self) -> Result<(), String> {
+        if let Some(why) = self.0.unavailable() {
+            return Err(why);
+        }
         match platform::timer::CounterFacts::probe().choose().fallback_reason {
             Some(why) => Err(format!("one-way times need the cycle counter: {why}")),
             None => Ok(()),
@@ -235,6 +245,12 @@ impl Setup {
             return Err(NotMeasured::Skipped(
                 "not applicable on one CPU: a spinning receiver would keep its CPU from the sender".into(),
             ));
+        }
+        if let (PeerKind::Process, Some(why)) = (peer, transport.threads_only()) {
+            return Err(NotMeasured::Skipped(why.into()));
+        }
+        if let Some(why) = transport.unavailable() {
+            return Err(NotMeasured::Skipped(why));
         }
         if let Some(why) = transport.size_limit(transport.message_bytes(payload)) {
             return Err(NotMeasured::Skipped(why));
@@ -353,8 +369,72 @@ pub(crate) fn measured(plan: &Plan, r: Report, ctx: &Ctx) -> Measured {
             ));
         }
     }
+    if let Some(c) = r.uring {
+        // Each end's ring's own account (the io_uring transports): every operation it
+        // submitted completed, and the kernel overflowed nothing.
+        let account = |c: &sys::uring::Counts| {
+            serde_json::json!({
+                "submitted": c.submitted,
+                "completed": c.completed,
+                "received": c.received,
+                "cq_overflow": c.cq_overflow,
+                "sq_dropped": c.sq_dropped,
+            })
+        };
+        let mut observed = account(&c);
+        observed["messages_received"] = r.round_trips.into();
+        if let Some(p) = &r.peer_uring {
+            observed["peer"] = account(p);
+        }
+        m.observed.insert("io_uring".into(), observed);
+        let balanced = |c: &sys::uring::Counts| c.completed == c.submitted && c.cq_overflow == 0 && c.sq_dropped == 0;
+        let shown = |c: &sys::uring::Counts| {
+            format!("{} completed, {} overflowed, {} dropped", c.completed, c.cq_overflow, c.sq_dropped)
+        };
+        let name = "completions == submissions on each end's ring (its own account), no CQ overflow";
+        let expected = |c: &sys::uring::Counts| format!("{} completed, 0 overflowed, 0 dropped", c.submitted);
+        m.checks.push(match &r.peer_uring {
+            Some(p) => Check::new(
+                name,
+                format!("measuring end {}; peer {}", expected(&c), expected(p)),
+                format!("measuring end {}; peer {}", shown(&c), shown(p)),
+                balanced(&c) && balanced(p),
+            ),
+            None if r.peer_unreported => {
+                Check::impossible(name, "interrupted: the peer ended before reporting its ring")
+            }
+            None => Check::new(
+                name,
+                format!("measuring end {}", expected(&c)),
+                format!("measuring end {}", shown(&c)),
+                balanced(&c),
+            ),
+        });
+        if plan.transport == Transport::IoUringMsg {
+            // A post is one submission of the sender's ring and one completion received by
+            // the other: each ring received what the other posted.
+            let name = "every MSG_RING post arrived on the other ring (completions received == the other ring's posts)";
+            m.checks.push(match &r.peer_uring {
+                Some(p) => Check::new(
+                    name,
+                    format!("measuring end received {}, peer received {}", p.submitted, c.submitted),
+                    format!("{} and {}", c.received, p.received),
+                    c.received == p.submitted && p.received == c.submitted,
+                ),
+                None => Check::new(
+                    name,
+                    format!("the measuring end received at least the {} echoes", r.round_trips),
+                    format!("{} received", c.received),
+                    c.received >= r.round_trips,
+                ),
+            });
+        }
+    }
     if plan.peer == PeerKind::Process
-        && !matches!(plan.transport, Transport::Futex | Transport::Spin | Transport::ShmRing)
+        && !matches!(
+            plan.transport,
+            Transport::Futex | Transport::Spin | Transport::ShmRing | Transport::IoUring | Transport::IoUringMsg
+        )
     {
         m.notes.push(HARNESS_NOTE.into());
     }

@@ -49,6 +49,7 @@ pub mod timer_wake;
 pub mod transport;
 pub mod trap;
 pub mod txn;
+pub mod uring;
 pub mod wake;
 
 use crate::sampler::{SamplerConfig, Samples, Timed};

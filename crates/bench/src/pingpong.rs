@@ -171,6 +171,12 @@ pub struct Report {
     /// included, for a transport that counts them (`shm_ring`); a counter increment each in
     /// the timed path, read after it.
     pub sleeps: Option<SleepCounts>,
+    /// The measuring end's ring's own account, warm-up included, for the io_uring transports;
+    /// read after sampling.
+    pub uring: Option<sys::uring::Counts>,
+    /// The peer's ring's account, as the peer reported it when it was done (the io_uring
+    /// transports; `None` when it could not report).
+    pub peer_uring: Option<sys::uring::Counts>,
 }
 
 // Shared slots.
@@ -191,7 +197,11 @@ const PEER_CPU: usize = 13;
 const OUT_MIN: usize = 14;
 /// Non-zero when the session is given up: half-moved messages are abandoned.
 const GIVE_UP: usize = 15;
-const SLOTS: usize = 16;
+/// The peer's ring's account (the io_uring transports): submitted, completed, received, CQ
+/// overflow, dropped entries; written when it is done.
+const PEER_RING: usize = 16;
+const PEER_RING_SLOTS: usize = 5;
+const SLOTS: usize = PEER_RING + PEER_RING_SLOTS;
 
 // Peer states (0: starting).
 const READY: u64 = 1;
@@ -589,6 +599,17 @@ impl Session {
         }
         report.round_trips = round_trips;
         report.sleeps = self.end.sleep_counts();
+        report.uring = self.end.ring_counts();
+        if report.uring.is_some() && shared.u64(PEER_STATE).load(Acquire) == DONE {
+            let slot = |i: usize| shared.u64(PEER_RING + i).load(Acquire);
+            report.peer_uring = Some(sys::uring::Counts {
+                submitted: slot(0),
+                completed: slot(1),
+                received: slot(2),
+                cq_overflow: slot(3) as u32,
+                sq_dropped: slot(4) as u32,
+            });
+        }
         report.peer_messages = shared.u64(PEER_COUNT).load(Acquire);
         report.peer_switches = Switches {
             voluntary: shared.u64(PEER_VOL).load(Acquire),
@@ -1052,6 +1073,12 @@ impl PeerSide {
         s.u64(PEER_COUNT).store(count, Relaxed);
         s.u64(OUT_MIN).store(out_min as u64, Relaxed);
         s.u64(PEER_CPU).store(cpu::current_cpu().map(|c| c as u64 + 1).unwrap_or(0), Relaxed);
+        if let Some(c) = end.ring_counts() {
+            let counts = [c.submitted, c.completed, c.received, u64::from(c.cq_overflow), u64::from(c.sq_dropped)];
+            for (i, v) in counts.into_iter().enumerate() {
+                s.u64(PEER_RING + i).store(v, Relaxed);
+            }
+        }
         s.u64(PEER_STATE).store(DONE, Release);
         0
     }
@@ -1238,6 +1265,52 @@ mod tests {
         for (t, peer) in [(Transport::Pipe, PeerKind::Process), (Transport::Udp, PeerKind::Thread)] {
             let why = failure(t, peer, Inject::Stall(50));
             assert!(why.contains("did not answer within 2.0 s"), "{t:?}, {peer:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn io_uring_transports_echo_every_message_and_their_rings_balance() {
+        let _serial = crate::testing::serial();
+        let cases = [
+            (Transport::IoUring, PeerKind::Thread),
+            (Transport::IoUring, PeerKind::Process),
+            (Transport::IoUringMsg, PeerKind::Thread),
+        ];
+        for (t, peer) in cases {
+            if let Some(why) = t.unavailable() {
+                eprintln!("{}: {why}", t.name());
+                continue;
+            }
+            with_ctx(0.02, |ctx| {
+                let p = plan(t, peer, Timing::RoundTrip { ops_per_round_trip: 2 }, None)(ctx);
+                let r = run(ctx, &p).unwrap();
+                assert!(r.round_trips > 0);
+                assert_eq!(r.peer_messages, r.round_trips, "{t:?} {peer:?}");
+                assert!(r.payloads_checked > 0);
+                let c = r.uring.expect("an io_uring transport reports its ring's account");
+                assert_eq!(c.completed, c.submitted, "{t:?} {peer:?}: {c:?}");
+                assert_eq!((c.cq_overflow, c.sq_dropped), (0, 0));
+                let p = r.peer_uring.expect("the peer reports its ring's account");
+                assert_eq!(p.completed, p.submitted, "{t:?} {peer:?}: {p:?}");
+                assert!(p.submitted >= r.round_trips, "the peer made an operation per echo at least: {p:?}");
+                if t == Transport::IoUringMsg {
+                    assert!(c.received >= r.round_trips, "{c:?}");
+                }
+            });
+        }
+        if Transport::IoUring.unavailable().is_none() {
+            let lost = failure(Transport::IoUring, PeerKind::Process, Inject::Lose(50));
+            assert!(lost.contains("lost"), "{lost}");
+            // A stalled peer: the measuring end's read is cut short by the watchdog's signal
+            // (and by its own deadlines before that), cancelled, and the row fails in time.
+            let why = failure(Transport::IoUring, PeerKind::Process, Inject::Stall(50));
+            assert!(why.contains("did not answer within 2.0 s"), "{why}");
+        }
+        if Transport::IoUringMsg.unavailable().is_none() {
+            let bad = failure(Transport::IoUringMsg, PeerKind::Thread, Inject::Corrupt(50));
+            assert!(bad.contains("corrupted"), "{bad}");
+            let why = failure(Transport::IoUringMsg, PeerKind::Thread, Inject::Stall(50));
+            assert!(why.contains("did not answer within 2.0 s"), "{why}");
         }
     }
 

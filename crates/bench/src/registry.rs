@@ -21,6 +21,7 @@ static BEFORE_IPC: &[&dyn Benchmark] = &[
     &syscall::VdsoClock,
     &syscall::Ioctl,
     &syscall::Getfd,
+    &crate::uring::Nop,
     &id::Gettid,
     &id::SchedGetcpu,
     &id::ExeName,

@@ -24,6 +24,21 @@
 //! two CPUs. A full ring (not met in a ping-pong, where each ring holds one message at a
 //! time) makes the sender sleep the same way on a second futex word.
 //!
+//! **io_uring: a ring per end.** `io_uring` is `pipe`'s pipes with every write and read an
+//! `IORING_OP_WRITE`/`IORING_OP_READ` submitted to the end's own ring and waited for in the
+//! same `io_uring_enter` ([`sys::uring`]: one operation per enter, the dearest way to use a
+//! ring; the call returns only once the kernel is done with the message's buffer). A forked
+//! peer drives the ring made for its end before the fork. `io_uring_msg` needs no descriptor
+//! but the rings': the sender copies the message into a byte ring of shared memory (as
+//! `shm_ring`'s, sized to hold it whole, so the write never waits) and then posts one
+//! `IORING_OP_MSG_RING` completion into the other ring, carrying the sequence number as its
+//! user data and the length as its result; the receiver waits in `io_uring_enter` for one
+//! completion, checks both against the bytes, and takes them (already there). The post names
+//! the other ring by a descriptor of this process, and a ring is driven by the process that
+//! made it, so `io_uring_msg` is for two threads ([`Transport::threads_only`]). Each end keeps
+//! its ring's account ([`Endpoint::ring_counts`]). Both are skipped where io_uring is absent
+//! ([`Transport::unavailable`]).
+//!
 //! Sockets are socket pairs or loopback sockets bound to port 0: no file is created. POSIX
 //! queues are unlinked as soon as both ends are open. A System V queue cannot be: it is
 //! removed by a janitor process that outlives even a SIGKILL of osprim ([`MsgQueue`]).
@@ -35,7 +50,9 @@
 //! (`pingpong`'s watchdog sends it), so every call returns `EINTR`: `read` and `write` on
 //! pipes and stream sockets, `recv`/`send` on datagram sockets, `mq_receive`/`mq_send`,
 //! `msgrcv`/`msgsnd`, `read` on an eventfd, `FUTEX_WAIT` (`futex`; `shm_ring`, which takes
-//! or publishes a message whole, so a signal never leaves half of one). A signal before the
+//! or publishes a message whole, so a signal never leaves half of one), `io_uring_enter` (the
+//! io_uring transports: the operation in flight is cancelled and reaped first, and a wait
+//! also ends at `POLL_EVERY`, a retry like a futex wait's). A signal before the
 //! first byte of a message is an [`is_retry`] error, so the caller looks at why it was woken; a signal in
 //! the middle of a message on a byte stream goes on with the message, unless the shared
 //! give-up word is set (the session is being abandoned), and then fails with
@@ -50,6 +67,7 @@ use nix::sys::stat::Mode;
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -214,6 +232,20 @@ transports! {
         ipc: "one-way datagram over loopback UDP (half a ping-pong)",
         xfer: "one-way transfer over loopback UDP: stamp to stamp",
     }
+    /// A pipe per direction driven by io_uring reads and writes, a ring per end, each
+    /// operation submitted and waited for ([`sys::uring`]).
+    IoUring = "io_uring" {
+        what: "a pipe per direction driven by io_uring reads and writes (a ring per end, one operation per io_uring_enter)",
+        ipc: "one-way message through a pipe by io_uring write and read, one operation per io_uring_enter (half a ping-pong)",
+        xfer: "one-way transfer through a pipe by io_uring write and read: stamp to stamp",
+    }
+    /// Two rings: a message is an `IORING_OP_MSG_RING` post to the other ring (user data the
+    /// sequence number, result the length), its bytes in a shared-memory ring; threads only.
+    IoUringMsg = "io_uring_msg" {
+        what: "two io_uring rings, a message an IORING_OP_MSG_RING post to the other (its bytes in shared memory; threads only)",
+        ipc: "one-way IORING_OP_MSG_RING post from one ring to another's waiting thread, bytes in shared memory (half a ping-pong)",
+        xfer: "one-way IORING_OP_MSG_RING post to another ring's waiting thread: stamp to stamp",
+    }
 }
 
 impl Transport {
@@ -226,6 +258,25 @@ impl Transport {
     /// CPU from ever running the sender).
     pub fn needs_two_cpus(self) -> bool {
         self == Transport::Spin
+    }
+
+    /// Why this transport cannot join a ping-pong whose peer is a forked process, if it
+    /// cannot.
+    pub fn threads_only(self) -> Option<&'static str> {
+        (self == Transport::IoUringMsg).then_some(
+            "not applicable between processes: IORING_OP_MSG_RING names the other ring by a descriptor of this \
+             process, and a ring is driven by the process that made it (the row is for two threads)",
+        )
+    }
+
+    /// Why this transport cannot be used on this machine or in this process, if it cannot
+    /// (io_uring absent or disabled, or without `IORING_OP_MSG_RING`).
+    pub fn unavailable(self) -> Option<String> {
+        match self {
+            Transport::IoUring => sys::uring::unavailable(),
+            Transport::IoUringMsg => sys::uring::msg_ring_unavailable(),
+            _ => None,
+        }
     }
 
     /// Bytes on the wire for a payload of `payload` bytes.
@@ -264,14 +315,7 @@ impl Transport {
         let pair = |a: Kind, b: Kind| (end(a), end(b));
         Ok(match self {
             Transport::Pipe => {
-                let (r1, w1) = nix::unistd::pipe()?;
-                let (r2, w2) = nix::unistd::pipe()?;
-                if message_bytes > 65536 {
-                    // Larger pipes move big messages in fewer wake-ups; best effort.
-                    for fd in [&w1, &w2] {
-                        let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
-                    }
-                }
+                let ((r1, w1), (r2, w2)) = (pipe_for(message_bytes)?, pipe_for(message_bytes)?);
                 pair(Kind::Stream(File::from(r2), File::from(w1)), Kind::Stream(File::from(r1), File::from(w2)))
             }
             Transport::UnixStream => {
@@ -341,8 +385,47 @@ impl Transport {
                 size_socket_buffers(&[&a, &b], message_bytes);
                 pair(Kind::Udp(a), Kind::Udp(b))
             }
+            Transport::IoUring => {
+                // The pipes as `pipe`'s; a ring per end, made here (before a fork): each end's
+                // process drives only its own.
+                let ((r1, w1), (r2, w2)) = (pipe_for(message_bytes)?, pipe_for(message_bytes)?);
+                let ring = || sys::uring::Ring::new(URING_ENTRIES);
+                pair(
+                    Kind::UringPipe { ring: Box::new(ring()?), r: r2, w: w1 },
+                    Kind::UringPipe { ring: Box::new(ring()?), r: r1, w: w2 },
+                )
+            }
+            Transport::IoUringMsg => {
+                if let Some(why) = sys::uring::msg_ring_unavailable() {
+                    return Err(std::io::Error::new(ErrorKind::Unsupported, why));
+                }
+                let (a, b) = (sys::uring::Ring::new(URING_ENTRIES)?, sys::uring::Ring::new(URING_ENTRIES)?);
+                let (to_b, to_a) = (b.try_clone_fd()?, a.try_clone_fd()?);
+                // Each message's bytes in a ring of its own direction that holds it whole (as
+                // `shm_ring`'s), written before the post that announces it.
+                let (to_peer, from_measurer) = ring::pair(message_bytes)?;
+                let (to_measurer, from_peer) = ring::pair(message_bytes)?;
+                pair(
+                    Kind::UringMsg { ring: Box::new(a), to: to_b, tx: to_peer, rx: from_peer },
+                    Kind::UringMsg { ring: Box::new(b), to: to_a, tx: to_measurer, rx: from_measurer },
+                )
+            }
         })
     }
+}
+
+/// Submission entries of each io_uring transport ring (one operation at a time, and a
+/// cancellation).
+const URING_ENTRIES: u32 = 8;
+
+/// A pipe for messages of `message_bytes`: larger than the default 64 KiB for big messages
+/// (best effort), so they move in fewer wake-ups.
+fn pipe_for(message_bytes: usize) -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = nix::unistd::pipe()?;
+    if message_bytes > 65536 {
+        let _ = nix::fcntl::fcntl(&w, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+    }
+    Ok((r, w))
 }
 
 fn read_sysctl(path: &str) -> Option<usize> {
@@ -467,6 +550,8 @@ enum Kind {
     Ring { tx: ring::Producer, rx: ring::Consumer },
     Mq { rx: Arc<Mq>, tx: Arc<Mq> },
     Sysv { q: Arc<MsgQueue>, rx: libc::c_long, tx: libc::c_long },
+    UringPipe { ring: Box<sys::uring::Ring>, r: OwnedFd, w: OwnedFd },
+    UringMsg { ring: Box<sys::uring::Ring>, to: OwnedFd, tx: ring::Producer, rx: ring::Consumer },
 }
 
 /// A wait that returned without a message (`Interrupted` by a signal, or a futex/spin wait
@@ -507,6 +592,26 @@ impl Endpoint {
             },
             Kind::Mq { tx, .. } => mq_send(tx.get(), msg.bytes(), 0).map_err(Into::into),
             Kind::Sysv { q, tx, .. } => q.send(&mut msg.buf, *tx),
+            Kind::UringPipe { ring, w, .. } => uring_write_all(ring, w.as_fd(), msg.bytes(), give_up),
+            Kind::UringMsg { ring, to, tx, .. } => {
+                // The bytes first (a ring that holds the message whole: never full in a
+                // ping-pong), then the post that announces them.
+                loop {
+                    match tx.write(msg.bytes(), &futex::timeout(POLL_EVERY)) {
+                        Err(e) if e.kind() == ErrorKind::TimedOut => continue,
+                        r => break r?,
+                    }
+                }
+                let len = i32::try_from(msg.bytes().len()).map_err(|_| ErrorKind::InvalidInput)?;
+                // A post cut short by a signal did not happen (its bytes are already in the
+                // ring): it is made again, unless the session is being abandoned.
+                loop {
+                    match ring.post(to.as_fd(), u64::from(seq), len, POLL_EVERY) {
+                        Err(e) if is_retry(&e) => abandon_if(give_up, 0, msg.bytes().len())?,
+                        r => return r,
+                    }
+                }
+            }
         }
     }
 
@@ -531,6 +636,27 @@ impl Endpoint {
             }
             Kind::Mq { rx, .. } => mq_receive(rx.get(), msg.message_mut(), &mut 0)?,
             Kind::Sysv { q, rx, .. } => q.recv(&mut msg.buf, *rx)?,
+            Kind::UringPipe { ring, r, .. } => uring_read_exact(ring, r.as_fd(), msg.message_mut(), give_up)?,
+            Kind::UringMsg { ring, rx, .. } => {
+                let m = ring.wait_message(POLL_EVERY)?;
+                if m.value != len as i32 {
+                    return Err(std::io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!("a post announced {} bytes where a {len}-byte message was sent", m.value),
+                    ));
+                }
+                // Written before the post: there, so the read does not wait.
+                rx.read(msg.message_mut(), &futex::timeout(POLL_EVERY)).map_err(|e| {
+                    std::io::Error::new(ErrorKind::InvalidData, format!("a post arrived without its bytes: {e}"))
+                })?;
+                if m.user_data != u64::from(msg.seq()) {
+                    return Err(std::io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!("post {} carried the bytes of message {}", m.user_data, msg.seq()),
+                    ));
+                }
+                len
+            }
         };
         if got != len {
             return Err(std::io::Error::new(
@@ -550,6 +676,59 @@ impl Endpoint {
             _ => None,
         }
     }
+
+    /// The measuring end's ring's own account (its submissions, completions, completions
+    /// posted to it, the kernel's overflow counters), for the io_uring transports.
+    pub fn ring_counts(&mut self) -> Option<sys::uring::Counts> {
+        match &mut self.kind {
+            Kind::UringPipe { ring, .. } | Kind::UringMsg { ring, .. } => Some(ring.counts()),
+            _ => None,
+        }
+    }
+}
+
+/// [`read_exact`] through io_uring reads: a wait that ends with nothing read (its deadline, a
+/// signal) is a retry before the first byte; after it the read goes on unless `give_up` is set.
+#[inline(always)]
+fn uring_read_exact(
+    ring: &mut sys::uring::Ring,
+    fd: BorrowedFd<'_>,
+    buf: &mut [u8],
+    give_up: &AtomicU64,
+) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match ring.read(fd, &mut buf[done..], POLL_EVERY) {
+            Ok(0) => return Err(std::io::Error::new(ErrorKind::UnexpectedEof, "the other end closed")),
+            Ok(n) => done += n,
+            Err(e) if is_retry(&e) && done > 0 => abandon_if(give_up, done, buf.len())?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// [`write_all`] through io_uring writes: a write that waited past its deadline with nothing
+/// written is made again; a signal before the first byte is a retry, after it the write goes
+/// on unless `give_up` is set.
+#[inline(always)]
+fn uring_write_all(
+    ring: &mut sys::uring::Ring,
+    fd: BorrowedFd<'_>,
+    buf: &[u8],
+    give_up: &AtomicU64,
+) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match ring.write(fd, &buf[done..], POLL_EVERY) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == ErrorKind::TimedOut && done == 0 => continue,
+            Err(e) if is_retry(&e) && done > 0 => abandon_if(give_up, done, buf.len())?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Reads exactly `buf.len()` bytes; a signal before the first byte is a retry, after it the
@@ -668,6 +847,10 @@ mod tests {
         // The System V queue forks its janitor: serialised with the tests that count faults.
         let _serial = crate::testing::serial();
         for t in Transport::ALL {
+            if let Some(why) = t.unavailable() {
+                eprintln!("{}: {why}", t.name());
+                continue;
+            }
             let payload = if t.carries_payload() { 300 } else { 0 };
             round_trip(t, payload);
         }
@@ -679,6 +862,54 @@ mod tests {
         round_trip(Transport::UnixStream, 200_000);
         round_trip(Transport::Tcp, 200_000);
         round_trip(Transport::ShmRing, 200_000);
+        for t in [Transport::IoUring, Transport::IoUringMsg] {
+            if t.unavailable().is_none() {
+                round_trip(t, 200_000);
+            }
+        }
+    }
+
+    #[test]
+    fn io_uring_ends_count_their_operations_and_msg_ring_is_for_threads() {
+        assert!(Transport::IoUring.carries_payload() && Transport::IoUringMsg.carries_payload());
+        assert_eq!(Transport::IoUring.threads_only(), None);
+        assert!(Transport::IoUringMsg.threads_only().is_some_and(|why| why.contains("not applicable")));
+        crate::testing::with_ctx(0.01, |ctx| {
+            let p = |peer: &str| crate::Params::from([("peer".to_string(), serde_json::json!(peer))]);
+            let why = crate::ipc::Setup::read(Transport::IoUringMsg, ctx, &p("process")).err();
+            assert!(
+                matches!(&why, Some(crate::NotMeasured::Skipped(w)) if w.contains("not applicable between processes")),
+                "{why:?}"
+            );
+            let thread = crate::ipc::Setup::read(Transport::IoUringMsg, ctx, &p("thread"));
+            assert_eq!(thread.is_ok(), Transport::IoUringMsg.unavailable().is_none());
+        });
+        let shared = Arc::new(SharedMem::new(3).unwrap());
+        let (mut a, _) = Transport::Pipe.open(8, &shared, (0, 1), 2).unwrap();
+        assert_eq!(a.ring_counts(), None);
+        for t in [Transport::IoUring, Transport::IoUringMsg] {
+            if t.unavailable().is_some() {
+                continue;
+            }
+            let bytes = t.message_bytes(100);
+            let (mut a, mut b) = t.open(bytes, &shared, (0, 1), 2).unwrap();
+            let (mut out, mut inb) = (Msg::new(bytes), Msg::new(bytes));
+            for seq in 1..=10 {
+                a.send(seq, &mut out).unwrap();
+                assert_eq!(b.recv(&mut inb).unwrap(), seq, "{t:?}");
+                assert!(inb.payload_intact());
+            }
+            // Nothing waiting: the receive ends at its deadline, a retry, with no operation left.
+            let e = b.recv(&mut inb).unwrap_err();
+            assert!(is_retry(&e), "{t:?}: {e}");
+            let (ca, cb) = (a.ring_counts().unwrap(), b.ring_counts().unwrap());
+            assert_eq!(ca.completed, ca.submitted, "{t:?}: {ca:?}");
+            assert_eq!(cb.completed, cb.submitted, "{t:?}: {cb:?}");
+            assert!(ca.submitted >= 10, "{t:?}: {ca:?}");
+            if t == Transport::IoUringMsg {
+                assert_eq!((ca.received, cb.received), (0, 10), "posts arrive on the other ring");
+            }
+        }
     }
 
     #[test]

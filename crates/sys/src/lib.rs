@@ -7,7 +7,8 @@
 //! helper programs started with `exec` and killed with their parent (`spawn`), a mount in a
 //! private mount namespace (`mountns`), the hand-written stack switches (`stack_switch`), and
 //! counting a closure's system calls by syscall user dispatch (`sud`), and the shared-memory byte
-//! ring whose ends sleep on futexes (`ring`).
+//! ring whose ends sleep on futexes (`ring`), and io_uring submissions whose buffers the kernel is done
+//! with before each call returns (`uring`).
 //!
 //! Every file here that uses `unsafe` opens with `#![allow(unsafe_code)]` and a `# Safety`
 //! section, so `grep -l allow\(unsafe_code\) src -r` lists them all.
@@ -52,5 +53,6 @@ pub mod tracer;
 pub mod tsc;
 pub mod ucontext;
 pub mod uffd;
+pub mod uring;
 pub mod worker;
 pub mod wprotect;
