@@ -28,13 +28,6 @@ pub fn add_derived(rows: &mut Vec<Row>, derivations: &[Derivation], method: Meth
     }
 }
 
-/// The parameters of `row` without its size: the key that groups a sweep's points.
-fn params_without_size(row: &Row) -> Params {
-    let mut p = row.params.clone();
-    p.remove(SIZE_PARAM);
-    p
-}
-
 /// A sweep point: a measured, timed row whose size parameter is a number, as (size in bytes,
 /// median ns, 95 % CI of the median).
 fn point(row: &Row) -> Option<(f64, f64, [f64; 2])> {
@@ -56,29 +49,8 @@ fn point(row: &Row) -> Option<(f64, f64, [f64; 2])> {
 /// includes 0: the points differ by noise only). Notes say how it was fitted, how well, and
 /// name the points that steer the fit or lie far from it.
 fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
-    let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
-    for (i, r) in rows.iter().enumerate() {
-        if r.derived.is_some() || r.fit.is_some() || point(r).is_none() {
-            continue;
-        }
-        let key = params_without_size(r);
-        match groups.iter_mut().find(|(id, p, _)| *id == r.id && *p == key) {
-            Some(g) => g.2.push(i),
-            None => groups.push((r.id.clone(), key, vec![i])),
-        }
-    }
     let mut out = Vec::new();
-    for (id, key, members) in groups {
-        let points: Vec<(f64, f64, [f64; 2])> = members.iter().filter_map(|&i| point(&rows[i])).collect();
-        let mut sizes: Vec<f64> = points.iter().map(|p| p.0).collect();
-        sizes.sort_by(f64::total_cmp);
-        sizes.dedup();
-        if sizes.len() < 3 {
-            continue;
-        }
-        let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
-        let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
-        let ses: Vec<f64> = points.iter().map(|p| stats::se_from_ci95(p.2)).collect();
+    for SweepGroup { id, key, members, xs, ys, ses, distinct: sizes } in sweep_groups(rows, SIZE_PARAM, point) {
         let Ok(line) = stats::fit_line_weighted(&xs, &ys, &ses) else { continue };
         // Too few sizes for two segments is Ok(None); the input already passed the line fit.
         let segments = stats::fit_two_segments(&xs, &ys, &ses).ok().flatten();
@@ -110,6 +82,54 @@ fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
     out
 }
 
+/// Measured rows that differ only in the parameter `swept`: their indices, and their points as
+/// (x, y, standard error of y from its 95 % CI).
+struct SweepGroup {
+    id: String,
+    key: Params,
+    members: Vec<usize>,
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+    ses: Vec<f64>,
+    /// The distinct x, ascending.
+    distinct: Vec<f64>,
+}
+
+/// The groups of rows (same id, same parameters but `swept`) with at least three distinct x;
+/// `point` gives a row's (x, y, 95 % CI of y), or `None` for a row that is not a point.
+fn sweep_groups(rows: &[Row], swept: &str, point: impl Fn(&Row) -> Option<(f64, f64, [f64; 2])>) -> Vec<SweepGroup> {
+    let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        if r.derived.is_some() || r.fit.is_some() || point(r).is_none() {
+            continue;
+        }
+        let mut key = r.params.clone();
+        key.remove(swept);
+        match groups.iter_mut().find(|(id, p, _)| *id == r.id && *p == key) {
+            Some(g) => g.2.push(i),
+            None => groups.push((r.id.clone(), key, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(id, key, members)| {
+            let points: Vec<_> = members.iter().filter_map(|&i| point(&rows[i])).collect();
+            let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
+            distinct.sort_by(f64::total_cmp);
+            distinct.dedup();
+            (distinct.len() >= 3).then(|| SweepGroup {
+                id,
+                key,
+                members,
+                xs: points.iter().map(|p| p.0).collect(),
+                ys: points.iter().map(|p| p.1).collect(),
+                ses: points.iter().map(|p| stats::se_from_ci95(p.2)).collect(),
+                distinct,
+            })
+        })
+        .collect()
+}
+
 /// One row per group of rows (same id, same parameters but one [`COUNT_PARAMS`] count) with at
 /// least three distinct counts: the cost of a call as fixed + per unit × count, fitted by
 /// weighted least squares to the points' medians (each weighted by the standard error its 95 %
@@ -122,33 +142,11 @@ fn count_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
     for count in &COUNT_PARAMS {
         let at = |r: &Row| -> Option<(f64, f64, [f64; 2])> {
             let n = r.params.get(count.name)?.as_f64()?;
-            let summary = r.summary.as_ref().filter(|_| r.unit == Unit::Ns && r.derived.is_none())?;
+            let summary = r.summary.as_ref().filter(|_| r.unit == Unit::Ns)?;
             let k = if count.figure_per_unit { n } else { 1.0 };
             Some((n, summary.median * k, summary.median_ci95.map(|c| c * k)))
         };
-        let mut groups: Vec<(String, Params, Vec<usize>)> = Vec::new();
-        for (i, r) in rows.iter().enumerate() {
-            if at(r).is_none() {
-                continue;
-            }
-            let mut key = r.params.clone();
-            key.remove(count.name);
-            match groups.iter_mut().find(|(id, p, _)| *id == r.id && *p == key) {
-                Some(g) => g.2.push(i),
-                None => groups.push((r.id.clone(), key, vec![i])),
-            }
-        }
-        for (id, key, members) in groups {
-            let points: Vec<_> = members.iter().filter_map(|&i| at(&rows[i])).collect();
-            let mut counts: Vec<f64> = points.iter().map(|p| p.0).collect();
-            counts.sort_by(f64::total_cmp);
-            counts.dedup();
-            if counts.len() < 3 {
-                continue;
-            }
-            let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
-            let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
-            let ses: Vec<f64> = points.iter().map(|p| stats::se_from_ci95(p.2)).collect();
+        for SweepGroup { id, key, members, xs, ys, ses, distinct: counts } in sweep_groups(rows, count.name, at) {
             let Ok(line) = stats::fit_line_weighted(&xs, &ys, &ses) else { continue };
             let row = count_fit_row(rows, &members, &id, key, count, &counts, &line, method);
             out.push((*members.last().unwrap_or(&0), row));
