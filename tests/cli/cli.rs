@@ -209,9 +209,9 @@ fn csv_output_has_a_header_and_a_row_per_result() {
         lines[0]
     );
     assert!(lines[1..].iter().all(|l| l.contains(",ns,")), "{text}");
-    // syscall.io_uring_nop: a row and its null_syscall stage per batch size, or one skipped row
-    // where io_uring is absent.
-    let nop_lines = if sys::uring::unavailable().is_none() { 4 * 2 } else { 1 };
+    // syscall.io_uring_nop: a row and its null_syscall stage per batch size and the fit over
+    // the batch sizes, or one skipped row where io_uring is absent.
+    let nop_lines = if sys::uring::unavailable().is_none() { 4 * 2 + 1 } else { 1 };
     assert_eq!(lines.len(), 1 + 8 + nop_lines, "{text}");
 }
 
@@ -620,7 +620,9 @@ fn a_run_streams_its_plan_and_results_on_stderr_unless_quiet() {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The verdict line, then (when some rows are untrustworthy) its cause and next step.
-    assert!(stdout.lines().any(|l| l.starts_with(&format!("osprim: {results} results in "))), "{stdout}");
+    // After the run, the fit over io_uring's batch sizes is one derived result more.
+    let derived = if sys::uring::unavailable().is_none() { " (+1 derived)" } else { "" };
+    assert!(stdout.lines().any(|l| l.starts_with(&format!("osprim: {results} results{derived} in "))), "{stdout}");
     let out =
         osprim().args(["run", "--quick", "--budget", "0.05", "--no-save", "--quiet", "syscall.null"]).output().unwrap();
     assert!(out.status.success());
