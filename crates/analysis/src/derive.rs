@@ -61,16 +61,7 @@ fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
         params.insert(SIZE_PARAM.into(), serde_json::Value::String("fit".into()));
         params.insert("sizes".into(), serde_json::json!(sizes.iter().map(|&x| x as u64).collect::<Vec<u64>>()));
         let mut row = empty_row(&id, &first.about, params, method);
-        let failed = members.iter().filter(|&&i| rows[i].validation.verdict == Verdict::Failed).count();
-        row.validation = Validation::from_checks(vec![Check::new(
-            "every point of the sweep passed its checks",
-            format!("0 of {} points failed", members.len()),
-            format!("{failed} failed"),
-            failed == 0,
-        )]);
-        if failed > 0 {
-            row.flags.push(Flag::CheckFailed);
-        }
+        judge_points(&mut row, rows, &members);
         match bent {
             Some(s) => judge_fit(&mut row, &fit, &s.fit, |x| s.predict(x), sizes.len()),
             None => judge_fit(&mut row, &fit, &line.fit, |x| line.line.predict(x), sizes.len()),
@@ -80,6 +71,20 @@ fn sweep_fits(rows: &[Row], method: Method) -> Vec<(usize, Row)> {
         out.push((*members.last().unwrap_or(&0), row));
     }
     out
+}
+
+/// A fit row's validation: every point of its sweep passed its checks (flagged otherwise).
+fn judge_points(row: &mut Row, rows: &[Row], members: &[usize]) {
+    let failed = members.iter().filter(|&&i| rows[i].validation.verdict == Verdict::Failed).count();
+    row.validation = Validation::from_checks(vec![Check::new(
+        "every point of the sweep passed its checks",
+        format!("0 of {} points failed", members.len()),
+        format!("{failed} failed"),
+        failed == 0,
+    )]);
+    if failed > 0 {
+        row.flags.push(Flag::CheckFailed);
+    }
 }
 
 /// Measured rows that differ only in the parameter `swept`: their indices, and their points as
@@ -172,16 +177,7 @@ fn count_fit_row(
     let about = format!("{}: the cost per {} (fitted over {})", rows[members[0]].about, count.unit, count.name);
     let mut row = empty_row(id, &about, params, method);
     row.unit = Unit::Ns;
-    let failed = members.iter().filter(|&&i| rows[i].validation.verdict == Verdict::Failed).count();
-    row.validation = Validation::from_checks(vec![Check::new(
-        "every point of the sweep passed its checks",
-        format!("0 of {} points failed", members.len()),
-        format!("{failed} failed"),
-        failed == 0,
-    )]);
-    if failed > 0 {
-        row.flags.push(Flag::CheckFailed);
-    }
+    judge_points(&mut row, rows, members);
     let interval = Interval::new(l.slope, l.slope_ci95);
     let below_resolution = interval.includes_zero();
     let call = if count.figure_per_unit { format!("median × {}", count.name) } else { "median".into() };
