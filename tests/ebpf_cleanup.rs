@@ -44,7 +44,8 @@ fn a_killed_run_leaves_no_bpf_program_or_link() {
     nix::sys::prctl::set_child_subreaper(true).expect("become a child subreaper");
     let tmp = tempfile::tempdir().unwrap();
     let mut child = osprim()
-        .args(["run", "--budget", "60", "--no-save", "--format", "json", "interpose.ebpf"])
+        .args(["run", "--budget", "60", "--no-save", "--no-history", "--format", "json", "interpose.ebpf"])
+        .current_dir(tmp.path())
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

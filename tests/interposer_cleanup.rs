@@ -16,7 +16,8 @@ fn killed_mid_row_leaves_nothing(bench: &str, field: &str) {
     nix::sys::prctl::set_child_subreaper(true).expect("become a child subreaper");
     let tmp = tempfile::tempdir().unwrap();
     let mut child = osprim()
-        .args(["run", "--budget", "60", "--no-save", "--format", "json", bench])
+        .args(["run", "--budget", "60", "--no-save", "--no-history", "--format", "json", bench])
+        .current_dir(tmp.path())
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -68,7 +68,19 @@ fn osprim(dir: &Path) -> (f64, f64) {
         .current_dir(dir)
         .env("TMPDIR", dir)
         .env("RUST_BACKTRACE", "1")
-        .args(["run", "interpose.seccomp", "--budget", "1", "--cpu", "0", "--quiet", "--format", "json", "--no-save"])
+        .args([
+            "run",
+            "interpose.seccomp",
+            "--budget",
+            "1",
+            "--cpu",
+            "0",
+            "--quiet",
+            "--format",
+            "json",
+            "--no-save",
+            "--no-history",
+        ])
         .output()
         .expect("osprim runs");
     let v: Value = serde_json::from_slice(&out.stdout)
